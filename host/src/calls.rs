@@ -1,0 +1,304 @@
+//! Calls in flight: their deadlines, cancellation, and who answers.
+//!
+//! Exactly one of three parties answers a call — the worker that ran it, the deadline
+//! watchdog, or nobody (the client cancelled it) — decided by [`Call::claim`]. The watchdog is
+//! one thread that sleeps until the earliest deadline; registering a call wakes it only when
+//! that call's deadline is earlier than the one it sleeps towards, so the common path costs two
+//! short lock holds and no wake-up.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// One call in flight.
+#[derive(Debug)]
+pub struct Call {
+    /// The request id as JSON text.
+    pub id: String,
+    pub tool: String,
+    pub timeout: Duration,
+    pub deadline: Instant,
+    /// The deadline as wall-clock milliseconds, for the plugin's `CallCtx`.
+    pub deadline_unix_ms: u64,
+    /// Set when the call must stop (deadline or client cancel); the plugin polls it.
+    pub cancelled: AtomicBool,
+    answered: AtomicBool,
+    seq: u64,
+}
+
+impl Call {
+    /// Takes the right to answer; true for exactly one caller.
+    pub fn claim(&self) -> bool {
+        !self.answered.swap(true, Ordering::AcqRel)
+    }
+}
+
+type Key = (Instant, u64);
+type OnTimeout = Box<dyn Fn(&Call) + Send + Sync>;
+
+struct Table {
+    by_deadline: BTreeMap<Key, Arc<Call>>,
+    by_id: HashMap<String, Key>,
+    seq: u64,
+    /// When the watchdog will next wake by itself.
+    watchdog_at: Option<Instant>,
+    closed: bool,
+}
+
+struct Inner {
+    table: Mutex<Table>,
+    wake: Condvar,
+    /// Signalled when the table empties (for a clean exit).
+    idle: Condvar,
+    on_timeout: OnTimeout,
+    idle_wait: Duration,
+}
+
+/// The calls of one session.
+pub struct Calls {
+    inner: Arc<Inner>,
+}
+
+impl Calls {
+    /// `on_timeout` answers a call whose deadline passed; `idle_wait` is how long the watchdog
+    /// sleeps when nothing is in flight (the default call timeout, so that registering a call
+    /// with the default timeout never needs to wake it).
+    pub fn new(idle_wait: Duration, on_timeout: OnTimeout) -> Self {
+        let inner = Arc::new(Inner {
+            table: Mutex::new(Table {
+                by_deadline: BTreeMap::new(),
+                by_id: HashMap::new(),
+                seq: 0,
+                watchdog_at: None,
+                closed: false,
+            }),
+            wake: Condvar::new(),
+            idle: Condvar::new(),
+            on_timeout,
+            idle_wait,
+        });
+        let watchdog = Arc::clone(&inner);
+        let started = thread::Builder::new()
+            .name("coremcp-deadlines".into())
+            .spawn(move || run_watchdog(&watchdog));
+        if let Err(e) = started {
+            tracing::error!("cannot start the deadline watchdog: {e}; calls will not time out");
+        }
+        Self { inner }
+    }
+
+    /// Registers a call.
+    pub fn start(&self, id: &str, tool: &str, timeout: Duration) -> Arc<Call> {
+        let deadline = Instant::now() + timeout;
+        let deadline_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| (d + timeout).as_millis() as u64);
+        let mut table = self.lock();
+        table.seq += 1;
+        let call = Arc::new(Call {
+            id: id.to_owned(),
+            tool: tool.to_owned(),
+            timeout,
+            deadline,
+            deadline_unix_ms,
+            cancelled: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
+            seq: table.seq,
+        });
+        let key = (deadline, call.seq);
+        table.by_deadline.insert(key, Arc::clone(&call));
+        table.by_id.insert(call.id.clone(), key);
+        let wake = table.watchdog_at.is_none_or(|at| deadline < at);
+        drop(table);
+        if wake {
+            self.inner.wake.notify_one();
+        }
+        call
+    }
+
+    /// Removes a finished call; true if its answer should be sent.
+    pub fn finish(&self, call: &Call) -> bool {
+        self.remove(call);
+        call.claim()
+    }
+
+    /// The client cancelled request `id`: stop it and never answer it. False if unknown.
+    pub fn cancel(&self, id: &str) -> bool {
+        let call = {
+            let table = self.lock();
+            table
+                .by_id
+                .get(id)
+                .and_then(|key| table.by_deadline.get(key))
+                .cloned()
+        };
+        match call {
+            Some(call) => {
+                call.cancelled.store(true, Ordering::Relaxed);
+                call.claim();
+                self.remove(&call);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Calls in flight.
+    pub fn in_flight(&self) -> usize {
+        self.lock().by_deadline.len()
+    }
+
+    /// Waits until no call is in flight, at most `limit`. True if none is left.
+    pub fn wait_idle(&self, limit: Duration) -> bool {
+        let table = self.lock();
+        let (table, _) = self
+            .inner
+            .idle
+            .wait_timeout_while(table, limit, |t| !t.by_deadline.is_empty())
+            .unwrap_or_else(PoisonError::into_inner);
+        table.by_deadline.is_empty()
+    }
+
+    fn remove(&self, call: &Call) {
+        let mut table = self.lock();
+        if table
+            .by_deadline
+            .remove(&(call.deadline, call.seq))
+            .is_some()
+        {
+            if table.by_id.get(&call.id) == Some(&(call.deadline, call.seq)) {
+                table.by_id.remove(&call.id);
+            }
+            if table.by_deadline.is_empty() {
+                self.inner.idle.notify_all();
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.inner
+            .table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for Calls {
+    fn drop(&mut self) {
+        self.lock().closed = true;
+        self.inner.wake.notify_one();
+    }
+}
+
+fn run_watchdog(inner: &Inner) {
+    let mut table = inner.table.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if table.closed {
+            return;
+        }
+        let now = Instant::now();
+        let first = table.by_deadline.first_key_value().map(|(k, _)| *k);
+        match first {
+            Some(key) if key.0 <= now => {
+                let Some(call) = table.by_deadline.remove(&key) else {
+                    continue;
+                };
+                if table.by_id.get(&call.id) == Some(&key) {
+                    table.by_id.remove(&call.id);
+                }
+                if table.by_deadline.is_empty() {
+                    inner.idle.notify_all();
+                }
+                drop(table);
+                call.cancelled.store(true, Ordering::Relaxed);
+                if call.claim() {
+                    (inner.on_timeout)(&call);
+                }
+                table = inner.table.lock().unwrap_or_else(PoisonError::into_inner);
+            }
+            other => {
+                let until = other.map_or(now + inner.idle_wait, |k| k.0);
+                table.watchdog_at = Some(until);
+                let (next, _) = inner
+                    .wake
+                    .wait_timeout(table, until.saturating_duration_since(now))
+                    .unwrap_or_else(PoisonError::into_inner);
+                table = next;
+                table.watchdog_at = None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn calls() -> (Calls, mpsc::Receiver<String>) {
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        let calls = Calls::new(
+            Duration::from_secs(30),
+            Box::new(move |call: &Call| {
+                let _ = tx.lock().expect("lock").send(call.id.clone());
+            }),
+        );
+        (calls, rx)
+    }
+
+    #[test]
+    fn a_call_that_overruns_is_answered_by_the_watchdog_once() {
+        let (calls, timeouts) = calls();
+        let call = calls.start("1", "slow", Duration::from_millis(50));
+        let fast = calls.start("2", "fast", Duration::from_secs(30));
+        assert!(
+            calls.finish(&fast),
+            "the worker answers a call that finished in time"
+        );
+        let timed_out = timeouts
+            .recv_timeout(Duration::from_secs(5))
+            .expect("timeout fires");
+        assert_eq!(timed_out, "1");
+        assert!(
+            call.cancelled.load(Ordering::Relaxed),
+            "the plugin is told to stop"
+        );
+        assert!(
+            !calls.finish(&call),
+            "the late worker must not answer again"
+        );
+        assert_eq!(calls.in_flight(), 0);
+        assert!(timeouts.recv_timeout(Duration::from_millis(100)).is_err());
+    }
+
+    #[test]
+    fn cancelled_calls_are_never_answered() {
+        let (calls, timeouts) = calls();
+        let call = calls.start("\"a\"", "t", Duration::from_millis(100));
+        assert!(calls.cancel("\"a\""));
+        assert!(!calls.cancel("\"a\""), "already gone");
+        assert!(call.cancelled.load(Ordering::Relaxed));
+        assert!(!calls.finish(&call));
+        assert!(timeouts.recv_timeout(Duration::from_millis(300)).is_err());
+        assert!(calls.wait_idle(Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn an_earlier_deadline_wakes_the_watchdog() {
+        let (calls, timeouts) = calls();
+        let _long = calls.start("1", "t", Duration::from_secs(60));
+        thread::sleep(Duration::from_millis(20));
+        let started = Instant::now();
+        let _short = calls.start("2", "t", Duration::from_millis(30));
+        assert_eq!(
+            timeouts
+                .recv_timeout(Duration::from_secs(5))
+                .expect("fires"),
+            "2"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,133 @@
+//! The command line: flags (each also read from its `COREMCP_*` variable), resolved once into
+//! a [`Config`], then one subcommand. Exit codes are decided here and nowhere else:
+//! 0 success, 1 a tool reported an error (`call`), 2 bad usage or configuration,
+//! 3 a runtime failure.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, env, Config, GroupSelection};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "coremcp",
+    version,
+    about = "Core MCP: every tool of a development environment over MCP"
+)]
+pub struct Cli {
+    /// Folder holding the plugin libraries [default: plugins/ in the install root]
+    #[arg(long, global = true, env = env::PLUGINS, value_name = "DIR")]
+    pub plugins: Option<PathBuf>,
+    /// Groups this session sees: all, or a comma-separated list (only their libraries load)
+    #[arg(long, global = true, env = env::GROUPS, value_name = "LIST", default_value = "all")]
+    pub groups: String,
+    /// Deadline of one tool call, in seconds (a tool's own timeout_s may extend it)
+    #[arg(long, global = true, env = env::CALL_TIMEOUT, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub call_timeout: u64,
+    /// Tools per tools/list page; 0 puts every tool on the first page
+    #[arg(long, global = true, env = env::PAGE_SIZE, value_name = "N", default_value_t = 0)]
+    pub page_size: usize,
+    /// Calls one group runs at once; more wait their turn
+    #[arg(long, global = true, env = env::GROUP_CONCURRENCY, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub group_concurrency: u64,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdin/stdout (what `claude mcp add core -- coremcp stdio` runs)
+    Stdio,
+    /// The tools a session would see, with group, route and availability
+    Tools {
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool; the result goes to stdout, errors to stderr with a non-zero exit
+    Call {
+        /// The tool name
+        tool: String,
+        /// The arguments, a JSON object (default {})
+        json: Option<String>,
+    },
+    /// Every plugin file: group, version, API version, tools, load status
+    Plugins,
+}
+
+/// A command that could not run.
+#[derive(Debug)]
+pub struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    /// Bad usage or configuration (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    /// Something failed while running (exit 3).
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code: 3,
+        }
+    }
+}
+
+impl Cli {
+    /// Validated flags to a configuration.
+    pub fn resolve(&self) -> Result<Config, Failure> {
+        let plugins_dir = match &self.plugins {
+            Some(dir) => dir.clone(),
+            None => {
+                let exe = std::env::current_exe().map_err(|e| {
+                    Failure::runtime(format!("cannot find this program's path: {e}"))
+                })?;
+                config::default_plugins_dir(&exe)
+            }
+        };
+        let publish_cmd = std::env::var(env::PUBLISH_CMD)
+            .ok()
+            .filter(|v| !v.trim().is_empty());
+        Ok(Config {
+            plugins_dir,
+            groups: GroupSelection::parse(&self.groups).map_err(Failure::usage)?,
+            publish_cmd,
+            call_timeout: Duration::from_secs(self.call_timeout),
+            page_size: self.page_size,
+            group_concurrency: self.group_concurrency as usize,
+        })
+    }
+}
+
+/// Parses the command line, runs the command and maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    crate::logging::init(std::env::var(env::LOG).ok().as_deref());
+    let outcome = cli.resolve().and_then(|config| match cli.command {
+        Command::Stdio => crate::commands::stdio::run(config),
+        Command::Tools { json } => crate::commands::tools::run(config, json),
+        Command::Call { ref tool, ref json } => {
+            crate::commands::call::run(config, tool, json.as_deref())
+        }
+        Command::Plugins => crate::commands::plugins::run(config),
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("coremcp: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}

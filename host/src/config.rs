@@ -1,0 +1,153 @@
+//! Configuration, resolved once from flags and `COREMCP_*` variables. Every environment
+//! variable name the host reads lives in [`env`].
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The environment variables the host reads.
+pub mod env {
+    /// Where plugin libraries are (`--plugins`).
+    pub const PLUGINS: &str = "COREMCP_PLUGINS";
+    /// The groups a session sees (`--groups`).
+    pub const GROUPS: &str = "COREMCP_GROUPS";
+    /// The publishing CLI command, passed to the Publishing group as `publish.cmd`.
+    pub const PUBLISH_CMD: &str = "COREMCP_PUBLISH_CMD";
+    /// The log filter (`info`, `debug`, `coremcp=debug,plugin=trace`, …).
+    pub const LOG: &str = "COREMCP_LOG";
+    /// The default deadline of one tool call, in seconds (`--call-timeout`).
+    pub const CALL_TIMEOUT: &str = "COREMCP_CALL_TIMEOUT";
+    /// Tools per `tools/list` page; 0 lists every tool on the first page (`--page-size`).
+    pub const PAGE_SIZE: &str = "COREMCP_PAGE_SIZE";
+    /// Calls one group runs at once; more wait their turn (`--group-concurrency`).
+    pub const GROUP_CONCURRENCY: &str = "COREMCP_GROUP_CONCURRENCY";
+}
+
+/// Which groups a session sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupSelection {
+    /// Every installed group.
+    All,
+    /// Only these (their libraries are the only ones ever loaded).
+    Only(Vec<String>),
+}
+
+impl GroupSelection {
+    /// Parses `all` or a comma-separated list of group ids.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if text.is_empty() || text == "all" {
+            return Ok(Self::All);
+        }
+        if text == "dynamic" {
+            return Err(
+                "--groups dynamic (meta tools that enable groups at run time) is not available \
+                 in this build yet; use all or a comma-separated list of groups"
+                    .to_owned(),
+            );
+        }
+        let mut ids = Vec::new();
+        for id in text.split(',').map(str::trim) {
+            let valid = !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if !valid {
+                return Err(format!(
+                    "--groups: \"{id}\" is not a group id (lowercase letters, digits and _)"
+                ));
+            }
+            if !ids.iter().any(|known: &String| known == id) {
+                ids.push(id.to_owned());
+            }
+        }
+        Ok(Self::Only(ids))
+    }
+
+    pub fn includes(&self, id: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Only(ids) => ids.iter().any(|g| g == id),
+        }
+    }
+}
+
+/// Everything a command needs, resolved.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub plugins_dir: PathBuf,
+    pub groups: GroupSelection,
+    pub publish_cmd: Option<String>,
+    pub call_timeout: Duration,
+    pub page_size: usize,
+    pub group_concurrency: usize,
+}
+
+impl Config {
+    /// Defaults for a host whose plugins are in `plugins_dir`; tests and commands adjust fields.
+    pub fn with_plugins(plugins_dir: PathBuf) -> Self {
+        Self {
+            plugins_dir,
+            groups: GroupSelection::All,
+            publish_cmd: None,
+            call_timeout: Duration::from_secs(30),
+            page_size: 0,
+            group_concurrency: 16,
+        }
+    }
+
+    /// The values handed to plugins through the host's `config` callback.
+    pub fn plugin_values(&self) -> Vec<(String, String)> {
+        let mut values = Vec::new();
+        if let Some(cmd) = &self.publish_cmd {
+            values.push(("publish.cmd".to_owned(), cmd.clone()));
+        }
+        values
+    }
+}
+
+/// The default plugins folder: `plugins/` in the install root, the folder that holds
+/// `bin/coremcp`; for a binary not in a `bin/` folder (a cargo build), `plugins/` beside it.
+pub fn default_plugins_dir(exe: &Path) -> PathBuf {
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    match (dir.file_name(), dir.parent()) {
+        (Some(name), Some(root)) if name == "bin" => root.join("plugins"),
+        _ => dir.join("plugins"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_selection() {
+        assert_eq!(GroupSelection::parse("all"), Ok(GroupSelection::All));
+        assert_eq!(GroupSelection::parse(""), Ok(GroupSelection::All));
+        assert_eq!(
+            GroupSelection::parse("git, publishing,git"),
+            Ok(GroupSelection::Only(vec![
+                "git".into(),
+                "publishing".into()
+            ]))
+        );
+        assert!(GroupSelection::parse("Git")
+            .expect_err("uppercase")
+            .contains("\"Git\" is not a group id"));
+        assert!(GroupSelection::parse("a,,b").is_err());
+        assert!(GroupSelection::parse("dynamic")
+            .expect_err("not yet")
+            .contains("not available"));
+    }
+
+    #[test]
+    fn plugins_dir_beside_the_install_root() {
+        assert_eq!(
+            default_plugins_dir(Path::new("/opt/core/bin/coremcp")),
+            PathBuf::from("/opt/core/plugins")
+        );
+        assert_eq!(
+            default_plugins_dir(Path::new("/src/target/release/coremcp")),
+            PathBuf::from("/src/target/release/plugins")
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! MCP protocol facts: version negotiation, the `initialize` answer, the server instructions,
+//! and the limits of DESIGN §7.
+
+use crate::plugins::catalog;
+use crate::rpc::json_string;
+
+/// The version we prefer and answer with when the client offers one we do not speak.
+pub const PREFERRED_VERSION: &str = "2025-06-18";
+
+/// Every version we negotiate.
+pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A tool result handed to the model is cut to this many characters.
+pub const MAX_RESULT_CHARS: usize = 20_000;
+/// A tool description longer than this is cut.
+pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
+/// A tool whose input schema is longer than this (as JSON text) is not listed.
+pub const MAX_SCHEMA_CHARS: usize = 8_000;
+/// A stdio line longer than this without a newline is discarded.
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// The version to answer a client that offered `offered`.
+pub fn negotiate(offered: Option<&str>) -> &'static str {
+    offered
+        .and_then(|v| SUPPORTED_VERSIONS.iter().find(|s| **s == v))
+        .copied()
+        .unwrap_or(PREFERRED_VERSION)
+}
+
+/// The `initialize` result, for the negotiated `version` and the session's groups.
+pub fn initialize_result(version: &str, groups: &[&str]) -> String {
+    format!(
+        concat!(
+            "{{\"protocolVersion\":{},",
+            "\"capabilities\":{{\"tools\":{{\"listChanged\":true}},\"logging\":{{}}}},",
+            "\"serverInfo\":{{\"name\":\"coremcp\",\"title\":\"Core MCP\",\"version\":{}}},",
+            "\"instructions\":{}}}"
+        ),
+        json_string(version),
+        json_string(env!("CARGO_PKG_VERSION")),
+        json_string(&instructions(groups)),
+    )
+}
+
+/// What the server tells an agent its groups are for.
+pub fn instructions(groups: &[&str]) -> String {
+    let mut text =
+        String::from("Core MCP gives you the tools of this development environment, in groups:\n");
+    for id in groups {
+        match catalog::group(id) {
+            Some(g) => text.push_str(&format!("- {} ({}): {}.\n", g.title, g.id, g.purpose)),
+            None => text.push_str(&format!("- {id}: an additional group installed here.\n")),
+        }
+    }
+    text.push_str(
+        "A tool that fails answers with an error result that says what was wrong; fix the \
+         arguments or carry on with other tools. Results longer than 20000 characters are \
+         truncated: narrow the request. Local file and git tools are confined to the \
+         configured roots; arguments to upstream MCP servers (tools named mcp__<server>__<tool>) \
+         are passed to those servers verbatim.",
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation() {
+        assert_eq!(negotiate(Some("2025-06-18")), "2025-06-18");
+        assert_eq!(negotiate(Some("2025-11-25")), "2025-11-25");
+        assert_eq!(negotiate(Some("2025-03-26")), "2025-03-26");
+        assert_eq!(negotiate(Some("2024-11-05")), "2024-11-05");
+        assert_eq!(negotiate(Some("2026-07-28")), PREFERRED_VERSION);
+        assert_eq!(negotiate(Some("garbage")), PREFERRED_VERSION);
+        assert_eq!(negotiate(None), PREFERRED_VERSION);
+    }
+
+    #[test]
+    fn initialize_result_is_json_without_nulls() {
+        let text = initialize_result("2025-06-18", &["publishing", "fixture"]);
+        let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(value["capabilities"]["tools"]["listChanged"], true);
+        assert!(!text.contains("null"));
+        let instructions = value["instructions"].as_str().expect("instructions");
+        assert!(instructions.contains("Publishing (publishing)"));
+        assert!(instructions.contains("fixture: an additional group"));
+    }
+}

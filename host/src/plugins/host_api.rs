@@ -1,0 +1,110 @@
+//! The callbacks the host hands every plugin at `init`: log, config and host_call.
+//!
+//! They are plain `extern "C"` functions over process-wide state (one host per process).
+//! Invariant: each runs inside `catch_unwind`, so a bug here can never unwind into a plugin.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use abi_stable::prefix_type::PrefixTypeTrait;
+use abi_stable::std_types::{ROption, RResult, RStr, RString};
+use coremcp_plugin_api::sdk::codes;
+use coremcp_plugin_api::{HostApi, HostApiRef, LogLevel, ToolError};
+
+/// Where plugin log messages go besides stderr (the MCP client, when it asked for them).
+pub type LogSink = Arc<dyn Fn(LogLevel, &str, &str) + Send + Sync>;
+
+static CONFIG: OnceLock<RwLock<HashMap<String, String>>> = OnceLock::new();
+static SINK: RwLock<Option<LogSink>> = RwLock::new(None);
+
+fn config_map() -> &'static RwLock<HashMap<String, String>> {
+    CONFIG.get_or_init(Default::default)
+}
+
+/// Sets the values plugins read through `config`.
+pub fn set_config(values: Vec<(String, String)>) {
+    if let Ok(mut map) = config_map().write() {
+        map.clear();
+        map.extend(values);
+    }
+}
+
+/// Sets (or clears) the second destination of plugin log messages.
+pub fn set_log_sink(sink: Option<LogSink>) {
+    if let Ok(mut slot) = SINK.write() {
+        *slot = sink;
+    }
+}
+
+/// The callbacks, built once.
+pub fn host_api() -> HostApiRef {
+    static API: OnceLock<HostApiRef> = OnceLock::new();
+    *API.get_or_init(|| {
+        HostApi {
+            log: ffi_log,
+            config: ffi_config,
+            host_call: ffi_host_call,
+        }
+        .leak_into_prefix()
+    })
+}
+
+extern "C" fn ffi_log(level: LogLevel, group: RStr<'_>, message: RStr<'_>) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let (group, message) = (group.as_str(), message.as_str());
+        match level {
+            LogLevel::Error => tracing::error!(target: "plugin", group, "{message}"),
+            LogLevel::Warn => tracing::warn!(target: "plugin", group, "{message}"),
+            LogLevel::Info => tracing::info!(target: "plugin", group, "{message}"),
+            LogLevel::Debug => tracing::debug!(target: "plugin", group, "{message}"),
+            LogLevel::Trace => tracing::trace!(target: "plugin", group, "{message}"),
+        }
+        let sink = SINK.read().ok().and_then(|s| s.clone());
+        if let Some(sink) = sink {
+            sink(level, group, message);
+        }
+    }));
+}
+
+extern "C" fn ffi_config(key: RStr<'_>) -> ROption<RString> {
+    catch_unwind(AssertUnwindSafe(|| {
+        config_map()
+            .read()
+            .ok()
+            .and_then(|map| map.get(key.as_str()).cloned())
+            .map(RString::from)
+            .into()
+    }))
+    .unwrap_or(ROption::RNone)
+}
+
+extern "C" fn ffi_host_call(op: RStr<'_>, json: RStr<'_>) -> RResult<RString, ToolError> {
+    catch_unwind(AssertUnwindSafe(|| {
+        host_call(op.as_str(), json.as_str()).into()
+    }))
+    .unwrap_or_else(|_| {
+        RResult::RErr(ToolError::new(
+            codes::INTERNAL,
+            "the host panicked in host_call",
+        ))
+    })
+}
+
+/// The operations a plugin may ask of the host.
+fn host_call(op: &str, _payload: &str) -> Result<RString, ToolError> {
+    match op {
+        "host.info" => Ok(serde_json::json!({
+            "name": "coremcp",
+            "version": env!("CARGO_PKG_VERSION"),
+            "api_version": coremcp_plugin_api::API_VERSION,
+            "mode": "proxy",
+        })
+        .to_string()
+        .into()),
+        other => Err(ToolError::new(
+            codes::NOT_FOUND,
+            format!("the host has no operation \"{other}\" (known: host.info)"),
+        )),
+    }
+}

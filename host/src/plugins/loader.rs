@@ -1,0 +1,180 @@
+//! Loads one plugin library: the version gate, abi_stable's layout check, the manifest and
+//! `init`, in that order.
+//!
+//! Invariants:
+//! - The ABI version is read from the library header, and an incompatible plugin refused,
+//!   before any plugin function runs.
+//! - Every failure is one line that names the file; abi_stable's multi-KB layout report is
+//!   condensed.
+//! - A library is never unloaded (abi_stable leaks it), so references into it stay valid.
+
+use std::path::{Path, PathBuf};
+
+use abi_stable::library::{lib_header_from_path, LibraryError};
+use coremcp_plugin_api::{ApiVersion, Manifest, PluginModRef, ToolError};
+
+use super::host_api::host_api;
+
+/// A loaded, initialised plugin.
+pub struct Library {
+    pub module: PluginModRef,
+    pub manifest: Manifest,
+}
+
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library")
+            .field("group", &self.manifest.group)
+            .field("plugin_version", &self.manifest.plugin_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a plugin could not be loaded.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LoadError {
+    #[error("the {group} group is not installed: no plugin file {file} in {dir}")]
+    NotInstalled {
+        group: String,
+        file: String,
+        dir: PathBuf,
+    },
+    #[error("{path}: cannot be loaded: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error("{path}: built against plugin API {plugin}; this host speaks plugin API {host} (the major versions must match)")]
+    Incompatible {
+        path: PathBuf,
+        plugin: String,
+        host: ApiVersion,
+    },
+    #[error("{path}: its root module does not match plugin API {host}: {detail}")]
+    Layout {
+        path: PathBuf,
+        host: ApiVersion,
+        detail: String,
+    },
+    #[error("{path}: bad manifest: {reason}")]
+    Manifest { path: PathBuf, reason: String },
+    #[error("{path}: declares group \"{declared}\" but its file name says \"{expected}\"")]
+    GroupMismatch {
+        path: PathBuf,
+        declared: String,
+        expected: String,
+    },
+    #[error("{path}: declares tool \"{tool}\", which the {owner} group owns")]
+    ToolConflict {
+        path: PathBuf,
+        tool: String,
+        owner: String,
+    },
+    #[error("{path}: init failed: {error}")]
+    Init { path: PathBuf, error: ToolError },
+}
+
+/// Loads and initialises the library at `path`, which must declare group `group`.
+pub fn load(path: &Path, group: &str) -> Result<Library, LoadError> {
+    let host = ApiVersion::current();
+    // dlopen runs the library's static initialisers (a Rust cdylib has none of its own);
+    // nothing else of the plugin runs until the checks below pass.
+    let header = lib_header_from_path(path).map_err(|e| LoadError::Open {
+        path: path.to_owned(),
+        reason: one_line(&e.to_string()),
+    })?;
+    let declared = header.version_strings().to_string();
+    match ApiVersion::parse(&declared) {
+        Some(plugin) if host.accepts(plugin) => {}
+        _ => {
+            return Err(LoadError::Incompatible {
+                path: path.to_owned(),
+                plugin: declared,
+                host,
+            })
+        }
+    }
+    let module = header
+        .init_root_module::<PluginModRef>()
+        .map_err(|e| condense(path, host, e))?;
+    let text = module.manifest()()
+        .into_result()
+        .map_err(|e| LoadError::Manifest {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+    let manifest: Manifest =
+        serde_json::from_str(text.as_str()).map_err(|e| LoadError::Manifest {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+    if manifest.group != group {
+        return Err(LoadError::GroupMismatch {
+            path: path.to_owned(),
+            declared: manifest.group,
+            expected: group.to_owned(),
+        });
+    }
+    module.init()(host_api())
+        .into_result()
+        .map_err(|error| LoadError::Init {
+            path: path.to_owned(),
+            error,
+        })?;
+    Ok(Library { module, manifest })
+}
+
+/// Turns abi_stable's error into one line.
+fn condense(path: &Path, host: ApiVersion, err: LibraryError) -> LoadError {
+    match err {
+        LibraryError::IncompatibleVersionNumber { actual_version, .. } => LoadError::Incompatible {
+            path: path.to_owned(),
+            plugin: actual_version.to_string(),
+            host,
+        },
+        LibraryError::AbiInstability(report) => LoadError::Layout {
+            path: path.to_owned(),
+            host,
+            detail: one_line(&report.to_string()),
+        },
+        other => LoadError::Open {
+            path: path.to_owned(),
+            reason: one_line(&other.to_string()),
+        },
+    }
+}
+
+/// The first meaningful line of a long report, capped at 300 characters.
+fn one_line(report: &str) -> String {
+    let line = report
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("unknown error");
+    let mut out: String = line.chars().take(300).collect();
+    if line.chars().count() > 300 || report.lines().filter(|l| !l.trim().is_empty()).count() > 1 {
+        out.push_str(" …");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_condenses() {
+        assert_eq!(one_line("\n\n  first\nsecond\n"), "first …");
+        assert_eq!(one_line("only"), "only");
+        assert_eq!(one_line(&"x".repeat(400)).chars().count(), 302);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_library_is_one_line() {
+        let dir = std::env::temp_dir().join(format!("coremcp-loader-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("libcoremcp_junk.so");
+        std::fs::write(&path, b"not an ELF file").expect("write");
+        let err = load(&path, "junk").expect_err("refused");
+        assert!(matches!(err, LoadError::Open { .. }), "{err}");
+        assert!(!err.to_string().contains('\n'));
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+}

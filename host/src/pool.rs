@@ -1,0 +1,203 @@
+//! The threads plugin calls run on. Calls into a plugin are synchronous (tokio does not cross
+//! the ABI), so each runs on a pooled blocking thread; a per-group [`Gate`] bounds how many of
+//! one group's calls run at once, so a stuck group cannot take every thread.
+//!
+//! Invariants: submitting never blocks the caller (the stdio reader); a thread is started only
+//! when none is idle, and an idle thread exits after [`IDLE_EXIT`]; a gated job that finishes
+//! runs its group's next waiting job on the same thread, without another hand-off.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::thread;
+use std::time::Duration;
+
+/// A unit of work.
+pub type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// How long an idle thread waits for work before it exits.
+pub const IDLE_EXIT: Duration = Duration::from_secs(10);
+/// The most threads the pool starts; further jobs queue.
+pub const MAX_THREADS: usize = 256;
+
+struct State {
+    jobs: VecDeque<Job>,
+    idle: usize,
+    threads: usize,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    work: Condvar,
+}
+
+/// The process-wide pool.
+pub fn global() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(Pool::new)
+}
+
+/// A pool of blocking threads.
+pub struct Pool {
+    shared: Arc<Shared>,
+}
+
+impl Pool {
+    fn new() -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    jobs: VecDeque::new(),
+                    idle: 0,
+                    threads: 0,
+                }),
+                work: Condvar::new(),
+            }),
+        }
+    }
+
+    /// Runs `job` on a pool thread.
+    pub fn spawn(&self, job: Job) {
+        let mut state = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.jobs.push_back(job);
+        if state.idle > 0 {
+            drop(state);
+            self.shared.work.notify_one();
+        } else if state.threads < MAX_THREADS {
+            state.threads += 1;
+            drop(state);
+            let shared = Arc::clone(&self.shared);
+            let started = thread::Builder::new()
+                .name("coremcp-call".into())
+                .spawn(move || worker(&shared));
+            if let Err(e) = started {
+                tracing::error!("cannot start a call thread: {e}");
+                let mut state = self
+                    .shared
+                    .state
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.threads -= 1;
+            }
+        }
+    }
+}
+
+fn worker(shared: &Shared) {
+    let mut state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if let Some(job) = state.jobs.pop_front() {
+            drop(state);
+            job();
+            state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+            continue;
+        }
+        state.idle += 1;
+        let (next, timeout) = shared
+            .work
+            .wait_timeout(state, IDLE_EXIT)
+            .unwrap_or_else(PoisonError::into_inner);
+        state = next;
+        state.idle -= 1;
+        if timeout.timed_out() && state.jobs.is_empty() {
+            state.threads -= 1;
+            return;
+        }
+    }
+}
+
+/// Bounds the calls of one group that run at once; the rest wait in order.
+pub struct Gate {
+    limit: usize,
+    state: Mutex<GateState>,
+}
+
+struct GateState {
+    running: usize,
+    waiting: VecDeque<Job>,
+}
+
+impl Gate {
+    pub fn new(limit: usize) -> Self {
+        Self {
+            limit: limit.max(1),
+            state: Mutex::new(GateState {
+                running: 0,
+                waiting: VecDeque::new(),
+            }),
+        }
+    }
+
+    /// Runs `job` on `pool` when the group has room.
+    pub fn submit(self: &Arc<Self>, pool: &Pool, job: Job) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.running >= self.limit {
+            state.waiting.push_back(job);
+            return;
+        }
+        state.running += 1;
+        drop(state);
+        let gate = Arc::clone(self);
+        pool.spawn(Box::new(move || gate.run(job)));
+    }
+
+    fn run(&self, mut job: Job) {
+        loop {
+            job();
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            match state.waiting.pop_front() {
+                Some(next) => job = next,
+                None => {
+                    state.running -= 1;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Calls running now (for status and tests).
+    pub fn running(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .running
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
+    #[test]
+    fn gate_bounds_concurrency_and_runs_everything() {
+        let gate = Arc::new(Gate::new(2));
+        let now = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let (done, finished) = mpsc::channel();
+        for _ in 0..10 {
+            let (now, peak, done) = (now.clone(), peak.clone(), done.clone());
+            gate.submit(
+                global(),
+                Box::new(move || {
+                    let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(n, Ordering::SeqCst);
+                    thread::sleep(Duration::from_millis(10));
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    let _ = done.send(());
+                }),
+            );
+        }
+        for _ in 0..10 {
+            finished
+                .recv_timeout(Duration::from_secs(10))
+                .expect("every job runs");
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 2);
+        assert_eq!(gate.running(), 0);
+    }
+}

@@ -1,0 +1,268 @@
+//! Rendering to the MCP wire: tool entries for `tools/list` and `CallToolResult`s.
+//!
+//! Invariants (DESIGN §7a — one slip and Claude Code or Gemini CLI show no tools at all):
+//! an optional field is omitted, never `null`; every listed `inputSchema` is a
+//! `"type": "object"` schema; a result's text is at most [`MAX_RESULT_CHARS`] characters plus a
+//! visible truncation marker, and a truncated result carries no `structuredContent`.
+
+use coremcp_plugin_api::{ToolError, ToolSpec};
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+use crate::mcp::{MAX_DESCRIPTION_CHARS, MAX_RESULT_CHARS, MAX_SCHEMA_CHARS};
+use crate::rpc::json_string;
+
+/// Why a tool was left out of the listing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unlisted {
+    #[error("its input schema is not a \"type\": \"object\" schema")]
+    SchemaNotObject,
+    #[error("its input schema is {0} characters long (the limit is {MAX_SCHEMA_CHARS})")]
+    SchemaTooLong(usize),
+}
+
+/// One tool's `tools/list` entry as JSON text.
+pub fn tool_entry(spec: &ToolSpec) -> Result<String, Unlisted> {
+    if spec.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(Unlisted::SchemaNotObject);
+    }
+    let schema = spec.input_schema.to_string();
+    let schema_chars = schema.chars().count();
+    if schema_chars > MAX_SCHEMA_CHARS {
+        return Err(Unlisted::SchemaTooLong(schema_chars));
+    }
+    let mut description = match &spec.feature {
+        Some(gate) if !gate.enabled => format!(
+            "[unavailable in this build: needs the \"{}\" feature] {}",
+            gate.name, spec.description
+        ),
+        _ => spec.description.clone(),
+    };
+    if description.chars().count() > MAX_DESCRIPTION_CHARS {
+        description = description
+            .chars()
+            .take(MAX_DESCRIPTION_CHARS - 1)
+            .collect();
+        description.push('…');
+    }
+    let mut entry = Map::new();
+    entry.insert("name".into(), Value::from(spec.name.as_str()));
+    entry.insert("description".into(), Value::from(description));
+    entry.insert("inputSchema".into(), spec.input_schema.clone());
+    if !spec.annotations.is_empty() {
+        entry.insert("annotations".into(), json!(spec.annotations));
+    }
+    Ok(Value::Object(entry).to_string())
+}
+
+/// A `tools/list` result holding `entries` (each JSON text), with `next_cursor` only when
+/// there is a next page.
+pub fn tools_list(entries: &[String], next_cursor: Option<&str>) -> String {
+    let mut out = String::with_capacity(entries.iter().map(|e| e.len() + 1).sum::<usize>() + 40);
+    out.push_str("{\"tools\":[");
+    for (i, entry) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(entry);
+    }
+    out.push(']');
+    if let Some(cursor) = next_cursor {
+        out.push_str(",\"nextCursor\":");
+        out.push_str(&json_string(cursor));
+    }
+    out.push('}');
+    out
+}
+
+/// A successful tool result from the plugin's JSON text.
+///
+/// A JSON string becomes text content. Any other value is text content holding the JSON and
+/// also `structuredContent` (an object as it is; another value as `{"result": value}`).
+pub fn call_success(json_text: &str) -> String {
+    let trimmed = json_text.trim_start();
+    if trimmed.starts_with('"') {
+        return match serde_json::from_str::<String>(trimmed) {
+            Ok(text) => text_result(&text, None, false),
+            Err(e) => call_error_text(&format!("internal: the plugin returned bad JSON: {e}")),
+        };
+    }
+    let raw = match serde_json::from_str::<&RawValue>(trimmed) {
+        Ok(raw) => raw,
+        Err(e) => return call_error_text(&format!("internal: the plugin returned bad JSON: {e}")),
+    };
+    let structured = if trimmed.starts_with('{') {
+        raw.get().to_owned()
+    } else {
+        format!("{{\"result\":{}}}", raw.get())
+    };
+    text_result(raw.get(), Some(&structured), false)
+}
+
+/// A tool error as a result the model sees (`isError: true`).
+pub fn call_error(tool: &str, err: &ToolError) -> String {
+    call_error_text(&format!("{tool} failed ({}): {}", err.code, err.message))
+}
+
+/// An error result with this text.
+pub fn call_error_text(text: &str) -> String {
+    text_result(text, None, true)
+}
+
+fn text_result(text: &str, structured: Option<&str>, is_error: bool) -> String {
+    let (text, truncated) = truncate(text);
+    let mut out = String::with_capacity(text.len() + structured.map_or(0, str::len) + 64);
+    out.push_str("{\"content\":[{\"type\":\"text\",\"text\":");
+    out.push_str(&json_string(&text));
+    out.push_str("}]");
+    if let (Some(structured), false) = (structured, truncated) {
+        out.push_str(",\"structuredContent\":");
+        out.push_str(structured);
+    }
+    if is_error {
+        out.push_str(",\"isError\":true");
+    }
+    out.push('}');
+    out
+}
+
+/// Cuts `text` to [`MAX_RESULT_CHARS`] characters with a marker that says what was cut.
+pub fn truncate(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
+    // Byte length bounds the character count from above: most results skip the count.
+    if text.len() <= MAX_RESULT_CHARS {
+        return (text.into(), false);
+    }
+    let total = text.chars().count();
+    if total <= MAX_RESULT_CHARS {
+        return (text.into(), false);
+    }
+    let cut = text
+        .char_indices()
+        .nth(MAX_RESULT_CHARS)
+        .map_or(text.len(), |(i, _)| i);
+    let marker = format!(
+        "\n…[truncated: showing {MAX_RESULT_CHARS} of {total} characters; narrow the request to see the rest]"
+    );
+    (format!("{}{marker}", &text[..cut]).into(), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coremcp_plugin_api::{Annotations, FeatureGate, Runs};
+
+    fn spec(schema: Value) -> ToolSpec {
+        ToolSpec {
+            name: "t".into(),
+            description: "d".into(),
+            input_schema: schema,
+            annotations: Annotations::default(),
+            runs: Runs::Local,
+            remote_host: false,
+            feature: None,
+        }
+    }
+
+    #[test]
+    fn tool_entries_omit_what_is_unset() {
+        let entry = tool_entry(&spec(json!({"type": "object"}))).expect("listed");
+        assert_eq!(
+            entry,
+            r#"{"description":"d","inputSchema":{"type":"object"},"name":"t"}"#
+        );
+        let mut with = spec(json!({"type": "object"}));
+        with.annotations.read_only_hint = Some(true);
+        with.feature = Some(FeatureGate {
+            name: "docs-write".into(),
+            enabled: false,
+        });
+        let entry: Value = serde_json::from_str(&tool_entry(&with).expect("listed")).expect("json");
+        assert_eq!(entry["annotations"], json!({"readOnlyHint": true}));
+        assert!(entry["description"]
+            .as_str()
+            .expect("text")
+            .starts_with("[unavailable in this build: needs the \"docs-write\" feature]"));
+    }
+
+    #[test]
+    fn tool_entries_refuse_bad_schemas() {
+        assert_eq!(
+            tool_entry(&spec(json!({"type": "string"}))),
+            Err(Unlisted::SchemaNotObject)
+        );
+        let big = json!({"type": "object", "description": "x".repeat(9000)});
+        assert!(matches!(
+            tool_entry(&spec(big)),
+            Err(Unlisted::SchemaTooLong(_))
+        ));
+        let mut long = spec(json!({"type": "object"}));
+        long.description = "é".repeat(5000);
+        let entry: Value = serde_json::from_str(&tool_entry(&long).expect("listed")).expect("json");
+        assert_eq!(
+            entry["description"].as_str().expect("text").chars().count(),
+            MAX_DESCRIPTION_CHARS
+        );
+    }
+
+    #[test]
+    fn list_pages() {
+        assert_eq!(tools_list(&[], None), r#"{"tools":[]}"#);
+        assert_eq!(
+            tools_list(&["{}".into(), "{}".into()], Some("2")),
+            r#"{"tools":[{},{}],"nextCursor":"2"}"#
+        );
+    }
+
+    fn check(plugin_json: &str, expected: Value) {
+        let got: Value = serde_json::from_str(&call_success(plugin_json)).expect("json");
+        assert_eq!(got, expected, "{plugin_json}");
+    }
+
+    #[test]
+    fn results() {
+        check(
+            r#"{"a":1}"#,
+            json!({"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}),
+        );
+        check(
+            r#""plain""#,
+            json!({"content":[{"type":"text","text":"plain"}]}),
+        );
+        check(
+            "[1,2]",
+            json!({"content":[{"type":"text","text":"[1,2]"}],"structuredContent":{"result":[1,2]}}),
+        );
+        check(
+            "not json",
+            json!({"content":[{"type":"text","text":"internal: the plugin returned bad JSON: expected ident at line 1 column 2"}],"isError":true}),
+        );
+        let err = ToolError::new("timeout", "too slow");
+        let got: Value = serde_json::from_str(&call_error("x", &err)).expect("json");
+        assert_eq!(
+            got,
+            json!({"content":[{"type":"text","text":"x failed (timeout): too slow"}],"isError":true})
+        );
+    }
+
+    #[test]
+    fn truncation() {
+        let (short, cut) = truncate("abc");
+        assert_eq!((short.as_ref(), cut), ("abc", false));
+        let exact = "é".repeat(MAX_RESULT_CHARS);
+        assert!(
+            !truncate(&exact).1,
+            "exactly the limit in characters is kept"
+        );
+        let long = "é".repeat(MAX_RESULT_CHARS + 5);
+        let (text, cut) = truncate(&long);
+        assert!(cut);
+        assert!(text.starts_with(&"é".repeat(MAX_RESULT_CHARS)));
+        assert!(text.ends_with(&format!("[truncated: showing {MAX_RESULT_CHARS} of {} characters; narrow the request to see the rest]", MAX_RESULT_CHARS + 5)));
+        let big = format!("{{\"s\":\"{}\"}}", "x".repeat(30_000));
+        let got: Value = serde_json::from_str(&call_success(&big)).expect("json");
+        assert!(
+            got.get("structuredContent").is_none(),
+            "a truncated result drops structuredContent"
+        );
+    }
+}

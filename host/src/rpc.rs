@@ -1,0 +1,275 @@
+//! JSON-RPC 2.0 framing: classifying one incoming message and writing responses. No I/O.
+//!
+//! Invariants: a request id is echoed back byte for byte; a message that cannot be parsed is
+//! answered with id `null` (JSON-RPC requires it there) and never otherwise; a notification is
+//! never answered.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    // `deserialize_with` runs only when the key is present, so `"id": null` stays visible.
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// One incoming message, classified.
+#[derive(Debug)]
+pub enum Incoming<'a> {
+    Request {
+        id: &'a RawValue,
+        method: std::borrow::Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Notification {
+        method: std::borrow::Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    /// A response to a request the server sent.
+    Response { id: &'a RawValue },
+    /// Not a valid message: answer `error` to `id` (or to `null`).
+    Invalid {
+        id: Option<&'a RawValue>,
+        code: i64,
+        message: String,
+    },
+}
+
+/// Classifies one line.
+pub fn parse(line: &[u8]) -> Incoming<'_> {
+    let envelope: Envelope<'_> = match serde_json::from_slice(line) {
+        Ok(e) => e,
+        Err(e) => {
+            let (code, message) = match e.classify() {
+                serde_json::error::Category::Data => {
+                    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+                    if first == Some(&b'[') {
+                        (
+                            INVALID_REQUEST,
+                            "batch requests are not supported".to_owned(),
+                        )
+                    } else {
+                        (INVALID_REQUEST, format!("not a JSON-RPC message: {e}"))
+                    }
+                }
+                _ => (PARSE_ERROR, format!("parse error: {e}")),
+            };
+            return Incoming::Invalid {
+                id: None,
+                code,
+                message,
+            };
+        }
+    };
+    let id = match envelope.id {
+        Some(id) if !valid_id(id) => {
+            return Incoming::Invalid {
+                id: None,
+                code: INVALID_REQUEST,
+                message: format!(
+                    "the request id must be a string or an integer, not {}",
+                    id.get()
+                ),
+            }
+        }
+        other => other,
+    };
+    if envelope.jsonrpc.as_deref() != Some("2.0") {
+        return Incoming::Invalid {
+            id,
+            code: INVALID_REQUEST,
+            message: "\"jsonrpc\" must be \"2.0\"".to_owned(),
+        };
+    }
+    if let Some(params) = envelope.params {
+        if !matches!(params.get().as_bytes().first(), Some(b'{') | Some(b'[')) {
+            return Incoming::Invalid {
+                id,
+                code: INVALID_REQUEST,
+                message: "\"params\" must be an object".to_owned(),
+            };
+        }
+    }
+    match (envelope.method, id) {
+        (Some(method), Some(id)) => Incoming::Request {
+            id,
+            method,
+            params: envelope.params,
+        },
+        (Some(method), None) => Incoming::Notification {
+            method,
+            params: envelope.params,
+        },
+        (None, Some(id)) if envelope.result.is_some() || envelope.error.is_some() => {
+            Incoming::Response { id }
+        }
+        (None, id) => Incoming::Invalid {
+            id,
+            code: INVALID_REQUEST,
+            message: "missing \"method\"".to_owned(),
+        },
+    }
+}
+
+fn valid_id(id: &RawValue) -> bool {
+    let text = id.get();
+    match text.as_bytes().first() {
+        Some(b'"') => true,
+        Some(b'-' | b'0'..=b'9') => !text.contains(['.', 'e', 'E']),
+        _ => false,
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` where `result` is JSON text.
+pub fn response(id: &str, result: &str) -> String {
+    let mut out = String::with_capacity(40 + id.len() + result.len());
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    out.push_str(id);
+    out.push_str(",\"result\":");
+    out.push_str(result);
+    out.push('}');
+    out
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MESSAGE}}`; `id` `None` is `null`.
+pub fn error(id: Option<&str>, code: i64, message: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{code},\"message\":{}}}}}",
+        id.unwrap_or("null"),
+        json_string(message)
+    )
+}
+
+/// `{"jsonrpc":"2.0","method":METHOD,"params":PARAMS}` where `params` is JSON text.
+pub fn notification(method: &str, params: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":{},\"params\":{params}}}",
+        json_string(method)
+    )
+}
+
+/// A Rust string as a JSON string literal.
+pub fn json_string(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `line` and describes the outcome in one short string.
+    fn check(line: &str, expected: &str) {
+        let got = match parse(line.as_bytes()) {
+            Incoming::Request { id, method, params } => format!(
+                "request {} {method} {}",
+                id.get(),
+                params.map_or("-", |p| p.get())
+            ),
+            Incoming::Notification { method, .. } => format!("notification {method}"),
+            Incoming::Response { id } => format!("response {}", id.get()),
+            Incoming::Invalid { id, code, message } => {
+                format!("invalid {} {code} {message}", id.map_or("-", |i| i.get()))
+            }
+        };
+        assert!(
+            got.starts_with(expected),
+            "{line}\n  got: {got}\n  want: {expected}"
+        );
+    }
+
+    #[test]
+    fn framing_cases() {
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            "request 1 ping -",
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":"a\"b","method":"x","params":{}}"#,
+            r#"request "a\"b" x {}"#,
+        );
+        check(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "notification notifications/initialized",
+        );
+        check(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, "response 7");
+        check(
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            "invalid - -32600 the request id must be a string or an integer, not null",
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            "invalid - -32600 the request id",
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            "invalid - -32600 the request id",
+        );
+        check(
+            r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#,
+            "invalid 3 -32600 \"jsonrpc\" must be \"2.0\"",
+        );
+        check(
+            r#"{"id":3,"method":"ping"}"#,
+            "invalid 3 -32600 \"jsonrpc\" must be \"2.0\"",
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":3}"#,
+            "invalid 3 -32600 missing \"method\"",
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":3,"method":"x","params":5}"#,
+            "invalid 3 -32600 \"params\" must be an object",
+        );
+        check(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            "invalid - -32600 batch requests are not supported",
+        );
+        check(r#"42"#, "invalid - -32600 not a JSON-RPC message");
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"method""#,
+            "invalid - -32700 parse error",
+        );
+        check("not json", "invalid - -32700 parse error");
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"method":5}"#,
+            "invalid - -32600 not a JSON-RPC message",
+        );
+    }
+
+    #[test]
+    fn writes_responses() {
+        assert_eq!(
+            response("1", "{}"),
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+        );
+        assert_eq!(
+            error(None, PARSE_ERROR, "bad \"x\""),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"x\""}}"#
+        );
+        assert_eq!(
+            notification("notifications/message", "{}"),
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#
+        );
+    }
+}

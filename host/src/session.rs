@@ -1,0 +1,384 @@
+//! One MCP session, independent of the transport: it takes JSON-RPC messages and sends its
+//! answers and notifications to an [`Outbox`].
+//!
+//! Invariants: every request gets exactly one answer, except a call the client cancelled
+//! (which gets none, as the spec asks); a method we do not serve is answered -32601 at once;
+//! tool calls run on the pool, so the transport's reader never waits for a plugin.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use coremcp_plugin_api::{CallCtx, LogLevel};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::calls::{Call, Calls};
+use crate::config::Config;
+use crate::plugins::loader::LoadError;
+use crate::plugins::{catalog, host_api, PluginSet};
+use crate::rpc::{self, Incoming};
+use crate::{mcp, pool, render};
+
+/// Where a session's outgoing messages go. `message` is one JSON-RPC message, no newline.
+pub trait Outbox: Send + Sync + 'static {
+    fn send(&self, message: String);
+}
+
+/// The longest deadline a call can ask for through `timeout_s`.
+const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(605);
+/// Time a tool's own `timeout_s` gets on top, to report its own timeout before the host's.
+const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
+
+/// MCP log levels, in rising severity (`logging/setLevel`).
+const LOG_LEVELS: &[&str] = &[
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+struct Inner {
+    config: Config,
+    plugins: Arc<PluginSet>,
+    out: Arc<dyn Outbox>,
+    calls: Calls,
+    /// The rendered `tools/list` entries, built by the first listing.
+    tools: OnceLock<Vec<String>>,
+    /// 0: the client has not asked for log messages; n: forward those of rank >= n - 1.
+    client_log: AtomicU8,
+}
+
+/// An MCP session.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+impl Session {
+    pub fn new(config: Config, plugins: Arc<PluginSet>, out: Arc<dyn Outbox>) -> Self {
+        host_api::set_config(config.plugin_values());
+        let timeout_out = Arc::clone(&out);
+        let calls = Calls::new(
+            config.call_timeout,
+            Box::new(move |call: &Call| {
+                let text = format!(
+                    "{} did not finish within {} s (the call's deadline) and was asked to stop; \
+                     pass a larger timeout_s if the tool takes one, or narrow the request",
+                    call.tool,
+                    call.timeout.as_secs_f64()
+                );
+                timeout_out.send(rpc::response(&call.id, &render::call_error_text(&text)));
+            }),
+        );
+        let inner = Arc::new(Inner {
+            config,
+            plugins,
+            out,
+            calls,
+            tools: OnceLock::new(),
+            client_log: AtomicU8::new(0),
+        });
+        let weak = Arc::downgrade(&inner);
+        host_api::set_log_sink(Some(Arc::new(move |level, group: &str, message: &str| {
+            if let Some(inner) = weak.upgrade() {
+                inner.forward_log(level, group, message);
+            }
+        })));
+        Self { inner }
+    }
+
+    /// Handles one incoming message.
+    pub fn handle(&self, line: &[u8]) {
+        match rpc::parse(line) {
+            Incoming::Request { id, method, params } => self.request(id.get(), &method, params),
+            Incoming::Notification { method, params } => self.notification(&method, params),
+            Incoming::Response { id } => {
+                tracing::debug!(id = id.get(), "ignoring a response to no request of ours")
+            }
+            Incoming::Invalid { id, code, message } => {
+                tracing::warn!("invalid message: {message}");
+                self.inner
+                    .out
+                    .send(rpc::error(id.map(RawValue::get), code, &message));
+            }
+        }
+    }
+
+    /// Reports a line the transport discarded for being too long.
+    pub fn report_oversize(&self, bytes: u64) {
+        let message = format!(
+            "a message of {bytes} bytes without a newline exceeded the {} MB line limit and was \
+             discarded",
+            mcp::MAX_LINE_BYTES / (1024 * 1024)
+        );
+        tracing::warn!("{message}");
+        self.inner
+            .out
+            .send(rpc::error(None, rpc::PARSE_ERROR, &message));
+    }
+
+    /// Waits (at most `limit`) for calls in flight to answer; true if none is left.
+    pub fn drain(&self, limit: Duration) -> bool {
+        self.inner.calls.wait_idle(limit)
+    }
+
+    fn request(&self, id: &str, method: &str, params: Option<&RawValue>) {
+        let inner = &self.inner;
+        let answer = match method {
+            "initialize" => Ok(self.initialize(params)),
+            "ping" => Ok("{}".to_owned()),
+            "tools/list" => self.tools_list(params),
+            "tools/call" => return self.tools_call(id, params),
+            "logging/setLevel" => self.set_level(params),
+            _ => Err((rpc::METHOD_NOT_FOUND, format!("method not found: {method}"))),
+        };
+        inner.out.send(match answer {
+            Ok(result) => rpc::response(id, &result),
+            Err((code, message)) => rpc::error(Some(id), code, &message),
+        });
+    }
+
+    fn notification(&self, method: &str, params: Option<&RawValue>) {
+        match method {
+            "notifications/initialized" => tracing::debug!("client initialized"),
+            "notifications/cancelled" => {
+                #[derive(Deserialize)]
+                struct Cancelled<'a> {
+                    #[serde(borrow, rename = "requestId")]
+                    request_id: &'a RawValue,
+                }
+                match params.map(|p| serde_json::from_str::<Cancelled<'_>>(p.get())) {
+                    Some(Ok(c)) => {
+                        let found = self.inner.calls.cancel(c.request_id.get());
+                        tracing::debug!(id = c.request_id.get(), found, "request cancelled");
+                    }
+                    _ => tracing::warn!("notifications/cancelled without a requestId"),
+                }
+            }
+            other => tracing::debug!("ignoring notification {other}"),
+        }
+    }
+
+    fn initialize(&self, params: Option<&RawValue>) -> String {
+        #[derive(Deserialize)]
+        struct Params {
+            #[serde(rename = "protocolVersion")]
+            protocol_version: Option<String>,
+        }
+        let offered = params
+            .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
+            .and_then(|p| p.protocol_version);
+        let version = mcp::negotiate(offered.as_deref());
+        tracing::info!(
+            offered = offered.as_deref().unwrap_or("none"),
+            version,
+            "initialize"
+        );
+        mcp::initialize_result(version, &self.inner.plugins.installed_ids())
+    }
+
+    fn tool_entries(&self) -> &[String] {
+        self.inner.tools.get_or_init(|| {
+            let plugins = &self.inner.plugins;
+            plugins.load_installed();
+            let mut entries = Vec::new();
+            for (index, slot) in plugins.slots().iter().enumerate() {
+                let Some(Ok(loaded)) = slot.state() else {
+                    continue;
+                };
+                for spec in loaded.tools() {
+                    if plugins.route(&spec.name) != Some(index) {
+                        continue;
+                    }
+                    match render::tool_entry(spec) {
+                        Ok(entry) => entries.push(entry),
+                        Err(why) => tracing::warn!(tool = %spec.name, "not listed: {why}"),
+                    }
+                }
+            }
+            entries
+        })
+    }
+
+    fn tools_list(&self, params: Option<&RawValue>) -> Result<String, (i64, String)> {
+        #[derive(Deserialize)]
+        struct Params {
+            cursor: Option<String>,
+        }
+        let cursor = match params.map(|p| serde_json::from_str::<Params>(p.get())) {
+            None => None,
+            Some(Ok(p)) => p.cursor,
+            Some(Err(e)) => return Err((rpc::INVALID_PARAMS, format!("tools/list: {e}"))),
+        };
+        let entries = self.tool_entries();
+        let start = match cursor.as_deref() {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= entries.len())
+                .ok_or_else(|| (rpc::INVALID_PARAMS, format!("invalid cursor {c:?}")))?,
+        };
+        let size = match self.inner.config.page_size {
+            0 => entries.len(),
+            n => n,
+        };
+        let end = (start + size).min(entries.len());
+        let next = (end < entries.len()).then(|| end.to_string());
+        Ok(render::tools_list(&entries[start..end], next.as_deref()))
+    }
+
+    fn set_level(&self, params: Option<&RawValue>) -> Result<String, (i64, String)> {
+        #[derive(Deserialize)]
+        struct Params {
+            level: String,
+        }
+        let level = params
+            .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
+            .map(|p| p.level)
+            .ok_or((
+                rpc::INVALID_PARAMS,
+                "logging/setLevel needs a level".to_owned(),
+            ))?;
+        let rank = LOG_LEVELS.iter().position(|l| *l == level).ok_or_else(|| {
+            (
+                rpc::INVALID_PARAMS,
+                format!(
+                    "unknown log level {level:?} (expected one of: {})",
+                    LOG_LEVELS.join(", ")
+                ),
+            )
+        })?;
+        self.inner
+            .client_log
+            .store(rank as u8 + 1, Ordering::Relaxed);
+        Ok("{}".to_owned())
+    }
+
+    fn tools_call(&self, id: &str, params: Option<&RawValue>) {
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow)]
+            name: Cow<'a, str>,
+            #[serde(borrow, default)]
+            arguments: Option<&'a RawValue>,
+        }
+        let inner = &self.inner;
+        let reject =
+            |code: i64, message: String| inner.out.send(rpc::error(Some(id), code, &message));
+        let params = match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
+            Some(Ok(p)) => p,
+            Some(Err(e)) => return reject(rpc::INVALID_PARAMS, format!("tools/call: {e}")),
+            None => return reject(rpc::INVALID_PARAMS, "tools/call needs params".to_owned()),
+        };
+        let args = match params.arguments.map(RawValue::get) {
+            None | Some("null") => "{}",
+            Some(text) if text.starts_with('{') => text,
+            Some(_) => {
+                return reject(
+                    rpc::INVALID_PARAMS,
+                    "tools/call: arguments must be an object".to_owned(),
+                )
+            }
+        };
+        let name = params.name.as_ref();
+        let Some(index) = inner.plugins.route(name) else {
+            return reject(rpc::INVALID_PARAMS, format!("unknown tool: {name}"));
+        };
+        if let Some(Err(e)) = inner.plugins.slots()[index].state() {
+            let text = unavailable(name, e);
+            return inner
+                .out
+                .send(rpc::response(id, &render::call_error_text(&text)));
+        }
+        let call = inner.calls.start(id, name, self.timeout_for(args));
+        let job_inner = Arc::clone(inner);
+        let args = args.to_owned();
+        inner.plugins.slots()[index].gate.submit(
+            pool::global(),
+            Box::new(move || job_inner.run_call(index, &call, &args)),
+        );
+    }
+
+    /// The call's deadline: the default, or longer when the tool is given its own `timeout_s`.
+    fn timeout_for(&self, args: &str) -> Duration {
+        let default = self.inner.config.call_timeout;
+        if memchr::memmem::find(args.as_bytes(), b"\"timeout_s\"").is_none() {
+            return default;
+        }
+        #[derive(Deserialize)]
+        struct Probe {
+            timeout_s: Option<u64>,
+        }
+        match serde_json::from_str::<Probe>(args) {
+            Ok(Probe { timeout_s: Some(s) }) => (Duration::from_secs(s) + TIMEOUT_GRACE)
+                .clamp(default, MAX_CALL_TIMEOUT.max(default)),
+            _ => default,
+        }
+    }
+}
+
+impl Inner {
+    /// Runs one call on a pool thread and answers it, unless the watchdog or a cancel did.
+    fn run_call(&self, index: usize, call: &Call, args: &str) {
+        if call.cancelled.load(Ordering::Relaxed) {
+            self.calls.finish(call);
+            return;
+        }
+        let body = match self.plugins.load(index) {
+            Err(e) => render::call_error_text(&unavailable(&call.tool, e)),
+            Ok(loaded) => {
+                let ctx = CallCtx {
+                    deadline_unix_ms: call.deadline_unix_ms,
+                    cancelled: &call.cancelled,
+                };
+                let outcome =
+                    loaded.library.module.call()(&ctx, call.tool.as_str().into(), args.into());
+                match outcome.into_result() {
+                    Ok(json) => render::call_success(json.as_str()),
+                    Err(e) => render::call_error(&call.tool, &e),
+                }
+            }
+        };
+        if self.calls.finish(call) {
+            self.out.send(rpc::response(&call.id, &body));
+        }
+    }
+
+    fn forward_log(&self, level: LogLevel, group: &str, message: &str) {
+        let threshold = self.client_log.load(Ordering::Relaxed);
+        if threshold == 0 {
+            return;
+        }
+        let (name, rank) = match level {
+            LogLevel::Error => ("error", 4),
+            LogLevel::Warn => ("warning", 3),
+            LogLevel::Info => ("info", 1),
+            LogLevel::Debug | LogLevel::Trace => ("debug", 0),
+        };
+        if rank + 1 < threshold {
+            return;
+        }
+        let params = serde_json::json!({"level": name, "logger": group, "data": message});
+        self.out.send(rpc::notification(
+            "notifications/message",
+            &params.to_string(),
+        ));
+    }
+}
+
+/// The error text for a tool whose group cannot serve it.
+fn unavailable(tool: &str, error: &LoadError) -> String {
+    match (error, catalog::feature_of(tool)) {
+        (LoadError::NotInstalled { .. }, Some(feature)) => {
+            format!("{tool} is not in this build: it needs the \"{feature}\" feature")
+        }
+        _ => format!("{tool} is unavailable: {error}"),
+    }
+}

@@ -1,0 +1,193 @@
+//! Checks tool arguments against the tool's input schema before the handler runs, so every tool
+//! answers bad input with the same clear error that names the argument.
+//!
+//! It understands the subset of JSON Schema the catalog uses (TOOLS.md §0.3): `type` (one or a
+//! list), `properties`, `required`, `additionalProperties: false`, `enum`, `items`, `minimum`,
+//! `maximum`. Anything else in a schema is ignored rather than rejected.
+
+use serde_json::{Map, Value};
+
+/// Validates an arguments object against an object schema. The error names the argument.
+pub fn validate_args(schema: &Value, args: &Map<String, Value>) -> Result<(), String> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !args.contains_key(name) {
+                return Err(format!("missing required argument \"{name}\""));
+            }
+        }
+    }
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    for (name, value) in args {
+        match properties.and_then(|p| p.get(name)) {
+            Some(prop) => validate_value(prop, value, &format!("argument \"{name}\""))?,
+            None if closed => {
+                let known: Vec<&str> = properties
+                    .map(|p| p.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                return Err(if known.is_empty() {
+                    format!("unknown argument \"{name}\": this tool takes no arguments")
+                } else {
+                    format!(
+                        "unknown argument \"{name}\" (expected one of: {})",
+                        known.join(", ")
+                    )
+                });
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+fn validate_value(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    if let Some(expected) = schema.get("type") {
+        let ok = match expected {
+            Value::String(t) => has_type(value, t),
+            Value::Array(ts) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|t| has_type(value, t)),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!(
+                "{at}: expected {}, got {}",
+                describe_type(expected),
+                type_name(value)
+            ));
+        }
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
+        if !options.contains(value) {
+            let listed: Vec<String> = options.iter().map(Value::to_string).collect();
+            return Err(format!("{at}: {value} is not one of {}", listed.join(", ")));
+        }
+    }
+    if let Some(number) = value.as_f64() {
+        if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+            if number < min {
+                return Err(format!("{at}: {value} is below the minimum {min}"));
+            }
+        }
+        if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+            if number > max {
+                return Err(format!("{at}: {value} is above the maximum {max}"));
+            }
+        }
+    }
+    if let (Some(items), Some(values)) = (schema.get("items"), value.as_array()) {
+        for (i, item) in values.iter().enumerate() {
+            validate_value(items, item, &format!("{at}[{i}]"))?;
+        }
+    }
+    if let (Some(object), true) = (value.as_object(), schema.get("properties").is_some()) {
+        validate_args(schema, object).map_err(|e| format!("{at}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn has_type(value: &Value, name: &str) -> bool {
+    match name {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
+    }
+}
+
+fn describe_type(expected: &Value) -> String {
+    match expected {
+        Value::String(t) => article(t),
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(article)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        other => other.to_string(),
+    }
+}
+
+fn article(t: &str) -> String {
+    match t {
+        "integer" | "object" | "array" => format!("an {t}"),
+        "null" => "null".to_owned(),
+        _ => format!("a {t}"),
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(args: Value, expected: Result<(), &str>) {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "args": {"type": "array", "items": {"type": "string"}},
+                "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "flag": {"type": "boolean"}
+            },
+            "required": ["args"],
+            "additionalProperties": false
+        });
+        let args = args.as_object().cloned().expect("test args are an object");
+        assert_eq!(
+            validate_args(&schema, &args),
+            expected.map_err(str::to_owned)
+        );
+    }
+
+    #[test]
+    fn validation_cases() {
+        check(json!({"args": ["x"]}), Ok(()));
+        check(
+            json!({"args": [], "timeout_s": 5, "mode": "b", "flag": true}),
+            Ok(()),
+        );
+        check(json!({}), Err("missing required argument \"args\""));
+        check(
+            json!({"args": "x"}),
+            Err("argument \"args\": expected an array, got a string"),
+        );
+        check(
+            json!({"args": ["x", 2]}),
+            Err("argument \"args\"[1]: expected a string, got an integer"),
+        );
+        check(
+            json!({"args": [], "timeout_s": 1.5}),
+            Err("argument \"timeout_s\": expected an integer, got a number"),
+        );
+        check(
+            json!({"args": [], "timeout_s": 0}),
+            Err("argument \"timeout_s\": 0 is below the minimum 1"),
+        );
+        check(
+            json!({"args": [], "mode": "c"}),
+            Err("argument \"mode\": \"c\" is not one of \"a\", \"b\""),
+        );
+        check(
+            json!({"args": [], "extra": 1}),
+            Err("unknown argument \"extra\" (expected one of: args, flag, mode, timeout_s)"),
+        );
+    }
+}
