@@ -1,1 +1,341 @@
-//! x
+//! Test support: find the built binaries, lay out plugin folders, and drive a real `coremcp`
+//! process over real pipes. Every wait has a deadline, so a broken host fails a test instead of
+//! hanging the suite.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The default wait for one answer.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// The cargo profile folder holding the built binaries (`target/debug`).
+pub fn build_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/debug/deps/tests-HASH → target/debug
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binary lives in target/<profile>/deps")
+        .to_owned()
+}
+
+/// The `coremcp` binary.
+pub fn coremcp() -> PathBuf {
+    let path = build_dir().join("coremcp");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace` first (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// A built plugin library of the workspace, by group.
+pub fn library(group: &str) -> PathBuf {
+    let path = build_dir().join(format!("libcoremcp_{group}{}", std::env::consts::DLL_SUFFIX));
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace`", path.display());
+    path
+}
+
+/// A folder removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "coremcp-test-{label}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        Self(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes an executable script and returns its path.
+    pub fn script(&self, name: &str, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.0.join(name);
+        std::fs::write(&path, body).expect("write script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A plugins folder holding copies of the given groups' libraries.
+pub fn plugins(groups: &[&str]) -> TempDir {
+    let dir = TempDir::new("plugins");
+    for group in groups {
+        let from = library(group);
+        std::fs::copy(&from, dir.path().join(from.file_name().expect("file name")))
+            .expect("copy plugin");
+    }
+    dir
+}
+
+/// Runs `coremcp ARGS` to completion (stdin closed) and returns (exit code, stdout, stderr).
+pub fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    #[allow(clippy::disallowed_methods)] // Tests start the binary under test directly.
+    let mut command = Command::new(coremcp());
+    let out = command
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("COREMCP_GROUPS")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run coremcp");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A running `coremcp stdio`.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every stdout line, in order, as received.
+    pub raw: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<String>>,
+    /// Messages that arrived while waiting for something else.
+    pub pending: Vec<Value>,
+    next_id: u64,
+}
+
+impl Server {
+    /// Starts `coremcp stdio --plugins DIR EXTRA…` with `env` added.
+    pub fn start(plugins: &Path, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        #[allow(clippy::disallowed_methods)] // Tests start the binary under test directly.
+        let mut command = Command::new(coremcp());
+        let mut child = command
+            .arg("stdio")
+            .arg("--plugins")
+            .arg(plugins)
+            .args(extra)
+            .envs(env.iter().copied())
+            .env_remove("COREMCP_GROUPS")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start coremcp stdio");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr_pipe = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let raw_writer = Arc::clone(&raw);
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                raw_writer.lock().expect("raw").push(line.clone());
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr_writer = Arc::clone(&stderr);
+        thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = stderr_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                stderr_writer
+                    .lock()
+                    .expect("stderr")
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            raw,
+            stderr,
+            pending: Vec::new(),
+            next_id: 1000,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().expect("stderr").clone()
+    }
+
+    /// Writes raw bytes to the server's stdin.
+    pub fn write(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to coremcp");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends one message.
+    pub fn send(&mut self, message: &Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write(line.as_bytes());
+    }
+
+    /// The next message from the server, or `None` after `wait`.
+    pub fn recv(&mut self, wait: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => Some(serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("stdout line is not JSON ({e}): {line}\nstderr:\n{}", self.stderr())
+            })),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Waits for the answer with this id, keeping other messages in `pending`.
+    pub fn answer(&mut self, id: &Value, wait: Duration) -> Value {
+        let deadline = Instant::now() + wait;
+        if let Some(pos) = self.pending.iter().position(|m| m.get("id") == Some(id)) {
+            return self.pending.remove(pos);
+        }
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(message) = self.recv(left) else {
+                panic!("no answer to id {id} within {wait:?}\nstderr:\n{}", self.stderr());
+            };
+            if message.get("id") == Some(id) && message.get("method").is_none() {
+                return message;
+            }
+            self.pending.push(message);
+        }
+    }
+
+    /// Sends a request and returns the whole answer (result or error).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(&id, WAIT)
+    }
+
+    /// `initialize` with `version`, then `notifications/initialized`; returns the result.
+    pub fn initialize_with(&mut self, version: &str) -> Value {
+        let answer = self.request(
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "coremcp-tests", "version": "0"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer["result"].clone()
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        self.initialize_with("2025-06-18")
+    }
+
+    /// `tools/call`; returns the result (panics on a JSON-RPC error).
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        match answer.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("{tool}: JSON-RPC error {answer}"),
+        }
+    }
+
+    /// Closes stdin and waits (bounded) for the process to exit; returns its exit code.
+    pub fn finish(&mut self, wait: Duration) -> Option<i32> {
+        self.stdin = None;
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    /// The plugin libraries mapped into the server process right now.
+    pub fn mapped_plugins(&self) -> Vec<String> {
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid()))
+            .expect("read /proc/PID/maps");
+        let mut found: Vec<String> = maps
+            .lines()
+            .filter_map(|l| l.split('/').next_back())
+            .filter(|name| name.starts_with("libcoremcp_"))
+            .map(str::to_owned)
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    }
+
+    /// A `/proc/PID/status` field in kB (`VmHWM`, `VmRSS`).
+    pub fn memory_kb(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc/PID/status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc status"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a tool result's first content item.
+pub fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// Whether a result is a tool error.
+pub fn is_error(result: &Value) -> bool {
+    result.get("isError") == Some(&Value::Bool(true))
+}
+
+/// Paths (`a.b[2]`) of every `null` in `value`.
+pub fn nulls(value: &Value) -> Vec<String> {
+    fn walk(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Null => out.push(at),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, format!("{at}[{i}]"), out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    walk(v, format!("{at}.{k}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, String::new(), &mut out);
+    out
+}
