@@ -100,22 +100,50 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
-/// Writes protocol messages to the real stdout, one `write` per message.
+/// Writes protocol messages to the real stdout.
+///
+/// Senders never wait for one another's `write`: a sender appends its message to the queue and,
+/// if no one is writing, becomes the writer and flushes the queue until it is empty — so under
+/// load several answers leave in one `write`, and idle, each leaves at once.
 struct StdoutOutbox {
-    file: Mutex<File>,
+    file: File,
+    queue: Mutex<Queue>,
     broken: AtomicBool,
 }
 
+#[derive(Default)]
+struct Queue {
+    bytes: Vec<u8>,
+    writing: bool,
+}
+
 impl Outbox for StdoutOutbox {
-    fn send(&self, mut message: String) {
+    fn send(&self, message: String) {
         if self.broken.load(Ordering::Relaxed) {
             return;
         }
-        message.push('\n');
-        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(e) = file.write_all(message.as_bytes()) {
-            self.broken.store(true, Ordering::Relaxed);
-            tracing::warn!("stdout closed ({e}); answers are dropped from now on");
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.bytes.extend_from_slice(message.as_bytes());
+        queue.bytes.push(b'\n');
+        if queue.writing {
+            return;
+        }
+        queue.writing = true;
+        let mut batch = Vec::new();
+        loop {
+            std::mem::swap(&mut batch, &mut queue.bytes);
+            drop(queue);
+            if let Err(e) = (&self.file).write_all(&batch) {
+                if !self.broken.swap(true, Ordering::Relaxed) {
+                    tracing::warn!("stdout closed ({e}); answers are dropped from now on");
+                }
+            }
+            batch.clear();
+            queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if queue.bytes.is_empty() {
+                queue.writing = false;
+                return;
+            }
         }
     }
 }
@@ -139,7 +167,8 @@ fn take_stdout() -> io::Result<File> {
 /// Serves one session on stdin/stdout until stdin closes.
 pub fn serve(make_session: impl FnOnce(Arc<dyn Outbox>) -> Session) -> io::Result<()> {
     let out = Arc::new(StdoutOutbox {
-        file: Mutex::new(take_stdout()?),
+        file: take_stdout()?,
+        queue: Mutex::new(Queue::default()),
         broken: AtomicBool::new(false),
     });
     let session = make_session(out);

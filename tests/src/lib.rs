@@ -39,8 +39,15 @@ pub fn coremcp() -> PathBuf {
 
 /// A built plugin library of the workspace, by group.
 pub fn library(group: &str) -> PathBuf {
-    let path = build_dir().join(format!("libcoremcp_{group}{}", std::env::consts::DLL_SUFFIX));
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace`", path.display());
+    let path = build_dir().join(format!(
+        "libcoremcp_{group}{}",
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace`",
+        path.display()
+    );
     path
 }
 
@@ -204,7 +211,10 @@ impl Server {
     pub fn recv(&mut self, wait: Duration) -> Option<Value> {
         match self.lines.recv_timeout(wait) {
             Ok(line) => Some(serde_json::from_str(&line).unwrap_or_else(|e| {
-                panic!("stdout line is not JSON ({e}): {line}\nstderr:\n{}", self.stderr())
+                panic!(
+                    "stdout line is not JSON ({e}): {line}\nstderr:\n{}",
+                    self.stderr()
+                )
             })),
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
         }
@@ -219,7 +229,10 @@ impl Server {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let Some(message) = self.recv(left) else {
-                panic!("no answer to id {id} within {wait:?}\nstderr:\n{}", self.stderr());
+                panic!(
+                    "no answer to id {id} within {wait:?}\nstderr:\n{}",
+                    self.stderr()
+                );
             };
             if message.get("id") == Some(id) && message.get("method").is_none() {
                 return message;

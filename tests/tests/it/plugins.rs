@@ -12,9 +12,17 @@ fn no_library_loads_until_a_group_is_needed() {
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
     server.request("ping", json!({}));
-    assert_eq!(server.mapped_plugins(), Vec::<String>::new(), "initialize loads nothing");
+    assert_eq!(
+        server.mapped_plugins(),
+        Vec::<String>::new(),
+        "initialize loads nothing"
+    );
     server.call("fixture_echo", json!({}));
-    assert_eq!(server.mapped_plugins(), ["libcoremcp_fixture.so"], "only the called group");
+    assert_eq!(
+        server.mapped_plugins(),
+        ["libcoremcp_fixture.so"],
+        "only the called group"
+    );
     server.request("tools/list", json!({}));
     assert_eq!(
         server.mapped_plugins(),
@@ -29,13 +37,30 @@ fn groups_limit_what_a_session_sees_and_loads() {
     let mut server = Server::start(dir.path(), &["--groups", "publishing"], &[]);
     server.initialize();
     let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
-    let names: Vec<&str> = tools.as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+    let names: Vec<&str> = tools
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
     assert_eq!(names, ["publishing"]);
-    let answer = server.request("tools/call", json!({"name": "fixture_echo", "arguments": {}}));
+    let answer = server.request(
+        "tools/call",
+        json!({"name": "fixture_echo", "arguments": {}}),
+    );
     assert_eq!(answer["error"]["code"], -32602, "not in this session");
     assert_eq!(server.mapped_plugins(), ["libcoremcp_publishing.so"]);
 
-    let (code, _, stderr) = run(&["stdio", "--plugins", &dir.path().to_string_lossy(), "--groups", "nope"], &[]);
+    let (code, _, stderr) = run(
+        &[
+            "stdio",
+            "--plugins",
+            &dir.path().to_string_lossy(),
+            "--groups",
+            "nope",
+        ],
+        &[],
+    );
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown group \"nope\""), "{stderr}");
 }
@@ -51,17 +76,27 @@ fn a_panic_is_a_tool_error_and_the_host_keeps_serving() {
         assert!(text(&result).contains("panic"), "{result}");
         assert!(text(&result).contains("fixture_panic was asked to panic"));
     }
-    assert_eq!(server.call("fixture_echo", json!({"k": "v"}))["structuredContent"], json!({"k": "v"}));
+    assert_eq!(
+        server.call("fixture_echo", json!({"k": "v"}))["structuredContent"],
+        json!({"k": "v"})
+    );
     // The other group too (`echo` prints its arguments: a JSON number here).
     let result = server.call("publishing", json!({"args": ["42"]}));
-    assert_eq!(result["structuredContent"], json!({"result": 42}), "{result}");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": 42}),
+        "{result}"
+    );
     assert!(server.stderr().contains("panic"), "the panic is logged");
 }
 
 #[test]
 fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
     let dir = plugins(&["publishing", "fixture", "fixture_incompatible"]);
-    let (code, stdout, _) = run(&["plugins", "--plugins", &dir.path().to_string_lossy()], &[]);
+    let (code, stdout, _) = run(
+        &["plugins", "--plugins", &dir.path().to_string_lossy()],
+        &[],
+    );
     assert_eq!(code, 0);
     let line = stdout
         .lines()
@@ -71,13 +106,25 @@ fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
         line.contains("built against plugin API 2.0.0; this host speaks plugin API 1.0.0"),
         "{line}"
     );
-    assert!(stdout.lines().any(|l| l.starts_with("fixture ") && l.ends_with("loaded")), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("fixture ") && l.ends_with("loaded")),
+        "{stdout}"
+    );
 
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
     let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
-    assert_eq!(tools.as_array().expect("tools").len(), 8, "publishing and fixture still listed");
-    assert!(server.call("fixture_echo", json!({})).get("isError").is_none());
+    assert_eq!(
+        tools.as_array().expect("tools").len(),
+        8,
+        "publishing and fixture still listed"
+    );
+    assert!(server
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
     let refusals: Vec<String> = server
         .stderr()
         .lines()
@@ -90,17 +137,36 @@ fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
 #[test]
 fn a_file_that_is_not_a_plugin_is_reported_and_contained() {
     let dir = plugins(&["fixture"]);
-    std::fs::write(dir.path().join("libcoremcp_git.so"), b"\x7fELF but not really").expect("write");
-    let (code, stdout, _) = run(&["plugins", "--plugins", &dir.path().to_string_lossy()], &[]);
+    std::fs::write(
+        dir.path().join("libcoremcp_git.so"),
+        b"\x7fELF but not really",
+    )
+    .expect("write");
+    let (code, stdout, _) = run(
+        &["plugins", "--plugins", &dir.path().to_string_lossy()],
+        &[],
+    );
     assert_eq!(code, 0);
-    assert!(stdout.lines().any(|l| l.starts_with("git") && l.contains("failed: ")), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("git") && l.contains("failed: ")),
+        "{stdout}"
+    );
 
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
     let result = server.call("git_status", json!({}));
     assert!(is_error(&result));
-    assert!(text(&result).contains("git_status is unavailable") && text(&result).contains("cannot be loaded"), "{result}");
-    assert!(server.call("fixture_echo", json!({})).get("isError").is_none());
+    assert!(
+        text(&result).contains("git_status is unavailable")
+            && text(&result).contains("cannot be loaded"),
+        "{result}"
+    );
+    assert!(server
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
 }
 
 #[test]
@@ -110,9 +176,16 @@ fn a_missing_group_answers_a_clear_error() {
     server.initialize();
     let result = server.call("docker_container_list", json!({}));
     assert!(is_error(&result));
-    assert!(text(&result).contains("the docker group is not installed: no plugin file libcoremcp_docker.so"), "{result}");
+    assert!(
+        text(&result)
+            .contains("the docker group is not installed: no plugin file libcoremcp_docker.so"),
+        "{result}"
+    );
     let result = server.call("docs_write", json!({}));
-    assert_eq!(text(&result), "docs_write is not in this build: it needs the \"docs-write\" feature");
+    assert_eq!(
+        text(&result),
+        "docs_write is not in this build: it needs the \"docs-write\" feature"
+    );
 }
 
 #[test]
@@ -125,14 +198,30 @@ fn a_call_past_its_deadline_is_answered_on_time() {
     let result = server.call("fixture_sleep", json!({"ms": 4000}));
     let took = started.elapsed();
     assert!(is_error(&result));
-    assert!(text(&result).contains("fixture_sleep did not finish within 1 s"), "{result}");
-    assert!(took < Duration::from_millis(2500), "answered at the deadline, took {took:?}");
-    assert!(server.call("fixture_echo", json!({})).get("isError").is_none(), "still serving");
+    assert!(
+        text(&result).contains("fixture_sleep did not finish within 1 s"),
+        "{result}"
+    );
+    assert!(
+        took < Duration::from_millis(2500),
+        "answered at the deadline, took {took:?}"
+    );
+    assert!(
+        server
+            .call("fixture_echo", json!({}))
+            .get("isError")
+            .is_none(),
+        "still serving"
+    );
     // A tool that polls the stop signal returns early, and its late answer is dropped.
     let result = server.call("fixture_sleep", json!({"ms": 4000, "poll": true}));
     assert!(text(&result).contains("did not finish within 1 s"));
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
-    assert!(server.pending.is_empty(), "no second answer: {:?}", server.pending);
+    assert!(
+        server.pending.is_empty(),
+        "no second answer: {:?}",
+        server.pending
+    );
 }
 
 #[test]
@@ -143,11 +232,16 @@ fn a_cancelled_call_is_never_answered() {
     server.send(&json!({"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call",
                         "params": {"name": "fixture_sleep", "arguments": {"ms": 800, "poll": true}}}));
     std::thread::sleep(Duration::from_millis(100));
-    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                        "params": {"requestId": "slow-1", "reason": "user"}}));
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": "slow-1", "reason": "user"}}),
+    );
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
     std::thread::sleep(Duration::from_millis(1200));
-    assert!(server.recv(Duration::from_millis(100)).is_none(), "the cancelled call got no answer");
+    assert!(
+        server.recv(Duration::from_millis(100)).is_none(),
+        "the cancelled call got no answer"
+    );
     assert!(server.pending.is_empty(), "{:?}", server.pending);
 }
 
@@ -169,7 +263,11 @@ fn calls_run_concurrently_and_out_of_order() {
     for id in 1..=9 {
         server.answer(&json!(id), WAIT);
     }
-    assert!(started.elapsed() < Duration::from_millis(2500), "ran side by side: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "ran side by side: {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -180,7 +278,11 @@ fn a_huge_result_is_truncated_with_a_marker() {
     let result = server.call("fixture_big", json!({"bytes": 5_000_000}));
     let shown = text(&result);
     assert!(shown.starts_with(&"x".repeat(20_000)));
-    assert!(shown.contains("[truncated: showing 20000 of 5000000 characters"), "{}", &shown[20_000..]);
+    assert!(
+        shown.contains("[truncated: showing 20000 of 5000000 characters"),
+        "{}",
+        &shown[20_000..]
+    );
     assert!(shown.chars().count() < 20_200);
     assert!(result.get("structuredContent").is_none());
 }
@@ -199,12 +301,24 @@ fn a_100_mb_line_without_newline_is_discarded_with_bounded_memory() {
     assert_eq!(report["error"]["code"], -32700);
     assert!(report["id"].is_null());
     assert!(
-        report["error"]["message"].as_str().is_some_and(|m| m.contains("104857600 bytes") && m.contains("discarded")),
+        report["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("104857600 bytes") && m.contains("discarded")),
         "{report}"
     );
-    assert_eq!(server.request("ping", json!({}))["result"], json!({}), "still answering");
-    assert!(server.call("fixture_echo", json!({"after": true})).get("isError").is_none());
+    assert_eq!(
+        server.request("ping", json!({}))["result"],
+        json!({}),
+        "still answering"
+    );
+    assert!(server
+        .call("fixture_echo", json!({"after": true}))
+        .get("isError")
+        .is_none());
     let peak_kb = server.memory_kb("VmHWM");
     eprintln!("peak RSS after a 100 MB line: {} KiB", peak_kb);
-    assert!(peak_kb < 48 * 1024, "peak RSS {peak_kb} KiB: memory was not bounded");
+    assert!(
+        peak_kb < 48 * 1024,
+        "peak RSS {peak_kb} KiB: memory was not bounded"
+    );
 }

@@ -26,8 +26,13 @@ fn initialize_negotiates_the_protocol_version() {
         let result = server.initialize_with(offered);
         assert_eq!(result["protocolVersion"], answered, "offered {offered}");
         assert_eq!(result["serverInfo"]["name"], "coremcp");
-        assert_eq!(result["capabilities"]["tools"]["listChanged"], true, "tools capability");
-        assert!(result["instructions"].as_str().is_some_and(|s| s.contains("Publishing")));
+        assert_eq!(
+            result["capabilities"]["tools"]["listChanged"], true,
+            "tools capability"
+        );
+        assert!(result["instructions"]
+            .as_str()
+            .is_some_and(|s| s.contains("Publishing")));
         assert_eq!(nulls(&result), Vec::<String>::new());
     }
 }
@@ -39,12 +44,22 @@ fn unknown_methods_answer_method_not_found_at_once() {
     let started = Instant::now();
     let answer = server.request("server/discover", json!({}));
     assert_eq!(answer["error"]["code"], -32601);
-    assert!(started.elapsed() < Duration::from_secs(2), "answered at once");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered at once"
+    );
     server.initialize();
-    for method in ["resources/list", "prompts/list", "resources/templates/list", "x/y"] {
+    for method in [
+        "resources/list",
+        "prompts/list",
+        "resources/templates/list",
+        "x/y",
+    ] {
         let answer = server.request(method, json!({}));
         assert_eq!(answer["error"]["code"], -32601, "{method}");
-        assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains(method)));
+        assert!(answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(method)));
     }
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
 }
@@ -73,8 +88,13 @@ fn framing_errors_are_answered_and_the_session_goes_on() {
     assert_eq!(answer["error"]["code"], -32602);
     let answer = server.request("tools/call", json!({"name": "no_such_tool"}));
     assert_eq!(answer["error"]["code"], -32602);
-    assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("no_such_tool")));
-    let answer = server.request("tools/call", json!({"name": "fixture_echo", "arguments": [1]}));
+    assert!(answer["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("no_such_tool")));
+    let answer = server.request(
+        "tools/call",
+        json!({"name": "fixture_echo", "arguments": [1]}),
+    );
     assert_eq!(answer["error"]["code"], -32602);
     let answer = server.request("logging/setLevel", json!({"level": "loud"}));
     assert_eq!(answer["error"]["code"], -32602);
@@ -87,7 +107,10 @@ fn tools_list_follows_what_agent_clients_need() {
     let answer = server.request("tools/list", json!({}));
     assert_eq!(nulls(&answer), Vec::<String>::new(), "no null anywhere");
     let result = &answer["result"];
-    assert!(result.get("nextCursor").is_none(), "every tool on the first page");
+    assert!(
+        result.get("nextCursor").is_none(),
+        "every tool on the first page"
+    );
     let tools = result["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(
@@ -107,7 +130,9 @@ fn tools_list_follows_what_agent_clients_need() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
         assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()));
         let name = tool["name"].as_str().expect("name");
-        assert!(name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+        assert!(name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
         for key in tool.as_object().expect("object").keys() {
             assert!(
                 ["name", "description", "inputSchema", "annotations"].contains(&key.as_str()),
@@ -140,7 +165,10 @@ fn tools_list_pages_only_when_asked() {
         let result = server.request("tools/list", params)["result"].clone();
         let page = result["tools"].as_array().expect("tools").clone();
         assert!(page.len() <= 3);
-        names.extend(page.iter().map(|t| t["name"].as_str().expect("name").to_owned()));
+        names.extend(
+            page.iter()
+                .map(|t| t["name"].as_str().expect("name").to_owned()),
+        );
         match result.get("nextCursor") {
             Some(next) => cursor = Some(next.as_str().expect("cursor").to_owned()),
             None => break,
@@ -155,7 +183,10 @@ fn tools_list_pages_only_when_asked() {
 fn stdout_carries_nothing_but_json_rpc() {
     let (_dir, mut server) = server();
     server.initialize();
-    assert_eq!(server.request("logging/setLevel", json!({"level": "debug"}))["result"], json!({}));
+    assert_eq!(
+        server.request("logging/setLevel", json!({"level": "debug"}))["result"],
+        json!({})
+    );
     server.call("fixture_stdout", json!({}));
     server.call("fixture_log", json!({}));
     server.call("fixture_panic", json!({}));
@@ -163,17 +194,26 @@ fn stdout_carries_nothing_but_json_rpc() {
     server.request("tools/list", json!({}));
     server.write(b"garbage\n");
     server.request("ping", json!({}));
-    assert_eq!(server.finish(WAIT), Some(0), "exits cleanly when stdin closes");
+    assert_eq!(
+        server.finish(WAIT),
+        Some(0),
+        "exits cleanly when stdin closes"
+    );
     let raw = server.raw.lock().expect("raw").clone();
     assert!(raw.len() >= 8);
     for line in &raw {
-        let message: Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        let message: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         assert_eq!(message["jsonrpc"], "2.0", "{line}");
-        assert!(message.get("id").is_some() || message.get("method").is_some(), "{line}");
+        assert!(
+            message.get("id").is_some() || message.get("method").is_some(),
+            "{line}"
+        );
     }
     assert!(
-        server.stderr().contains("this line must not reach the protocol stream"),
+        server
+            .stderr()
+            .contains("this line must not reach the protocol stream"),
         "the plugin's print went to stderr"
     );
 }
@@ -194,7 +234,10 @@ fn plugin_logs_reach_the_client_at_its_level() {
         })
         .collect();
     assert_eq!(levels, ["error", "warning"]);
-    assert!(server.stderr().contains("fixture log at Info"), "all levels still go to stderr");
+    assert!(
+        server.stderr().contains("fixture log at Info"),
+        "all levels still go to stderr"
+    );
 }
 
 #[test]

@@ -27,7 +27,10 @@ fn server(cli: &std::path::Path) -> (TempDir, Server) {
     let mut server = Server::start(
         dir.path(),
         &[],
-        &[("COREMCP_PUBLISH_CMD", cmd.as_str()), ("FAKE_API_TOKEN", "s3cret")],
+        &[
+            ("COREMCP_PUBLISH_CMD", cmd.as_str()),
+            ("FAKE_API_TOKEN", "s3cret"),
+        ],
     );
     server.initialize();
     (dir, server)
@@ -52,22 +55,36 @@ fn failures_carry_an_excerpt_of_what_the_cli_said() {
     let result = server.call("publishing", json!({"args": ["fail"]}));
     assert!(is_error(&result));
     assert!(text(&result).contains("exited with status 3"), "{result}");
-    assert!(text(&result).contains("boom: no such release") && text(&result).contains("partial output"));
+    assert!(
+        text(&result).contains("boom: no such release") && text(&result).contains("partial output")
+    );
 
     let result = server.call("publishing", json!({"args": ["text"]}));
     assert!(is_error(&result));
-    assert!(text(&result).contains("not JSON") && text(&result).contains("this is not json"), "{result}");
+    assert!(
+        text(&result).contains("not JSON") && text(&result).contains("this is not json"),
+        "{result}"
+    );
 
     let started = Instant::now();
     let result = server.call("publishing", json!({"args": ["slow"], "timeout_s": 1}));
     assert!(is_error(&result));
-    assert!(text(&result).contains("did not finish within 1 s"), "{result}");
+    assert!(
+        text(&result).contains("did not finish within 1 s"),
+        "{result}"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
 
     let result = server.call("publishing", json!({"args": "not-a-list"}));
-    assert!(text(&result).contains("argument \"args\": expected an array"), "{result}");
+    assert!(
+        text(&result).contains("argument \"args\": expected an array"),
+        "{result}"
+    );
     let result = server.call("publishing", json!({"args": [], "bogus": 1}));
-    assert!(text(&result).contains("unknown argument \"bogus\""), "{result}");
+    assert!(
+        text(&result).contains("unknown argument \"bogus\""),
+        "{result}"
+    );
 }
 
 #[test]
@@ -75,13 +92,19 @@ fn a_missing_or_unset_cli_is_a_clear_error() {
     let (_dir, mut server) = server(std::path::Path::new("/nonexistent/publish-cli"));
     let result = server.call("publishing", json!({"args": ["x"]}));
     assert!(is_error(&result));
-    assert!(text(&result).contains("/nonexistent/publish-cli: command not found"), "{result}");
+    assert!(
+        text(&result).contains("/nonexistent/publish-cli: command not found"),
+        "{result}"
+    );
 
     let dir = plugins(&["publishing"]);
     let mut server = Server::start(dir.path(), &[], &[("COREMCP_PUBLISH_CMD", "")]);
     server.initialize();
     let result = server.call("publishing", json!({"args": []}));
-    assert!(text(&result).contains("set COREMCP_PUBLISH_CMD"), "{result}");
+    assert!(
+        text(&result).contains("set COREMCP_PUBLISH_CMD"),
+        "{result}"
+    );
 }
 
 #[test]
@@ -90,8 +113,18 @@ fn the_cli_gets_a_scrubbed_environment_stdin_and_cwd() {
     let cli = bin.script("publish", CLI);
     let (_dir, mut server) = server(&cli);
     let result = server.call("publishing", json!({"args": ["env"]}));
-    assert_eq!(result["structuredContent"], json!({"token": "", "path_set": true}), "credentials scrubbed");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"token": "", "path_set": true}),
+        "credentials scrubbed"
+    );
     let cwd = bin.path().to_string_lossy().into_owned();
-    let result = server.call("publishing", json!({"args": ["stdin"], "stdin": "hello", "cwd": cwd}));
-    assert_eq!(result["structuredContent"], json!({"stdin": "hello", "cwd": cwd}));
+    let result = server.call(
+        "publishing",
+        json!({"args": ["stdin"], "stdin": "hello", "cwd": cwd}),
+    );
+    assert_eq!(
+        result["structuredContent"],
+        json!({"stdin": "hello", "cwd": cwd})
+    );
 }
