@@ -132,12 +132,40 @@ fn condense(path: &Path, host: ApiVersion, err: LibraryError) -> LoadError {
         LibraryError::AbiInstability(report) => LoadError::Layout {
             path: path.to_owned(),
             host,
-            detail: one_line(&report.to_string()),
+            detail: layout_summary(&report.to_string()),
         },
         other => LoadError::Open {
             path: path.to_owned(),
             reason: one_line(&other.to_string()),
         },
+    }
+}
+
+/// The gist of abi_stable's layout report (which runs to kilobytes): its `Error:` lines with
+/// what was expected and found, e.g. `mismatched type (expected PluginMod, found FutureMod)`.
+fn layout_summary(report: &str) -> String {
+    let lines: Vec<&str> = report.lines().map(str::trim).collect();
+    let after = |from: usize, label: &str| -> Option<String> {
+        let at = lines[from..].iter().position(|l| *l == label)? + from;
+        let value = lines.get(at + 1)?;
+        Some(value.chars().take(80).collect())
+    };
+    let mut found: Vec<String> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(message) = line.strip_prefix("Error:") {
+            let mut item = message.trim().to_owned();
+            if let (Some(e), Some(f)) = (after(i, "Expected:"), after(i, "Found:")) {
+                item.push_str(&format!(" (expected {e}, found {f})"));
+            }
+            if !found.contains(&item) {
+                found.push(item);
+            }
+        }
+    }
+    match found.len() {
+        0 => one_line(report),
+        1 | 2 => found.join("; "),
+        n => format!("{}; and {} more", found[..2].join("; "), n - 2),
     }
 }
 
@@ -158,6 +186,22 @@ fn one_line(report: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layout_reports_are_summarised() {
+        let report = "Compared <this>:\n    PluginMod\nTo <other>:\n    FutureMod\n1 error(s).\n\n\
+                      Error:mismatched type\nExpected:\n    PluginMod\nFound:\n    FutureMod\n\
+                      Error:incompatible type size\nExpected:\n    24\nFound:\n    8\n\
+                      Error:mismatched type\nExpected:\n    PluginMod\nFound:\n    FutureMod\n";
+        assert_eq!(
+            layout_summary(report),
+            "mismatched type (expected PluginMod, found FutureMod); incompatible type size (expected 24, found 8)"
+        );
+        assert_eq!(
+            layout_summary("Compared <this>:\nwhatever"),
+            "Compared <this>: …"
+        );
+    }
 
     #[test]
     fn one_line_condenses() {

@@ -322,3 +322,43 @@ fn a_100_mb_line_without_newline_is_discarded_with_bounded_memory() {
         "peak RSS {peak_kb} KiB: memory was not bounded"
     );
 }
+
+#[test]
+fn a_plugin_claiming_our_version_with_another_layout_is_refused_in_one_line() {
+    // The version gate passes (the library says 1.0.0) and abi_stable's layout check must catch
+    // the different root module. Made by patching the version string of the 2.0.0 fixture.
+    let dir = plugins(&["fixture"]);
+    let bytes = std::fs::read(coremcp_tests::library("fixture_incompatible")).expect("read");
+    let needle = b"2.0.0";
+    let at: Vec<usize> = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| w == needle)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(at.len(), 1, "exactly one version string to patch");
+    let mut patched = bytes;
+    patched[at[0]] = b'1';
+    std::fs::write(dir.path().join("libcoremcp_mislaid.so"), patched).expect("write");
+
+    let (code, stdout, _) = run(
+        &["plugins", "--plugins", &dir.path().to_string_lossy()],
+        &[],
+    );
+    assert_eq!(code, 0);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("mislaid"))
+        .expect("listed");
+    assert!(
+        line.contains("its root module does not match plugin API 1.0.0"),
+        "{line}"
+    );
+    assert!(line.len() < 600, "condensed: {line}");
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    assert!(server
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
+}
