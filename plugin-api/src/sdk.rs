@@ -86,6 +86,16 @@ fn state() -> Result<&'static State, ToolError> {
         .ok_or_else(|| ToolError::new(codes::INTERNAL, "the plugin's root module was not built"))
 }
 
+/// The state and the parsed schemas, or the schema error that makes the plugin unusable.
+fn state_with_schemas() -> Result<(&'static State, &'static [Value]), ToolError> {
+    let state = state()?;
+    let schemas = state
+        .schemas
+        .as_ref()
+        .map_err(|e| ToolError::new(codes::INTERNAL, e.clone()))?;
+    Ok((state, schemas))
+}
+
 /// Builds the root module for `group`. Called once by the code [`export_plugin!`] generates.
 ///
 /// [`export_plugin!`]: crate::export_plugin
@@ -158,11 +168,7 @@ pub fn manifest(group: &Group, schemas: &[Value]) -> Manifest {
 
 extern "C" fn ffi_manifest() -> RResult<RString, ToolError> {
     guard(|| {
-        let state = state()?;
-        let schemas = state
-            .schemas
-            .as_ref()
-            .map_err(|e| ToolError::new(codes::INTERNAL, e.clone()))?;
+        let (state, schemas) = state_with_schemas()?;
         serde_json::to_string(&manifest(state.group, schemas))
             .map(RString::from)
             .map_err(|e| ToolError::new(codes::INTERNAL, format!("manifest: {e}")))
@@ -184,11 +190,7 @@ extern "C" fn ffi_init(host: HostApiRef) -> RResult<(), ToolError> {
 
 extern "C" fn ffi_call(ctx: &CallCtx, tool: RStr<'_>, args_json: RStr<'_>) -> CallResult {
     guard(|| {
-        let state = state()?;
-        let schemas = state
-            .schemas
-            .as_ref()
-            .map_err(|e| ToolError::new(codes::INTERNAL, e.clone()))?;
+        let (state, schemas) = state_with_schemas()?;
         let name = tool.as_str();
         let (tool, schema) = state
             .group

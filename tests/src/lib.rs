@@ -115,6 +115,17 @@ pub fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     )
 }
 
+/// The `coremcp plugins` status line of `group` for the plugins in `dir`.
+pub fn plugin_status(dir: &Path, group: &str) -> String {
+    let (code, stdout, stderr) = run(&["plugins", "--plugins", &dir.to_string_lossy()], &[]);
+    assert_eq!(code, 0, "coremcp plugins: {stderr}");
+    stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(group))
+        .unwrap_or_else(|| panic!("{group} not listed:\n{stdout}"))
+        .to_owned()
+}
+
 /// A running `coremcp stdio`.
 pub struct Server {
     child: Child,

@@ -1,6 +1,6 @@
 //! The human commands: `tools`, `call`, `plugins`, and their exit codes.
 
-use coremcp_tests::{plugins, run};
+use coremcp_tests::{plugin_status, plugins, run};
 use serde_json::Value;
 
 #[test]
@@ -104,15 +104,7 @@ fn call_prints_the_result_and_exits_by_outcome() {
 #[test]
 fn plugins_reports_each_file() {
     let dir = plugins(&["publishing", "fixture"]);
-    let (code, stdout, _) = run(
-        &["plugins", "--plugins", &dir.path().to_string_lossy()],
-        &[],
-    );
-    assert_eq!(code, 0);
-    let publishing = stdout
-        .lines()
-        .find(|l| l.starts_with("publishing"))
-        .expect("row");
+    let publishing = plugin_status(dir.path(), "publishing");
     let cols: Vec<&str> = publishing.split_whitespace().collect();
     assert_eq!(cols, ["publishing", "1.0.0", "1.0.0", "1", "loaded"]);
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use coremcp_tests::{is_error, plugins, run, text, Server, WAIT};
+use coremcp_tests::{is_error, plugin_status, plugins, run, text, Server, WAIT};
 use serde_json::json;
 
 #[test]
@@ -93,25 +93,12 @@ fn a_panic_is_a_tool_error_and_the_host_keeps_serving() {
 #[test]
 fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
     let dir = plugins(&["publishing", "fixture", "fixture_incompatible"]);
-    let (code, stdout, _) = run(
-        &["plugins", "--plugins", &dir.path().to_string_lossy()],
-        &[],
-    );
-    assert_eq!(code, 0);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("fixture_incompatible"))
-        .expect("listed");
+    let line = plugin_status(dir.path(), "fixture_incompatible");
     assert!(
         line.contains("built against plugin API 2.0.0; this host speaks plugin API 1.0.0"),
         "{line}"
     );
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.starts_with("fixture ") && l.ends_with("loaded")),
-        "{stdout}"
-    );
+    assert!(plugin_status(dir.path(), "fixture").ends_with("loaded"));
 
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
@@ -142,17 +129,7 @@ fn a_file_that_is_not_a_plugin_is_reported_and_contained() {
         b"\x7fELF but not really",
     )
     .expect("write");
-    let (code, stdout, _) = run(
-        &["plugins", "--plugins", &dir.path().to_string_lossy()],
-        &[],
-    );
-    assert_eq!(code, 0);
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.starts_with("git") && l.contains("failed: ")),
-        "{stdout}"
-    );
+    assert!(plugin_status(dir.path(), "git").contains("failed: "));
 
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
@@ -341,15 +318,7 @@ fn a_plugin_claiming_our_version_with_another_layout_is_refused_in_one_line() {
     patched[at[0]] = b'1';
     std::fs::write(dir.path().join("libcoremcp_mislaid.so"), patched).expect("write");
 
-    let (code, stdout, _) = run(
-        &["plugins", "--plugins", &dir.path().to_string_lossy()],
-        &[],
-    );
-    assert_eq!(code, 0);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("mislaid"))
-        .expect("listed");
+    let line = plugin_status(dir.path(), "mislaid");
     assert!(
         line.contains("its root module does not match plugin API 1.0.0"),
         "{line}"
