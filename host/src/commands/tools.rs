@@ -38,6 +38,17 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                         }),
                     });
                 }
+                for tool in loaded.missing_catalog_tools(slot.catalog) {
+                    rows.push(Row {
+                        name: tool.to_owned(),
+                        group: slot.id.clone(),
+                        route: "-",
+                        unavailable: Some(format!(
+                            "not provided by the installed plugin (version {})",
+                            loaded.library.manifest.plugin_version
+                        )),
+                    });
+                }
             }
             other => {
                 let reason = match other {

@@ -50,6 +50,16 @@ impl Loaded {
     pub fn tools(&self) -> &[ToolSpec] {
         &self.library.manifest.tools
     }
+
+    /// Catalog tools of the group that this plugin does not provide.
+    pub fn missing_catalog_tools(&self, catalog: Option<&CatalogGroup>) -> Vec<&'static str> {
+        catalog
+            .map_or(&[][..], |g| g.tools)
+            .iter()
+            .filter(|name| !self.tools().iter().any(|t| t.name == **name))
+            .copied()
+            .collect()
+    }
 }
 
 /// One group of the session.
@@ -218,7 +228,17 @@ impl PluginSet {
         for tool in &library.manifest.tools {
             routes.insert(tool.name.clone(), index);
         }
-        Ok(Arc::new(Loaded { library }))
+        drop(routes);
+        let loaded = Loaded { library };
+        let missing = loaded.missing_catalog_tools(slot.catalog);
+        if !missing.is_empty() {
+            tracing::warn!(
+                group = %slot.id,
+                "the plugin does not provide these catalog tools: {}",
+                missing.join(", ")
+            );
+        }
+        Ok(Arc::new(loaded))
     }
 
     /// Loads every installed group of the session (for a full listing).
