@@ -39,6 +39,8 @@ const COLD_TARGET_MS: f64 = 20.0;
 /// The pipelined phase writes and reads from one thread, so everything in
 /// flight must fit in the pipe buffers (64 KiB each way) or both sides block.
 const MAX_INFLIGHT: usize = 128;
+/// The newline-free line sent to the host to show its memory stays bounded.
+const OVERSIZE_MIB: usize = 100;
 
 fn main() {
     match run() {
@@ -241,6 +243,7 @@ struct Target {
 struct Conn {
     label: &'static str,
     token: u64,
+    pid: u32,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     line: Vec<u8>,
@@ -338,8 +341,10 @@ impl Target {
             })?;
         let stdin = child.stdin.take().ok_or("child stdin was not piped")?;
         let stdout = child.stdout.take().ok_or("child stdout was not piped")?;
+        let pid = child.id();
         Ok(Conn {
             label: self.label,
+            pid,
             token: WATCHDOG.register(child),
             stdin: Some(stdin),
             stdout: BufReader::with_capacity(1 << 16, stdout),
@@ -578,6 +583,51 @@ fn measure(target: &Target, opts: &Options) -> Result<Results> {
     Ok(res)
 }
 
+/// Peak RSS of the host (KiB) after `initialize`, and after a line of `mib` MiB without a
+/// newline followed by a ping that must still be answered.
+fn oversize_line_rss(target: &Target, mib: usize, timeout: Duration) -> Result<(u64, u64)> {
+    WATCHDOG.arm(format!("{}: {mib} MiB line", target.label), timeout);
+    let mut conn = target.spawn()?;
+    conn.initialize()?;
+    conn.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}")?;
+    conn.recv()?;
+    let before = peak_rss_kib(conn.pid)?;
+    let chunk = vec![b'a'; 1 << 20];
+    {
+        let stdin = conn.stdin.as_mut().ok_or("stdin already closed")?;
+        for _ in 0..mib {
+            stdin.write_all(&chunk).map_err(|e| format!("write: {e}"))?;
+        }
+        stdin.write_all(b"\n").map_err(|e| format!("write: {e}"))?;
+    }
+    // The host reports the discarded line with a -32700 error (id null), then answers on.
+    conn.line.clear();
+    conn.stdout
+        .read_until(b'\n', &mut conn.line)
+        .map_err(|e| format!("read: {e}"))?;
+    if !conn.line.windows(6).any(|w| w == b"-32700") {
+        return Err(format!(
+            "expected a -32700 report, got {}",
+            excerpt(&conn.line)
+        ));
+    }
+    conn.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}")?;
+    conn.recv()?;
+    let after = peak_rss_kib(conn.pid)?;
+    conn.shutdown()?;
+    Ok((before, after))
+}
+
+fn peak_rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| format!("/proc/{pid}/status: {e}"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| "no VmHWM in /proc status".to_owned())
+}
+
 // ---------------------------------------------------------------- report
 
 fn pass(ok: bool) -> &'static str {
@@ -619,6 +669,7 @@ fn run() -> Result<()> {
 
     let f = measure(&floor, &opts)?;
     let h = measure(&host, &opts)?;
+    let (rss_before, rss_after) = oversize_line_rss(&host, OVERSIZE_MIB, opts.timeout)?;
 
     let p50_ratio = h.serial_p50_us / f.serial_p50_us;
     let p99_ratio = h.serial_p99_us / f.serial_p99_us;
@@ -668,6 +719,11 @@ fn run() -> Result<()> {
         "cold start to tools/list {:.1} ms (target <= {COLD_TARGET_MS:.0} ms): {}",
         h.cold_median_ms,
         pass(h.cold_median_ms <= COLD_TARGET_MS)
+    );
+    println!(
+        "peak RSS {:.1} MiB after a {OVERSIZE_MIB} MiB line without a newline (host answering; {:.1} MiB before it)",
+        rss_after as f64 / 1024.0,
+        rss_before as f64 / 1024.0
     );
     let nproc = std::thread::available_parallelism().map_or(0, std::num::NonZeroUsize::get);
     println!(
