@@ -31,6 +31,12 @@ pub struct Cli {
     /// Tools per tools/list page; 0 puts every tool on the first page
     #[arg(long, global = true, env = env::PAGE_SIZE, value_name = "N", default_value_t = 0)]
     pub page_size: usize,
+    /// A folder local file and git tools may reach (repeatable) [default: the working directory]
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// A PostgreSQL connection for sql_query, NAME=URL (repeatable; a bare URL is "default")
+    #[arg(long = "sql", global = true, value_name = "NAME=URL")]
+    pub sql: Vec<String>,
     /// Calls one group runs at once; more wait their turn
     #[arg(long, global = true, env = env::GROUP_CONCURRENCY, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..=256))]
@@ -97,6 +103,22 @@ impl Cli {
                 config::default_plugins_dir(&exe)
             }
         };
+        let roots = if self.roots.is_empty() {
+            std::env::var_os(env::ROOTS)
+                .map(|v| {
+                    std::env::split_paths(&v)
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            self.roots.clone()
+        };
+        let sql = if self.sql.is_empty() {
+            std::env::var(env::SQL).map(|v| vec![v]).unwrap_or_default()
+        } else {
+            self.sql.clone()
+        };
         let publish_cmd = std::env::var(env::PUBLISH_CMD)
             .ok()
             .filter(|v| !v.trim().is_empty());
@@ -107,6 +129,8 @@ impl Cli {
             call_timeout: Duration::from_secs(self.call_timeout),
             page_size: self.page_size,
             group_concurrency: self.group_concurrency as usize,
+            roots: config::resolve_roots(&roots).map_err(Failure::usage)?,
+            sql: config::parse_sql(&sql).map_err(Failure::usage)?,
         })
     }
 }

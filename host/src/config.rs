@@ -20,6 +20,10 @@ pub mod env {
     pub const PAGE_SIZE: &str = "COREMCP_PAGE_SIZE";
     /// Calls one group runs at once; more wait their turn (`--group-concurrency`).
     pub const GROUP_CONCURRENCY: &str = "COREMCP_GROUP_CONCURRENCY";
+    /// Where local file and git tools may reach, separated like `PATH` (`--root`, repeatable).
+    pub const ROOTS: &str = "COREMCP_ROOTS";
+    /// Named PostgreSQL connections for `sql_query`: `name=url;name2=url2` (`--sql`, repeatable).
+    pub const SQL: &str = "COREMCP_SQL";
 }
 
 /// Which groups a session sees.
@@ -80,6 +84,10 @@ pub struct Config {
     pub call_timeout: Duration,
     pub page_size: usize,
     pub group_concurrency: usize,
+    /// Canonical folders local file and git tools may reach (never empty once resolved).
+    pub roots: Vec<PathBuf>,
+    /// Named PostgreSQL connections (`name`, `url`) for `sql_query`.
+    pub sql: Vec<(String, String)>,
 }
 
 impl Config {
@@ -92,6 +100,8 @@ impl Config {
             call_timeout: Duration::from_secs(30),
             page_size: 0,
             group_concurrency: 16,
+            roots: Vec::new(),
+            sql: Vec::new(),
         }
     }
 
@@ -101,8 +111,80 @@ impl Config {
         if let Some(cmd) = &self.publish_cmd {
             values.push(("publish.cmd".to_owned(), cmd.clone()));
         }
+        if !self.roots.is_empty() {
+            let lines: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
+            values.push(("roots".to_owned(), lines.join("\n")));
+        }
+        if !self.sql.is_empty() {
+            let map: serde_json::Map<String, serde_json::Value> = self
+                .sql
+                .iter()
+                .map(|(name, url)| (name.clone(), serde_json::Value::from(url.as_str())))
+                .collect();
+            values.push((
+                "sql.connections".to_owned(),
+                serde_json::Value::Object(map).to_string(),
+            ));
+        }
         values
     }
+}
+
+/// Canonicalises the roots; none given means the working directory. A root that does not
+/// exist is an error that names it.
+pub fn resolve_roots(given: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let given = if given.is_empty() {
+        vec![std::env::current_dir().map_err(|e| format!("the working directory: {e}"))?]
+    } else {
+        given.to_vec()
+    };
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for root in given {
+        let canonical = root
+            .canonicalize()
+            .map_err(|e| format!("--root {}: {e}", root.display()))?;
+        if !canonical.is_dir() {
+            return Err(format!("--root {}: not a directory", root.display()));
+        }
+        if !roots.contains(&canonical) {
+            roots.push(canonical);
+        }
+    }
+    Ok(roots)
+}
+
+/// Parses `sql_query` connections: `name=url` entries (a bare URL is named `default`),
+/// separated by `;` in the variable. Names are `[A-Za-z0-9_-]+`, each at most once.
+pub fn parse_sql(entries: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for entry in entries.iter().flat_map(|e| e.split(';')).map(str::trim) {
+        if entry.is_empty() {
+            continue;
+        }
+        let (name, url) = match entry.split_once('=') {
+            Some((name, url)) if !name.contains("://") => (name.trim(), url.trim()),
+            _ => ("default", entry),
+        };
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            return Err(format!(
+                "--sql: \"{name}\" is not a connection name (letters, digits, _ and -)"
+            ));
+        }
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(format!(
+                "--sql {name}: the connection must be a postgres:// or postgresql:// URL"
+            ));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(format!("--sql: connection \"{name}\" is given twice"));
+        }
+        out.push((name.to_owned(), url.to_owned()));
+    }
+    Ok(out)
 }
 
 /// The default plugins folder: `plugins/` in the install root, the folder that holds
@@ -137,6 +219,50 @@ mod tests {
         assert!(GroupSelection::parse("dynamic")
             .expect_err("not yet")
             .contains("not available"));
+    }
+
+    #[test]
+    fn sql_connections() {
+        let parse = |entries: &[&str]| {
+            parse_sql(&entries.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            parse(&[
+                "postgres://u@h/db",
+                "stats=postgresql://h/s; x-2 = postgres://h/x"
+            ]),
+            Ok(vec![
+                ("default".into(), "postgres://u@h/db".into()),
+                ("stats".into(), "postgresql://h/s".into()),
+                ("x-2".into(), "postgres://h/x".into())
+            ])
+        );
+        assert!(parse(&["a=mysql://h"])
+            .expect_err("scheme")
+            .contains("postgres://"));
+        assert!(parse(&["a b=postgres://h"])
+            .expect_err("name")
+            .contains("not a connection name"));
+        assert!(parse(&["a=postgres://h;a=postgres://g"])
+            .expect_err("dup")
+            .contains("twice"));
+        assert_eq!(parse(&[";"]), Ok(vec![]));
+    }
+
+    #[test]
+    fn roots_resolve() {
+        let here = std::env::current_dir()
+            .expect("cwd")
+            .canonicalize()
+            .expect("canonical");
+        assert_eq!(resolve_roots(&[]), Ok(vec![here.clone()]));
+        assert_eq!(
+            resolve_roots(&[here.clone(), here.join(".")]),
+            Ok(vec![here])
+        );
+        assert!(resolve_roots(&[PathBuf::from("/no/such/root")])
+            .expect_err("missing")
+            .contains("/no/such/root"));
     }
 
     #[test]

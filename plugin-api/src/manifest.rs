@@ -52,6 +52,15 @@ impl Annotations {
         open_world_hint: Some(false),
     };
 
+    /// A tool that reaches other systems and may change or remove data there (a push, a CLI,
+    /// SQL with writes allowed).
+    pub const OPEN_WORLD_DESTRUCTIVE: Self = Self {
+        read_only_hint: Some(false),
+        destructive_hint: Some(true),
+        idempotent_hint: Some(false),
+        open_world_hint: Some(true),
+    };
+
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }

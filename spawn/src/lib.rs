@@ -173,7 +173,7 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
-    let mut child = command.spawn().map_err(|source| match source.kind() {
+    let mut child = spawn_retrying(&mut command).map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => SpawnError::NotFound {
             program: program.clone(),
         },
@@ -241,6 +241,21 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
         stderr: join(stderr),
         duration: started.elapsed(),
     })
+}
+
+/// Starts the command, retrying briefly on `ETXTBSY`: an executable that was just written can
+/// still be open for writing in a child some other thread forked meanwhile.
+fn spawn_retrying(command: &mut Command) -> io::Result<std::process::Child> {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempts < 20 => {
+                attempts += 1;
+                thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn kill_group(pid: libc::pid_t) {

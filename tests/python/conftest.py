@@ -5,7 +5,8 @@ Required environment (exported by the test script):
 * COREMCP_BIN        absolute path of the built `coremcp` binary;
 * COREMCP_TEST_LIBS  absolute path of a folder holding the built plugin
                      libraries (at least libcoremcp_publishing.so and
-                     libcoremcp_fixture.so).
+                     libcoremcp_fixture.so; test_sdk_groups.py also needs
+                     libcoremcp_git.so and libcoremcp_files.so).
 
 Each test gets its own temporary plugins folder holding copies of just those
 two libraries, plus an executable copy of fake_publish_cli.py that the

@@ -43,12 +43,7 @@ pub static GROUP: Group = Group {
             "required": ["args"],
             "additionalProperties": false
         }"#,
-        annotations: Annotations {
-            read_only_hint: Some(false),
-            destructive_hint: Some(true),
-            idempotent_hint: Some(false),
-            open_world_hint: Some(true),
-        },
+        annotations: Annotations::OPEN_WORLD_DESTRUCTIVE,
         runs: Runs::Local,
         remote_host: true,
         feature: None,

@@ -2,7 +2,10 @@
 //! fixture plugin, the real Publishing plugin and real child processes.
 
 mod commands;
+mod files;
+mod git;
 mod golden;
 mod plugins;
 mod protocol;
 mod publishing;
+mod sql;

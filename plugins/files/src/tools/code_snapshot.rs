@@ -1,0 +1,540 @@
+//! `code_snapshot`: a structural outline of a code tree — per file its language and symbols
+//! (modules, types, functions, methods with their container, signatures, line ranges), read
+//! with tree-sitter grammars for Rust, Python, TypeScript (and TSX), JavaScript and Go.
+//!
+//! Invariants:
+//! - The snapshot path resolves inside the roots; the walk follows no symlink, skips hidden
+//!   entries and honours `.gitignore`.
+//! - The output depends only on the files' contents and paths: files sorted by path, symbols by
+//!   position, no times, so two snapshots of one commit are equal whatever threads do.
+//! - Files of other languages are listed by path only (no `language`, no `symbols`); files
+//!   larger than [`MAX_PARSE_BYTES`] are listed with a `note` instead of symbols.
+//! - `save_to` (storing through the Registry) is refused as `unavailable` until the Registry
+//!   group is in the build.
+
+mod languages;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
+use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_kit::Roots;
+use ignore::WalkState;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use languages::{Detail, Language, Symbol};
+
+use crate::walk::{self, Globs};
+
+const DEFAULT_MAX_FILES: usize = 1000;
+/// Files larger than this are listed without symbols.
+pub const MAX_PARSE_BYTES: u64 = 1024 * 1024;
+/// Parsing threads at most (the host's pool runs other calls too).
+const MAX_THREADS: usize = 8;
+
+pub const TOOL: Tool = Tool {
+    name: "code_snapshot",
+    description: "Structural snapshot of a code tree: per file its language and symbols \
+        (modules, types, functions, methods with their parent, signatures, 1-based line ranges), \
+        read with tree-sitter for Rust, Python, TypeScript/TSX, JavaScript and Go; other files \
+        are listed by path. .gitignore-aware; files sorted by path, symbols by position. \
+        save_to (store in the Registry) is not available in this build yet.",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "folder (or file) to snapshot, relative to the first root or absolute inside the roots (default: the first root)"},
+            "include": {"type": "array", "items": {"type": "string"}, "description": "only files matching one of these globs (gitignore style: *.rs, src/**)"},
+            "exclude": {"type": "array", "items": {"type": "string"}, "description": "skip files and folders matching one of these globs"},
+            "languages": {"type": "array", "items": {"type": "string", "enum": ["rust", "python", "typescript", "javascript", "go"]}, "description": "only files of these languages (default: every file, other files without symbols)"},
+            "detail": {"type": "string", "enum": ["outline", "signatures", "full"], "description": "outline: kinds, names, lines; signatures: plus declaration headers; full: plus doc comments (default signatures)"},
+            "max_files": {"type": "integer", "minimum": 1, "maximum": 20000, "description": "files in the snapshot at most, first by path (default 1000)"},
+            "save_to": {"type": "string", "description": "Registry source ref to store the snapshot under (needs the Registry group; not in this build yet)"}
+        },
+        "additionalProperties": false
+    }"#,
+    annotations: Annotations::READ_ONLY,
+    runs: Runs::Local,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let params = Params::from_args(&args)?;
+    if params.save_to.is_some() {
+        return Err(ToolError::new(
+            codes::UNAVAILABLE,
+            "save_to is not available: storing a snapshot needs the Registry group, which is not \
+             in this build yet; call code_snapshot without save_to to get the snapshot inline",
+        ));
+    }
+    let roots = Roots::from_host()?;
+    let snapshot = snapshot(&roots, &params, ctx.raw().cancelled)?;
+    serde_json::to_value(snapshot)
+        .map_err(|e| ToolError::new(codes::INTERNAL, format!("code_snapshot result: {e}")))
+}
+
+/// The arguments, with defaults applied.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub path: Option<String>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// Language names; empty means every file.
+    pub languages: Vec<String>,
+    pub detail: Detail,
+    pub max_files: usize,
+    pub save_to: Option<String>,
+}
+
+impl Params {
+    pub fn from_args(args: &Args) -> Result<Self, ToolError> {
+        let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
+        let languages = owned(args.str_list("languages")?);
+        if let Some(bad) = languages
+            .iter()
+            .find(|l| !Language::NAMES.contains(&l.as_str()))
+        {
+            return Err(ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                format!(
+                    "argument \"languages\": unknown language {bad:?} (expected one of: {})",
+                    Language::NAMES.join(", ")
+                ),
+            ));
+        }
+        let detail = match args.opt_str("detail")?.unwrap_or("signatures") {
+            "outline" => Detail::Outline,
+            "signatures" => Detail::Signatures,
+            "full" => Detail::Full,
+            other => {
+                return Err(ToolError::new(
+                    codes::INVALID_ARGUMENTS,
+                    format!(
+                        "argument \"detail\": {other:?} is not one of outline, signatures, full"
+                    ),
+                ))
+            }
+        };
+        Ok(Self {
+            path: args.opt_str("path")?.map(str::to_owned),
+            include: owned(args.str_list("include")?),
+            exclude: owned(args.str_list("exclude")?),
+            languages,
+            detail,
+            max_files: args
+                .opt_u64("max_files")?
+                .map_or(DEFAULT_MAX_FILES, |n| n.max(1) as usize),
+            save_to: args.opt_str("save_to")?.map(str::to_owned),
+        })
+    }
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct Snapshot {
+    pub counts: Counts,
+    pub files: Vec<FileOutline>,
+    /// The snapshotted folder or file, canonical.
+    pub root: String,
+    /// Whether more than `max_files` files qualified (the first ones by path are listed).
+    pub truncated: bool,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    /// Files listed.
+    pub files: usize,
+    /// Listed files in a language with a grammar.
+    pub code_files: usize,
+    pub symbols: usize,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FileOutline {
+    /// Relative to the snapshot root, `/`-separated.
+    pub path: String,
+    /// Absent for files without a grammar here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbols: Option<Vec<Symbol>>,
+    /// Present (true) when tree-sitter recovered from syntax errors.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub syntax_errors: bool,
+    /// Why a code file has no symbols (too large, unreadable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Snapshots `params.path`; `cancelled` stops the work with a `cancelled` error.
+pub fn snapshot(
+    roots: &Roots,
+    params: &Params,
+    cancelled: &AtomicBool,
+) -> Result<Snapshot, ToolError> {
+    let root = roots.resolve("path", params.path.as_deref(), None)?;
+    let include = Globs::new("include", &params.include)?;
+    let exclude = Arc::new(Globs::new("exclude", &params.exclude)?);
+    let wanted = |language: Option<Language>| {
+        params.languages.is_empty()
+            || language.is_some_and(|l| params.languages.iter().any(|n| n == l.name()))
+    };
+
+    // 1. Which files: a parallel walk, then sorted, so the cut at max_files is stable.
+    let found: Mutex<Vec<(String, PathBuf, Option<Language>)>> = Mutex::new(Vec::new());
+    walk::builder(&root, false, exclude)
+        .build_parallel()
+        .run(|| {
+            let (found, include, wanted, root) = (&found, &include, &wanted, root.as_path());
+            Box::new(move |entry| {
+                if cancelled.load(Ordering::Relaxed) {
+                    return WalkState::Quit;
+                }
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return WalkState::Continue;
+                }
+                let rel = walk::relative(root, entry.path());
+                if !include.is_empty() && !include.matches(&rel) {
+                    return WalkState::Continue;
+                }
+                let language = Language::of_path(&rel);
+                if wanted(language) {
+                    found.lock().unwrap_or_else(PoisonError::into_inner).push((
+                        rel,
+                        entry.into_path(),
+                        language,
+                    ));
+                }
+                WalkState::Continue
+            })
+        });
+    let mut files = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    files.sort_by(|a, b| walk::path_order(&a.0, &b.0));
+    let truncated = files.len() > params.max_files;
+    files.truncate(params.max_files);
+
+    // 2. Outline the code files on a few threads; each result lands at its file's index.
+    let outlines: Vec<Mutex<Option<FileOutline>>> =
+        files.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_THREADS)
+        .min(files.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut parsers = languages::Parsers::default();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= files.len() || cancelled.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let (rel, path, language) = &files[i];
+                    let outline = outline_file(&mut parsers, path, rel, *language, params.detail);
+                    *outlines[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(outline);
+                }
+            });
+        }
+    });
+    if cancelled.load(Ordering::Relaxed) {
+        return Err(ToolError::new(
+            codes::CANCELLED,
+            "code_snapshot stopped: the call was cancelled or ran out of time",
+        ));
+    }
+    let files: Vec<FileOutline> = outlines
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+        .collect();
+    let counts = Counts {
+        files: files.len(),
+        code_files: files.iter().filter(|f| f.language.is_some()).count(),
+        symbols: files
+            .iter()
+            .map(|f| f.symbols.as_ref().map_or(0, Vec::len))
+            .sum(),
+    };
+    Ok(Snapshot {
+        counts,
+        files,
+        root: root.display().to_string(),
+        truncated,
+    })
+}
+
+fn outline_file(
+    parsers: &mut languages::Parsers,
+    path: &Path,
+    rel: &str,
+    language: Option<Language>,
+    detail: Detail,
+) -> FileOutline {
+    let mut out = FileOutline {
+        path: rel.to_owned(),
+        language: language.map(Language::name),
+        symbols: None,
+        syntax_errors: false,
+        note: None,
+    };
+    let Some(language) = language else {
+        return out;
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.len() > MAX_PARSE_BYTES => {
+            out.note = Some(format!(
+                "not parsed: {} bytes is more than the {} byte limit",
+                meta.len(),
+                MAX_PARSE_BYTES
+            ));
+            return out;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            out.note = Some(format!("not read: {e}"));
+            return out;
+        }
+    }
+    let source = match std::fs::read(path) {
+        Ok(source) => source,
+        Err(e) => {
+            out.note = Some(format!("not read: {e}"));
+            return out;
+        }
+    };
+    match parsers.outline(language, &source, detail) {
+        Ok(outline) => {
+            out.symbols = Some(outline.symbols);
+            out.syntax_errors = outline.syntax_errors;
+        }
+        Err(e) => out.note = Some(format!("not parsed: {e}")),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Tree;
+    use coremcp_plugin_api::CallCtx;
+    use serde_json::json;
+
+    fn params(args: Value) -> Result<Params, ToolError> {
+        Params::from_args(&Args(args.as_object().cloned().expect("object arguments")))
+    }
+
+    fn run(tree: &Tree, args: Value) -> Result<Snapshot, ToolError> {
+        snapshot(&tree.roots(), &params(args)?, &AtomicBool::new(false))
+    }
+
+    /// Files as `path language symbol-count`.
+    fn shown(snapshot: &Snapshot) -> Vec<String> {
+        snapshot
+            .files
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {} {}",
+                    f.path,
+                    f.language.unwrap_or("-"),
+                    f.symbols
+                        .as_ref()
+                        .map_or("-".to_owned(), |s| s.len().to_string())
+                )
+            })
+            .collect()
+    }
+
+    fn sample() -> Tree {
+        let tree = Tree::new("snapshot");
+        tree.write(
+            "src/lib.rs",
+            "pub mod a;\nstruct S;\nimpl S {\n    fn new() -> Self { S }\n}\n",
+        )
+        .write("src/a.rs", "pub fn a() {}\n")
+        .write("tools/run.py", "def run():\n    pass\n")
+        .write("web/app.ts", "export function app(): void {}\n")
+        .write("web/view.tsx", "export const View = () => <div/>;\n")
+        .write("web/legacy.js", "function old() {}\n")
+        .write("cmd/main.go", "package main\nfunc main() {}\n")
+        .write("README.md", "# readme\n")
+        .write(".gitignore", "gen/\n")
+        .write("gen/big.rs", "fn generated() {}\n")
+        .write(".hidden/x.rs", "fn hidden() {}\n")
+        .write("broken.rs", "fn ok() {}\nfn broken( {\n");
+        tree
+    }
+
+    #[test]
+    fn files_languages_and_filters() {
+        let tree = sample();
+        let cases = [
+            (
+                json!({}),
+                vec![
+                    "README.md - -",
+                    "broken.rs rust 1",
+                    "cmd/main.go go 2",
+                    "src/a.rs rust 1",
+                    "src/lib.rs rust 4",
+                    "tools/run.py python 1",
+                    "web/app.ts typescript 1",
+                    "web/legacy.js javascript 1",
+                    "web/view.tsx typescript 1",
+                ],
+            ),
+            (
+                json!({"languages": ["typescript", "go"]}),
+                vec![
+                    "cmd/main.go go 2",
+                    "web/app.ts typescript 1",
+                    "web/view.tsx typescript 1",
+                ],
+            ),
+            (
+                json!({"include": ["src", "*.py"], "exclude": ["a.rs"]}),
+                vec!["src/lib.rs rust 4", "tools/run.py python 1"],
+            ),
+            (
+                json!({"path": "web", "exclude": ["*.ts*"]}),
+                vec!["legacy.js javascript 1"],
+            ),
+            (json!({"path": "src/a.rs"}), vec!["a.rs rust 1"]),
+        ];
+        for (args, expected) in cases {
+            let snapshot = run(&tree, args.clone()).unwrap_or_else(|e| panic!("{args}: {e}"));
+            assert_eq!(shown(&snapshot), expected, "{args}");
+            assert!(!snapshot.truncated);
+            assert_eq!(snapshot.counts.files, expected.len());
+        }
+        let all = run(&tree, json!({})).expect("snapshot");
+        assert_eq!(all.counts.code_files, 8);
+        assert_eq!(all.counts.symbols, 12);
+        let broken = all
+            .files
+            .iter()
+            .find(|f| f.path == "broken.rs")
+            .expect("broken.rs");
+        assert!(broken.syntax_errors);
+        let lib = all
+            .files
+            .iter()
+            .find(|f| f.path == "src/lib.rs")
+            .expect("lib.rs");
+        let symbols = lib.symbols.as_ref().expect("symbols");
+        assert_eq!(
+            symbols
+                .iter()
+                .map(|s| (s.kind, s.name.as_str(), s.start_line))
+                .collect::<Vec<_>>(),
+            [
+                ("module", "a", 1),
+                ("struct", "S", 2),
+                ("impl", "S", 3),
+                ("method", "new", 4)
+            ]
+        );
+        assert_eq!(symbols[3].parent.as_deref(), Some("S"));
+        assert_eq!(symbols[3].signature.as_deref(), Some("fn new() -> Self"));
+    }
+
+    #[test]
+    fn detail_levels() {
+        let tree = Tree::new("detail");
+        tree.write("a.rs", "/// Says hi.\npub fn hi() {}\n");
+        let symbol = |detail: &str| {
+            let snapshot = run(&tree, json!({"detail": detail})).expect("snapshot");
+            snapshot.files[0].symbols.as_ref().expect("symbols")[0].clone()
+        };
+        let outline = symbol("outline");
+        assert_eq!((outline.signature, outline.doc), (None, None));
+        let signatures = symbol("signatures");
+        assert_eq!(signatures.signature.as_deref(), Some("pub fn hi()"));
+        assert_eq!(signatures.doc, None);
+        let full = symbol("full");
+        assert_eq!(full.doc.as_deref(), Some("Says hi."));
+        assert_eq!((full.start_line, full.end_line), (2, 2));
+    }
+
+    #[test]
+    fn max_files_cuts_by_path_and_two_snapshots_are_equal() {
+        let tree = sample();
+        let snapshot = run(&tree, json!({"max_files": 3})).expect("snapshot");
+        assert_eq!(
+            shown(&snapshot),
+            ["README.md - -", "broken.rs rust 1", "cmd/main.go go 2"]
+        );
+        assert!(snapshot.truncated);
+        let one = run(&tree, json!({"detail": "full"})).expect("snapshot");
+        let two = run(&tree, json!({"detail": "full"})).expect("snapshot");
+        assert_eq!(one, two);
+        // This crate's own sources: many files on several threads, still the same twice.
+        let here =
+            Roots::new(vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))]).expect("roots");
+        let p = params(json!({"path": "src"})).expect("params");
+        let first = snapshot_json(&here, &p);
+        let second = snapshot_json(&here, &p);
+        assert_eq!(first, second);
+        assert!(
+            first.contains(r#""kind":"function","name":"search""#),
+            "files_search's search()"
+        );
+    }
+
+    fn snapshot_json(roots: &Roots, p: &Params) -> String {
+        let snapshot = super::snapshot(roots, p, &AtomicBool::new(false)).expect("snapshot");
+        assert!(snapshot.counts.symbols > 50, "{:?}", snapshot.counts);
+        serde_json::to_string(&snapshot).expect("json")
+    }
+
+    #[test]
+    fn paths_stay_inside_the_roots_and_save_to_is_unavailable() {
+        let tree = sample();
+        tree.symlink(&tree.outside(), "out")
+            .symlink(&tree.root().join("loop2"), "loop1")
+            .symlink(&tree.root().join("loop1"), "loop2");
+        std::fs::write(tree.outside().join("evil.rs"), "fn evil() {}\n").expect("write");
+        let all = run(&tree, json!({})).expect("snapshot");
+        assert!(
+            all.files.iter().all(|f| !f.path.starts_with("out/")),
+            "symlinks not followed"
+        );
+        let outside = tree.outside().display().to_string();
+        let cases = [
+            (json!({"path": "../outside"}), "\"..\" is not allowed"),
+            (
+                json!({"path": outside}),
+                "an absolute path outside the roots",
+            ),
+            (json!({"path": "out"}), "leads outside the roots"),
+            (json!({"path": "loop1"}), "a symlink loop"),
+        ];
+        for (args, needle) in cases {
+            let err = run(&tree, args.clone()).expect_err("refused");
+            assert!(err.message.contains(needle), "{args}: {err}");
+        }
+        let err = params(json!({"languages": ["cobol"]})).expect_err("unknown language");
+        assert_eq!(err.code.as_str(), codes::INVALID_ARGUMENTS);
+
+        let cancelled = AtomicBool::new(false);
+        let raw = CallCtx {
+            deadline_unix_ms: u64::MAX,
+            cancelled: &cancelled,
+        };
+        let args = Args(
+            json!({"save_to": "CORE/core-mcp"})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        let err = handler(&Ctx::new(&raw), args).expect_err("unavailable");
+        assert_eq!(err.code.as_str(), codes::UNAVAILABLE);
+        assert!(err.message.contains("Registry"), "{err}");
+    }
+}

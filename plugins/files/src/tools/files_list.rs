@@ -1,0 +1,396 @@
+//! `files_list`: a folder's entries, or a tree down to `depth`, with type, size and mtime.
+//!
+//! Invariants:
+//! - The listed path resolves inside the roots; the walk follows no symlink (a symlink is listed
+//!   as `symlink` with its target text, never entered), skips hidden entries unless
+//!   `include_hidden`, and honours `.gitignore`.
+//! - Entries are sorted component by component (a folder's entries follow it), so the first
+//!   `max_entries` are always the same ones; `truncated` is true exactly when more exist.
+//! - With `include` globs, a file is listed when it (or a parent folder) matches, and a folder
+//!   when it matches or holds a listed entry.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
+use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_kit::Roots;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::walk::{self, Globs};
+
+const DEFAULT_DEPTH: usize = 1;
+const MAX_DEPTH: usize = 6;
+const DEFAULT_MAX_ENTRIES: usize = 500;
+/// Walk errors (unreadable folders) reported at most.
+const MAX_ERRORS: usize = 10;
+
+pub const TOOL: Tool = Tool {
+    name: "files_list",
+    description: "List a directory, or a tree to depth, with type (file, dir, symlink), size and \
+        mtime (RFC 3339 UTC). .gitignore-aware; hidden entries only with include_hidden; \
+        symlinks are listed, never followed. Sorted by path, relative to the listed folder.",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "folder (or file) to list, relative to the first root or absolute inside the roots (default: the first root)"},
+            "depth": {"type": "integer", "minimum": 1, "maximum": 6, "description": "levels to descend; 1 lists the folder's own entries (default 1)"},
+            "include": {"type": "array", "items": {"type": "string"}, "description": "only entries matching one of these globs (gitignore style: *.rs, src/**), plus the folders holding them"},
+            "include_hidden": {"type": "boolean", "description": "list hidden entries too (default false)"},
+            "max_entries": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "entries returned at most (default 500)"}
+        },
+        "additionalProperties": false
+    }"#,
+    annotations: Annotations::READ_ONLY,
+    runs: Runs::Local,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let params = Params::from_args(&args)?;
+    let roots = Roots::from_host()?;
+    let listing = list(&roots, &params, ctx.raw().cancelled)?;
+    serde_json::to_value(listing)
+        .map_err(|e| ToolError::new(codes::INTERNAL, format!("files_list result: {e}")))
+}
+
+/// The arguments, with defaults applied.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub path: Option<String>,
+    pub depth: usize,
+    pub include: Vec<String>,
+    pub include_hidden: bool,
+    pub max_entries: usize,
+}
+
+impl Params {
+    pub fn from_args(args: &Args) -> Result<Self, ToolError> {
+        Ok(Self {
+            path: args.opt_str("path")?.map(str::to_owned),
+            depth: args
+                .opt_u64("depth")?
+                .map_or(DEFAULT_DEPTH, |d| (d as usize).clamp(1, MAX_DEPTH)),
+            include: args
+                .str_list("include")?
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            include_hidden: args.opt_bool("include_hidden")?.unwrap_or(false),
+            max_entries: args
+                .opt_u64("max_entries")?
+                .map_or(DEFAULT_MAX_ENTRIES, |n| n.max(1) as usize),
+        })
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Listing {
+    /// The listed folder or file, canonical.
+    pub root: String,
+    pub entries: Vec<Entry>,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Entry {
+    /// Relative to the listed folder, `/`-separated.
+    pub path: String,
+    /// `file`, `dir`, `symlink` or `other` (socket, fifo, device).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Bytes, for files and symlinks (the link itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// RFC 3339 UTC, to the second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<String>,
+    /// What a symlink points to, as written (never followed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// Lists `params.path`; `cancelled` stops the walk with a `cancelled` error.
+pub fn list(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<Listing, ToolError> {
+    let root = roots.resolve("path", params.path.as_deref(), None)?;
+    let include = Globs::new("include", &params.include)?;
+    let mut builder = walk::builder(
+        &root,
+        params.include_hidden,
+        Arc::new(Globs::new("exclude", &[] as &[&str])?),
+    );
+    builder
+        .max_depth(Some(params.depth))
+        .threads(1)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    let root_is_dir = root.is_dir();
+    let mut entries: Vec<Entry> = Vec::new();
+    // Folders seen but not listed yet (with include globs): listed once something inside is.
+    let mut pending: Vec<(usize, Entry)> = Vec::new();
+    let mut errors = Vec::new();
+    let mut truncated = false;
+    for item in builder.build() {
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(ToolError::new(
+                codes::CANCELLED,
+                "files_list stopped: the call was cancelled or ran out of time",
+            ));
+        }
+        let dent = match item {
+            Ok(dent) => dent,
+            Err(err) => {
+                if errors.len() < MAX_ERRORS {
+                    errors.push(err.to_string());
+                }
+                continue;
+            }
+        };
+        if dent.depth() == 0 && root_is_dir {
+            continue;
+        }
+        let entry = describe(&root, &dent);
+        let depth = dent.depth();
+        let is_dir = entry.kind == "dir";
+        let mut listed = Vec::new();
+        if include.is_empty() {
+            listed.push(entry);
+        } else {
+            pending.retain(|(d, _)| *d < depth);
+            if include.matches(&entry.path) {
+                listed.extend(pending.drain(..).map(|(_, e)| e));
+                listed.push(entry);
+            } else if is_dir {
+                pending.push((depth, entry));
+            }
+        }
+        for entry in listed {
+            if entries.len() == params.max_entries {
+                truncated = true;
+                break;
+            }
+            entries.push(entry);
+        }
+        if truncated {
+            break;
+        }
+    }
+    entries.sort_by(|a, b| walk::path_order(&a.path, &b.path));
+    Ok(Listing {
+        root: root.display().to_string(),
+        entries,
+        truncated,
+        errors,
+    })
+}
+
+fn describe(root: &std::path::Path, dent: &ignore::DirEntry) -> Entry {
+    let path = walk::relative(root, dent.path());
+    let meta = dent.metadata().ok();
+    let file_type = dent.file_type();
+    let kind = match file_type {
+        Some(t) if t.is_symlink() => "symlink",
+        Some(t) if t.is_dir() => "dir",
+        Some(t) if t.is_file() => "file",
+        _ => "other",
+    };
+    let mtime = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .map(|t| match t.duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_secs() as i64,
+            Err(e) => -(e.duration().as_secs() as i64) - i64::from(e.duration().subsec_nanos() > 0),
+        })
+        .map(walk::rfc3339);
+    let size = match kind {
+        "file" | "symlink" => meta.as_ref().map(std::fs::Metadata::len),
+        _ => None,
+    };
+    let target = (kind == "symlink")
+        .then(|| std::fs::read_link(dent.path()).ok())
+        .flatten()
+        .map(|t| t.to_string_lossy().into_owned());
+    Entry {
+        path,
+        kind,
+        size,
+        mtime,
+        target,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Tree;
+    use serde_json::json;
+
+    fn run(tree: &Tree, args: Value) -> Result<Listing, ToolError> {
+        let args = Args(args.as_object().cloned().expect("object arguments"));
+        list(
+            &tree.roots(),
+            &Params::from_args(&args)?,
+            &AtomicBool::new(false),
+        )
+    }
+
+    /// Entries as `path type`.
+    fn shown(listing: &Listing) -> Vec<String> {
+        listing
+            .entries
+            .iter()
+            .map(|e| format!("{} {}", e.path, e.kind))
+            .collect()
+    }
+
+    fn sample() -> Tree {
+        let tree = Tree::new("list");
+        tree.write("b.txt", "bb")
+            .write("a/x.rs", "fn x() {}")
+            .write("a/deep/er/z.rs", "")
+            .write("a-b/y.txt", "y")
+            .write("Cap.md", "#")
+            .write(".gitignore", "target/\n")
+            .write("target/out.bin", "0")
+            .write(".hidden/h.txt", "h")
+            .symlink(&tree.outside(), "link");
+        tree
+    }
+
+    #[test]
+    fn depth_sorting_globs_and_hidden() {
+        let tree = sample();
+        let cases = [
+            (
+                json!({}),
+                vec![
+                    "Cap.md file",
+                    "a dir",
+                    "a-b dir",
+                    "b.txt file",
+                    "link symlink",
+                ],
+            ),
+            (
+                json!({"depth": 2}),
+                vec![
+                    "Cap.md file",
+                    "a dir",
+                    "a/deep dir",
+                    "a/x.rs file",
+                    "a-b dir",
+                    "a-b/y.txt file",
+                    "b.txt file",
+                    "link symlink",
+                ],
+            ),
+            (
+                json!({"depth": 6, "include": ["*.rs"]}),
+                vec![
+                    "a dir",
+                    "a/deep dir",
+                    "a/deep/er dir",
+                    "a/deep/er/z.rs file",
+                    "a/x.rs file",
+                ],
+            ),
+            (
+                json!({"depth": 3, "include": ["a-b"]}),
+                vec!["a-b dir", "a-b/y.txt file"],
+            ),
+            (
+                json!({"include_hidden": true}),
+                vec![
+                    ".gitignore file",
+                    ".hidden dir",
+                    "Cap.md file",
+                    "a dir",
+                    "a-b dir",
+                    "b.txt file",
+                    "link symlink",
+                ],
+            ),
+            (
+                json!({"path": "a", "depth": 2}),
+                vec!["deep dir", "deep/er dir", "x.rs file"],
+            ),
+            (json!({"path": "a/x.rs"}), vec!["x.rs file"]),
+        ];
+        for (args, expected) in cases {
+            let listing = run(&tree, args.clone()).unwrap_or_else(|e| panic!("{args}: {e}"));
+            assert_eq!(shown(&listing), expected, "{args}");
+            assert!(!listing.truncated, "{args}");
+        }
+    }
+
+    #[test]
+    fn entries_carry_size_mtime_and_link_target() {
+        let tree = sample();
+        let listing = run(&tree, json!({})).expect("list");
+        let find = |path: &str| {
+            listing
+                .entries
+                .iter()
+                .find(|e| e.path == path)
+                .unwrap_or_else(|| panic!("{path} listed"))
+        };
+        assert_eq!(find("b.txt").size, Some(2));
+        assert_eq!(find("a").size, None);
+        let link = find("link");
+        assert_eq!(
+            link.target.as_deref(),
+            Some(tree.outside().to_str().expect("utf-8"))
+        );
+        for entry in &listing.entries {
+            let mtime = entry.mtime.as_deref().expect("mtime");
+            assert!(
+                mtime.len() == 20 && mtime.ends_with('Z') && mtime.as_bytes()[10] == b'T',
+                "{mtime}"
+            );
+            assert!(mtime >= "2020-01-01T00:00:00Z", "{mtime}");
+        }
+    }
+
+    #[test]
+    fn max_entries_truncates_deterministically() {
+        let tree = sample();
+        let listing = run(&tree, json!({"depth": 6, "max_entries": 3})).expect("list");
+        assert_eq!(shown(&listing), ["Cap.md file", "a dir", "a/deep dir"]);
+        assert!(listing.truncated);
+        let listing = run(&tree, json!({"depth": 6, "max_entries": 11})).expect("list");
+        assert_eq!(listing.entries.len(), 10);
+        assert!(!listing.truncated);
+    }
+
+    #[test]
+    fn paths_stay_inside_the_roots() {
+        let tree = sample();
+        tree.symlink(&tree.root().join("loop2"), "loop1")
+            .symlink(&tree.root().join("loop1"), "loop2");
+        let outside = tree.outside().display().to_string();
+        let cases = [
+            (json!({"path": "../outside"}), "\"..\" is not allowed"),
+            (json!({"path": "a/../../outside"}), "\"..\" is not allowed"),
+            (
+                json!({"path": outside}),
+                "an absolute path outside the roots",
+            ),
+            (json!({"path": "link"}), "leads outside the roots"),
+            (json!({"path": "loop1"}), "a symlink loop"),
+            (json!({"path": "missing"}), "no such file or directory"),
+        ];
+        for (args, needle) in cases {
+            let err = run(&tree, args.clone()).expect_err("refused");
+            assert!(err.message.contains(needle), "{args}: {err}");
+        }
+        // The symlink is listed, never entered.
+        let listing = run(&tree, json!({"depth": 6, "include_hidden": true})).expect("list");
+        assert!(listing.entries.iter().all(|e| !e.path.starts_with("link/")));
+        assert!(listing.entries.iter().all(|e| !e.path.contains("secret")));
+    }
+}

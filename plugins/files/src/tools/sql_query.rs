@@ -1,0 +1,580 @@
+//! `sql_query`: SQL against PostgreSQL through named connections from the host's configuration
+//! (`--sql NAME=URL` / `COREMCP_SQL`), so credentials never pass through tool arguments.
+//!
+//! Invariants:
+//! - Every statement runs in a transaction that is `READ ONLY` unless the caller passes
+//!   `read_only: false`, with `statement_timeout` set inside it; a client cancel or the call's
+//!   deadline cancels the statement on the server.
+//! - At most `max_rows` rows are fetched from the server (a portal), never the whole result.
+//! - Parameters are sent in text format, so PostgreSQL parses them for whatever type the
+//!   statement infers; values come back as JSON (numeric as exact strings).
+//! - Errors carry PostgreSQL's message, SQLSTATE and position; connection URLs are never shown.
+
+use std::error::Error as StdError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use coremcp_plugin_api::sdk::{self, codes, Args, Ctx, Tool};
+use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use postgres::error::{DbError, ErrorPosition, SqlState};
+use postgres::types::{to_sql_checked, Format, FromSql, IsNull, Kind, ToSql, Type};
+use postgres::{Client, NoTls};
+use serde_json::{json, Map, Value};
+
+/// The host configuration key: a JSON object of connection name → URL.
+const CONNECTIONS_KEY: &str = "sql.connections";
+const DEFAULT_MAX_ROWS: u64 = 200;
+const DEFAULT_TIMEOUT_S: u64 = 30;
+/// How long connecting may take, at most.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub const TOOL: Tool = Tool {
+    name: "sql_query",
+    description:
+        "Run SQL against PostgreSQL, in a read-only transaction by default. Rows come back \
+        as JSON with column names and types. Connections are named in local configuration \
+        (credentials are never passed as arguments).",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "sql": {"type": "string", "description": "one SQL statement; $1..$n for params"},
+            "params": {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]},
+                       "description": "values for $1..$n"},
+            "database": {"type": "string", "description": "connection name from local configuration (default: default)"},
+            "read_only": {"type": "boolean", "description": "run in a READ ONLY transaction (default true)"},
+            "max_rows": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "rows returned at most (default 200)"},
+            "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600, "description": "statement timeout in seconds (default 30)"}
+        },
+        "required": ["sql"],
+        "additionalProperties": false
+    }"#,
+    annotations: Annotations::OPEN_WORLD_DESTRUCTIVE,
+    runs: Runs::Local,
+    remote_host: true,
+    feature: None,
+    handler: sql_query,
+};
+
+fn sql_query(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let sql = args.str("sql")?;
+    let name = args.opt_str("database")?.unwrap_or("default");
+    let read_only = args.opt_bool("read_only")?.unwrap_or(true);
+    let max_rows = args.opt_u64("max_rows")?.unwrap_or(DEFAULT_MAX_ROWS) as usize;
+    let asked = Duration::from_secs(args.opt_u64("timeout_s")?.unwrap_or(DEFAULT_TIMEOUT_S));
+    let timeout = asked.min(ctx.remaining()).max(Duration::from_millis(1));
+    let params: Vec<TextParam> = match args.0.get("params") {
+        Some(Value::Array(values)) => values.iter().map(TextParam::from_json).collect(),
+        _ => Vec::new(),
+    };
+    let url = connection_url(name)?;
+    let started = Instant::now();
+    let mut client = connect(name, &url, timeout.min(CONNECT_TIMEOUT))?;
+    let token = client.cancel_token();
+    let outcome = with_cancel(token, ctx.raw().cancelled, || {
+        run(&mut client, sql, &params, read_only, max_rows, timeout)
+    });
+    let mut result = outcome.map_err(|e| sql_error(e, timeout, read_only))?;
+    if let Value::Object(map) = &mut result {
+        map.insert("database".into(), json!(name));
+        map.insert("read_only".into(), json!(read_only));
+        map.insert(
+            "elapsed_ms".into(),
+            json!(started.elapsed().as_millis() as u64),
+        );
+    }
+    Ok(result)
+}
+
+/// The URL of a named connection, from the host's configuration.
+fn connection_url(name: &str) -> Result<String, ToolError> {
+    let configured: Map<String, Value> = sdk::config(CONNECTIONS_KEY)
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    match configured.get(name).and_then(Value::as_str) {
+        Some(url) => Ok(url.to_owned()),
+        None if configured.is_empty() => Err(ToolError::new(
+            codes::NOT_CONFIGURED,
+            "no PostgreSQL connection is configured: start Core MCP with --sql NAME=URL or set \
+             COREMCP_SQL (credentials stay in that configuration, never in arguments)",
+        )),
+        None => {
+            let names: Vec<&str> = configured.keys().map(String::as_str).collect();
+            Err(ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                format!(
+                    "argument \"database\": no connection named \"{name}\" (configured: {})",
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+fn connect(name: &str, url: &str, timeout: Duration) -> Result<Client, ToolError> {
+    let mut config: postgres::Config = url.parse().map_err(|e| {
+        ToolError::new(
+            codes::NOT_CONFIGURED,
+            format!("connection \"{name}\" is not a valid PostgreSQL URL: {e}"),
+        )
+    })?;
+    config.connect_timeout(timeout);
+    config.application_name("coremcp sql_query");
+    config.connect(NoTls).map_err(|e| {
+        // The error may quote the host but never the URL (which may hold a password).
+        ToolError::new(
+            codes::FAILED,
+            format!("cannot connect to \"{name}\": {}", source_chain(&e)),
+        )
+    })
+}
+
+/// Runs `f` while a watcher cancels the server-side statement if `cancelled` is set.
+fn with_cancel<T>(
+    token: postgres::CancelToken,
+    cancelled: &AtomicBool,
+    f: impl FnOnce() -> T,
+) -> T {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if cancelled.load(Ordering::Relaxed) {
+                    let _ = token.cancel_query(NoTls);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+        });
+        let out = f();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
+}
+
+fn run(
+    client: &mut Client,
+    sql: &str,
+    params: &[TextParam],
+    read_only: bool,
+    max_rows: usize,
+    timeout: Duration,
+) -> Result<Value, postgres::Error> {
+    let mut tx = if read_only {
+        client.build_transaction().read_only(true).start()?
+    } else {
+        client.transaction()?
+    };
+    tx.batch_execute(&format!(
+        "SET LOCAL statement_timeout = {}",
+        timeout.as_millis().max(1)
+    ))?;
+    let statement = tx.prepare(sql)?;
+    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+    let columns: Vec<Value> = statement
+        .columns()
+        .iter()
+        .map(|c| json!({"name": c.name(), "type": c.type_().name()}))
+        .collect();
+    let result = if statement.columns().is_empty() {
+        let affected = tx.execute(&statement, &refs)?;
+        json!({"columns": [], "rows": [], "row_count": 0, "rows_affected": affected, "truncated": false})
+    } else {
+        let portal = tx.bind(&statement, &refs)?;
+        let fetched = tx.query_portal(&portal, (max_rows + 1) as i32)?;
+        let truncated = fetched.len() > max_rows;
+        let keys = unique_keys(statement.columns().iter().map(|c| c.name()));
+        let rows: Vec<Value> = fetched
+            .iter()
+            .take(max_rows)
+            .map(|row| {
+                let mut object = Map::new();
+                for (i, key) in keys.iter().enumerate() {
+                    let cell: Cell = row.try_get(i).unwrap_or(Cell(Value::Null));
+                    object.insert(key.clone(), cell.0);
+                }
+                Value::Object(object)
+            })
+            .collect();
+        json!({"columns": columns, "rows": rows, "row_count": rows.len(), "truncated": truncated})
+    };
+    tx.commit()?;
+    Ok(result)
+}
+
+/// Column names as object keys; a repeated name gets `_2`, `_3`, ….
+fn unique_keys<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for name in names {
+        let mut key = name.to_owned();
+        let mut n = 2;
+        while keys.contains(&key) {
+            key = format!("{name}_{n}");
+            n += 1;
+        }
+        keys.push(key);
+    }
+    keys
+}
+
+fn sql_error(err: postgres::Error, timeout: Duration, read_only: bool) -> ToolError {
+    let Some(db) = err.as_db_error() else {
+        return ToolError::new(codes::FAILED, format!("PostgreSQL: {}", source_chain(&err)));
+    };
+    let code = db.code();
+    let tool_code = if *code == SqlState::QUERY_CANCELED {
+        codes::TIMEOUT
+    } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+        codes::INVALID_ARGUMENTS
+    } else {
+        codes::FAILED
+    };
+    let mut message = describe(db);
+    if *code == SqlState::QUERY_CANCELED {
+        message.push_str(&format!(
+            " (the statement ran past {} s, or the call was cancelled)",
+            timeout.as_secs_f64()
+        ));
+    }
+    if *code == SqlState::READ_ONLY_SQL_TRANSACTION && read_only {
+        message.push_str(" (the transaction is read-only; pass read_only: false to write)");
+    }
+    ToolError::new(tool_code, message)
+}
+
+/// `ERROR 42P01: relation "x" does not exist (at character 15); detail: …; hint: …`.
+fn describe(db: &DbError) -> String {
+    let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
+    match db.position() {
+        Some(ErrorPosition::Original(at)) => text.push_str(&format!(" (at character {at})")),
+        Some(ErrorPosition::Internal { position, query }) => text.push_str(&format!(
+            " (at character {position} of internal query: {query})"
+        )),
+        None => {}
+    }
+    if let Some(detail) = db.detail() {
+        text.push_str(&format!("; detail: {detail}"));
+    }
+    if let Some(hint) = db.hint() {
+        text.push_str(&format!("; hint: {hint}"));
+    }
+    text
+}
+
+fn source_chain(err: &dyn StdError) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(inner) = source {
+        let next = inner.to_string();
+        if !text.contains(&next) {
+            text.push_str(&format!(": {next}"));
+        }
+        source = inner.source();
+    }
+    text
+}
+
+/// A parameter sent in text format: PostgreSQL parses it as the type it infers for `$n`.
+#[derive(Debug)]
+struct TextParam(Option<String>);
+
+impl TextParam {
+    fn from_json(value: &Value) -> Self {
+        Self(match value {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            other => Some(other.to_string()),
+        })
+    }
+}
+
+impl ToSql for TextParam {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        match &self.0 {
+            Some(text) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
+            None => Ok(IsNull::Yes),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _ty: &Type) -> Format {
+        Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+/// One result value as JSON, decoded from PostgreSQL's binary format by type.
+struct Cell(Value);
+
+impl<'a> FromSql<'a> for Cell {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        decode(ty, raw).map(Cell)
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        Ok(Cell(Value::Null))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+type DecodeResult = Result<Value, Box<dyn StdError + Sync + Send>>;
+
+fn decode(ty: &Type, raw: &[u8]) -> DecodeResult {
+    Ok(match *ty {
+        Type::BOOL => json!(bool::from_sql(ty, raw)?),
+        Type::INT2 => json!(i16::from_sql(ty, raw)?),
+        Type::INT4 => json!(i32::from_sql(ty, raw)?),
+        Type::INT8 => json!(i64::from_sql(ty, raw)?),
+        Type::OID => json!(u32::from_sql(ty, raw)?),
+        Type::FLOAT4 => float(f64::from(f32::from_sql(ty, raw)?)),
+        Type::FLOAT8 => float(f64::from_sql(ty, raw)?),
+        Type::CHAR => json!((i8::from_sql(ty, raw)? as u8 as char).to_string()),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
+            json!(String::from_sql(ty, raw)?)
+        }
+        Type::JSON | Type::JSONB => Value::from_sql(ty, raw)?,
+        Type::BYTEA => json!(format!("\\x{}", hex(raw))),
+        Type::UUID => json!(uuid(raw)?),
+        Type::NUMERIC => json!(numeric(raw)?),
+        Type::DATE => json!(date(i32::from_be_bytes(fixed(raw)?))),
+        Type::TIMESTAMP => json!(timestamp(i64::from_be_bytes(fixed(raw)?), false)),
+        Type::TIMESTAMPTZ => json!(timestamp(i64::from_be_bytes(fixed(raw)?), true)),
+        Type::TIME => json!(time_of_day(i64::from_be_bytes(fixed(raw)?))),
+        _ => match ty.kind() {
+            Kind::Array(element) => array(element, raw)?,
+            Kind::Enum(_) => json!(String::from_utf8_lossy(raw)),
+            _ => json!(format!("<{} value: cast it to text to see it>", ty.name())),
+        },
+    })
+}
+
+fn float(value: f64) -> Value {
+    if value.is_finite() {
+        json!(value)
+    } else {
+        json!(value.to_string())
+    }
+}
+
+fn fixed<const N: usize>(raw: &[u8]) -> Result<[u8; N], Box<dyn StdError + Sync + Send>> {
+    raw.try_into()
+        .map_err(|_| format!("expected {N} bytes, got {}", raw.len()).into())
+}
+
+fn hex(raw: &[u8]) -> String {
+    raw.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn uuid(raw: &[u8]) -> Result<String, Box<dyn StdError + Sync + Send>> {
+    let b: [u8; 16] = fixed(raw)?;
+    let h = hex(&b);
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
+}
+
+/// Arrays of any decodable element type, flattened to nested JSON arrays (one dimension).
+fn array(element: &Type, raw: &[u8]) -> DecodeResult {
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Result<&[u8], Box<dyn StdError + Sync + Send>> {
+        let slice = raw.get(at..at + n).ok_or("truncated array")?;
+        at += n;
+        Ok(slice)
+    };
+    let dims = i32::from_be_bytes(fixed(take(4)?)?);
+    let _has_nulls = take(4)?;
+    let _oid = take(4)?;
+    if dims == 0 {
+        return Ok(json!([]));
+    }
+    let mut count = 1i64;
+    for _ in 0..dims {
+        count *= i64::from(i32::from_be_bytes(fixed(take(4)?)?));
+        let _lower = take(4)?;
+    }
+    let mut items = Vec::new();
+    for _ in 0..count {
+        let len = i32::from_be_bytes(fixed(take(4)?)?);
+        if len < 0 {
+            items.push(Value::Null);
+        } else {
+            items.push(decode(element, take(len as usize)?)?);
+        }
+    }
+    Ok(Value::Array(items))
+}
+
+/// NUMERIC's binary form (base-10000 digits) as an exact decimal string.
+fn numeric(raw: &[u8]) -> Result<String, Box<dyn StdError + Sync + Send>> {
+    let word = |i: usize| -> Result<u16, Box<dyn StdError + Sync + Send>> {
+        Ok(u16::from_be_bytes(fixed(
+            raw.get(i * 2..i * 2 + 2).ok_or("short numeric")?,
+        )?))
+    };
+    let ndigits = word(0)? as usize;
+    let weight = word(1)? as i16 as i32;
+    let sign = word(2)?;
+    let dscale = word(3)? as usize;
+    match sign {
+        0xC000 => return Ok("NaN".into()),
+        0xD000 => return Ok("Infinity".into()),
+        0xF000 => return Ok("-Infinity".into()),
+        _ => {}
+    }
+    let digits: Vec<u16> = (0..ndigits)
+        .map(|i| word(4 + i))
+        .collect::<Result<_, _>>()?;
+    let mut int_part = String::new();
+    for i in 0..=weight.max(-1) {
+        let d = digits.get(i as usize).copied().unwrap_or(0);
+        if int_part.is_empty() {
+            if d != 0 || i == weight {
+                int_part = d.to_string();
+            }
+        } else {
+            int_part.push_str(&format!("{d:04}"));
+        }
+    }
+    if int_part.is_empty() {
+        int_part.push('0');
+    }
+    let mut frac = String::new();
+    let mut i = weight + 1;
+    while frac.len() < dscale {
+        let d = if i < 0 {
+            0
+        } else {
+            digits.get(i as usize).copied().unwrap_or(0)
+        };
+        frac.push_str(&format!("{d:04}"));
+        i += 1;
+    }
+    frac.truncate(dscale);
+    let mut text = if sign == 0x4000 {
+        format!("-{int_part}")
+    } else {
+        int_part
+    };
+    if dscale > 0 {
+        text.push('.');
+        text.push_str(&frac);
+    }
+    Ok(text)
+}
+
+/// Days since 2000-01-01 → `YYYY-MM-DD` (proleptic Gregorian).
+fn date(days_since_2000: i32) -> String {
+    let (y, m, d) = civil_from_days(i64::from(days_since_2000) + 10_957);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Microseconds since 2000-01-01 → RFC 3339 (with `Z` for timestamptz, which is UTC on the wire).
+fn timestamp(micros_since_2000: i64, utc: bool) -> String {
+    match micros_since_2000 {
+        i64::MAX => return "infinity".into(),
+        i64::MIN => return "-infinity".into(),
+        _ => {}
+    }
+    let day_micros = 86_400_000_000i64;
+    let days = micros_since_2000.div_euclid(day_micros);
+    let rest = micros_since_2000.rem_euclid(day_micros);
+    let (y, m, d) = civil_from_days(days + 10_957);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{}{}",
+        time_of_day(rest),
+        if utc { "Z" } else { "" }
+    )
+}
+
+fn time_of_day(micros: i64) -> String {
+    let secs = micros / 1_000_000;
+    let frac = micros % 1_000_000;
+    let base = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if frac == 0 {
+        base
+    } else {
+        format!("{base}.{}", format!("{frac:06}").trim_end_matches('0'))
+    }
+}
+
+/// Days since 1970-01-01 → (year, month, day); Howard Hinnant's civil_from_days.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calendar() {
+        assert_eq!(date(0), "2000-01-01");
+        assert_eq!(date(-1), "1999-12-31");
+        assert_eq!(date(59), "2000-02-29");
+        assert_eq!(date(9_497), "2026-01-01");
+        assert_eq!(timestamp(0, true), "2000-01-01T00:00:00Z");
+        assert_eq!(timestamp(-1, false), "1999-12-31T23:59:59.999999");
+        assert_eq!(
+            timestamp(86_400_000_000 + 3_723_500_000, true),
+            "2000-01-02T01:02:03.5Z"
+        );
+    }
+
+    fn numeric_bytes(ndigits: u16, weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for w in [ndigits, weight as u16, sign, dscale].iter().chain(digits) {
+            out.extend_from_slice(&w.to_be_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn numerics() {
+        let check = |bytes: Vec<u8>, expected: &str| {
+            assert_eq!(numeric(&bytes).expect("decodes"), expected);
+        };
+        check(numeric_bytes(0, 0, 0, 0, &[]), "0");
+        check(numeric_bytes(1, 0, 0, 0, &[42]), "42");
+        check(numeric_bytes(2, 1, 0, 0, &[1, 2345]), "12345");
+        check(numeric_bytes(2, 0, 0x4000, 2, &[3, 1400]), "-3.14");
+        check(numeric_bytes(1, -1, 0, 4, &[5]), "0.0005");
+        check(numeric_bytes(1, 1, 0, 0, &[7]), "70000");
+        check(numeric_bytes(0, 0, 0xC000, 0, &[]), "NaN");
+    }
+
+    #[test]
+    fn keys_are_unique() {
+        assert_eq!(
+            unique_keys(["id", "name", "id", "id"].into_iter()),
+            ["id", "name", "id_2", "id_3"]
+        );
+    }
+}

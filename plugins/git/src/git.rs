@@ -1,0 +1,247 @@
+//! Running the `git` CLI: one function, [`invoke`], that every tool goes through.
+//!
+//! Invariants:
+//! - git starts only through `coremcp_spawn` (scrubbed environment, bounded output, killed with
+//!   its process group at the call's deadline or when the call is cancelled).
+//! - git never waits on a person: stdin is null, `GIT_TERMINAL_PROMPT=0`, no pager, no editor.
+//! - Pathspecs are literal (`GIT_LITERAL_PATHSPECS=1`): `:(…)` magic and globs are plain names.
+//! - Read-only invocations run with `LC_ALL=C` (messages and `%(upstream:track)` are parsed)
+//!   and `GIT_OPTIONAL_LOCKS=0` (a status never takes the index lock); writing ones keep the
+//!   user's locale, since hooks run there.
+//! - A failure message quotes an excerpt of git's stderr; an unknown revision or object is
+//!   `not_found`.
+
+use std::path::Path;
+
+use coremcp_plugin_api::sdk::{codes, Ctx};
+use coremcp_plugin_api::ToolError;
+use coremcp_spawn::{Captured, SpawnError, Spec};
+
+/// How much of git's stderr (or hook output) an error quotes.
+pub const EXCERPT_CHARS: usize = 2000;
+
+/// Whether an invocation only reads the repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Read,
+    Write,
+}
+
+/// What git printed and how it ended.
+#[derive(Debug)]
+pub struct Output {
+    /// The exit code (`-1` when killed by a signal).
+    pub code: i32,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
+impl Output {
+    pub fn success(&self) -> bool {
+        self.code == 0
+    }
+
+    /// Stdout as text (lossy UTF-8).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.bytes).into_owned()
+    }
+
+    /// Stdout, trimmed, as one line of text.
+    pub fn line(&self) -> String {
+        self.text().trim().to_owned()
+    }
+
+    /// What git said on stderr (and stdout, where hooks and some commands speak), trimmed and
+    /// cut to [`EXCERPT_CHARS`].
+    pub fn said(&self) -> String {
+        let stderr = self.stderr.excerpt(EXCERPT_CHARS);
+        let stdout = self.stdout.excerpt(EXCERPT_CHARS);
+        match (stderr.is_empty(), stdout.is_empty()) {
+            (false, true) => stderr,
+            (true, false) => stdout,
+            (true, true) => String::new(),
+            (false, false) => format!("{stderr}\n{stdout}"),
+        }
+    }
+}
+
+/// Variables that would point git at another repository than the one we resolved.
+const REDIRECTING_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+];
+
+/// Refuses to run when the server's own environment redirects git (children inherit it and
+/// the spawn crate can only add variables).
+pub fn check_environment() -> Result<(), ToolError> {
+    for name in REDIRECTING_VARS {
+        if std::env::var_os(name).is_some() {
+            return Err(ToolError::new(
+                codes::NOT_CONFIGURED,
+                format!(
+                    "the server's environment sets {name}, which would point git at another \
+                     repository; start Core MCP without it"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `git ARGS` in `cwd` and returns its output whatever the exit code.
+///
+/// `ceilings` is `GIT_CEILING_DIRECTORIES` (repository discovery stops at the roots).
+pub fn invoke(
+    ctx: &Ctx<'_>,
+    cwd: &Path,
+    ceilings: &str,
+    mode: Mode,
+    args: &[String],
+) -> Result<Output, ToolError> {
+    let mut spec = Spec::new("git")
+        .args(["--no-pager", "-c", "color.ui=false"])
+        .args(args);
+    spec.cwd = Some(cwd.to_owned());
+    spec.stdin = None;
+    spec.timeout = ctx.remaining();
+    let mut env = vec![
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_LITERAL_PATHSPECS", "1"),
+        ("GIT_PAGER", "cat"),
+        ("PAGER", "cat"),
+        ("GIT_EDITOR", "true"),
+        ("GIT_CEILING_DIRECTORIES", ceilings),
+    ];
+    if mode == Mode::Read {
+        env.extend([("LC_ALL", "C"), ("GIT_OPTIONAL_LOCKS", "0")]);
+    }
+    spec.env = env.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+    let done = coremcp_spawn::run(&spec, Some(ctx.raw().cancelled)).map_err(spawn_error)?;
+    Ok(Output {
+        code: done.status.code().unwrap_or(-1),
+        stdout: done.stdout,
+        stderr: done.stderr,
+    })
+}
+
+/// The error for a git invocation that exited non-zero.
+pub fn failure(args: &[String], out: &Output) -> ToolError {
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map_or("git", String::as_str);
+    let said = out.said();
+    let code = if looks_not_found(&said) {
+        codes::NOT_FOUND
+    } else {
+        codes::FAILED
+    };
+    let how = match out.code {
+        -1 => "was killed".to_owned(),
+        n => format!("failed (exit {n})"),
+    };
+    let message = if said.is_empty() {
+        format!("git {sub} {how}")
+    } else {
+        format!("git {sub} {how}: {said}")
+    };
+    ToolError::new(code, message)
+}
+
+/// Whether git's message says a revision, object or ref does not exist (C locale).
+pub fn looks_not_found(said: &str) -> bool {
+    let lower = said.to_ascii_lowercase();
+    [
+        "unknown revision",
+        "bad revision",
+        "ambiguous argument",
+        "not a valid object name",
+        "invalid object name",
+        "malformed object name",
+        "bad object",
+        "needed a single revision",
+        "does not exist in",
+        "exists on disk, but not in",
+        "no such ref",
+        "not a valid ref",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+fn spawn_error(err: SpawnError) -> ToolError {
+    let code = match &err {
+        SpawnError::NotFound { .. } | SpawnError::PermissionDenied { .. } => {
+            return ToolError::new(
+                codes::NOT_CONFIGURED,
+                format!("{err}: the Git tools need the git CLI on PATH"),
+            )
+        }
+        SpawnError::TimedOut { .. } => codes::TIMEOUT,
+        SpawnError::Cancelled { .. } => codes::CANCELLED,
+        SpawnError::Start { .. } | SpawnError::Wait { .. } => codes::FAILED,
+    };
+    let mut message = err.to_string();
+    if let SpawnError::TimedOut { stderr, .. } = &err {
+        let said = stderr.excerpt(EXCERPT_CHARS);
+        if !said.is_empty() {
+            message.push_str(&format!("; git said: {said}"));
+        }
+    }
+    ToolError::new(code, message)
+}
+
+/// Refuses a revision-like value git could read as an option.
+pub fn not_an_option(argument: &str, value: &str) -> Result<(), ToolError> {
+    if value.is_empty() {
+        return Err(ToolError::new(
+            codes::INVALID_ARGUMENTS,
+            format!("argument \"{argument}\" must not be empty"),
+        ));
+    }
+    if value.starts_with('-') {
+        return Err(ToolError::new(
+            codes::INVALID_ARGUMENTS,
+            format!("argument \"{argument}\" ({value}) must not start with \"-\""),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(said: &str, expected: bool) {
+        assert_eq!(looks_not_found(said), expected, "{said}");
+    }
+
+    #[test]
+    fn not_found_messages() {
+        check(
+            "fatal: ambiguous argument 'nope': unknown revision or path not in the working tree.",
+            true,
+        );
+        check("fatal: bad revision 'x..y'", true);
+        check("fatal: Not a valid object name nope", true);
+        check("fatal: path 'a.txt' does not exist in 'HEAD'", true);
+        check("fatal: malformed object name deadbeef", true);
+        check(
+            "error: pathspec 'x' did not match any file(s) known to git",
+            false,
+        );
+        check("fatal: not a git repository", false);
+    }
+
+    #[test]
+    fn option_like_values_are_refused() {
+        assert!(not_an_option("rev", "HEAD~2").is_ok());
+        assert!(not_an_option("rev", "a..b").is_ok());
+        let err = not_an_option("rev", "--output=/tmp/x").expect_err("refused");
+        assert_eq!(err.code.as_str(), codes::INVALID_ARGUMENTS);
+        assert!(not_an_option("rev", "").is_err());
+    }
+}

@@ -1,0 +1,37 @@
+//! `git_status`: branch, upstream, ahead/behind and the staged, unstaged, untracked and
+//! conflicted files, from `git status --porcelain=v2 --branch -z`.
+//!
+//! Invariants: read-only (no index refresh is written: `GIT_OPTIONAL_LOCKS=0`); `counts` are
+//! always complete even when a long list is cut to fit the result limit (`truncated: true`).
+
+use coremcp_plugin_api::sdk::{Args, Ctx};
+use coremcp_plugin_api::ToolError;
+use serde_json::{json, Value};
+
+use crate::parse::status;
+use crate::text::{fit_array, RESULT_BUDGET};
+
+pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args)?;
+    let out = repo.read(&["status", "--porcelain=v2", "--branch", "-z"])?;
+    let status = status::parse(&out.text());
+    let counts = json!({
+        "staged": status.staged.len(),
+        "unstaged": status.unstaged.len(),
+        "untracked": status.untracked.len(),
+        "conflicted": status.conflicted.len(),
+    });
+    let clean = status.is_clean();
+    let mut value = super::json(&status)?;
+    value["repo"] = json!(repo.top().display().to_string());
+    value["clean"] = json!(clean);
+    value["counts"] = counts;
+    let mut truncated = false;
+    for list in ["untracked", "unstaged", "staged", "conflicted"] {
+        truncated |= fit_array(&mut value, list, RESULT_BUDGET) > 0;
+    }
+    if truncated {
+        value["truncated"] = json!(true);
+    }
+    Ok(value)
+}

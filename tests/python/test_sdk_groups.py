@@ -1,0 +1,127 @@
+"""The Git and Code-and-files groups through the official MCP Python SDK client: one read and
+one write tool of each group, against a real git repository and a real PostgreSQL.
+
+Needs, besides COREMCP_BIN and COREMCP_TEST_LIBS (see conftest.py), COREMCP_TEST_PG_URL: the
+throwaway PostgreSQL that scripts/test starts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import StdioServerParameters
+
+from conftest import CoreMcpServer, WireLog
+
+pytestmark = pytest.mark.anyio
+
+TEST_TIMEOUT = 30
+GROUP_LIBS = ("libcoremcp_git.so", "libcoremcp_files.so")
+
+
+def run_git(repo: Path, *args: str, env: dict[str, str]) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True, timeout=30
+    ).stdout.strip()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A root folder holding a git repository with one commit, and the env git runs with."""
+    root = tmp_path / "root"
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = SDK Test\n\temail = sdk@example.invalid\n[init]\n\tdefaultBranch = main\n")
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1"}
+    run_git(repo, "init", "-q", env=env)
+    (repo / "README.md").write_text("# demo\nneedle in the readme\n")
+    run_git(repo, "add", "README.md", env=env)
+    run_git(repo, "commit", "-q", "-m", "first", env=env)
+    return root, env
+
+
+@pytest.fixture
+def groups(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path, workspace: tuple[Path, dict[str, str]]) -> Iterator[CoreMcpServer]:
+    pg_url = os.environ.get("COREMCP_TEST_PG_URL")
+    if not pg_url:
+        pytest.fail("COREMCP_TEST_PG_URL is not set; scripts/test starts a throwaway PostgreSQL", pytrace=False)
+    plugins = tmp_path / "group-plugins"
+    plugins.mkdir()
+    for name in GROUP_LIBS:
+        if not (test_libs_dir / name).is_file():
+            pytest.fail(f"COREMCP_TEST_LIBS lacks {name}", pytrace=False)
+        shutil.copy2(test_libs_dir / name, plugins / name)
+    root, env = workspace
+    params = StdioServerParameters(
+        command=str(coremcp_bin),
+        args=["stdio", "--plugins", str(plugins), "--root", str(root), "--sql", f"default={pg_url}"],
+        env=env,
+        cwd=str(root),
+    )
+    stderr_path = tmp_path / "coremcp-groups-stderr.log"
+    with stderr_path.open("w", encoding="utf-8") as errlog:
+        server = CoreMcpServer(params=params, wire=WireLog(), errlog=errlog)
+        yield server
+    print(stderr_path.read_text(encoding="utf-8", errors="replace")[-20000:])
+    print(server.wire.dump())
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def test_git_read_and_write(groups: CoreMcpServer, workspace: tuple[Path, dict[str, str]]) -> None:
+    root, env = workspace
+    repo = root / "repo"
+    (repo / "notes.txt").write_text("a new file\n")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with groups.client() as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"git_status", "git_commit", "files_search", "sql_query"} <= names
+
+            status = structured(await client.call_tool("git_status", {"repo_path": "repo"}))
+            assert status["untracked"] == ["notes.txt"]
+            assert status["clean"] is False
+
+            structured(await client.call_tool("git_add", {"repo_path": "repo", "paths": ["notes.txt"]}))
+            commit = structured(await client.call_tool("git_commit", {"repo_path": "repo", "message": "add notes"}))
+            assert commit["sha"] == run_git(repo, "rev-parse", "HEAD", env=env)
+            assert commit["summary"] == "add notes"
+
+            escaped = await client.call_tool("git_status", {"repo_path": "../.."})
+            assert escaped.is_error
+            assert '".." is not allowed' in escaped.content[0].text
+
+
+async def test_files_read_and_sql_write(groups: CoreMcpServer) -> None:
+    table = f"sdk_{uuid.uuid4().hex[:12]}"
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with groups.client() as client:
+            found = structured(await client.call_tool("files_search", {"pattern": "needle", "literal": True}))
+            assert "repo/README.md" in str(found), found
+
+            created = structured(await client.call_tool(
+                "sql_query", {"sql": f"create table {table} (v int)", "read_only": False}))
+            assert created["read_only"] is False
+            inserted = structured(await client.call_tool(
+                "sql_query", {"sql": f"insert into {table} values ($1), ($2)", "params": [1, "2"], "read_only": False}))
+            assert inserted["rows_affected"] == 2
+            rows = structured(await client.call_tool("sql_query", {"sql": f"select sum(v) as total from {table}"}))
+            assert rows["rows"] == [{"total": 3}]
+            assert rows["columns"] == [{"name": "total", "type": "int8"}]
+
+            refused = await client.call_tool("sql_query", {"sql": f"drop table {table}"})
+            assert refused.is_error
+            assert "25006" in refused.content[0].text
