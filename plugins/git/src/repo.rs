@@ -5,8 +5,8 @@
 //!   path outside, no symlink out, no symlink loop), and the work tree git finds there has its
 //!   top level inside the roots too; repository discovery stops at the roots
 //!   (`GIT_CEILING_DIRECTORIES`).
-//! - Every path argument passes the same checks (`Roots::resolve_new`, so deleted files are
-//!   allowed) relative to `repo_path`, must lie inside the work tree, and reaches git as a path
+//! - Every path argument passes the same checks (`Roots::resolve_new`, so deleted files and
+//!   folders are allowed) relative to `repo_path`, must lie inside the work tree, and reaches git as a path
 //!   relative to the top level, after `--`, with literal pathspecs.
 //! - git always runs in the top level of the work tree.
 
@@ -168,36 +168,18 @@ fn ceilings(roots: &Roots) -> String {
 /// target), and missing folders are allowed (a file deleted with its folder).
 fn confined(roots: &Roots, argument: &str, text: &str, base: &Path) -> Result<PathBuf, ToolError> {
     let joined = base.join(text);
-    let exists = joined.symlink_metadata();
-    match roots.resolve_new(argument, text, Some(base)) {
-        Ok(resolved) => {
-            let is_link = exists.as_ref().is_ok_and(|m| m.file_type().is_symlink());
-            match (is_link, joined.parent(), joined.file_name()) {
-                (true, Some(parent), Some(name)) => {
-                    // The link itself; its folder is canonical and inside (resolve checked
-                    // the target, the parent is an ancestor of the link).
-                    let parent = roots.resolve(argument, Some(&parent.to_string_lossy()), None)?;
-                    Ok(parent.join(name))
-                }
-                _ => Ok(resolved),
-            }
+    let resolved = roots.resolve_new(argument, text, Some(base))?;
+    let is_link = joined
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    match (is_link, joined.parent(), joined.file_name()) {
+        (true, Some(parent), Some(name)) => {
+            // The link itself; its folder is canonical and inside (resolve checked the
+            // target, the parent is an ancestor of the link).
+            let parent = roots.resolve(argument, Some(&parent.to_string_lossy()), None)?;
+            Ok(parent.join(name))
         }
-        // The folder is missing too: find the nearest existing ancestor and check that.
-        Err(e) if e.code.as_str() == codes::NOT_FOUND && exists.is_err() => {
-            let mut rest = Vec::new();
-            let mut at = joined.as_path();
-            while at.symlink_metadata().is_err() {
-                let (Some(parent), Some(name)) = (at.parent(), at.file_name()) else {
-                    return Err(e);
-                };
-                rest.push(name.to_owned());
-                at = parent;
-            }
-            let mut path = roots.resolve(argument, Some(&at.to_string_lossy()), None)?;
-            path.extend(rest.iter().rev());
-            Ok(path)
-        }
-        Err(e) => Err(e),
+        _ => Ok(resolved),
     }
 }
 

@@ -112,8 +112,9 @@ impl Roots {
         Ok(canonical)
     }
 
-    /// Like [`Roots::resolve`], for a path whose last component may not exist yet (its parent
-    /// must). The result is inside the roots.
+    /// Like [`Roots::resolve`], for a path that may not exist (yet, or any more — a deleted
+    /// file, a new folder): the nearest existing ancestor is resolved and checked, and the
+    /// missing components (which hold no `..`) are appended. The result is inside the roots.
     pub fn resolve_new(
         &self,
         argument: &str,
@@ -122,25 +123,30 @@ impl Roots {
     ) -> Result<PathBuf, ToolError> {
         let base = base.unwrap_or(self.default_dir());
         let joined = self.join_checked(argument, path, base)?;
-        match joined.symlink_metadata() {
-            Ok(_) => self.resolve(argument, Some(path), Some(base)),
-            Err(_) => {
-                let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
-                    return Err(self.refuse(argument, path, "it names no file"));
-                };
-                let parent = parent
-                    .canonicalize()
-                    .map_err(|e| self.io_refusal(argument, path, &e))?;
-                if !self.contains(&parent) {
-                    return Err(self.refuse(
-                        argument,
-                        path,
-                        "it leads outside the roots (through a symlink)",
-                    ));
-                }
-                Ok(parent.join(name))
-            }
+        if joined.symlink_metadata().is_ok() {
+            return self.resolve(argument, Some(path), Some(base));
         }
+        let mut missing = Vec::new();
+        let mut at = joined.as_path();
+        while at.symlink_metadata().is_err() {
+            let (Some(parent), Some(name)) = (at.parent(), at.file_name()) else {
+                return Err(self.refuse(argument, path, "it names no file"));
+            };
+            missing.push(name.to_owned());
+            at = parent;
+        }
+        let mut resolved = at
+            .canonicalize()
+            .map_err(|e| self.io_refusal(argument, path, &e))?;
+        if !self.contains(&resolved) {
+            return Err(self.refuse(
+                argument,
+                path,
+                "it leads outside the roots (through a symlink)",
+            ));
+        }
+        resolved.extend(missing.iter().rev());
+        Ok(resolved)
     }
 
     fn join_checked(&self, argument: &str, text: &str, base: &Path) -> Result<PathBuf, ToolError> {
@@ -282,6 +288,13 @@ mod tests {
         assert!(p.ends_with("root/sub/new.txt"));
         assert!(roots.resolve_new("path", "out/new.txt", None).is_err());
         assert!(roots.resolve_new("path", "../new.txt", None).is_err());
-        assert!(roots.resolve_new("path", "nodir/new.txt", None).is_err());
+        let p = roots
+            .resolve_new("path", "nodir/deeper/new.txt", None)
+            .expect("inside");
+        assert!(p.ends_with("root/nodir/deeper/new.txt"));
+        assert!(roots
+            .resolve_new("path", "out/nodir/new.txt", None)
+            .is_err());
+        assert!(roots.resolve_new("path", "loop1/new.txt", None).is_err());
     }
 }
