@@ -34,6 +34,9 @@ pub struct Cli {
     /// A folder local file and git tools may reach (repeatable) [default: the working directory]
     #[arg(long = "root", global = true, value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// A documentation repository for the docs tools, DIR or NAME=DIR (repeatable)
+    #[arg(long = "docs", global = true, value_name = "DIR")]
+    pub docs: Vec<String>,
     /// A PostgreSQL connection for sql_query, NAME=URL (repeatable; a bare URL is "default")
     #[arg(long = "sql", global = true, value_name = "NAME=URL")]
     pub sql: Vec<String>,
@@ -62,8 +65,22 @@ pub enum Command {
         /// The arguments, a JSON object (default {})
         json: Option<String>,
     },
-    /// Every plugin file: group, version, API version, tools, load status
-    Plugins,
+    /// Every plugin file: group, version, API version, features, tools, load status
+    Plugins {
+        #[command(subcommand)]
+        action: Option<PluginsAction>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginsAction {
+    /// Install a plugin library into the plugins folder safely (written beside, then renamed
+    /// over the old file), after checking its API version and manifest. Running hosts pick it
+    /// up on reload (SIGHUP in stdio mode)
+    Install {
+        /// The library file (libcoremcp_<group>.so or any name: the group comes from its manifest)
+        file: PathBuf,
+    },
 }
 
 /// A command that could not run.
@@ -114,6 +131,13 @@ impl Cli {
         } else {
             self.roots.clone()
         };
+        let docs = if self.docs.is_empty() {
+            std::env::var(env::DOCS)
+                .map(|v| v.split(';').map(str::to_owned).collect())
+                .unwrap_or_default()
+        } else {
+            self.docs.clone()
+        };
         let sql = if self.sql.is_empty() {
             std::env::var(env::SQL).map(|v| vec![v]).unwrap_or_default()
         } else {
@@ -131,6 +155,7 @@ impl Cli {
             group_concurrency: self.group_concurrency as usize,
             roots: config::resolve_roots(&roots).map_err(Failure::usage)?,
             sql: config::parse_sql(&sql).map_err(Failure::usage)?,
+            docs: config::parse_docs(&docs).map_err(Failure::usage)?,
         })
     }
 }
@@ -145,7 +170,10 @@ pub fn main() -> ExitCode {
         Command::Call { ref tool, ref json } => {
             crate::commands::call::run(config, tool, json.as_deref())
         }
-        Command::Plugins => crate::commands::plugins::run(config),
+        Command::Plugins { action: None } => crate::commands::plugins::run(config),
+        Command::Plugins {
+            action: Some(PluginsAction::Install { ref file }),
+        } => crate::commands::plugins::install(&config, file),
     });
     match outcome {
         Ok(code) => code,

@@ -24,6 +24,8 @@ pub mod env {
     pub const ROOTS: &str = "COREMCP_ROOTS";
     /// Named PostgreSQL connections for `sql_query`: `name=url;name2=url2` (`--sql`, repeatable).
     pub const SQL: &str = "COREMCP_SQL";
+    /// Documentation repositories for the docs tools: `dir;name=dir` (`--docs`, repeatable).
+    pub const DOCS: &str = "COREMCP_DOCS";
 }
 
 /// Which groups a session sees.
@@ -88,6 +90,8 @@ pub struct Config {
     pub roots: Vec<PathBuf>,
     /// Named PostgreSQL connections (`name`, `url`) for `sql_query`.
     pub sql: Vec<(String, String)>,
+    /// Documentation repositories (`name`, canonical folder), in the order given.
+    pub docs: Vec<(String, PathBuf)>,
 }
 
 impl Config {
@@ -102,6 +106,7 @@ impl Config {
             group_concurrency: 16,
             roots: Vec::new(),
             sql: Vec::new(),
+            docs: Vec::new(),
         }
     }
 
@@ -114,6 +119,26 @@ impl Config {
         if !self.roots.is_empty() {
             let lines: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
             values.push(("roots".to_owned(), lines.join("\n")));
+        }
+        if !self.docs.is_empty() {
+            // An object in the order given (the first is the default), written by hand because
+            // serde_json's map would sort it.
+            let entries: Vec<String> = self
+                .docs
+                .iter()
+                .map(|(name, dir)| {
+                    format!(
+                        "{}:{}",
+                        crate::rpc::json_string(name),
+                        crate::rpc::json_string(&dir.display().to_string())
+                    )
+                })
+                .collect();
+            values.push((
+                "docs.repos".to_owned(),
+                format!("{{{}}}", entries.join(",")),
+            ));
+            values.push(("docs.default".to_owned(), self.docs[0].0.clone()));
         }
         if !self.sql.is_empty() {
             let map: serde_json::Map<String, serde_json::Value> = self
@@ -187,6 +212,46 @@ pub fn parse_sql(entries: &[String]) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
+/// Parses documentation repositories: `DIR` (named by its folder) or `NAME=DIR`. Each folder
+/// must exist; names are unique.
+pub fn parse_docs(entries: &[String]) -> Result<Vec<(String, PathBuf)>, String> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+        let (name, dir) = match entry.split_once('=') {
+            Some((name, dir)) => (name.trim().to_owned(), PathBuf::from(dir.trim())),
+            None => {
+                let dir = PathBuf::from(entry);
+                let canonical = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+                let name = canonical
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (name, dir)
+            }
+        };
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !valid {
+            return Err(format!(
+                "--docs {entry}: \"{name}\" is not a repository name (letters, digits, _ - .); use NAME=DIR"
+            ));
+        }
+        let canonical = dir
+            .canonicalize()
+            .map_err(|e| format!("--docs {entry}: {e}"))?;
+        if !canonical.is_dir() {
+            return Err(format!("--docs {entry}: not a directory"));
+        }
+        if out.iter().any(|(n, _)| *n == name) {
+            return Err(format!("--docs: repository name \"{name}\" is given twice"));
+        }
+        out.push((name, canonical));
+    }
+    Ok(out)
+}
+
 /// The default plugins folder: `plugins/` in the install root, the folder that holds
 /// `bin/coremcp`; for a binary not in a `bin/` folder (a cargo build), `plugins/` beside it.
 pub fn default_plugins_dir(exe: &Path) -> PathBuf {
@@ -247,6 +312,45 @@ mod tests {
             .expect_err("dup")
             .contains("twice"));
         assert_eq!(parse(&[";"]), Ok(vec![]));
+    }
+
+    #[test]
+    fn docs_repositories() {
+        let here = std::env::current_dir()
+            .expect("cwd")
+            .canonicalize()
+            .expect("canonical");
+        let name = here
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let parse = |entries: &[&str]| {
+            parse_docs(&entries.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            parse(&[".", &format!("handbook={}", here.display())]),
+            Ok(vec![
+                (name.clone(), here.clone()),
+                ("handbook".into(), here.clone())
+            ])
+        );
+        assert!(parse(&[".", "."]).expect_err("dup").contains("given twice"));
+        assert!(parse(&["x=/no/such/dir"])
+            .expect_err("missing")
+            .contains("/no/such/dir"));
+        assert!(parse(&["a b=."])
+            .expect_err("name")
+            .contains("not a repository name"));
+        let mut config = Config::with_plugins(PathBuf::from("p"));
+        config.docs = vec![("z".into(), here.clone()), ("a".into(), here.clone())];
+        let values = config.plugin_values();
+        let repos = &values
+            .iter()
+            .find(|(k, _)| k == "docs.repos")
+            .expect("repos")
+            .1;
+        assert!(repos.starts_with("{\"z\":"), "in the order given: {repos}");
     }
 
     #[test]

@@ -99,8 +99,13 @@ pub fn call_success(json_text: &str) -> String {
     text_result(raw.get(), Some(&structured), false)
 }
 
-/// A tool error as a result the model sees (`isError: true`).
+/// A tool error as a result the model sees (`isError: true`). A tool that is not available
+/// (its feature is not built, say) did not fail: its message, which names it, is shown alone,
+/// exactly as when the host answers for a missing plugin.
 pub fn call_error(tool: &str, err: &ToolError) -> String {
+    if err.code.as_str() == coremcp_plugin_api::sdk::codes::UNAVAILABLE {
+        return call_error_text(&err.message);
+    }
     call_error_text(&format!("{tool} failed ({}): {}", err.code, err.message))
 }
 
@@ -235,6 +240,15 @@ mod tests {
         check(
             "not json",
             json!({"content":[{"type":"text","text":"internal: the plugin returned bad JSON: expected ident at line 1 column 2"}],"isError":true}),
+        );
+        let err = ToolError::new(
+            "unavailable",
+            "x is not in this build: it needs the \"f\" feature",
+        );
+        let got: Value = serde_json::from_str(&call_error("x", &err)).expect("json");
+        assert_eq!(
+            got["content"][0]["text"],
+            "x is not in this build: it needs the \"f\" feature"
         );
         let err = ToolError::new("timeout", "too slow");
         let got: Value = serde_json::from_str(&call_error("x", &err)).expect("json");

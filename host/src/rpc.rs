@@ -169,6 +169,11 @@ pub fn notification(method: &str, params: &str) -> String {
     )
 }
 
+/// `{"jsonrpc":"2.0","method":METHOD}`.
+pub fn notification_without_params(method: &str) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"method\":{}}}", json_string(method))
+}
+
 /// A Rust string as a JSON string literal.
 pub fn json_string(text: &str) -> String {
     serde_json::Value::from(text).to_string()

@@ -7,10 +7,10 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use coremcp_plugin_api::{CallCtx, LogLevel};
+use coremcp_plugin_api::{Annotations, CallCtx, FeatureGate, LogLevel, Runs, ToolSpec};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -48,8 +48,9 @@ struct Inner {
     plugins: Arc<PluginSet>,
     out: Arc<dyn Outbox>,
     calls: Calls,
-    /// The rendered `tools/list` entries, built by the first listing.
-    tools: OnceLock<Vec<String>>,
+    /// The rendered `tools/list` entries, built by the first listing (and again after a reload
+    /// changed a group).
+    tools: RwLock<Option<Arc<Vec<String>>>>,
     /// 0: the client has not asked for log messages; n: forward those of rank >= n - 1.
     client_log: AtomicU8,
 }
@@ -81,7 +82,7 @@ impl Session {
             plugins,
             out,
             calls,
-            tools: OnceLock::new(),
+            tools: RwLock::new(None),
             client_log: AtomicU8::new(0),
         });
         let weak = Arc::downgrade(&inner);
@@ -167,13 +168,26 @@ impl Session {
 
     fn initialize(&self, params: Option<&RawValue>) -> String {
         #[derive(Deserialize)]
+        struct Client {
+            name: String,
+            version: Option<String>,
+        }
+        #[derive(Deserialize)]
         struct Params {
             #[serde(rename = "protocolVersion")]
             protocol_version: Option<String>,
+            #[serde(rename = "clientInfo")]
+            client_info: Option<Client>,
         }
-        let offered = params
-            .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
-            .and_then(|p| p.protocol_version);
+        let params = params.and_then(|p| serde_json::from_str::<Params>(p.get()).ok());
+        if let Some(client) = params.as_ref().and_then(|p| p.client_info.as_ref()) {
+            let name = match &client.version {
+                Some(version) => format!("{} {version}", client.name),
+                None => client.name.clone(),
+            };
+            host_api::set_value("client", name);
+        }
+        let offered = params.and_then(|p| p.protocol_version);
         let version = mcp::negotiate(offered.as_deref());
         tracing::info!(
             offered = offered.as_deref().unwrap_or("none"),
@@ -183,27 +197,78 @@ impl Session {
         mcp::initialize_result(version, &self.inner.plugins.installed_ids())
     }
 
-    fn tool_entries(&self) -> &[String] {
-        self.inner.tools.get_or_init(|| {
-            let plugins = &self.inner.plugins;
-            plugins.load_installed();
-            let mut entries = Vec::new();
-            for (index, slot) in plugins.slots().iter().enumerate() {
-                let Some(Ok(loaded)) = slot.state() else {
-                    continue;
-                };
-                for spec in loaded.tools() {
-                    if plugins.route(&spec.name) != Some(index) {
-                        continue;
-                    }
-                    match render::tool_entry(spec) {
-                        Ok(entry) => entries.push(entry),
-                        Err(why) => tracing::warn!(tool = %spec.name, "not listed: {why}"),
-                    }
+    fn tool_entries(&self) -> Arc<Vec<String>> {
+        if let Some(entries) = self
+            .inner
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            return Arc::clone(entries);
+        }
+        let entries = Arc::new(self.render_tools());
+        *self
+            .inner
+            .tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&entries));
+        entries
+    }
+
+    /// Every tool of the session's groups, rendered; loads the installed groups.
+    fn render_tools(&self) -> Vec<String> {
+        let plugins = &self.inner.plugins;
+        plugins.load_installed();
+        let mut entries = Vec::new();
+        for (index, slot) in plugins.slots().iter().enumerate() {
+            let specs: Vec<ToolSpec> = match slot.state() {
+                Some(Ok(loaded)) => loaded
+                    .tools()
+                    .iter()
+                    .filter(|spec| plugins.route(&spec.name) == Some(index))
+                    .cloned()
+                    .collect(),
+                // A feature-gated catalog tool stays listed where its plugin is missing.
+                _ if !slot.installed() => missing_gated_tools(slot.catalog),
+                _ => Vec::new(),
+            };
+            for spec in &specs {
+                match render::tool_entry(spec) {
+                    Ok(entry) => entries.push(entry),
+                    Err(why) => tracing::warn!(tool = %spec.name, "not listed: {why}"),
                 }
             }
-            entries
-        })
+        }
+        entries
+    }
+
+    /// Looks at the plugin files again (SIGHUP in stdio mode): changed groups load anew, and
+    /// the client hears `notifications/tools/list_changed` if the tool list it saw changed.
+    pub fn reload(&self) {
+        let report = self.inner.plugins.reload();
+        for (group, error) in &report.refused {
+            tracing::error!(group = %group, "reload refused the new plugin file, the previous copy keeps serving: {error}");
+        }
+        if report.changed.is_empty() {
+            tracing::info!("reload: no plugin changed");
+            return;
+        }
+        tracing::info!(groups = %report.changed.join(","), "reload: plugins changed");
+        let listed = self
+            .inner
+            .tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(before) = listed {
+            let after = self.tool_entries();
+            if *before != *after {
+                self.inner.out.send(rpc::notification_without_params(
+                    "notifications/tools/list_changed",
+                ));
+            }
+        }
     }
 
     fn tools_list(&self, params: Option<&RawValue>) -> Result<String, (i64, String)> {
@@ -217,6 +282,7 @@ impl Session {
             Some(Err(e)) => return Err((rpc::INVALID_PARAMS, format!("tools/list: {e}"))),
         };
         let entries = self.tool_entries();
+        let entries = entries.as_slice();
         let start = match cursor.as_deref() {
             None => 0,
             Some(c) => c
@@ -292,7 +358,7 @@ impl Session {
             return reject(rpc::INVALID_PARAMS, format!("unknown tool: {name}"));
         };
         if let Some(Err(e)) = inner.plugins.slots()[index].state() {
-            let text = unavailable(name, e);
+            let text = unavailable(name, &e);
             return inner
                 .out
                 .send(rpc::response(id, &render::call_error_text(&text)));
@@ -332,7 +398,7 @@ impl Inner {
             return;
         }
         let body = match self.plugins.load(index) {
-            Err(e) => render::call_error_text(&unavailable(&call.tool, e)),
+            Err(e) => render::call_error_text(&unavailable(&call.tool, &e)),
             Ok(loaded) => {
                 let ctx = CallCtx {
                     deadline_unix_ms: call.deadline_unix_ms,
@@ -371,6 +437,28 @@ impl Inner {
             &params.to_string(),
         ));
     }
+}
+
+/// Listing entries for the feature-gated tools of a catalog group whose plugin is missing:
+/// marked unavailable, with the feature named.
+fn missing_gated_tools(catalog: Option<&catalog::CatalogGroup>) -> Vec<ToolSpec> {
+    catalog
+        .map_or(&[][..], |g| g.tools)
+        .iter()
+        .filter_map(|tool| catalog::gate_of(tool))
+        .map(|gate| ToolSpec {
+            name: gate.tool.to_owned(),
+            description: gate.description.to_owned(),
+            input_schema: serde_json::json!({"type": "object"}),
+            annotations: Annotations::default(),
+            runs: Runs::Local,
+            remote_host: false,
+            feature: Some(FeatureGate {
+                name: gate.feature.to_owned(),
+                enabled: false,
+            }),
+        })
+        .collect()
 }
 
 /// The error text for a tool whose group cannot serve it.

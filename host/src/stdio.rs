@@ -7,6 +7,8 @@
 //!   reported; memory stays bounded by the limit, whatever arrives.
 //! - Only the protocol writes to the real stdout: fd 1 is re-pointed at stderr before any
 //!   plugin loads, so stray prints (a plugin's, a child's) land in the log.
+//! - SIGHUP reloads the plugins ([`Session::reload`]); it is blocked in every thread and taken
+//!   by one thread with `sigwait`, so no code runs in a signal handler.
 
 use std::fs::File;
 use std::io::{self, BufRead, Write};
@@ -164,14 +166,48 @@ fn take_stdout() -> io::Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
+/// Blocks SIGHUP in this thread (and so in every thread started after) and returns its set.
+fn block_sighup() -> io::Result<libc::sigset_t> {
+    // SAFETY: sigemptyset/sigaddset initialise a local sigset_t; pthread_sigmask only changes
+    // this thread's signal mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        Ok(set)
+    }
+}
+
+/// Reloads the session's plugins on every SIGHUP, from a thread of its own.
+fn reload_on_sighup(set: libc::sigset_t, session: Session) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("coremcp-sighup".into())
+        .spawn(move || loop {
+            let mut signal = 0;
+            // SAFETY: `set` is an initialised signal set that every thread blocks; sigwait
+            // writes the signal number into a local.
+            if unsafe { libc::sigwait(&set, &mut signal) } == 0 && signal == libc::SIGHUP {
+                tracing::info!("SIGHUP: reloading plugins");
+                session.reload();
+            }
+        })
+        .map(drop)
+}
+
 /// Serves one session on stdin/stdout until stdin closes.
 pub fn serve(make_session: impl FnOnce(Arc<dyn Outbox>) -> Session) -> io::Result<()> {
+    let sighup = block_sighup()?;
     let out = Arc::new(StdoutOutbox {
         file: take_stdout()?,
         queue: Mutex::new(Queue::default()),
         broken: AtomicBool::new(false),
     });
     let session = make_session(out);
+    reload_on_sighup(sighup, session.clone())?;
     let stdin = io::stdin();
     let mut reader = LineReader::new(
         io::BufReader::with_capacity(64 * 1024, stdin.lock()),

@@ -99,8 +99,13 @@ pub fn plugins(groups: &[&str]) -> TempDir {
 
 /// Runs `coremcp ARGS` to completion (stdin closed) and returns (exit code, stdout, stderr).
 pub fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    run_program(&coremcp(), args, env)
+}
+
+/// Runs `PROGRAM ARGS` (an installed `coremcp`) like [`run`].
+pub fn run_program(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     #[allow(clippy::disallowed_methods)] // Tests start the binary under test directly.
-    let mut command = Command::new(coremcp());
+    let mut command = Command::new(program);
     let out = command
         .args(args)
         .envs(env.iter().copied())
@@ -142,13 +147,19 @@ pub struct Server {
 impl Server {
     /// Starts `coremcp stdio --plugins DIR EXTRA…` with `env` added.
     pub fn start(plugins: &Path, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let plugins = plugins.to_string_lossy().into_owned();
+        let mut args = vec!["--plugins", plugins.as_str()];
+        args.extend_from_slice(extra);
+        Self::start_program(&coremcp(), &args, env)
+    }
+
+    /// Starts `PROGRAM stdio ARGS…` (an installed `coremcp`) with `env` added.
+    pub fn start_program(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         #[allow(clippy::disallowed_methods)] // Tests start the binary under test directly.
-        let mut command = Command::new(coremcp());
+        let mut command = Command::new(program);
         let mut child = command
             .arg("stdio")
-            .arg("--plugins")
-            .arg(plugins)
-            .args(extra)
+            .args(args)
             .envs(env.iter().copied())
             .env_remove("COREMCP_GROUPS")
             .stdin(Stdio::piped())
@@ -295,6 +306,58 @@ impl Server {
             thread::sleep(Duration::from_millis(10));
         }
         None
+    }
+
+    /// Sends the server a signal (`libc::SIGHUP` to reload its plugins).
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the child we started; it touches no memory of ours.
+        let rc = unsafe { libc::kill(self.pid() as libc::pid_t, signal) };
+        assert_eq!(rc, 0, "kill: {}", std::io::Error::last_os_error());
+    }
+
+    /// Waits for a notification with this method, keeping other messages in `pending`.
+    pub fn notification(&mut self, method: &str, wait: Duration) -> Value {
+        if let Some(pos) = self.pending.iter().position(|m| m["method"] == method) {
+            return self.pending.remove(pos);
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(message) = self.recv(left) else {
+                panic!("no {method} within {wait:?}\nstderr:\n{}", self.stderr());
+            };
+            if message["method"] == method {
+                return message;
+            }
+            self.pending.push(message);
+        }
+    }
+
+    /// Waits until stderr contains `needle`.
+    pub fn wait_stderr(&self, needle: &str, wait: Duration) -> String {
+        let deadline = Instant::now() + wait;
+        loop {
+            let text = self.stderr();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "stderr never said {needle:?}:\n{text}"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The names in a `tools/list` answer.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let answer = self.request("tools/list", json!({}));
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("tools/list: {answer}"))
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
     }
 
     /// The plugin libraries mapped into the server process right now.

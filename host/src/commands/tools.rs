@@ -52,7 +52,7 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
             }
             other => {
                 let reason = match other {
-                    Some(Err(LoadError::NotInstalled { .. })) | None if !slot.installed => {
+                    Some(Err(LoadError::NotInstalled { .. })) | None if !slot.installed() => {
                         format!(
                             "not installed (no {})",
                             crate::plugins::library_file(&slot.id)
@@ -63,7 +63,7 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                 };
                 for tool in slot.catalog.map_or(&[][..], |g| g.tools) {
                     let reason = match catalog::feature_of(tool) {
-                        Some(f) if !slot.installed => {
+                        Some(f) if !slot.installed() => {
                             format!("not in this build: needs the \"{f}\" feature")
                         }
                         _ => reason.clone(),

@@ -17,10 +17,30 @@ pub struct CatalogGroup {
     pub tools: &'static [&'static str],
 }
 
-/// Tools built behind a cargo feature: calling one whose plugin lacks it (or is missing) names
-/// the feature.
-pub const FEATURE_GATES: &[(&str, &str)] =
-    &[("docs_read", "docs-read"), ("docs_write", "docs-write")];
+/// A tool built behind a cargo feature. It stays listed even where its plugin is missing, and
+/// calling it then names the feature.
+#[derive(Debug)]
+pub struct FeatureGated {
+    pub tool: &'static str,
+    pub feature: &'static str,
+    /// What the tool does, for its listing where the plugin is missing.
+    pub description: &'static str,
+}
+
+pub const FEATURE_GATES: &[FeatureGated] = &[
+    FeatureGated {
+        tool: "docs_read",
+        feature: "docs-read",
+        description: "Read one document (front matter as an object, plus the body), or list a \
+            docs folder with each entry's front matter.",
+    },
+    FeatureGated {
+        tool: "docs_write",
+        feature: "docs-write",
+        description: "Create or replace a document. Front matter is merged and kept current. It \
+            does not commit: use git_add/git_commit.",
+    },
+];
 
 /// The 11 groups of 107 tools, in catalog order.
 pub const GROUPS: &[CatalogGroup] = &[
@@ -146,10 +166,12 @@ pub fn group(id: &str) -> Option<&'static CatalogGroup> {
 
 /// The feature a catalog tool is built behind, if any.
 pub fn feature_of(tool: &str) -> Option<&'static str> {
-    FEATURE_GATES
-        .iter()
-        .find(|(t, _)| *t == tool)
-        .map(|(_, f)| *f)
+    gate_of(tool).map(|g| g.feature)
+}
+
+/// The feature gate of a catalog tool, if any.
+pub fn gate_of(tool: &str) -> Option<&'static FeatureGated> {
+    FEATURE_GATES.iter().find(|g| g.tool == tool)
 }
 
 #[cfg(test)]

@@ -30,6 +30,13 @@ pub fn set_config(values: Vec<(String, String)>) {
     }
 }
 
+/// Sets one value plugins read through `config` (for example `client`, at `initialize`).
+pub fn set_value(key: &str, value: String) {
+    if let Ok(mut map) = config_map().write() {
+        map.insert(key.to_owned(), value);
+    }
+}
+
 /// Sets (or clears) the second destination of plugin log messages.
 pub fn set_log_sink(sink: Option<LogSink>) {
     if let Ok(mut slot) = SINK.write() {

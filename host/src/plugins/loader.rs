@@ -73,41 +73,15 @@ pub enum LoadError {
 
 /// Loads and initialises the library at `path`, which must declare group `group`.
 pub fn load(path: &Path, group: &str) -> Result<Library, LoadError> {
-    let host = ApiVersion::current();
-    // dlopen runs the library's static initialisers (a Rust cdylib has none of its own);
-    // nothing else of the plugin runs until the checks below pass.
-    let header = lib_header_from_path(path).map_err(|e| LoadError::Open {
-        path: path.to_owned(),
-        reason: one_line(&e.to_string()),
-    })?;
-    let declared = header.version_strings().to_string();
-    match ApiVersion::parse(&declared) {
-        Some(plugin) if host.accepts(plugin) => {}
-        _ => {
-            return Err(LoadError::Incompatible {
-                path: path.to_owned(),
-                plugin: declared,
-                host,
-            })
-        }
-    }
-    let module = header
-        .init_root_module::<PluginModRef>()
-        .map_err(|e| condense(path, host, e))?;
-    let text = module.manifest()()
-        .into_result()
-        .map_err(|e| LoadError::Manifest {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
-    let manifest: Manifest =
-        serde_json::from_str(text.as_str()).map_err(|e| LoadError::Manifest {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
+    load_as(path, path, group)
+}
+
+/// Like [`load`], for a copy at `path` of the file `shown`: errors name `shown`.
+pub fn load_as(path: &Path, shown: &Path, group: &str) -> Result<Library, LoadError> {
+    let (module, manifest) = open(path, shown)?;
     if manifest.group != group {
         return Err(LoadError::GroupMismatch {
-            path: path.to_owned(),
+            path: shown.to_owned(),
             declared: manifest.group,
             expected: group.to_owned(),
         });
@@ -115,10 +89,52 @@ pub fn load(path: &Path, group: &str) -> Result<Library, LoadError> {
     module.init()(host_api())
         .into_result()
         .map_err(|error| LoadError::Init {
-            path: path.to_owned(),
+            path: shown.to_owned(),
             error,
         })?;
     Ok(Library { module, manifest })
+}
+
+/// Checks a library and reads its manifest without initialising it (for installing it).
+pub fn inspect(path: &Path) -> Result<Manifest, LoadError> {
+    open(path, path).map(|(_, manifest)| manifest)
+}
+
+/// The version gate, abi_stable's layout check and the manifest, in that order.
+fn open(path: &Path, shown: &Path) -> Result<(PluginModRef, Manifest), LoadError> {
+    let host = ApiVersion::current();
+    // dlopen runs the library's static initialisers (a Rust cdylib has none of its own);
+    // nothing else of the plugin runs until the checks below pass.
+    let header = lib_header_from_path(path).map_err(|e| LoadError::Open {
+        path: shown.to_owned(),
+        reason: one_line(&e.to_string()),
+    })?;
+    let declared = header.version_strings().to_string();
+    match ApiVersion::parse(&declared) {
+        Some(plugin) if host.accepts(plugin) => {}
+        _ => {
+            return Err(LoadError::Incompatible {
+                path: shown.to_owned(),
+                plugin: declared,
+                host,
+            })
+        }
+    }
+    let module = header
+        .init_root_module::<PluginModRef>()
+        .map_err(|e| condense(shown, host, e))?;
+    let text = module.manifest()()
+        .into_result()
+        .map_err(|e| LoadError::Manifest {
+            path: shown.to_owned(),
+            reason: e.to_string(),
+        })?;
+    let manifest: Manifest =
+        serde_json::from_str(text.as_str()).map_err(|e| LoadError::Manifest {
+            path: shown.to_owned(),
+            reason: e.to_string(),
+        })?;
+    Ok((module, manifest))
 }
 
 /// Turns abi_stable's error into one line.

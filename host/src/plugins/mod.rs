@@ -3,16 +3,25 @@
 //! show them), never at start-up; a group that fails to load is reported and its tools answer
 //! an error, while every other group keeps serving.
 //!
-//! Invariant: a tool name routes to exactly one group. A catalog name always belongs to its
-//! catalog group; a plugin that declares a name owned by another group is refused.
+//! A reload ([`PluginSet::reload`], SIGHUP in stdio mode) loads every group whose file changed
+//! and routes new calls to the new copy; calls already running finish on the old one, which is
+//! never unloaded. A changed file that fails to load is refused in one line and the previous
+//! copy keeps serving.
+//!
+//! Invariants: a tool name routes to exactly one group. A catalog name always belongs to its
+//! catalog group; a plugin that declares a name owned by another group is refused. A library
+//! file is never opened twice under one path: a reload loads a private copy, because the dynamic
+//! loader hands back the old library for a path it already has open.
 
 pub mod catalog;
 pub mod host_api;
 pub mod loader;
 
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use coremcp_plugin_api::ToolSpec;
 
@@ -41,9 +50,32 @@ pub fn group_of_file(name: &str) -> Option<&str> {
     valid.then_some(id)
 }
 
+/// What identifies one version of a file on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime_ns: i128,
+}
+
+impl Fingerprint {
+    fn of(path: &Path) -> Option<Self> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        })
+    }
+}
+
 /// A loaded group.
 pub struct Loaded {
     pub library: Library,
+    /// The file this copy was loaded from, as it was then.
+    fingerprint: Option<Fingerprint>,
 }
 
 impl Loaded {
@@ -66,18 +98,41 @@ impl Loaded {
 pub struct Slot {
     pub id: String,
     pub path: PathBuf,
-    pub installed: bool,
+    installed: AtomicBool,
     pub catalog: Option<&'static CatalogGroup>,
     /// Bounds how many calls of this group run at once.
     pub gate: Arc<Gate>,
-    state: OnceLock<Result<Arc<Loaded>, LoadError>>,
+    state: RwLock<Option<Result<Arc<Loaded>, LoadError>>>,
+    /// Held while this group loads, so that it loads once.
+    loading: Mutex<()>,
 }
 
 impl Slot {
     /// The load state, without loading.
-    pub fn state(&self) -> Option<&Result<Arc<Loaded>, LoadError>> {
-        self.state.get()
+    pub fn state(&self) -> Option<Result<Arc<Loaded>, LoadError>> {
+        self.state
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
+
+    fn set_state(&self, state: Result<Arc<Loaded>, LoadError>) {
+        *self.state.write().unwrap_or_else(PoisonError::into_inner) = Some(state);
+    }
+
+    /// Whether the group's library file was there at the last look.
+    pub fn installed(&self) -> bool {
+        self.installed.load(Ordering::Relaxed)
+    }
+}
+
+/// What a reload did.
+#[derive(Debug, Default)]
+pub struct ReloadReport {
+    /// Groups now served by a new copy (or withdrawn).
+    pub changed: Vec<String>,
+    /// Groups whose new file was refused; their previous copy keeps serving.
+    pub refused: Vec<(String, LoadError)>,
 }
 
 /// The groups of one session.
@@ -151,7 +206,7 @@ impl PluginSet {
     pub fn installed_ids(&self) -> Vec<&str> {
         self.slots
             .iter()
-            .filter(|s| s.installed)
+            .filter(|s| s.installed())
             .map(|s| s.id.as_str())
             .collect()
     }
@@ -164,7 +219,7 @@ impl PluginSet {
         }
         let mut loaded_any = false;
         for (index, slot) in self.slots.iter().enumerate() {
-            if slot.catalog.is_none() && slot.installed && slot.state().is_none() {
+            if slot.catalog.is_none() && slot.installed() && slot.state().is_none() {
                 let _ = self.load(index);
                 loaded_any = true;
             }
@@ -180,42 +235,69 @@ impl PluginSet {
         self.routes.read().ok().and_then(|r| r.get(tool).copied())
     }
 
-    /// Loads the group in `index` (once; later calls return the first outcome).
-    pub fn load(&self, index: usize) -> Result<&Arc<Loaded>, &LoadError> {
+    /// The group in `index`, loaded on first use (later calls return the current copy).
+    pub fn load(&self, index: usize) -> Result<Arc<Loaded>, LoadError> {
         let slot = &self.slots[index];
-        slot.state
-            .get_or_init(|| {
-                let started = std::time::Instant::now();
-                let outcome = self.load_slot(index);
-                match &outcome {
-                    Ok(loaded) => tracing::info!(
-                        group = %slot.id,
-                        tools = loaded.tools().len(),
-                        elapsed_us = started.elapsed().as_micros() as u64,
-                        "plugin loaded"
-                    ),
-                    Err(LoadError::NotInstalled { .. }) => {}
-                    Err(e) => tracing::error!(group = %slot.id, "plugin failed to load: {e}"),
-                }
-                outcome
-            })
-            .as_ref()
+        if let Some(state) = slot.state() {
+            return state;
+        }
+        let _loading = slot.loading.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(state) = slot.state() {
+            return state;
+        }
+        let outcome = self.load_slot(index, false);
+        slot.set_state(outcome.clone());
+        outcome
     }
 
-    fn load_slot(&self, index: usize) -> Result<Arc<Loaded>, LoadError> {
+    /// Loads the group's file (a private copy of it when `fresh`), registers its tools and logs
+    /// the outcome.
+    fn load_slot(&self, index: usize, fresh: bool) -> Result<Arc<Loaded>, LoadError> {
         let slot = &self.slots[index];
-        if !slot.installed {
+        let started = std::time::Instant::now();
+        let fingerprint = Fingerprint::of(&slot.path);
+        slot.installed
+            .store(fingerprint.is_some(), Ordering::Relaxed);
+        if fingerprint.is_none() {
             return Err(LoadError::NotInstalled {
                 group: slot.id.clone(),
                 file: library_file(&slot.id),
                 dir: self.dir.clone(),
             });
         }
-        let library = loader::load(&slot.path, &slot.id)?;
-        let mut routes = self
-            .routes
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let outcome = if fresh {
+            private_copy(&slot.path).and_then(|copy| {
+                let loaded = loader::load_as(&copy, &slot.path, &slot.id);
+                // The mapping outlives the file.
+                let _ = std::fs::remove_file(&copy);
+                loaded
+            })
+        } else {
+            loader::load(&slot.path, &slot.id)
+        }
+        .and_then(|library| self.register(index, library, fingerprint));
+        match &outcome {
+            Ok(loaded) => tracing::info!(
+                group = %slot.id,
+                version = %loaded.library.manifest.plugin_version,
+                tools = loaded.tools().len(),
+                elapsed_us = started.elapsed().as_micros() as u64,
+                "plugin loaded"
+            ),
+            Err(e) => tracing::error!(group = %slot.id, "plugin failed to load: {e}"),
+        }
+        outcome
+    }
+
+    /// Routes the library's tools to `index`, unless one belongs to another group.
+    fn register(
+        &self,
+        index: usize,
+        library: Library,
+        fingerprint: Option<Fingerprint>,
+    ) -> Result<Arc<Loaded>, LoadError> {
+        let slot = &self.slots[index];
+        let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
         for tool in &library.manifest.tools {
             if let Some(owner) = routes.get(&tool.name).filter(|owner| **owner != index) {
                 return Err(LoadError::ToolConflict {
@@ -225,11 +307,22 @@ impl PluginSet {
                 });
             }
         }
+        // Names the previous copy had and this one dropped stop routing here (catalog names
+        // always route to their group).
+        let catalog_names = slot.catalog.map_or(&[][..], |g| g.tools);
+        routes.retain(|name, owner| {
+            *owner != index
+                || catalog_names.contains(&name.as_str())
+                || library.manifest.tools.iter().any(|t| &t.name == name)
+        });
         for tool in &library.manifest.tools {
             routes.insert(tool.name.clone(), index);
         }
         drop(routes);
-        let loaded = Loaded { library };
+        let loaded = Loaded {
+            library,
+            fingerprint,
+        };
         let missing = loaded.missing_catalog_tools(slot.catalog);
         if !missing.is_empty() {
             tracing::warn!(
@@ -241,10 +334,59 @@ impl PluginSet {
         Ok(Arc::new(loaded))
     }
 
+    /// Looks at every group's file again: a group whose file changed is loaded anew (new calls
+    /// go to the new copy), a group whose file went away is withdrawn, and a new file that fails
+    /// to load is refused while the previous copy keeps serving.
+    pub fn reload(&self) -> ReloadReport {
+        let mut report = ReloadReport::default();
+        for (index, slot) in self.slots.iter().enumerate() {
+            let _loading = slot.loading.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = Fingerprint::of(&slot.path);
+            let Some(current) = slot.state() else {
+                // Never loaded: the first use loads whatever is there then.
+                slot.installed.store(now.is_some(), Ordering::Relaxed);
+                continue;
+            };
+            let was = current.as_ref().ok().and_then(|l| l.fingerprint);
+            if now == was {
+                continue;
+            }
+            if now.is_none() {
+                slot.installed.store(false, Ordering::Relaxed);
+                let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+                let catalog_names = slot.catalog.map_or(&[][..], |g| g.tools);
+                routes.retain(|name, owner| {
+                    *owner != index || catalog_names.contains(&name.as_str())
+                });
+                drop(routes);
+                tracing::info!(group = %slot.id, "plugin file removed; group withdrawn");
+                slot.set_state(Err(LoadError::NotInstalled {
+                    group: slot.id.clone(),
+                    file: library_file(&slot.id),
+                    dir: self.dir.clone(),
+                }));
+                report.changed.push(slot.id.clone());
+                continue;
+            }
+            match (self.load_slot(index, true), current) {
+                (Ok(fresh), _) => {
+                    slot.set_state(Ok(fresh));
+                    report.changed.push(slot.id.clone());
+                }
+                (Err(e), Ok(_previous)) => report.refused.push((slot.id.clone(), e)),
+                (Err(e), Err(_)) => {
+                    slot.set_state(Err(e.clone()));
+                    report.refused.push((slot.id.clone(), e));
+                }
+            }
+        }
+        report
+    }
+
     /// Loads every installed group of the session (for a full listing).
     pub fn load_installed(&self) {
         for (index, slot) in self.slots.iter().enumerate() {
-            if slot.installed {
+            if slot.installed() {
                 let _ = self.load(index);
             }
         }
@@ -262,12 +404,32 @@ impl Slot {
         Self {
             id: id.to_owned(),
             path: dir.join(library_file(id)),
-            installed,
+            installed: AtomicBool::new(installed),
             catalog,
             gate: Arc::new(Gate::new(config.group_concurrency)),
-            state: OnceLock::new(),
+            state: RwLock::new(None),
+            loading: Mutex::new(()),
         }
     }
+}
+
+/// Copies a library to a private, unique path, so that the dynamic loader opens it as a new
+/// library rather than handing back the one already open under the installed path.
+fn private_copy(path: &Path) -> Result<PathBuf, LoadError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!("coremcp-{}", std::process::id()));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let copy = dir.join(format!("{}-{name}", NEXT.fetch_add(1, Ordering::Relaxed)));
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::copy(path, &copy))
+        .map_err(|e| LoadError::Open {
+            path: path.to_owned(),
+            reason: format!("cannot copy it for loading: {e}"),
+        })?;
+    Ok(copy)
 }
 
 /// Plugin files in `dir`, by group id. A missing or unreadable folder holds none (reported).

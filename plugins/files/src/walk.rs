@@ -150,28 +150,6 @@ pub fn path_order(a: &str, b: &str) -> Ordering {
     a.split('/').cmp(b.split('/'))
 }
 
-/// Seconds since the Unix epoch as RFC 3339 UTC (`2024-05-01T12:00:00Z`).
-pub fn rfc3339(unix_seconds: i64) -> String {
-    let days = unix_seconds.div_euclid(86_400);
-    let secs = unix_seconds.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,18 +192,5 @@ mod tests {
         assert_eq!(paths, ["A", "a", "a/b/c", "a/c", "a-b", "b"]);
         assert_eq!(relative(Path::new("/r"), Path::new("/r/x/y.rs")), "x/y.rs");
         assert_eq!(relative(Path::new("/r/f.rs"), Path::new("/r/f.rs")), "f.rs");
-    }
-
-    #[test]
-    fn rfc3339_utc() {
-        let cases = [
-            (0, "1970-01-01T00:00:00Z"),
-            (951_782_400, "2000-02-29T00:00:00Z"),
-            (1_714_564_800, "2024-05-01T12:00:00Z"),
-            (-1, "1969-12-31T23:59:59Z"),
-        ];
-        for (secs, text) in cases {
-            assert_eq!(rfc3339(secs), text);
-        }
     }
 }

@@ -1,6 +1,8 @@
-//! Helpers shared by Core MCP's local groups (Git, Code and files, …). Plugins depend on this
+//! Helpers shared by Core MCP's local groups (Git, Code and files, Global docs, …): path
+//! confinement ([`roots`]) and RFC 3339 timestamps ([`time`]). Plugins depend on this
 //! and on `coremcp-plugin-api`, never on the host.
 
 pub mod roots;
+pub mod time;
 
 pub use roots::Roots;

@@ -106,7 +106,7 @@ fn plugins_reports_each_file() {
     let dir = plugins(&["publishing", "fixture"]);
     let publishing = plugin_status(dir.path(), "publishing");
     let cols: Vec<&str> = publishing.split_whitespace().collect();
-    assert_eq!(cols, ["publishing", "1.0.0", "1.0.0", "1", "loaded"]);
+    assert_eq!(cols, ["publishing", "1.0.0", "1.0.0", "-", "1", "loaded"]);
 
     let empty = coremcp_tests::TempDir::new("empty");
     let (code, stdout, _) = run(

@@ -2,10 +2,13 @@
 //! fixture plugin, the real Publishing plugin and real child processes.
 
 mod commands;
+mod docs;
 mod files;
 mod git;
 mod golden;
 mod plugins;
+mod profiles;
 mod protocol;
 mod publishing;
 mod sql;
+mod swap;

@@ -105,7 +105,7 @@ fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
     let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
     assert_eq!(
         tools.as_array().expect("tools").len(),
-        8,
+        10,
         "publishing and fixture still listed"
     );
     assert!(server

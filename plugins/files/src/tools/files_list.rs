@@ -206,7 +206,7 @@ fn describe(root: &std::path::Path, dent: &ignore::DirEntry) -> Entry {
             Ok(d) => d.as_secs() as i64,
             Err(e) => -(e.duration().as_secs() as i64) - i64::from(e.duration().subsec_nanos() > 0),
         })
-        .map(walk::rfc3339);
+        .map(coremcp_plugin_kit::time::rfc3339);
     let size = match kind {
         "file" | "symlink" => meta.as_ref().map(std::fs::Metadata::len),
         _ => None,

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use coremcp_plugin_api::sdk::{self, codes, Args, Ctx, Tool};
 use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_kit::time::civil_from_days;
 use postgres::error::{DbError, ErrorPosition, SqlState};
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, Kind, ToSql, Type};
 use postgres::{Client, NoTls};
@@ -514,20 +515,6 @@ fn time_of_day(micros: i64) -> String {
     } else {
         format!("{base}.{}", format!("{frac:06}").trim_end_matches('0'))
     }
-}
-
-/// Days since 1970-01-01 → (year, month, day); Howard Hinnant's civil_from_days.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]

@@ -1,0 +1,451 @@
+//! `docs_read`: one document (front matter as a JSON object, plus the body), or a folder's
+//! entries with each document's front matter.
+//!
+//! Invariants:
+//! - The path resolves inside the selected repository; only `.md` files and folders are read.
+//! - A body is cut at `max_chars` (and further, if needed, so the whole result stays under the
+//!   host's result limit and keeps its structured content), with a marker and `truncated: true`.
+//! - A listing is sorted by name, skips hidden entries and non-Markdown files (counted in
+//!   `skipped`), reports a document whose front matter cannot be read with an `error` instead of
+//!   failing, and is cut to the result limit with `truncated` and `omitted`.
+//! - A single document with malformed front matter is an error naming the line.
+
+use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
+use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use serde_json::Value;
+
+pub const TOOL: Tool = Tool {
+    name: "docs_read",
+    description: "Read one Markdown document of a documentation repository (front matter as a \
+        JSON object, plus the body), or list a docs folder: its .md documents with their front \
+        matter, and its sub-folders. Repositories come from local configuration (--docs).",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "repo-relative .md file or folder (\".\" for the repository's top folder)"},
+            "repo": {"type": "string", "description": "configured docs-repo name (default: the first configured one)"},
+            "project": {"type": "string", "description": "project key whose docs_source to use (needs the Registry; not in this build yet)"},
+            "front_matter_only": {"type": "boolean", "description": "return the front matter without the body (default false)"},
+            "max_chars": {"type": "integer", "minimum": 100, "description": "cut the body at this many characters (default 20000; also kept under the result limit)"}
+        },
+        "required": ["path"],
+        "additionalProperties": false
+    }"#,
+    annotations: Annotations::READ_ONLY,
+    runs: Runs::Local,
+    remote_host: true,
+    feature: Some(("docs-read", cfg!(feature = "docs-read"))),
+    handler,
+};
+
+#[cfg(not(feature = "docs-read"))]
+fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
+    // Never called: the SDK refuses a tool whose feature is off before running its handler.
+    Err(ToolError::new(
+        coremcp_plugin_api::sdk::codes::UNAVAILABLE,
+        "docs_read is not in this build: it needs the \"docs-read\" feature",
+    ))
+}
+
+#[cfg(feature = "docs-read")]
+fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let repo = crate::repo::from_args(&args)?;
+    let params = imp::Params {
+        path: args.str("path")?.to_owned(),
+        front_matter_only: args.opt_bool("front_matter_only")?.unwrap_or(false),
+        max_chars: args
+            .opt_u64("max_chars")?
+            .map_or(imp::DEFAULT_MAX_CHARS, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
+    };
+    imp::read(&repo, &params, &|| ctx.is_cancelled())
+}
+
+#[cfg(feature = "docs-read")]
+pub(crate) mod imp {
+    use std::fs;
+    use std::path::Path;
+
+    use coremcp_plugin_api::sdk::codes;
+    use coremcp_plugin_api::ToolError;
+    use serde_json::{json, Map, Value};
+
+    use crate::front_matter;
+    use crate::repo::Repo;
+    use crate::tools::{io_error, is_markdown, read_text};
+
+    pub const DEFAULT_MAX_CHARS: usize = 20_000;
+    /// What a whole result may serialise to, in characters: the host cuts results over 20 000
+    /// characters and then drops their structured content.
+    pub const RESULT_BUDGET: usize = 19_500;
+
+    #[derive(Debug, Clone)]
+    pub struct Params {
+        pub path: String,
+        pub front_matter_only: bool,
+        pub max_chars: usize,
+    }
+
+    pub fn read(
+        repo: &Repo,
+        params: &Params,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Value, ToolError> {
+        let target = repo.roots.resolve("path", Some(&params.path), None)?;
+        let meta = fs::metadata(&target).map_err(|e| io_error(&params.path, &e))?;
+        if meta.is_dir() {
+            return list(repo, &target, cancelled);
+        }
+        if !is_markdown(&target) {
+            return Err(ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                format!(
+                    "argument \"path\" ({}): docs_read reads .md documents and folders",
+                    params.path
+                ),
+            ));
+        }
+        let text = read_text(&target, &params.path)?;
+        let doc = front_matter::parse(&text).map_err(|m| {
+            ToolError::new(codes::FAILED, format!("{}: {m}", repo.relative(&target)))
+        })?;
+        let front = doc.front.map(|f| f.to_json()).unwrap_or_default();
+        let mut result = json!({
+            "repo": repo.name,
+            "path": repo.relative(&target),
+            "kind": "file",
+            "front_matter": front,
+        });
+        if !params.front_matter_only {
+            fit_body(&mut result, doc.body, params.max_chars);
+        }
+        Ok(result)
+    }
+
+    /// Adds `body`, `truncated` and `total_chars` to `result`, cutting the body at `max_chars`
+    /// or lower so the whole result fits [`RESULT_BUDGET`].
+    fn fit_body(result: &mut Value, body: &str, max_chars: usize) {
+        let total = body.chars().count();
+        let mut limit = max_chars.min(total);
+        // Escapes make a character of the body cost more than one in the result, so shrink in
+        // proportion; a few rounds settle it.
+        for _ in 0..16 {
+            let (text, truncated) = cut(body, limit, total);
+            result["body"] = Value::String(text);
+            result["truncated"] = Value::Bool(truncated);
+            result["total_chars"] = json!(total);
+            let size = chars(result);
+            if size <= RESULT_BUDGET || limit == 0 {
+                return;
+            }
+            let scaled = (limit as u128 * RESULT_BUDGET as u128 / size as u128) as usize;
+            limit = scaled.min(limit - 1);
+        }
+        let (text, truncated) = cut(body, 0, total);
+        result["body"] = Value::String(text);
+        result["truncated"] = Value::Bool(truncated);
+    }
+
+    /// The first `limit` characters of `body` and a marker when that is not all of it.
+    fn cut(body: &str, limit: usize, total: usize) -> (String, bool) {
+        if limit >= total {
+            return (body.to_owned(), false);
+        }
+        let end = body
+            .char_indices()
+            .nth(limit)
+            .map_or(body.len(), |(i, _)| i);
+        let kept = &body[..end];
+        let sep = if kept.is_empty() || kept.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        (
+            format!(
+                "{kept}{sep}…[truncated at {limit} of {total} characters; the rest is in the \
+                 file (max_chars reads more, up to the 20 000-character result limit)]"
+            ),
+            true,
+        )
+    }
+
+    fn chars(value: &Value) -> usize {
+        serde_json::to_string(value).map_or(usize::MAX, |s| s.chars().count())
+    }
+
+    /// A folder's entries: sub-folders and `.md` documents with their front matter.
+    fn list(repo: &Repo, dir: &Path, cancelled: &dyn Fn() -> bool) -> Result<Value, ToolError> {
+        let rel_dir = repo.relative(dir);
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .map_err(|e| io_error(&rel_dir, &e))?
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with('.'))
+            .collect();
+        names.sort();
+        let mut result = json!({
+            "repo": repo.name,
+            "path": rel_dir,
+            "kind": "folder",
+            "entries": [],
+            "skipped": 0,
+            "truncated": false,
+        });
+        let mut size = chars(&result);
+        let mut entries = Vec::new();
+        let mut skipped = 0;
+        let mut omitted = 0;
+        for name in names {
+            if cancelled() {
+                return Err(ToolError::new(codes::CANCELLED, "docs_read was cancelled"));
+            }
+            if omitted > 0 {
+                omitted += 1;
+                continue;
+            }
+            let Some(entry) = describe(repo, dir, &name) else {
+                skipped += 1;
+                continue;
+            };
+            let entry_size = chars(&entry) + 1;
+            // Room for the counts and the `omitted` field.
+            if size + entry_size > RESULT_BUDGET - 64 {
+                omitted = 1;
+                continue;
+            }
+            size += entry_size;
+            entries.push(entry);
+        }
+        result["entries"] = Value::Array(entries);
+        result["skipped"] = json!(skipped);
+        if omitted > 0 {
+            result["truncated"] = Value::Bool(true);
+            result["omitted"] = json!(omitted);
+        }
+        Ok(result)
+    }
+
+    /// One listing entry, or `None` for what a docs listing skips (non-Markdown files).
+    fn describe(repo: &Repo, dir: &Path, name: &str) -> Option<Value> {
+        let path = dir.join(name);
+        let rel = repo.relative(&path);
+        let mut entry = Map::new();
+        entry.insert("name".into(), name.into());
+        entry.insert("path".into(), rel.clone().into());
+        // A symlink counts as what it leads to, when that is inside the repository.
+        let target = match repo.roots.resolve("path", Some(&rel), None) {
+            Ok(target) => target,
+            Err(e) => {
+                entry.insert("kind".into(), "symlink".into());
+                entry.insert("error".into(), e.message.as_str().into());
+                return Some(Value::Object(entry));
+            }
+        };
+        if target.is_dir() {
+            entry.insert("kind".into(), "folder".into());
+            return Some(Value::Object(entry));
+        }
+        if !is_markdown(&path) || !is_markdown(&target) {
+            return None;
+        }
+        entry.insert("kind".into(), "file".into());
+        let parsed = read_text(&target, &rel).and_then(|text| {
+            front_matter::parse(&text)
+                .map(|doc| doc.front.map(|f| f.to_json()).unwrap_or_default())
+                .map_err(|m| ToolError::new(codes::FAILED, m.to_string()))
+        });
+        match parsed {
+            Ok(front) => entry.insert("front_matter".into(), Value::Object(front)),
+            Err(e) => entry.insert("error".into(), e.message.as_str().into()),
+        };
+        Some(Value::Object(entry))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::testing::Tree;
+
+        fn params(path: &str) -> Params {
+            Params {
+                path: path.to_owned(),
+                front_matter_only: false,
+                max_chars: DEFAULT_MAX_CHARS,
+            }
+        }
+
+        fn never() -> bool {
+            false
+        }
+
+        #[test]
+        fn a_document_is_its_front_matter_and_body() {
+            let tree = Tree::new("read-file");
+            tree.write(
+                "guide/intro.md",
+                "---\ntitle: Intro\nrevision: 3\ntags: [a]\n---\n\n# Intro\n\nHello.\n",
+            );
+            tree.write("plain.md", "# Plain\n");
+            let repo = tree.open();
+            let out = read(&repo, &params("guide/intro.md"), &never).expect("reads");
+            assert_eq!(
+                out,
+                json!({"repo": "docs", "path": "guide/intro.md", "kind": "file",
+                       "front_matter": {"title": "Intro", "revision": 3, "tags": ["a"]},
+                       "body": "# Intro\n\nHello.\n", "truncated": false, "total_chars": 16})
+            );
+            let out = read(&repo, &params("plain.md"), &never).expect("reads");
+            assert_eq!(out["front_matter"], json!({}));
+            assert_eq!(out["body"], "# Plain\n");
+
+            let mut only = params("guide/intro.md");
+            only.front_matter_only = true;
+            let out = read(&repo, &only, &never).expect("reads");
+            assert!(
+                out.get("body").is_none() && out.get("truncated").is_none(),
+                "{out}"
+            );
+            assert_eq!(out["front_matter"]["title"], "Intro");
+        }
+
+        #[test]
+        fn long_bodies_are_cut_with_a_marker() {
+            let tree = Tree::new("read-cut");
+            let body = "é".repeat(500);
+            tree.write("long.md", &format!("---\na: 1\n---\n{body}"));
+            let repo = tree.open();
+            let mut p = params("long.md");
+            p.max_chars = 120;
+            let out = read(&repo, &p, &never).expect("reads");
+            let text = out["body"].as_str().expect("body");
+            assert!(text.starts_with(&"é".repeat(120)), "{text}");
+            assert!(!text.starts_with(&"é".repeat(121)), "{text}");
+            assert!(
+                text.contains("…[truncated at 120 of 500 characters"),
+                "{text}"
+            );
+            assert_eq!(out["truncated"], true);
+            assert_eq!(out["total_chars"], 500);
+
+            // The default cut, and the host's result limit: JSON escapes make quotes count twice.
+            let big = "\"".repeat(30_000);
+            tree.write("big.md", &big);
+            let out = read(&repo, &params("big.md"), &never).expect("reads");
+            assert_eq!(out["truncated"], true);
+            assert!(chars(&out) <= RESULT_BUDGET, "{}", chars(&out));
+            assert!(chars(&out) > RESULT_BUDGET - 200, "{}", chars(&out));
+        }
+
+        #[test]
+        fn a_folder_lists_documents_with_front_matter_and_sub_folders() {
+            let tree = Tree::new("read-folder");
+            tree.write("b.md", "---\ntitle: B\n---\nbody b\n")
+                .write("a.md", "no front matter\n")
+                .write("c.md", "---\ntitle: [broken\n---\n")
+                .write("notes.txt", "skipped\n")
+                .write(".hidden.md", "---\nx: 1\n---\n")
+                .write("sub/deep.md", "# deep\n");
+            tree.symlink(&tree.outside(), "escape");
+            tree.symlink(&tree.repo().join("b.md"), "link.md");
+            let repo = tree.open();
+            let out = read(&repo, &params("."), &never).expect("lists");
+            assert_eq!(out["kind"], "folder");
+            assert_eq!(out["path"], ".");
+            assert_eq!(out["skipped"], 1);
+            assert_eq!(out["truncated"], false);
+            let entries = out["entries"].as_array().expect("entries");
+            let names: Vec<&str> = entries.iter().filter_map(|e| e["name"].as_str()).collect();
+            assert_eq!(names, ["a.md", "b.md", "c.md", "escape", "link.md", "sub"]);
+            assert_eq!(
+                entries[0],
+                json!({"name": "a.md", "path": "a.md", "kind": "file", "front_matter": {}})
+            );
+            assert_eq!(entries[1]["front_matter"], json!({"title": "B"}));
+            assert!(entries[1].get("body").is_none());
+            let broken = entries[2]["error"].as_str().expect("error");
+            // libyaml notices the unclosed list at the end of the front matter (line 3) and says
+            // where it started (line 2).
+            assert!(
+                broken.contains("malformed front matter at line 3"),
+                "{broken}"
+            );
+            assert!(broken.contains("flow sequence at line 2"), "{broken}");
+            assert_eq!(entries[3]["kind"], "symlink");
+            assert!(
+                entries[3]["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("outside the roots")),
+                "{}",
+                entries[3]
+            );
+            assert_eq!(entries[4]["front_matter"], json!({"title": "B"}));
+            assert_eq!(
+                entries[5],
+                json!({"name": "sub", "path": "sub", "kind": "folder"})
+            );
+            let out = read(&repo, &params("sub"), &never).expect("lists");
+            assert_eq!(out["entries"][0]["path"], "sub/deep.md");
+        }
+
+        #[test]
+        fn big_folders_are_cut_to_the_result_limit() {
+            let tree = Tree::new("read-many");
+            for i in 0..400 {
+                tree.write(
+                    &format!("doc-{i:03}.md"),
+                    &format!(
+                        "---\ntitle: Document number {i}\nsummary: {}\n---\n",
+                        "x".repeat(40)
+                    ),
+                );
+            }
+            let out = read(&tree.open(), &params("."), &never).expect("lists");
+            let shown = out["entries"].as_array().expect("entries").len();
+            assert!(shown > 50 && shown < 400, "{shown}");
+            assert_eq!(out["truncated"], true);
+            assert_eq!(out["omitted"], json!(400 - shown));
+            assert!(chars(&out) <= RESULT_BUDGET);
+            assert_eq!(out["entries"][0]["name"], "doc-000.md");
+        }
+
+        #[test]
+        fn malformed_documents_and_bad_paths_are_refused() {
+            let tree = Tree::new("read-refuse");
+            tree.write("bad.md", "---\ntitle: x\n")
+                .write("notes.txt", "x")
+                .symlink(&tree.outside().join("secret.md"), "secret.md");
+            let repo = tree.open();
+            let outside = tree.outside().join("secret.md");
+            let outside = outside.to_string_lossy();
+            let cases = [
+                (
+                    "bad.md",
+                    codes::FAILED,
+                    "bad.md: malformed front matter at line 1",
+                ),
+                (
+                    "notes.txt",
+                    codes::INVALID_ARGUMENTS,
+                    "reads .md documents and folders",
+                ),
+                ("missing.md", codes::NOT_FOUND, "no such file"),
+                (
+                    "../outside/secret.md",
+                    codes::INVALID_ARGUMENTS,
+                    "\"..\" is not allowed",
+                ),
+                (&*outside, codes::INVALID_ARGUMENTS, "absolute path outside"),
+                ("secret.md", codes::INVALID_ARGUMENTS, "leads outside"),
+            ];
+            for (path, code, needle) in cases {
+                let err = read(&repo, &params(path), &never).expect_err(path);
+                assert_eq!(err.code.as_str(), code, "{path}: {err}");
+                assert!(err.message.contains(needle), "{path}: {err}");
+            }
+            let err = read(&repo, &params("."), &|| true).expect_err("cancelled");
+            assert_eq!(err.code.as_str(), codes::CANCELLED);
+        }
+    }
+}

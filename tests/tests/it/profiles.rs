@@ -1,0 +1,157 @@
+//! The build profiles as installed by `scripts/build` (scripts/test builds both and passes the
+//! `dist` folder in `COREMCP_TEST_DIST`): the full profile serves every built tool; the
+//! secondary one lists the document tools, which answer that they are not in this build, while
+//! every other group works; and a full install with the docs plugin deleted behaves the same.
+
+use std::path::{Path, PathBuf};
+
+use coremcp_tests::{is_error, run_program, text, Server, TempDir};
+use serde_json::json;
+
+/// Every tool the groups built here provide.
+const BUILT: &[&str] = &[
+    "docs_read",
+    "docs_write",
+    "git_status",
+    "git_diff",
+    "git_log",
+    "git_show",
+    "git_branch_list",
+    "git_add",
+    "git_commit",
+    "git_push",
+    "files_search",
+    "files_list",
+    "code_snapshot",
+    "sql_query",
+    "publishing",
+];
+
+fn dist(profile: &str) -> PathBuf {
+    let root = std::env::var_os("COREMCP_TEST_DIST").unwrap_or_else(|| {
+        panic!("COREMCP_TEST_DIST is not set: scripts/test builds dist/full and dist/secondary with scripts/build and sets it")
+    });
+    let dir = PathBuf::from(root).join(profile);
+    assert!(
+        dir.join("bin/coremcp").exists(),
+        "{} is not built",
+        dir.display()
+    );
+    dir
+}
+
+/// A copy of an installed profile that a test may change.
+fn copy_install(from: &Path) -> TempDir {
+    let dir = TempDir::new("profile");
+    for sub in ["bin", "plugins"] {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        for entry in std::fs::read_dir(from.join(sub)).expect("read install") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name()))
+                .expect("copy");
+        }
+    }
+    dir
+}
+
+fn server(install: &Path, root: &Path) -> Server {
+    let bin = install.join("bin/coremcp");
+    let root = root.to_string_lossy().into_owned();
+    let mut server =
+        Server::start_program(&bin, &["--root", &root], &[("COREMCP_PUBLISH_CMD", "echo")]);
+    server.initialize();
+    server
+}
+
+fn sorted(mut names: Vec<String>) -> Vec<String> {
+    names.sort();
+    names
+}
+
+#[test]
+fn the_full_profile_serves_every_built_tool() {
+    let full = dist("full");
+    let work = TempDir::new("work");
+    let mut server = server(&full, work.path());
+    let expected: Vec<String> = BUILT.iter().map(|s| (*s).to_owned()).collect();
+    assert_eq!(sorted(server.tool_names()), sorted(expected));
+    let (code, stdout, _) = run_program(&full.join("bin/coremcp"), &["tools", "--json"], &[]);
+    assert_eq!(code, 0);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("json");
+    for name in BUILT {
+        let row = rows.iter().find(|r| r["name"] == *name).expect("listed");
+        assert_eq!(row["available"], true, "{row}");
+    }
+    let (_, plugins, _) = run_program(&full.join("bin/coremcp"), &["plugins"], &[]);
+    let docs = plugins
+        .lines()
+        .find(|l| l.starts_with("docs"))
+        .expect("docs row");
+    assert!(
+        docs.contains("docs-read,docs-write"),
+        "compiled features shown: {docs}"
+    );
+}
+
+/// The document tools are listed and answer the named-feature error; the rest works.
+fn check_without_docs(install: &Path) {
+    let work = TempDir::new("work");
+    std::fs::write(work.path().join("a.txt"), "needle").expect("write");
+    let mut server = server(install, work.path());
+    let names = server.tool_names();
+    assert!(names.contains(&"docs_read".to_owned()) && names.contains(&"docs_write".to_owned()));
+    let listed = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    for tool in listed.as_array().expect("tools") {
+        let name = tool["name"].as_str().expect("name");
+        if let Some(feature) = name
+            .strip_prefix("docs_")
+            .map(|verb| format!("docs-{verb}"))
+        {
+            let description = tool["description"].as_str().expect("description");
+            assert!(
+                description.contains(&format!("needs the \"{feature}\" feature")),
+                "{description}"
+            );
+            let result = server.call(name, json!({"path": "a.md", "body": "x"}));
+            assert!(is_error(&result));
+            assert_eq!(
+                text(&result),
+                format!("{name} is not in this build: it needs the \"{feature}\" feature")
+            );
+        }
+    }
+    let found = server.call("files_search", json!({"pattern": "needle"}));
+    assert!(!is_error(&found), "{found}");
+    let listed = server.call("files_list", json!({}));
+    assert!(!is_error(&listed), "{listed}");
+    let published = server.call("publishing", json!({"args": ["{\"ok\":true}"]}));
+    assert_eq!(
+        published["structuredContent"],
+        json!({"ok": true}),
+        "{published}"
+    );
+    let status = server.call("git_status", json!({}));
+    assert!(
+        text(&status).contains("not a git repository"),
+        "git answers for itself: {status}"
+    );
+}
+
+#[test]
+fn the_secondary_profile_lists_the_document_tools_as_not_in_this_build() {
+    let secondary = dist("secondary");
+    check_without_docs(&secondary);
+    let (_, plugins, _) = run_program(&secondary.join("bin/coremcp"), &["plugins"], &[]);
+    let docs = plugins
+        .lines()
+        .find(|l| l.starts_with("docs"))
+        .expect("docs row");
+    assert!(docs.contains("(none)"), "no docs feature compiled: {docs}");
+}
+
+#[test]
+fn deleting_the_docs_plugin_from_a_full_install_gives_the_same_errors() {
+    let install = copy_install(&dist("full"));
+    std::fs::remove_file(install.path().join("plugins/libcoremcp_docs.so")).expect("delete");
+    check_without_docs(install.path());
+}
