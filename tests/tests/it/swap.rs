@@ -48,7 +48,7 @@ fn a_group_is_swapped_on_a_running_host() {
         server.call("swap_hello", json!({}))["structuredContent"],
         json!({"version": 1})
     );
-    assert_eq!(swap_tools(&mut server), ["swap_hello"]);
+    assert_eq!(swap_tools(&mut server), ["swap_hello", "swap_wait"]);
 
     let (code, out, err) = install_plugin(&bin, &library("fixture_swap_v2"));
     assert_eq!(code, 0, "{err}");
@@ -59,17 +59,32 @@ fn a_group_is_swapped_on_a_running_host() {
         json!({"version": 1})
     );
 
+    // A call running across the reload finishes on the copy it started on.
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": "running", "method": "tools/call",
+                        "params": {"name": "swap_wait", "arguments": {"ms": 1500}}}),
+    );
+    std::thread::sleep(Duration::from_millis(200));
     server.signal(libc::SIGHUP);
     server.notification("notifications/tools/list_changed", WAIT);
     assert_eq!(
         server.call("swap_hello", json!({}))["structuredContent"],
         json!({"version": 2})
     );
+    let running = server.answer(&json!("running"), WAIT);
+    assert_eq!(
+        running["result"]["structuredContent"],
+        json!({"version": 1}),
+        "{running}"
+    );
     assert_eq!(
         server.call("swap_added", json!({}))["structuredContent"],
         json!({"added_in": 2})
     );
-    assert_eq!(swap_tools(&mut server), ["swap_hello", "swap_added"]);
+    assert_eq!(
+        swap_tools(&mut server),
+        ["swap_hello", "swap_wait", "swap_added"]
+    );
     assert_eq!(
         std::fs::read(&bin).expect("read host"),
         host_bytes,

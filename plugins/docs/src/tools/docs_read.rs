@@ -314,7 +314,7 @@ pub(crate) mod imp {
         fn long_bodies_are_cut_with_a_marker() {
             let tree = Tree::new("read-cut");
             let body = "é".repeat(500);
-            tree.write("long.md", &format!("---\na: 1\n---\n{body}"));
+            tree.write("long.md", format!("---\na: 1\n---\n{body}"));
             let repo = tree.open();
             let mut p = params("long.md");
             p.max_chars = 120;
@@ -395,7 +395,7 @@ pub(crate) mod imp {
             for i in 0..400 {
                 tree.write(
                     &format!("doc-{i:03}.md"),
-                    &format!(
+                    format!(
                         "---\ntitle: Document number {i}\nsummary: {}\n---\n",
                         "x".repeat(40)
                     ),
