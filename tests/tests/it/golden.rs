@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use coremcp_tests::{plugins, Server};
 use serde_json::json;
 
-fn check(name: &str, actual: &str) {
+pub(crate) fn check(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("golden")
         .join(name);

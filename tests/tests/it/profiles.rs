@@ -75,6 +75,13 @@ fn the_full_profile_serves_every_built_tool() {
     let mut server = server(&full, work.path());
     let expected: Vec<String> = BUILT.iter().map(|s| (*s).to_owned()).collect();
     assert_eq!(sorted(server.tool_names()), sorted(expected));
+    // The published list of the full profile is the ledger: a changed, missing or unexpected
+    // tool fails here.
+    let listed = server.request("tools/list", json!({}))["result"].clone();
+    crate::golden::check(
+        "full-tools-list.json",
+        &format!("{}\n", serde_json::to_string_pretty(&listed).expect("json")),
+    );
     let (code, stdout, _) = run_program(&full.join("bin/coremcp"), &["tools", "--json"], &[]);
     assert_eq!(code, 0);
     let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("json");
