@@ -52,6 +52,9 @@ pub struct Group {
     pub version: &'static str,
     /// The tools, in listing order.
     pub tools: &'static [Tool],
+    /// Runs once when the host initialises the plugin (after the host callbacks are set); an
+    /// error refuses the plugin with that message.
+    pub init: Option<fn() -> Result<(), ToolError>>,
 }
 
 /// The function that runs one tool.
@@ -184,7 +187,10 @@ extern "C" fn ffi_init(host: HostApiRef) -> RResult<(), ToolError> {
         std::panic::set_hook(Box::new(|info| {
             log(LogLevel::Error, &format!("panic: {info}"));
         }));
-        Ok(())
+        match state.group.init {
+            Some(init) => init(),
+            None => Ok(()),
+        }
     })
 }
 

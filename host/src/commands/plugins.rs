@@ -38,7 +38,7 @@ fn features(loaded: &Loaded) -> String {
 
 pub fn run(mut config: Config) -> Result<ExitCode, Failure> {
     config.groups = GroupSelection::All;
-    let plugins = PluginSet::discover(&config).map_err(Failure::usage)?;
+    let plugins = std::sync::Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
     plugins.load_installed();
     let mut text = format!("plugins folder: {}\n", plugins.dir().display());
     text.push_str(&row(

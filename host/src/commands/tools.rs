@@ -19,7 +19,7 @@ struct Row {
 }
 
 pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
-    let plugins = PluginSet::discover(&config).map_err(Failure::usage)?;
+    let plugins = std::sync::Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
     plugins.load_installed();
     let mut rows = Vec::new();
     for (index, slot) in plugins.slots().iter().enumerate() {

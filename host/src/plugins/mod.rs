@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{mpsc, Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
 use coremcp_plugin_api::ToolSpec;
 
@@ -29,6 +30,9 @@ use crate::config::{Config, GroupSelection};
 use crate::pool::Gate;
 use catalog::CatalogGroup;
 use loader::{Library, LoadError};
+
+/// How long a listing waits for groups to load before it leaves the slow ones out.
+pub const LOAD_WAIT: Duration = Duration::from_secs(5);
 
 /// Plugin libraries are named `libcoremcp_<group>.so` (`.dylib` on macOS).
 pub const LIB_PREFIX: &str = "libcoremcp_";
@@ -213,22 +217,21 @@ impl PluginSet {
 
     /// The slot that serves `tool`. A name not in the catalog may belong to a group that is not
     /// loaded yet: those groups are loaded to find out.
-    pub fn route(&self, tool: &str) -> Option<usize> {
+    pub fn route(self: &Arc<Self>, tool: &str) -> Option<usize> {
         if let Some(index) = self.lookup(tool) {
             return Some(index);
         }
-        let mut loaded_any = false;
-        for (index, slot) in self.slots.iter().enumerate() {
-            if slot.catalog.is_none() && slot.installed() && slot.state().is_none() {
-                let _ = self.load(index);
-                loaded_any = true;
-            }
+        let unloaded: Vec<usize> = (0..self.slots.len())
+            .filter(|i| {
+                let slot = &self.slots[*i];
+                slot.catalog.is_none() && slot.installed() && slot.state().is_none()
+            })
+            .collect();
+        if unloaded.is_empty() {
+            return None;
         }
-        if loaded_any {
-            self.lookup(tool)
-        } else {
-            None
-        }
+        self.load_within(unloaded.into_iter(), LOAD_WAIT);
+        self.lookup(tool)
     }
 
     fn lookup(&self, tool: &str) -> Option<usize> {
@@ -383,12 +386,46 @@ impl PluginSet {
         report
     }
 
-    /// Loads every installed group of the session (for a full listing).
-    pub fn load_installed(&self) {
-        for (index, slot) in self.slots.iter().enumerate() {
-            if slot.installed() {
-                let _ = self.load(index);
+    /// Loads every installed group of the session (for a full listing), waiting at most
+    /// [`LOAD_WAIT`] for all of them: a plugin whose loading hangs (its `init`, say) is left out
+    /// of this listing and keeps loading on its own thread, so it never stalls the caller.
+    pub fn load_installed(self: &Arc<Self>) {
+        self.load_within(
+            (0..self.slots.len()).filter(|i| self.slots[*i].installed()),
+            LOAD_WAIT,
+        );
+    }
+
+    /// Loads the groups in `indexes` side by side, waiting at most `limit` for them.
+    fn load_within(self: &Arc<Self>, indexes: impl Iterator<Item = usize>, limit: Duration) {
+        let (done, finished) = mpsc::channel();
+        let mut waiting = Vec::new();
+        for index in indexes.filter(|i| self.slots[*i].state().is_none()) {
+            let (set, done) = (Arc::clone(self), done.clone());
+            let started = std::thread::Builder::new()
+                .name(format!("coremcp-load-{}", self.slots[index].id))
+                .spawn(move || {
+                    let _ = set.load(index);
+                    let _ = done.send(index);
+                });
+            match started {
+                Ok(_) => waiting.push(index),
+                Err(e) => tracing::error!("cannot start a loading thread: {e}"),
             }
+        }
+        let deadline = Instant::now() + limit;
+        while !waiting.is_empty() {
+            match finished.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(index) => waiting.retain(|i| *i != index),
+                Err(_) => break,
+            }
+        }
+        for index in waiting {
+            tracing::warn!(
+                group = %self.slots[index].id,
+                "still loading after {} s; left out for now",
+                limit.as_secs()
+            );
         }
     }
 }

@@ -27,6 +27,7 @@ pub static GROUP: Group = Group {
     id: "docs",
     version: env!("CARGO_PKG_VERSION"),
     tools: &[tools::docs_read::TOOL, tools::docs_write::TOOL],
+    init: None,
 };
 
 coremcp_plugin_api::export_plugin!(GROUP);

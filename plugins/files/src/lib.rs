@@ -24,6 +24,7 @@ pub static GROUP: Group = Group {
         tools::code_snapshot::TOOL,
         tools::sql_query::TOOL,
     ],
+    init: None,
 };
 
 coremcp_plugin_api::export_plugin!(GROUP);

@@ -189,6 +189,7 @@ pub static GROUP: Group = Group {
             handler: tools::push::run,
         },
     ],
+    init: None,
 };
 
 coremcp_plugin_api::export_plugin!(GROUP);

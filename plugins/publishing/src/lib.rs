@@ -49,6 +49,7 @@ pub static GROUP: Group = Group {
         feature: None,
         handler: publishing,
     }],
+    init: None,
 };
 
 coremcp_plugin_api::export_plugin!(GROUP);

@@ -331,3 +331,30 @@ fn a_plugin_claiming_our_version_with_another_layout_is_refused_in_one_line() {
         .get("isError")
         .is_none());
 }
+
+#[test]
+fn a_plugin_whose_init_hangs_does_not_stall_the_host() {
+    let dir = plugins(&["fixture", "fixture_hang"]);
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    let started = Instant::now();
+    let names = server.tool_names();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(8), "the listing waited {took:?}");
+    assert!(names.contains(&"fixture_echo".to_owned()), "{names:?}");
+    assert!(
+        !names.contains(&"fixture_hang_hello".to_owned()),
+        "left out while it loads: {names:?}"
+    );
+    server.wait_stderr("still loading after 5 s; left out for now", WAIT);
+    let started = Instant::now();
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    assert!(server
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the host answers at once"
+    );
+}
