@@ -25,7 +25,7 @@ from conftest import CoreMcpServer, WireLog
 pytestmark = pytest.mark.anyio
 
 TEST_TIMEOUT = 30
-GROUP_LIBS = ("libcoremcp_git.so", "libcoremcp_files.so")
+GROUP_LIBS = ("libcoremcp_git.so", "libcoremcp_files.so", "libcoremcp_docs.so")
 
 
 def run_git(repo: Path, *args: str, env: dict[str, str]) -> str:
@@ -62,9 +62,12 @@ def groups(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path, workspace: tu
             pytest.fail(f"COREMCP_TEST_LIBS lacks {name}", pytrace=False)
         shutil.copy2(test_libs_dir / name, plugins / name)
     root, env = workspace
+    handbook = tmp_path / "handbook"
+    handbook.mkdir()
     params = StdioServerParameters(
         command=str(coremcp_bin),
-        args=["stdio", "--plugins", str(plugins), "--root", str(root), "--sql", f"default={pg_url}"],
+        args=["stdio", "--plugins", str(plugins), "--root", str(root), "--sql", f"default={pg_url}",
+              "--docs", str(handbook)],
         env=env,
         cwd=str(root),
     )
@@ -125,3 +128,19 @@ async def test_files_read_and_sql_write(groups: CoreMcpServer) -> None:
             refused = await client.call_tool("sql_query", {"sql": f"drop table {table}"})
             assert refused.is_error
             assert "25006" in refused.content[0].text
+
+
+async def test_docs_write_then_read(groups: CoreMcpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with groups.client() as client:
+            written = structured(await client.call_tool(
+                "docs_write", {"path": "guide/intro.md", "body": "# Welcome\n\nHello.\n",
+                               "front_matter": {"owner": "sdk"}, "mode": "create"}))
+            assert written["revision"] == 1, written
+            read = structured(await client.call_tool("docs_read", {"path": "guide/intro.md"}))
+            front = read["front_matter"]
+            assert front["title"] == "Welcome" and front["owner"] == "sdk" and front["revision"] == 1, read
+            assert "Hello." in read["body"]
+            stale = await client.call_tool(
+                "docs_write", {"path": "guide/intro.md", "body": "x\n", "expected_revision": 7})
+            assert stale.is_error and "conflict" in stale.content[0].text
