@@ -1,7 +1,9 @@
 //! Calls in flight: their deadlines, cancellation, and who answers.
 //!
 //! Exactly one of three parties answers a call — the worker that ran it, the deadline
-//! watchdog, or nobody (the client cancelled it) — decided by [`Call::claim`]. The watchdog is
+//! watchdog, or nobody (the client cancelled it) — decided by [`Call::claim`]. The claimant
+//! reports [`Calls::answered`] only after its answer is written, and [`Calls::wait_idle`] waits
+//! for that, so a host that exits after stdin closes never drops an answer it owed. The watchdog is
 //! one thread that sleeps until the earliest deadline; registering a call wakes it only when
 //! that call's deadline is earlier than the one it sleeps towards, so the common path costs two
 //! short lock holds and no wake-up.
@@ -44,6 +46,8 @@ struct Table {
     seq: u64,
     /// When the watchdog will next wake by itself.
     watchdog_at: Option<Instant>,
+    /// Calls registered and not yet answered (or given up by a cancel).
+    unanswered: usize,
     closed: bool,
 }
 
@@ -72,6 +76,7 @@ impl Calls {
                 by_id: HashMap::new(),
                 seq: 0,
                 watchdog_at: None,
+                unanswered: 0,
                 closed: false,
             }),
             wake: Condvar::new(),
@@ -108,6 +113,7 @@ impl Calls {
             seq: table.seq,
         });
         let key = (deadline, call.seq);
+        table.unanswered += 1;
         table.by_deadline.insert(key, Arc::clone(&call));
         table.by_id.insert(call.id.clone(), key);
         let wake = table.watchdog_at.is_none_or(|at| deadline < at);
@@ -118,10 +124,20 @@ impl Calls {
         call
     }
 
-    /// Removes a finished call; true if its answer should be sent.
+    /// Removes a finished call; true if its answer should be sent (then report
+    /// [`Calls::answered`] once it is written).
     pub fn finish(&self, call: &Call) -> bool {
         self.remove(call);
         call.claim()
+    }
+
+    /// The claimant of a call has written its answer (or, for a cancel, decided on none).
+    pub fn answered(&self) {
+        let mut table = self.lock();
+        table.unanswered = table.unanswered.saturating_sub(1);
+        if table.unanswered == 0 {
+            self.inner.idle.notify_all();
+        }
     }
 
     /// The client cancelled request `id`: stop it and never answer it. False if unknown.
@@ -137,8 +153,11 @@ impl Calls {
         match call {
             Some(call) => {
                 call.cancelled.store(true, Ordering::Relaxed);
-                call.claim();
+                let claimed = call.claim();
                 self.remove(&call);
+                if claimed {
+                    self.answered();
+                }
                 true
             }
             None => false,
@@ -150,30 +169,22 @@ impl Calls {
         self.lock().by_deadline.len()
     }
 
-    /// Waits until no call is in flight, at most `limit`. True if none is left.
+    /// Waits until every call has been answered, at most `limit`. True if none is owed.
     pub fn wait_idle(&self, limit: Duration) -> bool {
         let table = self.lock();
         let (table, _) = self
             .inner
             .idle
-            .wait_timeout_while(table, limit, |t| !t.by_deadline.is_empty())
+            .wait_timeout_while(table, limit, |t| t.unanswered > 0)
             .unwrap_or_else(PoisonError::into_inner);
-        table.by_deadline.is_empty()
+        table.unanswered == 0
     }
 
     fn remove(&self, call: &Call) {
+        let key = (call.deadline, call.seq);
         let mut table = self.lock();
-        if table
-            .by_deadline
-            .remove(&(call.deadline, call.seq))
-            .is_some()
-        {
-            if table.by_id.get(&call.id) == Some(&(call.deadline, call.seq)) {
-                table.by_id.remove(&call.id);
-            }
-            if table.by_deadline.is_empty() {
-                self.inner.idle.notify_all();
-            }
+        if table.by_deadline.remove(&key).is_some() && table.by_id.get(&call.id) == Some(&key) {
+            table.by_id.remove(&call.id);
         }
     }
 
@@ -208,15 +219,19 @@ fn run_watchdog(inner: &Inner) {
                 if table.by_id.get(&call.id) == Some(&key) {
                     table.by_id.remove(&call.id);
                 }
-                if table.by_deadline.is_empty() {
-                    inner.idle.notify_all();
-                }
                 drop(table);
                 call.cancelled.store(true, Ordering::Relaxed);
-                if call.claim() {
+                let claimed = call.claim();
+                if claimed {
                     (inner.on_timeout)(&call);
                 }
                 table = inner.table.lock().unwrap_or_else(PoisonError::into_inner);
+                if claimed {
+                    table.unanswered = table.unanswered.saturating_sub(1);
+                    if table.unanswered == 0 {
+                        inner.idle.notify_all();
+                    }
+                }
             }
             other => {
                 let until = other.map_or(now + inner.idle_wait, |k| k.0);
@@ -255,9 +270,14 @@ mod tests {
         let call = calls.start("1", "slow", Duration::from_millis(50));
         let fast = calls.start("2", "fast", Duration::from_secs(30));
         assert!(
+            !calls.wait_idle(Duration::from_millis(1)),
+            "answers are owed"
+        );
+        assert!(
             calls.finish(&fast),
             "the worker answers a call that finished in time"
         );
+        calls.answered();
         let timed_out = timeouts
             .recv_timeout(Duration::from_secs(5))
             .expect("timeout fires");
@@ -272,6 +292,10 @@ mod tests {
         );
         assert_eq!(calls.in_flight(), 0);
         assert!(timeouts.recv_timeout(Duration::from_millis(100)).is_err());
+        assert!(
+            calls.wait_idle(Duration::from_secs(1)),
+            "both answers were written"
+        );
     }
 
     #[test]

@@ -394,7 +394,10 @@ impl Inner {
     /// Runs one call on a pool thread and answers it, unless the watchdog or a cancel did.
     fn run_call(&self, index: usize, call: &Call, args: &str) {
         if call.cancelled.load(Ordering::Relaxed) {
-            self.calls.finish(call);
+            // The cancel or the watchdog claimed it; nothing is left to answer.
+            if self.calls.finish(call) {
+                self.calls.answered();
+            }
             return;
         }
         let body = match self.plugins.load(index) {
@@ -414,6 +417,7 @@ impl Inner {
         };
         if self.calls.finish(call) {
             self.out.send(rpc::response(&call.id, &body));
+            self.calls.answered();
         }
     }
 
