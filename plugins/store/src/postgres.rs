@@ -1,0 +1,459 @@
+//! The shared PostgreSQL backend.
+//!
+//! Invariants:
+//! - One schema per service, named after it (`CREATE SCHEMA IF NOT EXISTS`, under the advisory
+//!   lock); `search_path` is set to it on every connection, so SQL names tables unqualified.
+//! - Schema creation and every migration run in their own transaction holding
+//!   `pg_advisory_xact_lock(<key of the service>)` and re-check `schema_migrations` inside it,
+//!   so processes that start at once apply each migration exactly once.
+//! - Parameters are sent in text format and PostgreSQL parses them as the type it infers for
+//!   each `$n` (so RFC 3339 text fills a `timestamptz`, 0/1 or true/false a `boolean`).
+//! - Results are decoded to `Param`: booleans, integers, floats, text-like types, JSON (as text),
+//!   UUID (as text) and timestamps (RFC 3339, `Z` for `timestamptz`); any other column type is a
+//!   `Usage` error that says to cast it in SQL.
+//! - SQLSTATE 40001 and 40P01 become `StoreError::Busy`; other errors
+//!   `Backend("PostgreSQL <SQLSTATE>: …")`. Connection URLs never appear in errors.
+//! - A closed connection is reopened once, at the start of a transaction.
+
+use std::error::Error as StdError;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::postgres::error::SqlState;
+use ::postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
+use ::postgres::{Client, NoTls};
+
+use crate::{run_in_tx, Migration, Param, Row, StoreError, Tx, TxInner};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub(crate) struct Conn {
+    config: ::postgres::Config,
+    schema: String,
+    client: Client,
+}
+
+impl Conn {
+    pub(crate) fn open(
+        url: &str,
+        service: &str,
+        migrations: &[Migration],
+    ) -> Result<Self, StoreError> {
+        let mut config = ::postgres::Config::from_str(url).map_err(|e| {
+            StoreError::Config(format!(
+                "store URL \"{}\" is not a valid PostgreSQL URL: {e}",
+                crate::url::redact(url)
+            ))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        // The service name is checked to be [a-z_][a-z0-9_]*, so quoting it is enough.
+        let schema = format!("\"{service}\"");
+        let mut client = connect(&config)?;
+        migrate(&mut client, service, &schema, migrations)?;
+        Ok(Self {
+            config,
+            schema,
+            client,
+        })
+    }
+
+    fn reconnect(&mut self) -> Result<(), StoreError> {
+        let mut client = connect(&self.config)?;
+        set_search_path(&mut client, &self.schema)?;
+        self.client = client;
+        Ok(())
+    }
+
+    fn begin(&mut self) -> Result<(), StoreError> {
+        if self.client.is_closed() {
+            self.reconnect()?;
+            return self.client.batch_execute("BEGIN").map_err(error);
+        }
+        match self.client.batch_execute("BEGIN") {
+            Ok(()) => Ok(()),
+            // Nothing ran yet, so a dead connection can be replaced and BEGIN sent again.
+            Err(e) if connection_lost(&e) || self.client.is_closed() => {
+                self.reconnect()?;
+                self.client.batch_execute("BEGIN").map_err(error)
+            }
+            Err(e) => Err(error(e)),
+        }
+    }
+
+    pub(crate) fn transaction<T>(
+        &mut self,
+        f: &mut impl FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.begin()?;
+        let client = std::cell::RefCell::new(&mut self.client);
+        run_in_tx(
+            || {
+                let mut guard = client.borrow_mut();
+                let mut tx = Tx {
+                    inner: TxInner::Postgres(&mut guard),
+                };
+                f(&mut tx)
+            },
+            || client.borrow_mut().batch_execute("COMMIT").map_err(error),
+            || {
+                // After a failed COMMIT PostgreSQL has already ended the transaction; a
+                // ROLLBACK then only warns. On a dead connection it fails, and the next
+                // transaction reconnects.
+                let _ = client.borrow_mut().batch_execute("ROLLBACK");
+            },
+        )
+    }
+}
+
+/// The server ended the session (`57P01` admin shutdown and friends, class `08` connection
+/// exceptions) or the socket closed.
+fn connection_lost(e: &::postgres::Error) -> bool {
+    e.is_closed()
+        || e.as_db_error().is_some_and(|db| {
+            let code = db.code().code();
+            code.starts_with("08") || code.starts_with("57P")
+        })
+}
+
+fn connect(config: &::postgres::Config) -> Result<Client, StoreError> {
+    config
+        .connect(NoTls)
+        .map_err(|e| StoreError::Backend(format!("PostgreSQL: cannot connect: {}", chain(&e))))
+}
+
+fn set_search_path(client: &mut Client, schema: &str) -> Result<(), StoreError> {
+    client
+        .batch_execute(&format!("SET search_path TO {schema}"))
+        .map_err(error)
+}
+
+/// The advisory-lock key of a service: FNV-1a of `coremcp-store/<service>`.
+fn lock_key(service: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in "coremcp-store/".bytes().chain(service.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash as i64
+}
+
+fn migrate(
+    client: &mut Client,
+    service: &str,
+    schema: &str,
+    migrations: &[Migration],
+) -> Result<(), StoreError> {
+    let key = lock_key(service);
+    {
+        let mut tx = client.transaction().map_err(error)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key])
+            .map_err(error)?;
+        tx.batch_execute(&format!(
+            "CREATE SCHEMA IF NOT EXISTS {schema};
+             CREATE TABLE IF NOT EXISTS {schema}.schema_migrations (
+                 version BIGINT PRIMARY KEY,
+                 name TEXT NOT NULL,
+                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+             )"
+        ))
+        .map_err(error)?;
+        tx.commit().map_err(error)?;
+    }
+    set_search_path(client, schema)?;
+    for m in migrations {
+        // Dropping `tx` without commit rolls back.
+        let mut tx = client.transaction().map_err(error)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key])
+            .map_err(error)?;
+        let recorded = tx
+            .query_opt(
+                "SELECT name FROM schema_migrations WHERE version = $1",
+                &[&i64::from(m.version)],
+            )
+            .map_err(error)?;
+        if let Some(row) = recorded {
+            let name: String = row.try_get(0).map_err(error)?;
+            if name != m.name {
+                return Err(crate::renamed(m, &name));
+            }
+            continue;
+        }
+        tx.batch_execute(m.sql).map_err(|e| StoreError::Migration {
+            version: m.version,
+            name: m.name.to_owned(),
+            message: describe(&e),
+        })?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+            &[&i64::from(m.version), &m.name],
+        )
+        .map_err(error)?;
+        tx.commit().map_err(error)?;
+    }
+    Ok(())
+}
+
+fn error(e: ::postgres::Error) -> StoreError {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        if *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED
+        {
+            return StoreError::Busy;
+        }
+    }
+    StoreError::Backend(describe(&e))
+}
+
+/// `PostgreSQL 23505: duplicate key value …; detail: …` (or the client-side error chain).
+fn describe(e: &::postgres::Error) -> String {
+    let Some(db) = e.as_db_error() else {
+        return format!("PostgreSQL: {}", chain(e));
+    };
+    let mut text = format!("PostgreSQL {}: {}", db.code().code(), db.message());
+    if let Some(detail) = db.detail() {
+        text.push_str(&format!("; detail: {detail}"));
+    }
+    if let Some(hint) = db.hint() {
+        text.push_str(&format!("; hint: {hint}"));
+    }
+    text
+}
+
+fn chain(err: &dyn StdError) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(inner) = source {
+        let next = inner.to_string();
+        if !text.contains(&next) {
+            text.push_str(&format!(": {next}"));
+        }
+        source = inner.source();
+    }
+    text
+}
+
+/// A parameter in text format: PostgreSQL parses it as the type it infers for its `$n`.
+#[derive(Debug)]
+struct Text<'a>(&'a Param);
+
+impl ToSql for Text<'_> {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut ::postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        let text = match self.0 {
+            Param::Null => return Ok(IsNull::Yes),
+            Param::Int(v) => v.to_string(),
+            // `{:e}` is the shortest text that reads back as the same f64 (NaN, inf, -inf
+            // included, which PostgreSQL accepts).
+            Param::Real(v) => format!("{v:e}"),
+            Param::Text(v) => {
+                out.extend_from_slice(v.as_bytes());
+                return Ok(IsNull::No);
+            }
+            Param::Bool(v) => v.to_string(),
+        };
+        out.extend_from_slice(text.as_bytes());
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _ty: &Type) -> Format {
+        Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+fn bind(params: &[Param]) -> Vec<Text<'_>> {
+    params.iter().map(Text).collect()
+}
+
+pub(crate) fn execute(client: &mut Client, sql: &str, params: &[Param]) -> Result<u64, StoreError> {
+    let texts = bind(params);
+    let refs: Vec<&(dyn ToSql + Sync)> = texts.iter().map(|t| t as _).collect();
+    client.execute(sql, &refs).map_err(error)
+}
+
+pub(crate) fn query(
+    client: &mut Client,
+    sql: &str,
+    params: &[Param],
+) -> Result<Vec<Row>, StoreError> {
+    let texts = bind(params);
+    let refs: Vec<&(dyn ToSql + Sync)> = texts.iter().map(|t| t as _).collect();
+    let stmt = client.prepare(sql).map_err(error)?;
+    let columns: Arc<[String]> = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
+    for (i, column) in stmt.columns().iter().enumerate() {
+        if !decodable(column.type_()) {
+            return Err(StoreError::Usage(format!(
+                "column {i} (\"{}\") has type {}, which the store does not decode: cast it in \
+                 SQL (::bigint, ::double precision or ::text)",
+                column.name(),
+                column.type_().name()
+            )));
+        }
+    }
+    let rows = client.query(&stmt, &refs).map_err(error)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let mut values = Vec::with_capacity(columns.len());
+        for i in 0..columns.len() {
+            let Cell(value) = row.try_get(i).map_err(|e| {
+                StoreError::Usage(format!(
+                    "column {i} (\"{}\") could not be decoded: {}",
+                    columns[i],
+                    chain(&e)
+                ))
+            })?;
+            values.push(value);
+        }
+        out.push(Row::new(columns.clone(), values));
+    }
+    Ok(out)
+}
+
+fn decodable(ty: &Type) -> bool {
+    matches!(
+        *ty,
+        Type::BOOL
+            | Type::INT2
+            | Type::INT4
+            | Type::INT8
+            | Type::FLOAT4
+            | Type::FLOAT8
+            | Type::TEXT
+            | Type::VARCHAR
+            | Type::BPCHAR
+            | Type::NAME
+            | Type::UNKNOWN
+            | Type::JSON
+            | Type::JSONB
+            | Type::UUID
+            | Type::TIMESTAMP
+            | Type::TIMESTAMPTZ
+    )
+}
+
+/// One result value, decoded from PostgreSQL's binary format.
+struct Cell(Param);
+
+impl<'a> FromSql<'a> for Cell {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        Ok(Cell(match *ty {
+            Type::BOOL => Param::Bool(bool::from_sql(ty, raw)?),
+            Type::INT2 => Param::Int(i64::from(i16::from_sql(ty, raw)?)),
+            Type::INT4 => Param::Int(i64::from(i32::from_sql(ty, raw)?)),
+            Type::INT8 => Param::Int(i64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Param::Real(f64::from(f32::from_sql(ty, raw)?)),
+            Type::FLOAT8 => Param::Real(f64::from_sql(ty, raw)?),
+            Type::JSON => Param::Text(std::str::from_utf8(raw)?.to_owned()),
+            // jsonb's binary form is a version byte (1) and the JSON text.
+            Type::JSONB => match raw.split_first() {
+                Some((1, text)) => Param::Text(std::str::from_utf8(text)?.to_owned()),
+                _ => return Err("unsupported jsonb format version".into()),
+            },
+            Type::UUID => Param::Text(uuid(raw)?),
+            Type::TIMESTAMP => Param::Text(timestamp(i64::from_be_bytes(fixed(raw)?), false)),
+            Type::TIMESTAMPTZ => Param::Text(timestamp(i64::from_be_bytes(fixed(raw)?), true)),
+            _ => Param::Text(String::from_sql(ty, raw)?),
+        }))
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        Ok(Cell(Param::Null))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        decodable(ty)
+    }
+}
+
+fn fixed<const N: usize>(raw: &[u8]) -> Result<[u8; N], Box<dyn StdError + Sync + Send>> {
+    raw.try_into()
+        .map_err(|_| format!("expected {N} bytes, got {}", raw.len()).into())
+}
+
+fn uuid(raw: &[u8]) -> Result<String, Box<dyn StdError + Sync + Send>> {
+    let bytes: [u8; 16] = fixed(raw)?;
+    let h: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
+}
+
+/// Microseconds since 2000-01-01 → RFC 3339 (`Z` for timestamptz, which is UTC on the wire).
+fn timestamp(micros_since_2000: i64, utc: bool) -> String {
+    match micros_since_2000 {
+        i64::MAX => return "infinity".into(),
+        i64::MIN => return "-infinity".into(),
+        _ => {}
+    }
+    let day = 86_400_000_000i64;
+    let (y, m, d) = civil_from_days(micros_since_2000.div_euclid(day) + 10_957);
+    let rest = micros_since_2000.rem_euclid(day);
+    let secs = rest / 1_000_000;
+    let frac = rest % 1_000_000;
+    let mut text = format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
+    if frac != 0 {
+        text.push('.');
+        text.push_str(format!("{frac:06}").trim_end_matches('0'));
+    }
+    if utc {
+        text.push('Z');
+    }
+    text
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (Howard Hinnant's
+/// civil_from_days).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = (if mp < 10 { mp + 3 } else { mp - 9 }) as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(timestamp(0, true), "2000-01-01T00:00:00Z");
+        assert_eq!(timestamp(-1, false), "1999-12-31T23:59:59.999999");
+        assert_eq!(
+            timestamp(86_400_000_000 + 3_723_500_000, true),
+            "2000-01-02T01:02:03.5Z"
+        );
+        assert_eq!(timestamp(i64::MAX, true), "infinity");
+    }
+
+    #[test]
+    fn lock_keys_are_stable_and_distinct() {
+        assert_eq!(lock_key("registry"), lock_key("registry"));
+        assert_ne!(lock_key("registry"), lock_key("notepad"));
+    }
+}

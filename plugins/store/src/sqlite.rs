@@ -1,0 +1,224 @@
+//! The embedded SQLite backend.
+//!
+//! Invariants:
+//! - One file per service, `<dir>/<service>.sqlite3` (the directory is created), in WAL mode,
+//!   with `busy_timeout` 5 s and `foreign_keys` on for the connection.
+//! - Every write transaction starts with `BEGIN IMMEDIATE`, so it holds the write lock from the
+//!   start and a lock conflict shows at `BEGIN` (as `Busy`), not half-way through.
+//! - Each migration runs in its own `BEGIN IMMEDIATE` transaction and first re-checks
+//!   `schema_migrations`, so concurrent openers apply it exactly once.
+//! - SQLITE_BUSY and SQLITE_LOCKED become `StoreError::Busy`; other errors `Backend("SQLite: …")`.
+//! - The connection is never left inside a transaction when a call returns or unwinds.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::{Connection, ErrorCode, ToSql};
+
+use crate::{run_in_tx, Migration, Param, Row, StoreError, Tx, TxInner};
+
+pub(crate) struct Conn {
+    conn: Connection,
+}
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Conn {
+    pub(crate) fn open(
+        dir: &Path,
+        service: &str,
+        migrations: &[Migration],
+    ) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Config(format!(
+                "cannot create the store directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let path = dir.join(format!("{service}.sqlite3"));
+        let conn = Connection::open(&path).map_err(|e| {
+            StoreError::Backend(format!("SQLite: cannot open {}: {e}", path.display()))
+        })?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(error)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+            .map_err(error)?;
+        let mut this = Self { conn };
+        // While a new file is switched to WAL, SQLite answers some lock requests with BUSY at
+        // once instead of waiting; every step here is idempotent, so it is simply retried.
+        let mut attempt = 1;
+        loop {
+            match this.set_up(&path, migrations) {
+                Err(StoreError::Busy) if attempt < crate::BUSY_ATTEMPTS => {
+                    std::thread::sleep(crate::backoff(attempt));
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(this),
+            }
+        }
+    }
+
+    fn set_up(&mut self, path: &Path, migrations: &[Migration]) -> Result<(), StoreError> {
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(error)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Backend(format!(
+                "SQLite: {} could not be switched to WAL (journal mode is {mode})",
+                path.display()
+            )));
+        }
+        self.migrate(migrations)
+    }
+
+    fn migrate(&mut self, migrations: &[Migration]) -> Result<(), StoreError> {
+        self.locked(|c| {
+            c.execute_batch(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (
+                     version INTEGER PRIMARY KEY,
+                     name TEXT NOT NULL,
+                     applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                 )",
+            )
+            .map_err(error)
+        })?;
+        for m in migrations {
+            self.locked(|c| {
+                let recorded: Option<String> = match c.query_row(
+                    "SELECT name FROM schema_migrations WHERE version = ?1",
+                    [i64::from(m.version)],
+                    |r| r.get(0),
+                ) {
+                    Ok(name) => Some(name),
+                    Err(rusqlite::Error::QueryReturnedNoRows) => None,
+                    Err(e) => return Err(error(e)),
+                };
+                if let Some(name) = recorded {
+                    return if name == m.name {
+                        Ok(())
+                    } else {
+                        Err(crate::renamed(m, &name))
+                    };
+                }
+                c.execute_batch(m.sql).map_err(|e| StoreError::Migration {
+                    version: m.version,
+                    name: m.name.to_owned(),
+                    message: format!("SQLite: {e}"),
+                })?;
+                c.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)",
+                    rusqlite::params![i64::from(m.version), m.name],
+                )
+                .map_err(error)?;
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `BEGIN IMMEDIATE` … `COMMIT` around `body`, rolled back on error or panic.
+    fn locked<T>(
+        &mut self,
+        body: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let conn = &self.conn;
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(error)?;
+        run_in_tx(
+            || body(conn),
+            || conn.execute_batch("COMMIT").map_err(error),
+            || {
+                if !conn.is_autocommit() {
+                    // Failing to roll back leaves the transaction open; the next BEGIN then
+                    // reports it.
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+            },
+        )
+    }
+
+    pub(crate) fn transaction<T>(
+        &mut self,
+        f: &mut impl FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.locked(|conn| {
+            let mut tx = Tx {
+                inner: TxInner::Sqlite(conn),
+            };
+            f(&mut tx)
+        })
+    }
+}
+
+fn error(e: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::SqliteFailure(failure, _) = &e {
+        if matches!(
+            failure.code,
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked
+        ) {
+            return StoreError::Busy;
+        }
+    }
+    StoreError::Backend(format!("SQLite: {e}"))
+}
+
+impl ToSql for Param {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Param::Null => ToSqlOutput::Owned(Value::Null),
+            Param::Int(v) => ToSqlOutput::Owned(Value::Integer(*v)),
+            Param::Real(v) => ToSqlOutput::Owned(Value::Real(*v)),
+            Param::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
+            Param::Bool(v) => ToSqlOutput::Owned(Value::Integer(i64::from(*v))),
+        })
+    }
+}
+
+pub(crate) fn execute(conn: &Connection, sql: &str, params: &[Param]) -> Result<u64, StoreError> {
+    let sql = crate::sql::to_sqlite(sql);
+    let mut stmt = conn.prepare_cached(&sql).map_err(error)?;
+    let n = stmt
+        .execute(rusqlite::params_from_iter(params))
+        .map_err(error)?;
+    Ok(n as u64)
+}
+
+pub(crate) fn query(
+    conn: &Connection,
+    sql: &str,
+    params: &[Param],
+) -> Result<Vec<Row>, StoreError> {
+    let sql = crate::sql::to_sqlite(sql);
+    let mut stmt = conn.prepare_cached(&sql).map_err(error)?;
+    let columns: Arc<[String]> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    let width = columns.len();
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(params))
+        .map_err(error)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(error)? {
+        let mut values = Vec::with_capacity(width);
+        for (i, name) in columns.iter().enumerate() {
+            values.push(match row.get_ref(i).map_err(error)? {
+                ValueRef::Null => Param::Null,
+                ValueRef::Integer(v) => Param::Int(v),
+                ValueRef::Real(v) => Param::Real(v),
+                ValueRef::Text(bytes) => {
+                    Param::Text(String::from_utf8(bytes.to_vec()).map_err(|_| {
+                        StoreError::Usage(format!("column {i} (\"{name}\") is not valid UTF-8"))
+                    })?)
+                }
+                ValueRef::Blob(_) => {
+                    return Err(StoreError::Usage(format!(
+                        "column {i} (\"{name}\") is a BLOB, which the store does not read: \
+                         store text (hex or base64) instead"
+                    )))
+                }
+            });
+        }
+        out.push(Row::new(columns.clone(), values));
+    }
+    Ok(out)
+}
