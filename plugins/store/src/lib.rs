@@ -49,6 +49,7 @@
 //!
 //! and [`check_version`] gives `StoreError::Conflict { current }` for the caller to report.
 
+pub mod pg_wire;
 mod postgres;
 mod row;
 mod sql;

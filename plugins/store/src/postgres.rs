@@ -21,9 +21,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ::postgres::error::SqlState;
-use ::postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
+use ::postgres::types::{FromSql, ToSql, Type};
 use ::postgres::{Client, NoTls};
 
+use crate::pg_wire::{describe_db_error, error_chain, fixed, timestamp, uuid, TextParam};
 use crate::{run_in_tx, Migration, Param, Row, StoreError, Tx, TxInner};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -119,9 +120,9 @@ fn connection_lost(e: &::postgres::Error) -> bool {
 }
 
 fn connect(config: &::postgres::Config) -> Result<Client, StoreError> {
-    config
-        .connect(NoTls)
-        .map_err(|e| StoreError::Backend(format!("PostgreSQL: cannot connect: {}", chain(&e))))
+    config.connect(NoTls).map_err(|e| {
+        StoreError::Backend(format!("PostgreSQL: cannot connect: {}", error_chain(&e)))
+    })
 }
 
 fn set_search_path(client: &mut Client, schema: &str) -> Result<(), StoreError> {
@@ -209,71 +210,27 @@ fn error(e: ::postgres::Error) -> StoreError {
 
 /// `PostgreSQL 23505: duplicate key value …; detail: …` (or the client-side error chain).
 fn describe(e: &::postgres::Error) -> String {
-    let Some(db) = e.as_db_error() else {
-        return format!("PostgreSQL: {}", chain(e));
-    };
-    let mut text = format!("PostgreSQL {}: {}", db.code().code(), db.message());
-    if let Some(detail) = db.detail() {
-        text.push_str(&format!("; detail: {detail}"));
+    match e.as_db_error() {
+        Some(db) => format!("PostgreSQL {}", describe_db_error(db)),
+        None => format!("PostgreSQL: {}", error_chain(e)),
     }
-    if let Some(hint) = db.hint() {
-        text.push_str(&format!("; hint: {hint}"));
-    }
-    text
 }
 
-fn chain(err: &dyn StdError) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(inner) = source {
-        let next = inner.to_string();
-        if !text.contains(&next) {
-            text.push_str(&format!(": {next}"));
-        }
-        source = inner.source();
-    }
-    text
+/// A store parameter as text: PostgreSQL parses it as the type it infers for its `$n`.
+fn text_of(param: &Param) -> TextParam {
+    TextParam(match param {
+        Param::Null => None,
+        Param::Int(v) => Some(v.to_string()),
+        // `{:e}` is the shortest text that reads back as the same f64 (NaN, inf, -inf
+        // included, which PostgreSQL accepts).
+        Param::Real(v) => Some(format!("{v:e}")),
+        Param::Text(v) => Some(v.clone()),
+        Param::Bool(v) => Some(v.to_string()),
+    })
 }
 
-/// A parameter in text format: PostgreSQL parses it as the type it infers for its `$n`.
-#[derive(Debug)]
-struct Text<'a>(&'a Param);
-
-impl ToSql for Text<'_> {
-    fn to_sql(
-        &self,
-        _ty: &Type,
-        out: &mut ::postgres::types::private::BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        let text = match self.0 {
-            Param::Null => return Ok(IsNull::Yes),
-            Param::Int(v) => v.to_string(),
-            // `{:e}` is the shortest text that reads back as the same f64 (NaN, inf, -inf
-            // included, which PostgreSQL accepts).
-            Param::Real(v) => format!("{v:e}"),
-            Param::Text(v) => {
-                out.extend_from_slice(v.as_bytes());
-                return Ok(IsNull::No);
-            }
-            Param::Bool(v) => v.to_string(),
-        };
-        out.extend_from_slice(text.as_bytes());
-        Ok(IsNull::No)
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-
-    fn encode_format(&self, _ty: &Type) -> Format {
-        Format::Text
-    }
-
-    to_sql_checked!();
-}
-
-fn bind(params: &[Param]) -> Vec<Text<'_>> {
-    params.iter().map(Text).collect()
+fn bind(params: &[Param]) -> Vec<TextParam> {
+    params.iter().map(text_of).collect()
 }
 
 pub(crate) fn execute(client: &mut Client, sql: &str, params: &[Param]) -> Result<u64, StoreError> {
@@ -310,7 +267,7 @@ pub(crate) fn query(
                 StoreError::Usage(format!(
                     "column {i} (\"{}\") could not be decoded: {}",
                     columns[i],
-                    chain(&e)
+                    error_chain(&e)
                 ))
             })?;
             values.push(value);
@@ -376,80 +333,9 @@ impl<'a> FromSql<'a> for Cell {
     }
 }
 
-fn fixed<const N: usize>(raw: &[u8]) -> Result<[u8; N], Box<dyn StdError + Sync + Send>> {
-    raw.try_into()
-        .map_err(|_| format!("expected {N} bytes, got {}", raw.len()).into())
-}
-
-fn uuid(raw: &[u8]) -> Result<String, Box<dyn StdError + Sync + Send>> {
-    let bytes: [u8; 16] = fixed(raw)?;
-    let h: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    ))
-}
-
-/// Microseconds since 2000-01-01 → RFC 3339 (`Z` for timestamptz, which is UTC on the wire).
-fn timestamp(micros_since_2000: i64, utc: bool) -> String {
-    match micros_since_2000 {
-        i64::MAX => return "infinity".into(),
-        i64::MIN => return "-infinity".into(),
-        _ => {}
-    }
-    let day = 86_400_000_000i64;
-    let (y, m, d) = civil_from_days(micros_since_2000.div_euclid(day) + 10_957);
-    let rest = micros_since_2000.rem_euclid(day);
-    let secs = rest / 1_000_000;
-    let frac = rest % 1_000_000;
-    let mut text = format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    );
-    if frac != 0 {
-        text.push('.');
-        text.push_str(format!("{frac:06}").trim_end_matches('0'));
-    }
-    if utc {
-        text.push('Z');
-    }
-    text
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (Howard Hinnant's
-/// civil_from_days).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = (if mp < 10 { mp + 3 } else { mp - 9 }) as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(timestamp(0, true), "2000-01-01T00:00:00Z");
-        assert_eq!(timestamp(-1, false), "1999-12-31T23:59:59.999999");
-        assert_eq!(
-            timestamp(86_400_000_000 + 3_723_500_000, true),
-            "2000-01-02T01:02:03.5Z"
-        );
-        assert_eq!(timestamp(i64::MAX, true), "infinity");
-    }
 
     #[test]
     fn lock_keys_are_stable_and_distinct() {

@@ -16,9 +16,11 @@ use std::time::{Duration, Instant};
 
 use coremcp_plugin_api::sdk::{self, codes, Args, Ctx, Tool};
 use coremcp_plugin_api::{Annotations, Runs, ToolError};
-use coremcp_plugin_kit::time::civil_from_days;
-use postgres::error::{DbError, ErrorPosition, SqlState};
-use postgres::types::{to_sql_checked, Format, FromSql, IsNull, Kind, ToSql, Type};
+use coremcp_store::pg_wire::{
+    date, describe_db_error, error_chain, fixed, hex, time_of_day, timestamp, uuid, TextParam,
+};
+use postgres::error::SqlState;
+use postgres::types::{FromSql, Kind, ToSql, Type};
 use postgres::{Client, NoTls};
 use serde_json::{json, Map, Value};
 
@@ -64,7 +66,7 @@ fn sql_query(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let asked = Duration::from_secs(args.opt_u64("timeout_s")?.unwrap_or(DEFAULT_TIMEOUT_S));
     let timeout = asked.min(ctx.remaining()).max(Duration::from_millis(1));
     let params: Vec<TextParam> = match args.0.get("params") {
-        Some(Value::Array(values)) => values.iter().map(TextParam::from_json).collect(),
+        Some(Value::Array(values)) => values.iter().map(text_param).collect(),
         _ => Vec::new(),
     };
     let url = connection_url(name)?;
@@ -124,7 +126,7 @@ fn connect(name: &str, url: &str, timeout: Duration) -> Result<Client, ToolError
         // The error may quote the host but never the URL (which may hold a password).
         ToolError::new(
             codes::FAILED,
-            format!("cannot connect to \"{name}\": {}", source_chain(&e)),
+            format!("cannot connect to \"{name}\": {}", error_chain(&e)),
         )
     })
 }
@@ -219,7 +221,7 @@ fn unique_keys<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
 
 fn sql_error(err: postgres::Error, timeout: Duration, read_only: bool) -> ToolError {
     let Some(db) = err.as_db_error() else {
-        return ToolError::new(codes::FAILED, format!("PostgreSQL: {}", source_chain(&err)));
+        return ToolError::new(codes::FAILED, format!("PostgreSQL: {}", error_chain(&err)));
     };
     let code = db.code();
     let tool_code = if *code == SqlState::QUERY_CANCELED {
@@ -229,7 +231,7 @@ fn sql_error(err: postgres::Error, timeout: Duration, read_only: bool) -> ToolEr
     } else {
         codes::FAILED
     };
-    let mut message = describe(db);
+    let mut message = format!("{} {}", db.severity(), describe_db_error(db));
     if *code == SqlState::QUERY_CANCELED {
         message.push_str(&format!(
             " (the statement ran past {} s, or the call was cancelled)",
@@ -242,77 +244,13 @@ fn sql_error(err: postgres::Error, timeout: Duration, read_only: bool) -> ToolEr
     ToolError::new(tool_code, message)
 }
 
-/// `ERROR 42P01: relation "x" does not exist (at character 15); detail: …; hint: …`.
-fn describe(db: &DbError) -> String {
-    let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
-    match db.position() {
-        Some(ErrorPosition::Original(at)) => text.push_str(&format!(" (at character {at})")),
-        Some(ErrorPosition::Internal { position, query }) => text.push_str(&format!(
-            " (at character {position} of internal query: {query})"
-        )),
-        None => {}
-    }
-    if let Some(detail) = db.detail() {
-        text.push_str(&format!("; detail: {detail}"));
-    }
-    if let Some(hint) = db.hint() {
-        text.push_str(&format!("; hint: {hint}"));
-    }
-    text
-}
-
-fn source_chain(err: &dyn StdError) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(inner) = source {
-        let next = inner.to_string();
-        if !text.contains(&next) {
-            text.push_str(&format!(": {next}"));
-        }
-        source = inner.source();
-    }
-    text
-}
-
-/// A parameter sent in text format: PostgreSQL parses it as the type it infers for `$n`.
-#[derive(Debug)]
-struct TextParam(Option<String>);
-
-impl TextParam {
-    fn from_json(value: &Value) -> Self {
-        Self(match value {
-            Value::Null => None,
-            Value::String(s) => Some(s.clone()),
-            Value::Bool(b) => Some(b.to_string()),
-            other => Some(other.to_string()),
-        })
-    }
-}
-
-impl ToSql for TextParam {
-    fn to_sql(
-        &self,
-        _ty: &Type,
-        out: &mut postgres::types::private::BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        match &self.0 {
-            Some(text) => {
-                out.extend_from_slice(text.as_bytes());
-                Ok(IsNull::No)
-            }
-            None => Ok(IsNull::Yes),
-        }
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-
-    fn encode_format(&self, _ty: &Type) -> Format {
-        Format::Text
-    }
-
-    to_sql_checked!();
+/// A JSON scalar as a text parameter (PostgreSQL parses it as the type it infers for `$n`).
+fn text_param(value: &Value) -> TextParam {
+    TextParam(match value {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    })
 }
 
 /// One result value as JSON, decoded from PostgreSQL's binary format by type.
@@ -369,28 +307,6 @@ fn float(value: f64) -> Value {
     } else {
         json!(value.to_string())
     }
-}
-
-fn fixed<const N: usize>(raw: &[u8]) -> Result<[u8; N], Box<dyn StdError + Sync + Send>> {
-    raw.try_into()
-        .map_err(|_| format!("expected {N} bytes, got {}", raw.len()).into())
-}
-
-fn hex(raw: &[u8]) -> String {
-    raw.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn uuid(raw: &[u8]) -> Result<String, Box<dyn StdError + Sync + Send>> {
-    let b: [u8; 16] = fixed(raw)?;
-    let h = hex(&b);
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    ))
 }
 
 /// Arrays of any decodable element type, flattened to nested JSON arrays (one dimension).
@@ -482,58 +398,9 @@ fn numeric(raw: &[u8]) -> Result<String, Box<dyn StdError + Sync + Send>> {
     Ok(text)
 }
 
-/// Days since 2000-01-01 → `YYYY-MM-DD` (proleptic Gregorian).
-fn date(days_since_2000: i32) -> String {
-    let (y, m, d) = civil_from_days(i64::from(days_since_2000) + 10_957);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Microseconds since 2000-01-01 → RFC 3339 (with `Z` for timestamptz, which is UTC on the wire).
-fn timestamp(micros_since_2000: i64, utc: bool) -> String {
-    match micros_since_2000 {
-        i64::MAX => return "infinity".into(),
-        i64::MIN => return "-infinity".into(),
-        _ => {}
-    }
-    let day_micros = 86_400_000_000i64;
-    let days = micros_since_2000.div_euclid(day_micros);
-    let rest = micros_since_2000.rem_euclid(day_micros);
-    let (y, m, d) = civil_from_days(days + 10_957);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{}{}",
-        time_of_day(rest),
-        if utc { "Z" } else { "" }
-    )
-}
-
-fn time_of_day(micros: i64) -> String {
-    let secs = micros / 1_000_000;
-    let frac = micros % 1_000_000;
-    let base = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
-    if frac == 0 {
-        base
-    } else {
-        format!("{base}.{}", format!("{frac:06}").trim_end_matches('0'))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn calendar() {
-        assert_eq!(date(0), "2000-01-01");
-        assert_eq!(date(-1), "1999-12-31");
-        assert_eq!(date(59), "2000-02-29");
-        assert_eq!(date(9_497), "2026-01-01");
-        assert_eq!(timestamp(0, true), "2000-01-01T00:00:00Z");
-        assert_eq!(timestamp(-1, false), "1999-12-31T23:59:59.999999");
-        assert_eq!(
-            timestamp(86_400_000_000 + 3_723_500_000, true),
-            "2000-01-02T01:02:03.5Z"
-        );
-    }
 
     fn numeric_bytes(ndigits: u16, weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> Vec<u8> {
         let mut out = Vec::new();
