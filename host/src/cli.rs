@@ -40,6 +40,14 @@ pub struct Cli {
     /// A PostgreSQL connection for sql_query, NAME=URL (repeatable; a bare URL is "default")
     #[arg(long = "sql", global = true, value_name = "NAME=URL")]
     pub sql: Vec<String>,
+    /// Folder of the embedded stores [default: $XDG_DATA_HOME/coremcp or ~/.local/share/coremcp]
+    #[arg(long, global = true, env = env::DATA, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Where Registry, Notepad and Session keep their data: sqlite: (embedded, under --data) or
+    /// postgres://… (a shared database, one schema per service)
+    #[arg(long, global = true, env = env::STORE, value_name = "URL", default_value = "sqlite:",
+          hide_env_values = true)]
+    pub store: String,
     /// Calls one group runs at once; more wait their turn
     #[arg(long, global = true, env = env::GROUP_CONCURRENCY, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..=256))]
@@ -156,6 +164,14 @@ impl Cli {
             roots: config::resolve_roots(&roots).map_err(Failure::usage)?,
             sql: config::parse_sql(&sql).map_err(Failure::usage)?,
             docs: config::parse_docs(&docs).map_err(Failure::usage)?,
+            data_dir: config::resolve_data_dir(
+                self.data.as_deref(),
+                std::env::var(env::XDG_DATA_HOME).ok().as_deref(),
+                std::env::var(env::HOME).ok().as_deref(),
+                &std::env::current_dir().unwrap_or_default(),
+            ),
+            store: config::check_store(&self.store).map_err(Failure::usage)?,
+            host_name: config::host_name(),
         })
     }
 }

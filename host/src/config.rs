@@ -26,6 +26,14 @@ pub mod env {
     pub const SQL: &str = "COREMCP_SQL";
     /// Documentation repositories for the docs tools: `dir;name=dir` (`--docs`, repeatable).
     pub const DOCS: &str = "COREMCP_DOCS";
+    /// Where the embedded stores live (`--data`; default the XDG data dir).
+    pub const DATA: &str = "COREMCP_DATA";
+    /// Where the store-backed groups keep their data: `sqlite:` or `postgres://…` (`--store`).
+    pub const STORE: &str = "COREMCP_STORE";
+    /// The XDG base directory for user data (`$XDG_DATA_HOME/coremcp`).
+    pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+    /// The home directory (`$HOME/.local/share/coremcp` without `XDG_DATA_HOME`).
+    pub const HOME: &str = "HOME";
 }
 
 /// Which groups a session sees.
@@ -92,6 +100,12 @@ pub struct Config {
     pub sql: Vec<(String, String)>,
     /// Documentation repositories (`name`, canonical folder), in the order given.
     pub docs: Vec<(String, PathBuf)>,
+    /// The folder of the embedded stores (absolute), when one could be determined.
+    pub data_dir: Option<PathBuf>,
+    /// The store address for the store-backed groups (`""` = SQLite under `data_dir`).
+    pub store: String,
+    /// This machine's host name (the default `host` of the Session group).
+    pub host_name: Option<String>,
 }
 
 impl Config {
@@ -107,6 +121,9 @@ impl Config {
             roots: Vec::new(),
             sql: Vec::new(),
             docs: Vec::new(),
+            data_dir: None,
+            store: String::new(),
+            host_name: None,
         }
     }
 
@@ -140,6 +157,13 @@ impl Config {
             ));
             values.push(("docs.default".to_owned(), self.docs[0].0.clone()));
         }
+        if let Some(dir) = &self.data_dir {
+            values.push(("data.dir".to_owned(), dir.display().to_string()));
+        }
+        values.push(("store.url".to_owned(), self.store.clone()));
+        if let Some(name) = &self.host_name {
+            values.push(("host.name".to_owned(), name.clone()));
+        }
         if !self.sql.is_empty() {
             let map: serde_json::Map<String, serde_json::Value> = self
                 .sql
@@ -153,6 +177,82 @@ impl Config {
         }
         values
     }
+}
+
+/// The data folder: `--data` made absolute, else `$XDG_DATA_HOME/coremcp` (when absolute, as
+/// the XDG spec requires), else `$HOME/.local/share/coremcp`; `None` when none of them is known.
+/// Nothing is created here: the stores create it on first use.
+pub fn resolve_data_dir(
+    given: Option<&Path>,
+    xdg_data_home: Option<&str>,
+    home: Option<&str>,
+    cwd: &Path,
+) -> Option<PathBuf> {
+    if let Some(dir) = given.filter(|d| !d.as_os_str().is_empty()) {
+        return Some(if dir.is_absolute() {
+            dir.to_path_buf()
+        } else {
+            cwd.join(dir)
+        });
+    }
+    if let Some(xdg) = xdg_data_home.map(Path::new).filter(|p| p.is_absolute()) {
+        return Some(xdg.join("coremcp"));
+    }
+    home.map(Path::new)
+        .filter(|p| p.is_absolute())
+        .map(|home| home.join(".local/share/coremcp"))
+}
+
+/// Checks the form of a store address (the store layer checks the rest when it opens):
+/// empty, `sqlite:`, `sqlite:/absolute/dir`, or a `postgres://` / `postgresql://` URL.
+pub fn check_store(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let ok = text.is_empty()
+        || text == "sqlite"
+        || text == "sqlite:"
+        || text
+            .strip_prefix("sqlite:")
+            .is_some_and(|rest| rest.trim_start_matches("//").starts_with('/'))
+        || text.starts_with("postgres://")
+        || text.starts_with("postgresql://");
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "--store \"{}\" is not a store address: use sqlite: (the default, under --data), \
+             sqlite:/absolute/dir, or postgres://user@host:port/database",
+            redact_url(text)
+        ))
+    }
+}
+
+/// A URL with its password replaced by `***`, for messages.
+pub fn redact_url(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
+            None => text.to_owned(),
+        },
+        None => text.to_owned(),
+    }
+}
+
+/// This machine's host name, from the kernel.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its whole length; gethostname writes at most that much.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..len]).trim().to_owned();
+    (!name.is_empty()).then_some(name)
 }
 
 /// Canonicalises the roots; none given means the working directory. A root that does not
@@ -265,6 +365,43 @@ pub fn default_plugins_dir(exe: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_dir_follows_the_flag_then_xdg_then_home() {
+        let cwd = Path::new("/work/here");
+        let flag = Path::new("rel/data");
+        assert_eq!(
+            resolve_data_dir(Some(flag), Some("/x"), Some("/h"), cwd),
+            Some(PathBuf::from("/work/here/rel/data"))
+        );
+        assert_eq!(
+            resolve_data_dir(None, Some("/x/share"), Some("/h"), cwd),
+            Some(PathBuf::from("/x/share/coremcp"))
+        );
+        // A relative XDG_DATA_HOME is invalid per the spec and ignored.
+        assert_eq!(
+            resolve_data_dir(None, Some("rel"), Some("/h"), cwd),
+            Some(PathBuf::from("/h/.local/share/coremcp"))
+        );
+        assert_eq!(resolve_data_dir(None, None, None, cwd), None);
+    }
+
+    #[test]
+    fn store_addresses() {
+        for ok in [
+            "",
+            "sqlite:",
+            "sqlite:/var/lib/x",
+            "postgres://u@h/db",
+            "postgresql://h/db",
+        ] {
+            assert!(check_store(ok).is_ok(), "{ok}");
+        }
+        let err = check_store("mysql://u:secret@h/db").expect_err("mysql");
+        assert!(err.contains("mysql://u:***@h/db"), "{err}");
+        assert!(!err.contains("secret"), "{err}");
+        assert!(check_store("sqlite:relative").is_err());
+    }
 
     #[test]
     fn group_selection() {

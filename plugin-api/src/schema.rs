@@ -3,7 +3,7 @@
 //!
 //! It understands the subset of JSON Schema the catalog uses (TOOLS.md §0.3): `type` (one or a
 //! list), `properties`, `required`, `additionalProperties: false`, `enum`, `items`, `minimum`,
-//! `maximum`. Anything else in a schema is ignored rather than rejected.
+//! `maximum`, `minLength`/`maxLength` (in characters), `minItems`/`maxItems`. Anything else in a schema is ignored rather than rejected.
 
 use serde_json::{Map, Value};
 
@@ -73,6 +73,41 @@ fn validate_value(schema: &Value, value: &Value, at: &str) -> Result<(), String>
         if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
             if number > max {
                 return Err(format!("{at}: {value} is above the maximum {max}"));
+            }
+        }
+    }
+    if let Some(text) = value.as_str() {
+        let length = text.chars().count();
+        if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
+            if (length as u64) < min {
+                return Err(format!(
+                    "{at}: {length} characters is shorter than the minimum {min}"
+                ));
+            }
+        }
+        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
+            if length as u64 > max {
+                return Err(format!(
+                    "{at}: {length} characters is over the limit of {max}"
+                ));
+            }
+        }
+    }
+    if let Some(values) = value.as_array() {
+        if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
+            if (values.len() as u64) < min {
+                return Err(format!(
+                    "{at}: {} items is fewer than the minimum {min}",
+                    values.len()
+                ));
+            }
+        }
+        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
+            if values.len() as u64 > max {
+                return Err(format!(
+                    "{at}: {} items is over the limit of {max}",
+                    values.len()
+                ));
             }
         }
     }
@@ -188,6 +223,36 @@ mod tests {
         check(
             json!({"args": [], "extra": 1}),
             Err("unknown argument \"extra\" (expected one of: args, flag, mode, timeout_s)"),
+        );
+    }
+
+    #[test]
+    fn lengths_and_item_counts() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "key": {"type": "string", "minLength": 1, "maxLength": 3},
+                "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2}
+            },
+            "additionalProperties": false
+        });
+        let run = |args: Value| validate_args(&schema, args.as_object().expect("object"));
+        assert_eq!(run(json!({"key": "äöü", "tags": ["a", "b"]})), Ok(()));
+        assert_eq!(
+            run(json!({"key": ""})),
+            Err("argument \"key\": 0 characters is shorter than the minimum 1".to_owned())
+        );
+        assert_eq!(
+            run(json!({"key": "abcd"})),
+            Err("argument \"key\": 4 characters is over the limit of 3".to_owned())
+        );
+        assert_eq!(
+            run(json!({"tags": []})),
+            Err("argument \"tags\": 0 items is fewer than the minimum 1".to_owned())
+        );
+        assert_eq!(
+            run(json!({"tags": ["a", "b", "c"]})),
+            Err("argument \"tags\": 3 items is over the limit of 2".to_owned())
         );
     }
 }

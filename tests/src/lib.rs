@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+pub mod stores;
+
 /// The default wait for one answer.
 pub const WAIT: Duration = Duration::from_secs(20);
 
@@ -49,6 +51,12 @@ pub fn library(group: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// The data folder of processes a test starts without its own (`--data` or `COREMCP_DATA` in
+/// their arguments win): under the build folder, never the user's XDG data dir.
+pub fn scratch_data_dir() -> PathBuf {
+    build_dir().join("test-scratch-data")
 }
 
 /// A folder removed on drop.
@@ -108,6 +116,7 @@ pub fn run_program(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32,
     let mut command = Command::new(program);
     let out = command
         .args(args)
+        .env("COREMCP_DATA", scratch_data_dir())
         .envs(env.iter().copied())
         .env_remove("COREMCP_GROUPS")
         .stdin(Stdio::null())
@@ -160,6 +169,7 @@ impl Server {
         let mut child = command
             .arg("stdio")
             .args(args)
+            .env("COREMCP_DATA", scratch_data_dir())
             .envs(env.iter().copied())
             .env_remove("COREMCP_GROUPS")
             .stdin(Stdio::piped())

@@ -50,6 +50,8 @@
 //! and [`check_version`] gives `StoreError::Conflict { current }` for the caller to report.
 
 pub mod pg_wire;
+#[cfg(feature = "plugin")]
+pub mod plugin;
 mod postgres;
 mod row;
 mod sql;

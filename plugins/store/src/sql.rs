@@ -76,9 +76,86 @@ pub(crate) fn to_sqlite(sql: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// PostgreSQL column types of the portable subset (TOOLS.md §12.0) and what SQLite stores them
+/// as: timestamps as RFC 3339 text, JSON as text, bytes as a BLOB.
+const SQLITE_TYPES: [(&str, &str); 3] = [
+    ("TIMESTAMPTZ", "TEXT"),
+    ("JSONB", "TEXT"),
+    ("BYTEA", "BLOB"),
+];
+
+/// Migration DDL is written for PostgreSQL; for SQLite the type names `TIMESTAMPTZ`, `JSONB`
+/// and `BYTEA` (whole words, any case, outside literals and comments) become `TEXT`, `TEXT` and
+/// `BLOB`, so they keep text affinity instead of SQLite's numeric default for unknown names.
+pub(crate) fn ddl_to_sqlite(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut line_comment = false;
+    let mut block_comment = false;
+    let flush = |word: &mut String, out: &mut String| {
+        let mapped = SQLITE_TYPES
+            .iter()
+            .find(|(pg, _)| pg.eq_ignore_ascii_case(word))
+            .map_or(word.as_str(), |(_, lite)| lite);
+        out.push_str(mapped);
+        word.clear();
+    };
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        let in_code = quote.is_none() && !line_comment && !block_comment;
+        if in_code && (c.is_alphanumeric() || c == '_') {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut out);
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if line_comment => line_comment = c != '\n',
+            None if block_comment => {
+                if c == '*' && chars.peek() == Some(&'/') {
+                    out.push(c);
+                    out.push('/');
+                    chars.next();
+                    block_comment = false;
+                    continue;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '-' if chars.peek() == Some(&'-') => line_comment = true,
+                '/' if chars.peek() == Some(&'*') => {
+                    out.push(c);
+                    out.push('*');
+                    chars.next();
+                    block_comment = true;
+                    continue;
+                }
+                _ => {}
+            },
+        }
+        out.push(c);
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::to_sqlite;
+    use super::{ddl_to_sqlite, to_sqlite};
+
+    #[test]
+    fn postgres_types_become_sqlite_types_in_code_only() {
+        assert_eq!(
+            ddl_to_sqlite(
+                "CREATE TABLE t (at TIMESTAMPTZ NOT NULL, doc jsonb, raw Bytea, \
+                 note TEXT DEFAULT 'TIMESTAMPTZ', jsonb_col TEXT) -- JSONB\n/* bytea */"
+            ),
+            "CREATE TABLE t (at TEXT NOT NULL, doc TEXT, raw BLOB, \
+             note TEXT DEFAULT 'TIMESTAMPTZ', jsonb_col TEXT) -- JSONB\n/* bytea */"
+        );
+    }
 
     #[test]
     fn placeholders_become_numbered_question_marks() {

@@ -7,6 +7,8 @@
 //!   start and a lock conflict shows at `BEGIN` (as `Busy`), not half-way through.
 //! - Each migration runs in its own `BEGIN IMMEDIATE` transaction and first re-checks
 //!   `schema_migrations`, so concurrent openers apply it exactly once.
+//! - Migrations are written for PostgreSQL; `TIMESTAMPTZ`, `JSONB` and `BYTEA` are stored as
+//!   `TEXT`, `TEXT` and `BLOB` (see `sql::ddl_to_sqlite`).
 //! - SQLITE_BUSY and SQLITE_LOCKED become `StoreError::Busy`; other errors `Backend("SQLite: …")`.
 //! - The connection is never left inside a transaction when a call returns or unwinds.
 
@@ -103,11 +105,12 @@ impl Conn {
                         Err(crate::renamed(m, &name))
                     };
                 }
-                c.execute_batch(m.sql).map_err(|e| StoreError::Migration {
-                    version: m.version,
-                    name: m.name.to_owned(),
-                    message: format!("SQLite: {e}"),
-                })?;
+                c.execute_batch(&crate::sql::ddl_to_sqlite(m.sql))
+                    .map_err(|e| StoreError::Migration {
+                        version: m.version,
+                        name: m.name.to_owned(),
+                        message: format!("SQLite: {e}"),
+                    })?;
                 c.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)",
                     rusqlite::params![i64::from(m.version), m.name],

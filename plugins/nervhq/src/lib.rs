@@ -1,0 +1,1 @@
+//! The NervHQ store (being built).

@@ -1,0 +1,12 @@
+//! The session group (being built).
+
+use coremcp_plugin_api::sdk::Group;
+
+pub static GROUP: Group = Group {
+    id: "session",
+    version: env!("CARGO_PKG_VERSION"),
+    tools: &[],
+    init: None,
+};
+
+coremcp_plugin_api::export_plugin!(GROUP);
