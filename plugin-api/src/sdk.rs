@@ -99,6 +99,61 @@ fn state_with_schemas() -> Result<(&'static State, &'static [Value]), ToolError>
     Ok((state, schemas))
 }
 
+/// What every group table must be, checked by each group's own tests: every input schema is
+/// JSON, a closed object schema (`"type": "object"`, `"additionalProperties": false`) whose
+/// properties each have a description and whose `required` names only properties; it never
+/// declares `remote_host` (the host handles that argument); descriptions stay under 1 000
+/// characters and schemas under 8 000 (the host's limits). Returns every problem found.
+pub fn check_table(group: &Group) -> Result<(), Vec<String>> {
+    let mut problems = Vec::new();
+    for tool in group.tools {
+        let name = tool.name;
+        if tool.description.chars().count() >= 1000 {
+            problems.push(format!("{name}: description of 1000 characters or more"));
+        }
+        if tool.input_schema.chars().count() >= 8000 {
+            problems.push(format!("{name}: input schema of 8000 characters or more"));
+        }
+        let schema: Value = match serde_json::from_str(tool.input_schema) {
+            Ok(schema) => schema,
+            Err(e) => {
+                problems.push(format!("{name}: input schema is not JSON: {e}"));
+                continue;
+            }
+        };
+        if schema["type"] != "object" || schema["additionalProperties"] != false {
+            problems.push(format!(
+                "{name}: not a closed object schema (type object, additionalProperties false)"
+            ));
+        }
+        let empty = Map::new();
+        let properties = schema["properties"].as_object().unwrap_or(&empty);
+        if properties.contains_key("remote_host") {
+            problems.push(format!(
+                "{name}: declares remote_host, which the host handles (set Tool::remote_host)"
+            ));
+        }
+        for (arg, spec) in properties {
+            if spec["description"].as_str().is_none_or(str::is_empty) {
+                problems.push(format!("{name}.{arg}: no description"));
+            }
+        }
+        for required in schema["required"].as_array().into_iter().flatten() {
+            if !required
+                .as_str()
+                .is_some_and(|r| properties.contains_key(r))
+            {
+                problems.push(format!("{name}: required {required} is not a property"));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
 /// Builds the root module for `group`. Called once by the code [`export_plugin!`] generates.
 ///
 /// [`export_plugin!`]: crate::export_plugin
@@ -410,6 +465,62 @@ macro_rules! export_plugin {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn never(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
+        Ok(Value::Null)
+    }
+
+    const fn tool(name: &'static str, input_schema: &'static str) -> Tool {
+        Tool {
+            name,
+            description: "d",
+            input_schema,
+            annotations: Annotations::READ_ONLY,
+            runs: Runs::Local,
+            remote_host: true,
+            feature: None,
+            handler: never,
+        }
+    }
+
+    #[test]
+    fn check_table_names_every_problem() {
+        static GOOD: Group = Group {
+            id: "good",
+            version: "1",
+            tools: &[tool(
+                "good_get",
+                r#"{"type":"object","properties":{"id":{"type":"string","description":"the id"}},"required":["id"],"additionalProperties":false}"#,
+            )],
+            init: None,
+        };
+        assert_eq!(check_table(&GOOD), Ok(()));
+        static BAD: Group = Group {
+            id: "bad",
+            version: "1",
+            tools: &[
+                tool("bad_json", "{"),
+                tool(
+                    "bad_open",
+                    r#"{"type":"object","properties":{"remote_host":{"type":"string"}},"required":["x"]}"#,
+                ),
+            ],
+            init: None,
+        };
+        let problems = check_table(&BAD).expect_err("bad table");
+        let all = problems.join("\n");
+        for needle in [
+            "bad_json: input schema is not JSON",
+            "bad_open: not a closed object schema",
+            "bad_open: declares remote_host",
+            "bad_open.remote_host: no description",
+            "bad_open: required \"x\" is not a property",
+        ] {
+            assert!(all.contains(needle), "{needle} missing from:\n{all}");
+        }
+    }
+
     #[test]
     fn exported_header_has_the_name_abi_stable_looks_up() {
         assert_eq!(

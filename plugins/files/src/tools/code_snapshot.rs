@@ -133,8 +133,13 @@ impl Params {
     }
 }
 
+/// The snapshot format this tool writes.
+pub const FORMAT_VERSION: u32 = 1;
+
 #[derive(Debug, Serialize, PartialEq, Eq)]
 pub struct Snapshot {
+    /// The snapshot format (`registry_snapshot_save` accepts format 1, this one).
+    pub format_version: u32,
     pub counts: Counts,
     pub files: Vec<FileOutline>,
     /// The snapshotted folder or file, canonical.
@@ -262,6 +267,7 @@ pub fn snapshot(
             .sum(),
     };
     Ok(Snapshot {
+        format_version: FORMAT_VERSION,
         counts,
         files,
         root: root.display().to_string(),
