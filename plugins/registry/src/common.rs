@@ -1,0 +1,364 @@
+//! What every Registry tool shares: the store service, the annotation classes, a small
+//! builder for filtered and keyset-paged `SELECT`s, argument helpers and the record JSON shape.
+//!
+//! Invariants:
+//! - A record is a JSON object with its fields; an absent optional field is left out, never
+//!   `null` (clients that meet a `null` drop the whole result or tool list).
+//! - Lists answer `{"items": [...], "next_cursor"?: "..."}`; `next_cursor` appears only when
+//!   another page exists, and it carries the sort key of the last item plus the list's own tag,
+//!   so a cursor from another list is refused rather than misread.
+//! - SQL text only ever holds `$n` placeholders and literals of our own; caller text is always
+//!   bound as a parameter.
+
+use coremcp_plugin_api::sdk::{codes, Args};
+use coremcp_plugin_api::{Annotations, ToolError};
+use coremcp_store::plugin::{self, decode_cursor, encode_cursor, invalid, Service};
+use coremcp_store::{Param, Row, StoreError};
+use serde_json::{Map, Value};
+
+/// The Registry's store: `registry.sqlite3` under the data dir, or schema `registry`.
+pub static SERVICE: Service = Service::new("registry", crate::schema::MIGRATIONS);
+
+/// `add`: an additive write (a repeat is a `conflict`).
+pub const ADDS: Annotations = Annotations {
+    read_only_hint: Some(false),
+    destructive_hint: Some(false),
+    idempotent_hint: Some(false),
+    open_world_hint: Some(false),
+};
+
+/// `update`: a patch; repeating it changes nothing more.
+pub const PATCHES: Annotations = Annotations {
+    read_only_hint: Some(false),
+    destructive_hint: Some(false),
+    idempotent_hint: Some(true),
+    open_world_hint: Some(false),
+};
+
+/// `snapshot_save`: additive, but `replace: true` overwrites a stored snapshot.
+pub const OVERWRITES: Annotations = Annotations {
+    read_only_hint: Some(false),
+    destructive_hint: Some(true),
+    idempotent_hint: Some(false),
+    open_world_hint: Some(false),
+};
+
+/// The longest name a record may have, and the longest description.
+pub const MAX_NAME: usize = 200;
+pub const MAX_DESCRIPTION: usize = 4000;
+
+/// A `SELECT`'s `WHERE` clauses and the parameters they bind, numbered as they are added.
+#[derive(Debug, Default, Clone)]
+pub struct Query {
+    clauses: Vec<String>,
+    pub params: Vec<Param>,
+}
+
+impl Query {
+    /// Binds `value` and returns its placeholder (`$n`).
+    pub fn bind(&mut self, value: impl Into<Param>) -> String {
+        self.params.push(value.into());
+        format!("${}", self.params.len())
+    }
+
+    /// Adds a clause; clauses are joined with `AND`.
+    pub fn and(&mut self, clause: String) {
+        self.clauses.push(clause);
+    }
+
+    /// `column = value`.
+    pub fn eq(&mut self, column: &str, value: impl Into<Param>) {
+        let p = self.bind(value);
+        self.and(format!("{column} = {p}"));
+    }
+
+    /// `column > value` (keyset paging after the cursor's key).
+    pub fn gt(&mut self, column: &str, value: impl Into<Param>) {
+        let p = self.bind(value);
+        self.and(format!("{column} > {p}"));
+    }
+
+    /// A case-insensitive substring match of `text` on any of `columns` (SQL expressions).
+    pub fn contains(&mut self, columns: &[&str], text: &str) {
+        let p = self.bind(like_pattern(text));
+        let any: Vec<String> = columns
+            .iter()
+            .map(|c| format!("LOWER({c}) LIKE CAST({p} AS TEXT) ESCAPE '\\'"))
+            .collect();
+        self.and(format!("({})", any.join(" OR ")));
+    }
+
+    /// ` WHERE …` or nothing.
+    pub fn where_sql(&self) -> String {
+        if self.clauses.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.clauses.join(" AND "))
+        }
+    }
+}
+
+/// `%text%` in lowercase with `\`, `%` and `_` escaped, for `LIKE … ESCAPE '\'`. Lowercasing
+/// here and `LOWER(column)` in SQL make the match case-insensitive on both backends
+/// (PostgreSQL's `LIKE` is case-sensitive, SQLite's is not).
+pub fn like_pattern(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('%');
+    for c in text.to_lowercase().chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// The decoded `cursor` argument of list `tag` (its sort-key parts), if one was given.
+pub fn cursor(args: &Args, tag: &str, parts: usize) -> Result<Option<Vec<String>>, ToolError> {
+    let Some(text) = args.opt_str("cursor")? else {
+        return Ok(None);
+    };
+    let mut decoded = decode_cursor(text, parts + 1)?;
+    if decoded.first().map(String::as_str) != Some(tag) {
+        return Err(invalid(
+            "cursor",
+            format!(
+                "is a cursor of another list, not of this {tag} list (pass next_cursor unchanged)"
+            ),
+        ));
+    }
+    decoded.remove(0);
+    Ok(Some(decoded))
+}
+
+/// One page of a list: the first `limit` of `rows` (fetched with `limit + 1`), and a cursor
+/// from `key` of the last of them when more rows exist.
+pub fn page(
+    mut rows: Vec<Row>,
+    limit: usize,
+    tag: &str,
+    key: impl Fn(&Row) -> Result<Vec<String>, StoreError>,
+) -> Result<(Vec<Row>, Option<String>), StoreError> {
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let next = match (more, rows.last()) {
+        (true, Some(last)) => {
+            let mut parts = vec![tag.to_owned()];
+            parts.extend(key(last)?);
+            let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+            Some(encode_cursor(&refs))
+        }
+        _ => None,
+    };
+    Ok((rows, next))
+}
+
+/// `{"items": [...], "next_cursor"?: "..."}`.
+pub fn list_result(items: Vec<Value>, next_cursor: Option<String>) -> Value {
+    let mut out = Map::new();
+    out.insert("items".into(), Value::Array(items));
+    if let Some(next) = next_cursor {
+        out.insert("next_cursor".into(), Value::String(next));
+    }
+    Value::Object(out)
+}
+
+/// A record under construction: optional fields are only ever inserted when present.
+#[derive(Debug, Default)]
+pub struct Record(pub Map<String, Value>);
+
+impl Record {
+    pub fn set(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.0.insert(key.to_owned(), value.into());
+        self
+    }
+
+    pub fn opt(mut self, key: &str, value: Option<impl Into<Value>>) -> Self {
+        if let Some(value) = value {
+            self.0.insert(key.to_owned(), value.into());
+        }
+        self
+    }
+
+    /// `version`, `created_at` and `updated_at` of `row`, timestamps normalised.
+    pub fn stamps(self, row: &Row) -> Result<Self, StoreError> {
+        Ok(self
+            .set("version", row.get_i64("version")?)
+            .set(
+                "created_at",
+                plugin::timestamp_out(&row.get_text("created_at")?),
+            )
+            .set(
+                "updated_at",
+                plugin::timestamp_out(&row.get_text("updated_at")?),
+            ))
+    }
+
+    pub fn done(self) -> Value {
+        Value::Object(self.0)
+    }
+}
+
+/// An optional text argument checked as readable text.
+pub fn opt_text<'a>(args: &'a Args, name: &str, max: usize) -> Result<Option<&'a str>, ToolError> {
+    let value = args.opt_str(name)?;
+    if let Some(v) = value {
+        crate::validate::text(name, v, max)?;
+    }
+    Ok(value)
+}
+
+/// A required text argument checked as readable text.
+pub fn text<'a>(args: &'a Args, name: &str, max: usize) -> Result<&'a str, ToolError> {
+    let value = args.str(name)?;
+    crate::validate::text(name, value, max)?;
+    Ok(value)
+}
+
+/// A patch field that `""` clears: `None` = not given, `Some(None)` = clear, `Some(Some(v))`
+/// = set to `v` (after `check`).
+pub fn clearable<'a>(
+    args: &'a Args,
+    name: &str,
+    check: impl Fn(&str) -> Result<(), ToolError>,
+) -> Result<Option<Option<&'a str>>, ToolError> {
+    match args.opt_str(name)? {
+        None => Ok(None),
+        Some("") => Ok(Some(None)),
+        Some(v) => {
+            check(v)?;
+            Ok(Some(Some(v)))
+        }
+    }
+}
+
+/// The `expected_version` argument.
+pub fn expected_version(args: &Args) -> Result<Option<i64>, ToolError> {
+    args.opt_u64("expected_version")?
+        .map(|v| i64::try_from(v).map_err(|_| invalid("expected_version", "is too large")))
+        .transpose()
+}
+
+/// Optimistic concurrency before a patch: `expected` (if given) must be `current`.
+pub fn check_expected(what: &str, current: i64, expected: Option<i64>) -> Result<(), ToolError> {
+    match expected {
+        Some(expected) if expected != current => Err(plugin::conflict(what, current, expected)),
+        _ => Ok(()),
+    }
+}
+
+/// Runs a guarded `UPDATE … WHERE id = … AND version = <read>`. When it changes nothing,
+/// another writer moved the row on between our read and our write (PostgreSQL's read
+/// committed allows that; SQLite's `BEGIN IMMEDIATE` does not): a caller who gave
+/// `expected_version` gets a conflict with the version the row has now, any other caller's
+/// patch is re-run on the new row (`Busy` makes the store run the transaction again).
+pub fn guarded_update(
+    tx: &mut coremcp_store::Tx<'_>,
+    sql: &str,
+    params: &[Param],
+    table: &str,
+    id: &str,
+    what: &str,
+    expected: Option<i64>,
+) -> Result<(), plugin::TxError> {
+    if tx.execute(sql, params)? == 1 {
+        return Ok(());
+    }
+    let Some(expected) = expected else {
+        return Err(StoreError::Busy.into());
+    };
+    let now = tx
+        .query_opt(
+            &format!("SELECT version FROM {table} WHERE id = $1"),
+            &[id.into()],
+        )?
+        .map(|row| row.get_i64("version"))
+        .transpose()?
+        .unwrap_or(0);
+    Err(plugin::conflict(what, now, expected).into())
+}
+
+/// `not_found` naming the argument and the value it referred to.
+pub fn not_found(field: &str, problem: impl std::fmt::Display) -> ToolError {
+    ToolError::new(codes::NOT_FOUND, format!("argument \"{field}\": {problem}"))
+}
+
+/// `conflict` for a key that is taken.
+pub fn duplicate(what: &str, version: i64, hint: &str) -> ToolError {
+    ToolError::new(
+        codes::CONFLICT,
+        format!("{what} already exists (it is at version {version}); {hint}"),
+    )
+}
+
+/// A `status` filter argument: `None` for `all`.
+pub fn status_filter<'a>(args: &'a Args, default: &'a str) -> Result<Option<&'a str>, ToolError> {
+    Ok(match args.opt_str("status")?.unwrap_or(default) {
+        "all" => None,
+        other => Some(other),
+    })
+}
+
+/// `(a, b, …)` placeholders for an `IN` list of `values`.
+pub fn in_list(q: &mut Query, values: &[String]) -> String {
+    let marks: Vec<String> = values.iter().map(|v| q.bind(v.as_str())).collect();
+    format!("({})", marks.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns_escape_wildcards_and_fold_case() {
+        assert_eq!(like_pattern("Core"), "%core%");
+        assert_eq!(like_pattern("50%_a\\b"), "%50\\%\\_a\\\\b%");
+    }
+
+    #[test]
+    fn queries_number_their_placeholders() {
+        let mut q = Query::default();
+        q.eq("key", "x");
+        q.contains(&["key", "name"], "a");
+        assert_eq!(
+            q.where_sql(),
+            " WHERE key = $1 AND (LOWER(key) LIKE CAST($2 AS TEXT) ESCAPE '\\' OR \
+             LOWER(name) LIKE CAST($2 AS TEXT) ESCAPE '\\')"
+        );
+        assert_eq!(q.params.len(), 2);
+        assert_eq!(Query::default().where_sql(), "");
+    }
+
+    #[test]
+    fn records_leave_out_absent_fields() {
+        let value = Record::default()
+            .set("key", "a")
+            .opt("description", None::<String>)
+            .opt("theme", Some("x"))
+            .done();
+        assert_eq!(value, serde_json::json!({"key": "a", "theme": "x"}));
+        let listed = list_result(vec![value], None);
+        assert!(listed.get("next_cursor").is_none());
+    }
+
+    #[test]
+    fn cursors_carry_their_list() {
+        let text = encode_cursor(&["theme", "abc"]);
+        let args = |c: &str| {
+            Args(
+                serde_json::json!({ "cursor": c })
+                    .as_object()
+                    .cloned()
+                    .expect("object"),
+            )
+        };
+        assert_eq!(
+            cursor(&args(&text), "theme", 1).expect("ours"),
+            Some(vec!["abc".to_owned()])
+        );
+        let err = cursor(&args(&text), "host", 1).expect_err("another list's");
+        assert!(err.message.contains("\"cursor\""), "{err}");
+        assert_eq!(cursor(&Args::default(), "theme", 1).expect("none"), None);
+    }
+}
