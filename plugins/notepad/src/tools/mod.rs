@@ -1,0 +1,88 @@
+//! One module per tool of the group, each exporting its table entry as `TOOL`, and what they
+//! share: who wrote a note, when it expires, and the rule that an expired note is absent.
+
+pub mod notepad_bulk_set;
+pub mod notepad_cleanup;
+pub mod notepad_delete;
+pub mod notepad_get;
+pub mod notepad_list;
+pub mod notepad_set;
+
+use coremcp_plugin_api::sdk::{self, Args};
+use coremcp_plugin_api::ToolError;
+use coremcp_store::plugin::{invalid, parse_timestamp, timestamp};
+
+/// The longest `ttl_s` (ten years): far enough for any note, near enough that the expiry time
+/// stays a plain date.
+pub const MAX_TTL_S: u64 = 10 * 365 * 24 * 3600;
+
+/// The SQL condition "the note has not expired at `now`" (`now` is a placeholder such as `$3`).
+/// Every read adds it, so an expired note is absent before any cleanup removed it.
+pub fn live(now: &str) -> String {
+    format!("(expires_at IS NULL OR expires_at > {now})")
+}
+
+/// Who writes: the MCP client's name, when the host knows it.
+pub fn updated_by() -> Option<String> {
+    sdk::config("client").filter(|c| !c.is_empty())
+}
+
+/// The expiry of a note written at `now_ms` with `ttl_s` (argument `field`), as stored.
+pub fn expiry(field: &str, now_ms: i64, ttl_s: Option<u64>) -> Result<Option<String>, ToolError> {
+    match ttl_s {
+        None => Ok(None),
+        Some(ttl) if (1..=MAX_TTL_S).contains(&ttl) => {
+            Ok(Some(timestamp(now_ms + ttl as i64 * 1000)))
+        }
+        Some(ttl) => Err(invalid(
+            field,
+            format!("{ttl} is not between 1 and {MAX_TTL_S} seconds (leave it out for no expiry)"),
+        )),
+    }
+}
+
+/// How an expected_version mismatch names a note.
+pub fn what(scope: &str, key: &str) -> String {
+    format!("note {scope}/{key}")
+}
+
+/// The `scope` and `key` arguments, checked against their grammar.
+pub fn scope_and_key(args: &Args) -> Result<(&str, &str), ToolError> {
+    let scope = args.str("scope")?;
+    coremcp_nervhq::grammar::check_scope("scope", scope)?;
+    let key = args.str("key")?;
+    coremcp_nervhq::grammar::check_key("key", key)?;
+    Ok((scope, key))
+}
+
+/// Whether a stored expiry has passed at `now_ms` (no expiry never passes).
+pub fn expired(expires_at: Option<&str>, now_ms: i64) -> bool {
+    expires_at
+        .and_then(parse_timestamp)
+        .is_some_and(|at| at <= now_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expiry_is_ttl_seconds_after_now() {
+        assert_eq!(expiry("ttl_s", 0, None).expect("none"), None);
+        assert_eq!(
+            expiry("ttl_s", 1_000, Some(2)).expect("ttl"),
+            Some("1970-01-01T00:00:03.000Z".to_owned())
+        );
+        let err = expiry("ttl_s", 0, Some(MAX_TTL_S + 1)).expect_err("too long");
+        assert!(err.message.contains("\"ttl_s\""), "{err}");
+        assert!(expiry("entries[2].ttl_s", 0, Some(0)).is_err());
+    }
+
+    #[test]
+    fn expired_means_at_or_before_now() {
+        let at = parse_timestamp("2026-01-01T00:00:00.000Z").expect("time");
+        assert!(expired(Some("2026-01-01T00:00:00.000Z"), at));
+        assert!(!expired(Some("2026-01-01T00:00:00.001Z"), at));
+        assert!(!expired(None, at));
+    }
+}

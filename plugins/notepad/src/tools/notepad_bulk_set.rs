@@ -1,0 +1,282 @@
+//! `notepad_bulk_set`: set up to 10 000 notes of one scope in one transaction, optionally
+//! removing the scope's other notes.
+//!
+//! Invariants:
+//! - All or nothing: every entry is checked (key grammar, value size, ttl, duplicate keys)
+//!   before anything is written, and the writes share one transaction.
+//! - Each note is written as `notepad_set` without `expected_version` writes it (the same
+//!   upsert, an expired note starting again at version 1), in multi-row statements of
+//!   [`ROWS_PER_STATEMENT`] notes, so 10 000 notes are 20 round trips, not 10 000.
+//! - `replace_scope` removes the scope's notes that are not in `entries`; `deleted` counts the
+//!   live ones among them (expired notes were absent already).
+
+use std::collections::{HashMap, HashSet};
+
+use coremcp_nervhq::grammar::{check_key, check_scope, check_value};
+use coremcp_nervhq::SERVICE;
+use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
+use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_store::plugin::{invalid, now_ms, timestamp};
+use coremcp_store::Param;
+use serde_json::{json, Value};
+
+use super::{expired, expiry, updated_by};
+
+/// The most entries one call takes.
+pub const MAX_ENTRIES: usize = 10_000;
+/// Notes per INSERT: 3 parameters each, far below either backend's parameter limit, and large
+/// enough that statement overhead does not dominate.
+const ROWS_PER_STATEMENT: usize = 500;
+// The largest statement stays below SQLite's 32766 parameters (PostgreSQL allows 65535).
+const _: () = assert!(3 + ROWS_PER_STATEMENT * 3 < 32_766);
+/// Keys per DELETE of `replace_scope`.
+const KEYS_PER_DELETE: usize = 500;
+
+pub const TOOL: Tool = Tool {
+    name: "notepad_bulk_set",
+    description: "Set many notes of one scope in one transaction (up to 10000 entries; all or \
+        nothing: one invalid entry, which the error names, writes none). Each entry is written \
+        like notepad_set without expected_version. replace_scope: true also deletes the \
+        scope's notes that are not in entries (entries: [] then empties the scope). Returns \
+        counts: set, created, updated, deleted.",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "scope": {"type": "string", "description": "global, project:<KEY>, agent:<name>, session:<id> or host:<name>"},
+            "entries": {"type": "array", "maxItems": 10000, "description": "the notes to set, each key at most once",
+                "items": {"type": "object", "properties": {
+                    "key": {"type": "string", "description": "1-200 characters of A-Z a-z 0-9 . _ : / -"},
+                    "value": {"type": "string", "description": "text of at most 16 KiB (16384 bytes)"},
+                    "ttl_s": {"type": "integer", "minimum": 1, "maximum": 315360000, "description": "seconds until the note expires (absent: never)"}
+                }, "required": ["key", "value"], "additionalProperties": false}},
+            "replace_scope": {"type": "boolean", "description": "also delete the scope's notes that are not in entries (default false)"}
+        },
+        "required": ["scope", "entries"],
+        "additionalProperties": false
+    }"#,
+    // Destructive with replace_scope, which is the reading a client must be warned about.
+    annotations: coremcp_nervhq::DESTRUCTIVE_IDEMPOTENT,
+    runs: Runs::Forwarded,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+/// One checked entry.
+struct Entry<'a> {
+    key: &'a str,
+    value: &'a str,
+    expires_at: Option<String>,
+}
+
+fn entries(args: &Args, at: i64) -> Result<Vec<Entry<'_>>, ToolError> {
+    let items = args
+        .0
+        .get("entries")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid("entries", "must be an array of {key, value, ttl_s?}"))?;
+    if items.len() > MAX_ENTRIES {
+        return Err(invalid(
+            "entries",
+            format!("{} entries is over the limit of {MAX_ENTRIES}", items.len()),
+        ));
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let text = |field: &str| {
+            item.get(field).and_then(Value::as_str).ok_or_else(|| {
+                invalid(
+                    &format!("entries[{i}].{field}"),
+                    "is required and must be a string",
+                )
+            })
+        };
+        let key = text("key")?;
+        check_key(&format!("entries[{i}].key"), key)?;
+        let value = text("value")?;
+        check_value(
+            &format!("entries[{i}].value"),
+            value,
+            &format!(" of key \"{key}\""),
+        )?;
+        let ttl_s = match item.get("ttl_s").filter(|v| !v.is_null()) {
+            None => None,
+            Some(v) => Some(v.as_u64().ok_or_else(|| {
+                invalid(&format!("entries[{i}].ttl_s"), "must be a positive integer")
+            })?),
+        };
+        let expires_at = expiry(&format!("entries[{i}].ttl_s"), at, ttl_s)?;
+        if let Some(first) = seen.insert(key, i) {
+            return Err(invalid(
+                &format!("entries[{i}].key"),
+                format!(
+                    "key \"{key}\" is also entries[{first}]: each key may appear once per call"
+                ),
+            ));
+        }
+        out.push(Entry {
+            key,
+            value,
+            expires_at,
+        });
+    }
+    Ok(out)
+}
+
+/// The upsert of `rows` notes: `$1` scope, `$2` now, `$3` updated_by, then key, value and
+/// expiry of each note.
+fn upsert_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO notepad_entry
+            (scope, key, value, version, created_at, updated_at, updated_by, expires_at)
+         VALUES ",
+    );
+    for i in 0..rows {
+        let n = 4 + i * 3;
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!(
+            "($1, ${n}, ${}, 1, $2, $2, $3, ${})",
+            n + 1,
+            n + 2
+        ));
+    }
+    sql.push_str(
+        " ON CONFLICT (scope, key) DO UPDATE SET
+            value = excluded.value,
+            version = CASE WHEN notepad_entry.expires_at <= excluded.updated_at THEN 1
+                           ELSE notepad_entry.version + 1 END,
+            created_at = CASE WHEN notepad_entry.expires_at <= excluded.updated_at
+                              THEN excluded.created_at ELSE notepad_entry.created_at END,
+            updated_at = excluded.updated_at,
+            updated_by = excluded.updated_by,
+            expires_at = excluded.expires_at
+         RETURNING version",
+    );
+    sql
+}
+
+fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let scope = args.str("scope")?;
+    check_scope("scope", scope)?;
+    let replace = args.opt_bool("replace_scope")?.unwrap_or(false);
+    let at = now_ms();
+    let entries = entries(&args, at)?;
+    let now = timestamp(at);
+    let by: Param = updated_by().into();
+    // Rows are written in key order, so two calls on one scope lock their rows in the same
+    // order and cannot deadlock on PostgreSQL.
+    let mut ordered: Vec<&Entry<'_>> = entries.iter().collect();
+    ordered.sort_unstable_by_key(|e| e.key);
+    // Statements and parameters are built once: a busy retry reruns only the execution.
+    let batches: Vec<(String, Vec<Param>)> = ordered
+        .chunks(ROWS_PER_STATEMENT)
+        .map(|chunk| {
+            let mut params: Vec<Param> = Vec::with_capacity(3 + chunk.len() * 3);
+            params.extend([scope.into(), now.as_str().into(), by.clone()]);
+            for e in chunk {
+                params.extend([e.key.into(), e.value.into(), e.expires_at.clone().into()]);
+            }
+            (upsert_sql(chunk.len()), params)
+        })
+        .collect();
+    let keys: HashSet<&str> = entries.iter().map(|e| e.key).collect();
+    let (created, deleted) = SERVICE.run(|tx| {
+        let mut created = 0_u64;
+        for (sql, params) in &batches {
+            for row in tx.query(sql, params)? {
+                if row.get_i64("version")? == 1 {
+                    created += 1;
+                }
+            }
+        }
+        let mut deleted = 0_u64;
+        if replace {
+            let mut stale = Vec::new();
+            for row in tx.query(
+                "SELECT key, expires_at FROM notepad_entry WHERE scope = $1",
+                &[scope.into()],
+            )? {
+                let key = row.get_text("key")?;
+                if !keys.contains(key.as_str()) {
+                    if !expired(row.get_opt_text("expires_at")?.as_deref(), at) {
+                        deleted += 1;
+                    }
+                    stale.push(key);
+                }
+            }
+            for chunk in stale.chunks(KEYS_PER_DELETE) {
+                let mut params: Vec<Param> = vec![scope.into()];
+                params.extend(chunk.iter().map(|k| Param::from(k.as_str())));
+                let list: Vec<String> = (2..=params.len()).map(|n| format!("${n}")).collect();
+                tx.execute(
+                    &format!(
+                        "DELETE FROM notepad_entry WHERE scope = $1 AND key IN ({})",
+                        list.join(", ")
+                    ),
+                    &params,
+                )?;
+            }
+        }
+        Ok((created, deleted))
+    })?;
+    let set = entries.len() as u64;
+    Ok(json!({
+        "scope": scope,
+        "set": set,
+        "created": created,
+        "updated": set - created,
+        "deleted": deleted,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(value: Value) -> Args {
+        Args(value.as_object().cloned().expect("object"))
+    }
+
+    #[test]
+    fn entries_are_checked_before_anything_is_written() {
+        let ok = args(json!({"scope": "global", "entries": [
+            {"key": "a", "value": "1"}, {"key": "b", "value": "2", "ttl_s": 5}
+        ]}));
+        let checked = entries(&ok, 0).expect("valid");
+        assert_eq!(checked.len(), 2);
+        assert_eq!(
+            checked[1].expires_at.as_deref(),
+            Some("1970-01-01T00:00:05.000Z")
+        );
+
+        let dup = args(json!({"scope": "global", "entries": [
+            {"key": "a", "value": "1"}, {"key": "b", "value": "2"}, {"key": "a", "value": "3"}
+        ]}));
+        let err = entries(&dup, 0).err().expect("duplicate");
+        assert!(err.message.contains("entries[2].key"), "{err}");
+        assert!(err.message.contains("\"a\" is also entries[0]"), "{err}");
+
+        let big = args(json!({"scope": "global", "entries": [
+            {"key": "a", "value": "1"}, {"key": "huge", "value": "x".repeat(20 * 1024)}
+        ]}));
+        let err = entries(&big, 0).err().expect("too big");
+        assert!(err.message.contains("entries[1].value"), "{err}");
+        assert!(err.message.contains("key \"huge\""), "{err}");
+
+        let bad_key = args(json!({"scope": "global", "entries": [{"key": "a b", "value": "1"}]}));
+        let err = entries(&bad_key, 0).err().expect("bad key");
+        assert!(err.message.contains("entries[0].key"), "{err}");
+    }
+
+    #[test]
+    fn statements_number_their_parameters_per_row() {
+        let sql = upsert_sql(2);
+        assert!(
+            sql.contains("($1, $4, $5, 1, $2, $2, $3, $6), ($1, $7, $8, 1, $2, $2, $3, $9)"),
+            "{sql}"
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! `notepad_set`: create or overwrite one note, optionally only if it is at the version read.
+//!
+//! Invariants:
+//! - Each way of writing is one statement, so two processes doing read-modify-write with
+//!   `expected_version` never both win, on either backend: an upsert (`INSERT … ON CONFLICT DO
+//!   UPDATE`), an insert that may only replace an expired row (`expected_version: 0`), or an
+//!   `UPDATE … WHERE version = N` on a live row (`expected_version: N`).
+//! - An expired note is absent: writing over it starts again at version 1 (`created: true`),
+//!   and `expected_version` compares against 0 for it.
+//! - A set replaces the whole note, its expiry included: without `ttl_s` it no longer expires.
+
+use coremcp_nervhq::grammar::check_value;
+use coremcp_nervhq::result::put_opt;
+use coremcp_nervhq::SERVICE;
+use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
+use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_store::plugin::{conflict, now_ms, timestamp};
+use coremcp_store::Param;
+use serde_json::{Map, Value};
+
+use super::{expiry, live, scope_and_key, updated_by, what};
+
+pub const TOOL: Tool = Tool {
+    name: "notepad_set",
+    description: "Create or overwrite one note (the whole note: without ttl_s it no longer \
+        expires). Returns the new version and whether the note was created. With \
+        expected_version the write happens only if the note is at that version (0: only if it \
+        does not exist); otherwise it is a conflict error giving the current version. An \
+        expired note counts as absent (version 0).",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "scope": {"type": "string", "description": "global, project:<KEY>, agent:<name>, session:<id> or host:<name>"},
+            "key": {"type": "string", "description": "1-200 characters of A-Z a-z 0-9 . _ : / -"},
+            "value": {"type": "string", "description": "the note: text of at most 16 KiB (16384 bytes of UTF-8); JSON is fine as text"},
+            "ttl_s": {"type": "integer", "minimum": 1, "maximum": 315360000, "description": "seconds until the note expires (absent: never)"},
+            "expected_version": {"type": "integer", "minimum": 0, "description": "write only if the note is at this version (0: only if it does not exist)"}
+        },
+        "required": ["scope", "key", "value"],
+        "additionalProperties": false
+    }"#,
+    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
+    runs: Runs::Forwarded,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+/// The columns every insert fills, with `$1 scope, $2 key, $3 value, $4 now, $5 updated_by,
+/// $6 expires_at`.
+const INSERT: &str = "INSERT INTO notepad_entry
+        (scope, key, value, version, created_at, updated_at, updated_by, expires_at)
+    VALUES ($1, $2, $3, 1, $4, $4, $5, $6)";
+
+/// Overwrites any note; an expired one starts again at version 1.
+const UPSERT: &str = "
+    ON CONFLICT (scope, key) DO UPDATE SET
+        value = excluded.value,
+        version = CASE WHEN notepad_entry.expires_at <= excluded.updated_at THEN 1
+                       ELSE notepad_entry.version + 1 END,
+        created_at = CASE WHEN notepad_entry.expires_at <= excluded.updated_at
+                          THEN excluded.created_at ELSE notepad_entry.created_at END,
+        updated_at = excluded.updated_at,
+        updated_by = excluded.updated_by,
+        expires_at = excluded.expires_at
+    RETURNING version";
+
+/// Creates the note, or replaces it only if it has expired (`expected_version: 0`).
+const CREATE: &str = "
+    ON CONFLICT (scope, key) DO UPDATE SET
+        value = excluded.value,
+        version = 1,
+        created_at = excluded.created_at,
+        updated_at = excluded.updated_at,
+        updated_by = excluded.updated_by,
+        expires_at = excluded.expires_at
+    WHERE notepad_entry.expires_at <= excluded.updated_at
+    RETURNING version";
+
+fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let (scope, key) = scope_and_key(&args)?;
+    let value = args.str("value")?;
+    check_value("value", value, "")?;
+    let at = now_ms();
+    let now = timestamp(at);
+    let expires_at = expiry("ttl_s", at, args.opt_u64("ttl_s")?)?;
+    let expected = args
+        .opt_u64("expected_version")?
+        .map(|v| i64::try_from(v).unwrap_or(i64::MAX));
+    let params: Vec<Param> = vec![
+        scope.into(),
+        key.into(),
+        value.into(),
+        now.as_str().into(),
+        updated_by().into(),
+        expires_at.clone().into(),
+    ];
+    let version = SERVICE.run(|tx| {
+        let written = match expected {
+            None => tx.query_opt(&format!("{INSERT}{UPSERT}"), &params)?,
+            Some(0) => tx.query_opt(&format!("{INSERT}{CREATE}"), &params)?,
+            Some(n) => {
+                let mut update = params.clone();
+                update.push(n.into());
+                tx.query_opt(
+                    &format!(
+                        "UPDATE notepad_entry SET value = $3, version = version + 1,
+                             updated_at = $4, updated_by = $5, expires_at = $6
+                         WHERE scope = $1 AND key = $2 AND version = $7 AND {}
+                         RETURNING version",
+                        live("$4")
+                    ),
+                    &update,
+                )?
+            }
+        };
+        match written {
+            Some(row) => Ok(row.get_i64("version")?),
+            None => {
+                let current = tx
+                    .query_opt(
+                        &format!(
+                            "SELECT version FROM notepad_entry
+                             WHERE scope = $1 AND key = $2 AND {}",
+                            live("$3")
+                        ),
+                        &[scope.into(), key.into(), now.as_str().into()],
+                    )?
+                    .map(|row| row.get_i64("version"))
+                    .transpose()?
+                    .unwrap_or(0);
+                Err(conflict(&what(scope, key), current, expected.unwrap_or(0)).into())
+            }
+        }
+    })?;
+    let mut map = Map::new();
+    map.insert("scope".into(), scope.into());
+    map.insert("key".into(), key.into());
+    map.insert("version".into(), version.into());
+    map.insert("created".into(), (version == 1).into());
+    map.insert("updated_at".into(), now.into());
+    put_opt(&mut map, "expires_at", expires_at);
+    Ok(Value::Object(map))
+}

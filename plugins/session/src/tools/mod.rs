@@ -1,0 +1,89 @@
+//! One module per tool of the group, each exporting its table entry as `TOOL`, and what they
+//! share: the lifecycle constants, the `session_id` argument, and a session row as JSON.
+
+pub mod session_close;
+pub mod session_close_stale;
+pub mod session_get;
+pub mod session_heartbeat;
+pub mod session_list_active;
+pub mod session_list_recorded;
+pub mod session_register;
+
+use coremcp_nervhq::grammar::check_session_id;
+use coremcp_nervhq::result::{put_opt, ts, ts_opt};
+use coremcp_plugin_api::sdk::{codes, Args};
+use coremcp_plugin_api::ToolError;
+use coremcp_store::plugin::json_value;
+use coremcp_store::{Row, StoreError};
+use serde_json::{Map, Value};
+
+/// How often a client should send `session_heartbeat`, in seconds.
+pub const HEARTBEAT_INTERVAL_S: u64 = 60;
+/// After how many seconds without a heartbeat a session counts as stale (the default of
+/// `session_close_stale`).
+pub const STALE_AFTER_S: u64 = 900;
+
+/// Every column of `session`, for [`session_json`].
+pub const COLUMNS: &str = "id, agent, host, project_key, cwd, repo, branch, model, groups, \
+    metadata, status, started_at, last_heartbeat_at, heartbeat_count, note, current_item, \
+    closed_at, close_reason, summary, version";
+
+/// The columns an active-session listing shows.
+pub const ACTIVE_COLUMNS: &str = "id, agent, host, project_key, cwd, repo, branch, model, \
+    started_at, last_heartbeat_at, heartbeat_count, note, current_item";
+
+/// The required `session_id` argument, checked to be a ULID or a UUID.
+pub fn session_id(args: &Args) -> Result<&str, ToolError> {
+    let id = args.str("session_id")?;
+    check_session_id("session_id", id)?;
+    Ok(id)
+}
+
+/// `not_found` for a session id.
+pub fn no_session(id: &str) -> ToolError {
+    ToolError::new(
+        codes::NOT_FOUND,
+        format!("no session {id}: register it with session_register"),
+    )
+}
+
+/// The fields both a listing and `session_get` show, from a row with [`ACTIVE_COLUMNS`].
+pub fn listing_json(row: &Row) -> Result<Map<String, Value>, StoreError> {
+    let mut map = Map::new();
+    map.insert("session_id".into(), row.get_text("id")?.into());
+    map.insert("agent".into(), row.get_text("agent")?.into());
+    map.insert("host".into(), row.get_text("host")?.into());
+    put_opt(&mut map, "project", row.get_opt_text("project_key")?);
+    for column in ["cwd", "repo", "branch", "model"] {
+        put_opt(&mut map, column, row.get_opt_text(column)?);
+    }
+    map.insert("started_at".into(), ts(row, "started_at")?.into());
+    map.insert(
+        "last_heartbeat_at".into(),
+        ts(row, "last_heartbeat_at")?.into(),
+    );
+    map.insert(
+        "heartbeat_count".into(),
+        row.get_i64("heartbeat_count")?.into(),
+    );
+    put_opt(&mut map, "note", row.get_opt_text("note")?);
+    put_opt(&mut map, "current_item", row.get_opt_text("current_item")?);
+    Ok(map)
+}
+
+/// Every field of a session, from a row with [`COLUMNS`]; absent ones are left out.
+pub fn session_json(row: &Row) -> Result<Map<String, Value>, StoreError> {
+    let mut map = listing_json(row)?;
+    for column in ["groups", "metadata"] {
+        let value = json_value(row.get_opt_text(column)?);
+        if !value.is_null() {
+            map.insert(column.into(), value);
+        }
+    }
+    map.insert("status".into(), row.get_text("status")?.into());
+    put_opt(&mut map, "closed_at", ts_opt(row, "closed_at")?);
+    put_opt(&mut map, "close_reason", row.get_opt_text("close_reason")?);
+    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
+    map.insert("version".into(), row.get_i64("version")?.into());
+    Ok(map)
+}

@@ -1,0 +1,79 @@
+//! `session_close`: close an active session with a reason and an optional summary. Closing a
+//! closed session changes nothing and answers with its close as it stands.
+
+use coremcp_nervhq::result::{put_opt, ts_opt};
+use coremcp_nervhq::SERVICE;
+use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
+use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_store::plugin::now;
+use coremcp_store::{Param, Row, StoreError};
+use serde_json::{Map, Value};
+
+use super::{no_session, session_id};
+
+pub const TOOL: Tool = Tool {
+    name: "session_close",
+    description: "Close a session with a reason (done, aborted or error; default done) and an \
+        optional summary. Closing an already closed session changes nothing and returns its \
+        close as it stands.",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "session_id": {"type": "string", "description": "the id session_register returned"},
+            "reason": {"type": "string", "enum": ["done", "aborted", "error"], "description": "why the session ends (default done)"},
+            "summary": {"type": "string", "maxLength": 20000, "description": "what the session did"}
+        },
+        "required": ["session_id"],
+        "additionalProperties": false
+    }"#,
+    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
+    runs: Runs::Forwarded,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let id = session_id(&args)?;
+    let reason = args.opt_str("reason")?.unwrap_or("done");
+    let mut params: Vec<Param> = vec![id.into(), now().into(), reason.into()];
+    let mut set = String::from("status = 'closed', closed_at = $2, close_reason = $3");
+    if let Some(summary) = args.opt_str("summary")? {
+        params.push(summary.into());
+        set.push_str(", summary = $4");
+    }
+    let sql = format!(
+        "UPDATE session SET {set}, version = version + 1 WHERE id = $1 AND status = 'active'
+         RETURNING id, status, closed_at, close_reason, summary"
+    );
+    SERVICE.run(|tx| {
+        if let Some(row) = tx.query_opt(&sql, &params)? {
+            return Ok(closed(&row)?);
+        }
+        let row = tx
+            .query_opt(
+                "SELECT id, status, closed_at, close_reason, summary FROM session WHERE id = $1",
+                &[id.into()],
+            )?
+            .ok_or_else(|| no_session(id))?;
+        if row.get_text("status")? != "closed" {
+            // Only a register committed between the two statements (PostgreSQL) gets here.
+            return Err(ToolError::new(
+                codes::CONFLICT,
+                format!("session {id} was registered again while closing it; retry"),
+            )
+            .into());
+        }
+        Ok(closed(&row)?)
+    })
+}
+
+fn closed(row: &Row) -> Result<Value, StoreError> {
+    let mut map = Map::new();
+    map.insert("session_id".into(), row.get_text("id")?.into());
+    map.insert("status".into(), row.get_text("status")?.into());
+    put_opt(&mut map, "close_reason", row.get_opt_text("close_reason")?);
+    put_opt(&mut map, "closed_at", ts_opt(row, "closed_at")?);
+    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
+    Ok(Value::Object(map))
+}

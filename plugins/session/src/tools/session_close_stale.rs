@@ -1,0 +1,122 @@
+//! `session_close_stale`: close active sessions whose last heartbeat is at least
+//! `older_than_s` (default 900) seconds ago, with close_reason `stale`; `dry_run` only lists
+//! them.
+//!
+//! Invariants: the closing is one `UPDATE … WHERE status = 'active' AND last_heartbeat_at <= …
+//! RETURNING`, so a session that heartbeats in the meantime is either closed and told so on its
+//! next heartbeat, or not closed at all; the listed items are capped at `MAX_LISTED`, oldest
+//! heartbeat first, the rest counted in `more`.
+
+use coremcp_nervhq::result::{capped, put_opt, ts, MAX_LISTED};
+use coremcp_nervhq::{bytewise, Query, SERVICE};
+use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
+use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_store::plugin::{invalid, now_ms, timestamp, tool_error};
+use serde_json::{json, Map, Value};
+
+use super::STALE_AFTER_S;
+
+pub const TOOL: Tool = Tool {
+    name: "session_close_stale",
+    description: "Close active sessions whose last heartbeat is at least older_than_s seconds \
+        ago (default 900), with close_reason stale; filter by host and agent. dry_run only \
+        lists them. A closed session's next heartbeat answers closed: true, and its client \
+        registers again. Returns closed (with dry_run: how many would be) and the sessions (up \
+        to 200, oldest heartbeat first, the rest counted in more).",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "older_than_s": {"type": "integer", "minimum": 0, "description": "seconds since the last heartbeat (default 900)"},
+            "host": {"type": "string", "description": "only sessions on this host"},
+            "agent": {"type": "string", "description": "only sessions of this agent"},
+            "dry_run": {"type": "boolean", "description": "list what would be closed, close nothing (default false)"}
+        },
+        "additionalProperties": false
+    }"#,
+    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
+    runs: Runs::Forwarded,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let older_than_s = args.opt_u64("older_than_s")?.unwrap_or(STALE_AFTER_S);
+    let dry_run = args.opt_bool("dry_run")?.unwrap_or(false);
+    let at = now_ms();
+    let cutoff = i64::try_from(older_than_s)
+        .ok()
+        .and_then(|s| s.checked_mul(1000))
+        .map(|ms| timestamp(at.saturating_sub(ms).max(0)))
+        .ok_or_else(|| {
+            invalid(
+                "older_than_s",
+                format!("{older_than_s} seconds is too long"),
+            )
+        })?;
+    let host = args.opt_str("host")?;
+    let agent = args.opt_str("agent")?;
+    let (count, mut rows) = SERVICE.run(|tx| {
+        let c = bytewise(tx);
+        let mut q = Query::new();
+        q.and("status = 'active'");
+        let p = q.bind(cutoff.as_str());
+        q.and(format!("last_heartbeat_at <= {p}"));
+        q.eq_opt("host", host);
+        q.eq_opt("agent", agent);
+        let filter = q.where_clause();
+        if dry_run {
+            let count = tx
+                .query_one(
+                    &format!("SELECT COUNT(*) AS n FROM session{filter}"),
+                    q.params(),
+                )?
+                .get_i64("n")?;
+            let rows = tx.query(
+                &format!(
+                    "SELECT id, agent, host, last_heartbeat_at FROM session{filter}
+                     ORDER BY last_heartbeat_at, id{c} LIMIT {MAX_LISTED}"
+                ),
+                q.params(),
+            )?;
+            Ok((count as usize, rows))
+        } else {
+            let mut params = q.params().to_vec();
+            params.push(timestamp(at).into());
+            let rows = tx.query(
+                &format!(
+                    "UPDATE session SET status = 'closed', closed_at = ${}, close_reason = 'stale',
+                         version = version + 1{filter}
+                     RETURNING id, agent, host, last_heartbeat_at",
+                    params.len()
+                ),
+                &params,
+            )?;
+            Ok((rows.len(), rows))
+        }
+    })?;
+    let mut items = Vec::with_capacity(rows.len());
+    // UPDATE … RETURNING has no order: oldest heartbeat first, as the dry run lists them.
+    rows.sort_by_cached_key(|row| {
+        (
+            ts(row, "last_heartbeat_at").unwrap_or_default(),
+            row.get_text("id").unwrap_or_default(),
+        )
+    });
+    for row in &rows {
+        items.push(json!({
+            "session_id": row.get_text("id").map_err(tool_error)?,
+            "agent": row.get_text("agent").map_err(tool_error)?,
+            "host": row.get_text("host").map_err(tool_error)?,
+            "last_heartbeat_at": ts(row, "last_heartbeat_at").map_err(tool_error)?,
+        }));
+    }
+    let (items, more) = capped(items);
+    let more = more.or_else(|| (count > items.len()).then(|| count - items.len()));
+    let mut map = Map::new();
+    map.insert("closed".into(), count.into());
+    map.insert("dry_run".into(), dry_run.into());
+    map.insert("items".into(), items.into());
+    put_opt(&mut map, "more", more);
+    Ok(Value::Object(map))
+}

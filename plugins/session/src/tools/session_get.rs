@@ -1,0 +1,108 @@
+//! `session_get`: one session, active or closed, with every field it has, and on request its
+//! most recent recording. The transcript is cut at `max_chars`, and further if needed so the
+//! whole result stays under the host's result limit (`truncated`, `total_chars`).
+
+use coremcp_nervhq::result::{fit_text, put_opt, ts};
+use coremcp_nervhq::{bytewise, SERVICE};
+use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
+use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_store::plugin::json_value;
+use coremcp_store::Row;
+use serde_json::{Map, Value};
+
+use super::{no_session, session_id, session_json, COLUMNS};
+
+/// The default cut of a transcript, in characters.
+pub const DEFAULT_MAX_CHARS: u64 = 20_000;
+
+pub const TOOL: Tool = Tool {
+    name: "session_get",
+    description: "Get one session, active or closed, with all its fields. include_recording \
+        adds its most recent recording (metadata and transcript; the transcript is cut at \
+        max_chars, and further to stay under the 20000-character result limit, with \
+        truncated: true).",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "session_id": {"type": "string", "description": "the session's id"},
+            "include_recording": {"type": "boolean", "description": "add the most recent recording with its transcript (default false)"},
+            "max_chars": {"type": "integer", "minimum": 0, "description": "cut the transcript at this many characters (default 20000)"}
+        },
+        "required": ["session_id"],
+        "additionalProperties": false
+    }"#,
+    annotations: Annotations::READ_ONLY,
+    runs: Runs::Forwarded,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let id = session_id(&args)?;
+    let include_recording = args.opt_bool("include_recording")?.unwrap_or(false);
+    let max_chars = args.opt_u64("max_chars")?.unwrap_or(DEFAULT_MAX_CHARS);
+    let max_chars = usize::try_from(max_chars).unwrap_or(usize::MAX);
+    let (session, recording) = SERVICE.run(|tx| {
+        let c = bytewise(tx);
+        let row = tx
+            .query_opt(
+                &format!("SELECT {COLUMNS} FROM session WHERE id = $1"),
+                &[id.into()],
+            )?
+            .ok_or_else(|| no_session(id))?;
+        let session = session_json(&row)?;
+        let recording = if include_recording {
+            tx.query_opt(
+                &format!(
+                    "SELECT id, recorded_at, title, summary, tags, format, transcript,
+                            size_bytes, content_hash, stats
+                     FROM session_recording WHERE session_id = $1
+                     ORDER BY recorded_at DESC, id{c} DESC LIMIT 1"
+                ),
+                &[id.into()],
+            )?
+        } else {
+            None
+        };
+        Ok((session, recording))
+    })?;
+    let mut result = Value::Object(session);
+    if let Some(row) = recording {
+        let transcript = row
+            .get_text("transcript")
+            .map_err(coremcp_store::plugin::tool_error)?;
+        result["recording"] =
+            Value::Object(recording_json(&row).map_err(coremcp_store::plugin::tool_error)?);
+        fit_text(
+            &mut result,
+            recording_of,
+            "transcript",
+            &transcript,
+            max_chars,
+        );
+    }
+    Ok(result)
+}
+
+fn recording_of(result: &mut Value) -> &mut Value {
+    &mut result["recording"]
+}
+
+fn recording_json(row: &Row) -> Result<Map<String, Value>, coremcp_store::StoreError> {
+    let mut map = Map::new();
+    map.insert("recording_id".into(), row.get_text("id")?.into());
+    map.insert("recorded_at".into(), ts(row, "recorded_at")?.into());
+    put_opt(&mut map, "title", row.get_opt_text("title")?);
+    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
+    for column in ["tags", "stats"] {
+        let value = json_value(row.get_opt_text(column)?);
+        if !value.is_null() {
+            map.insert(column.into(), value);
+        }
+    }
+    map.insert("format".into(), row.get_text("format")?.into());
+    map.insert("size_bytes".into(), row.get_i64("size_bytes")?.into());
+    map.insert("content_hash".into(), row.get_text("content_hash")?.into());
+    Ok(map)
+}

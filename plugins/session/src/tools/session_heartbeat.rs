@@ -1,0 +1,79 @@
+//! `session_heartbeat`: mark a session alive.
+//!
+//! Invariants:
+//! - The count goes up in one `UPDATE … SET heartbeat_count = heartbeat_count + 1 …
+//!   RETURNING`, never read-then-write, so heartbeats from several processes are all counted.
+//! - A closed session is not touched: the answer says `closed: true` (with its reason) and the
+//!   client registers again.
+//! - `note` and `current_item` keep their last value when left out; an empty string clears one.
+
+use coremcp_nervhq::result::{put_opt, ts};
+use coremcp_nervhq::SERVICE;
+use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
+use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_store::plugin::now;
+use coremcp_store::Param;
+use serde_json::{json, Map, Value};
+
+use super::{no_session, session_id};
+
+pub const TOOL: Tool = Tool {
+    name: "session_heartbeat",
+    description: "Mark a session alive (send one every heartbeat_interval_s), with an optional \
+        status note and current work item (each keeps its last value when left out; an empty \
+        string clears it). Returns heartbeat_count and last_heartbeat_at, or closed: true with \
+        the close_reason if the session was closed (for example as stale): then register again \
+        with the same session_id.",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "session_id": {"type": "string", "description": "the id session_register returned"},
+            "note": {"type": "string", "maxLength": 200, "description": "short status note"},
+            "current_item": {"type": "string", "maxLength": 200, "description": "Scrolls key of the item being worked on, e.g. CORE-42"}
+        },
+        "required": ["session_id"],
+        "additionalProperties": false
+    }"#,
+    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
+    runs: Runs::Forwarded,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let id = session_id(&args)?;
+    let mut params: Vec<Param> = vec![id.into(), now().into()];
+    let mut set = String::from("heartbeat_count = heartbeat_count + 1, last_heartbeat_at = $2");
+    for column in ["note", "current_item"] {
+        if let Some(value) = args.opt_str(column)? {
+            params.push(Some(value).filter(|v| !v.is_empty()).into());
+            set.push_str(&format!(", {column} = ${}", params.len()));
+        }
+    }
+    let sql = format!(
+        "UPDATE session SET {set} WHERE id = $1 AND status = 'active'
+         RETURNING heartbeat_count, last_heartbeat_at"
+    );
+    SERVICE.run(|tx| {
+        if let Some(row) = tx.query_opt(&sql, &params)? {
+            return Ok(json!({
+                "session_id": id,
+                "closed": false,
+                "heartbeat_count": row.get_i64("heartbeat_count")?,
+                "last_heartbeat_at": ts(&row, "last_heartbeat_at")?,
+            }));
+        }
+        let row = tx
+            .query_opt(
+                "SELECT close_reason FROM session WHERE id = $1",
+                &[id.into()],
+            )?
+            .ok_or_else(|| no_session(id))?;
+        let mut map = Map::new();
+        map.insert("session_id".into(), id.into());
+        map.insert("closed".into(), true.into());
+        put_opt(&mut map, "close_reason", row.get_opt_text("close_reason")?);
+        Ok(Value::Object(map))
+    })
+}

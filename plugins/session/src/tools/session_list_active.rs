@@ -1,0 +1,88 @@
+//! `session_list_active`: active sessions, most recent heartbeat first, filtered by host, agent
+//! and project, keyset-paged on (last_heartbeat_at, id). A session that heartbeats while a
+//! client pages moves to the front, so it may be missed on later pages; each page is
+//! consistent in itself.
+
+use coremcp_nervhq::result::{page, page_result};
+use coremcp_nervhq::{bytewise, Query, SERVICE};
+use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
+use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_store::plugin::{decode_cursor, encode_cursor, limit, now_ms, parse_timestamp};
+use serde_json::{json, Value};
+
+use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
+
+pub const TOOL: Tool = Tool {
+    name: "session_list_active",
+    description: "List active sessions, most recent heartbeat first: agent, host, project, cwd, \
+        repo, branch, model, started_at, last heartbeat, heartbeat_count, note, current item, \
+        and stale (no heartbeat for 900 s or more, not closed yet). Filter by host, agent and \
+        project; pass next_cursor back for the next page.",
+    input_schema: r#"{
+        "type": "object",
+        "properties": {
+            "host": {"type": "string", "description": "only sessions on this host"},
+            "agent": {"type": "string", "description": "only sessions of this agent"},
+            "project": {"type": "string", "description": "only sessions on this project key"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "sessions per page (default 50)"},
+            "cursor": {"type": "string", "description": "next_cursor of the previous page"}
+        },
+        "additionalProperties": false
+    }"#,
+    annotations: Annotations::READ_ONLY,
+    runs: Runs::Forwarded,
+    remote_host: true,
+    feature: None,
+    handler,
+};
+
+fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
+    let host = args.opt_str("host")?;
+    let agent = args.opt_str("agent")?;
+    let project = args.opt_str("project")?;
+    let limit = limit(&args)?;
+    let after = args
+        .opt_str("cursor")?
+        .map(|c| decode_cursor(c, 2))
+        .transpose()?;
+    let stale_before = now_ms() - STALE_AFTER_S as i64 * 1000;
+    let rows = SERVICE.run(|tx| {
+        let c = bytewise(tx);
+        let mut q = Query::new();
+        q.and("status = 'active'");
+        q.eq_opt("host", host);
+        q.eq_opt("agent", agent);
+        q.eq_opt("project_key", project);
+        if let Some(after) = &after {
+            let (t, i) = (q.bind(after[0].as_str()), q.bind(after[1].as_str()));
+            q.and(format!(
+                "(last_heartbeat_at < {t} OR (last_heartbeat_at = {t} AND id{c} < {i}))"
+            ));
+        }
+        let sql = format!(
+            "SELECT {ACTIVE_COLUMNS} FROM session{} ORDER BY last_heartbeat_at DESC, id{c} DESC
+             LIMIT {}",
+            q.where_clause(),
+            limit + 1
+        );
+        let mut items = Vec::new();
+        for row in tx.query(&sql, q.params())? {
+            let mut map = listing_json(&row)?;
+            let last = map["last_heartbeat_at"]
+                .as_str()
+                .and_then(parse_timestamp)
+                .unwrap_or(0);
+            map.insert("stale".into(), (last <= stale_before).into());
+            items.push(Value::Object(map));
+        }
+        Ok(items)
+    })?;
+    let base = json!({"items": [], "next_cursor": encode_cursor(&["x".repeat(40).as_str(); 2])});
+    let (items, next) = page(rows, limit, &base, |item| {
+        encode_cursor(&[
+            item["last_heartbeat_at"].as_str().unwrap_or_default(),
+            item["session_id"].as_str().unwrap_or_default(),
+        ])
+    });
+    Ok(page_result(items, next))
+}
