@@ -73,6 +73,12 @@ pub enum Command {
         /// The arguments, a JSON object (default {})
         json: Option<String>,
     },
+    /// The Registry hosts that accept forwarded calls (the remote_host targets)
+    Hosts {
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
     /// Every plugin file: group, version, API version, features, tools, load status
     Plugins {
         #[command(subcommand)]
@@ -186,6 +192,7 @@ pub fn main() -> ExitCode {
         Command::Call { ref tool, ref json } => {
             crate::commands::call::run(config, tool, json.as_deref())
         }
+        Command::Hosts { json } => crate::commands::hosts::run(config, json),
         Command::Plugins { action: None } => crate::commands::plugins::run(config),
         Command::Plugins {
             action: Some(PluginsAction::Install { ref file }),

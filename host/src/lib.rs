@@ -20,6 +20,7 @@ pub mod logging;
 pub mod mcp;
 pub mod plugins;
 pub mod pool;
+pub mod registry;
 pub mod render;
 pub mod rpc;
 pub mod session;

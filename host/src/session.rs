@@ -63,7 +63,6 @@ pub struct Session {
 
 impl Session {
     pub fn new(config: Config, plugins: Arc<PluginSet>, out: Arc<dyn Outbox>) -> Self {
-        host_api::set_config(config.plugin_values());
         let timeout_out = Arc::clone(&out);
         let calls = Calls::new(
             config.call_timeout,

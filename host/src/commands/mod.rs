@@ -2,6 +2,7 @@
 //! before it runs are [`crate::cli::Failure`]s.
 
 pub mod call;
+pub mod hosts;
 pub mod plugins;
 pub mod stdio;
 pub mod tools;

@@ -147,8 +147,10 @@ pub struct PluginSet {
 }
 
 impl PluginSet {
-    /// Finds the plugin files of the selected groups. Loads nothing.
+    /// Finds the plugin files of the selected groups. Loads nothing. Sets the values plugins
+    /// read through the host's `config` callback, so every command's plugins see the same.
     pub fn discover(config: &Config) -> Result<Self, String> {
+        host_api::set_config(config.plugin_values());
         let dir = config.plugins_dir.clone();
         let mut found = discover_files(&dir);
         let mut slots = Vec::new();

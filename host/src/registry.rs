@@ -1,0 +1,179 @@
+//! The Registry as the host reads it: the hosts that accept forwarded calls, i.e. the enabled
+//! Registry hosts with a Core MCP address. `remote_host` resolves a name through [`resolve`].
+//!
+//! The host has no store of its own: it asks the Registry plugin, through the same ABI call an
+//! agent's `registry_host_list` takes, with `has_core_mcp: true` and every page followed. So the
+//! Registry plugin stays the one owner of its data, on SQLite or PostgreSQL alike.
+//!
+//! Invariants: a lookup never loads anything but the Registry group; every page request has a
+//! deadline; a Registry that answers something unexpected is an error naming what was wrong,
+//! never an empty list.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use coremcp_plugin_api::CallCtx;
+use serde_json::{json, Value};
+
+use crate::plugins::loader::LoadError;
+use crate::plugins::PluginSet;
+
+/// The Registry tool the lookup calls.
+const HOST_LIST: &str = "registry_host_list";
+/// Pages followed at most (200 hosts each).
+const MAX_PAGES: usize = 50;
+
+/// A host that accepts forwarded calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteHost {
+    pub name: String,
+    /// The http(s) address of its Core MCP.
+    pub url: String,
+}
+
+/// Why a lookup failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    #[error("the registry group is not part of this session (see --groups), so remote hosts cannot be looked up")]
+    NotSelected,
+    #[error("the Registry is not available: {0}")]
+    Unavailable(#[from] LoadError),
+    #[error("the Registry could not list hosts: {0}")]
+    Failed(String),
+    #[error("unknown remote_host \"{name}\": {}", known_hosts(.known))]
+    Unknown { name: String, known: Vec<String> },
+}
+
+fn known_hosts(known: &[String]) -> String {
+    if known.is_empty() {
+        "no Registry host accepts forwarded calls (add one with registry_host_add and a core_mcp_url)"
+            .to_owned()
+    } else {
+        format!("hosts that accept forwarded calls: {}", known.join(", "))
+    }
+}
+
+/// Every enabled Registry host with a Core MCP address, in the Registry's order (by name).
+pub fn forwarding_targets(
+    plugins: &Arc<PluginSet>,
+    timeout: Duration,
+) -> Result<Vec<RemoteHost>, LookupError> {
+    let index = plugins.route(HOST_LIST).ok_or(LookupError::NotSelected)?;
+    let loaded = plugins.load(index)?;
+    let mut hosts = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut args = json!({"has_core_mcp": true, "status": "enabled", "limit": 200});
+        if let Some(cursor) = &cursor {
+            args["cursor"] = Value::from(cursor.as_str());
+        }
+        let cancelled = AtomicBool::new(false);
+        let deadline = SystemTime::now() + timeout;
+        let ctx = CallCtx {
+            deadline_unix_ms: deadline.duration_since(UNIX_EPOCH).map_or(u64::MAX, |d| {
+                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+            }),
+            cancelled: &cancelled,
+        };
+        let outcome =
+            loaded.library.module.call()(&ctx, HOST_LIST.into(), args.to_string().as_str().into());
+        let page = match outcome.into_result() {
+            Ok(text) => text,
+            Err(e) => return Err(LookupError::Failed(format!("{} ({})", e.message, e.code))),
+        };
+        let (items, next) = parse_page(page.as_str()).map_err(LookupError::Failed)?;
+        hosts.extend(items);
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(hosts),
+        }
+    }
+    Err(LookupError::Failed(format!(
+        "more than {MAX_PAGES} pages of hosts; stopped"
+    )))
+}
+
+/// The forwarding target named `name`, or an error listing the ones there are.
+pub fn resolve(
+    plugins: &Arc<PluginSet>,
+    name: &str,
+    timeout: Duration,
+) -> Result<RemoteHost, LookupError> {
+    let hosts = forwarding_targets(plugins, timeout)?;
+    match hosts.iter().find(|h| h.name == name) {
+        Some(host) => Ok(host.clone()),
+        None => Err(LookupError::Unknown {
+            name: name.to_owned(),
+            known: hosts.into_iter().map(|h| h.name).collect(),
+        }),
+    }
+}
+
+/// One page of `registry_host_list`: the hosts and the next cursor.
+fn parse_page(text: &str) -> Result<(Vec<RemoteHost>, Option<String>), String> {
+    let page: Value = serde_json::from_str(text)
+        .map_err(|e| format!("registry_host_list returned bad JSON: {e}"))?;
+    let items = page["items"]
+        .as_array()
+        .ok_or("registry_host_list returned no \"items\" array")?;
+    let mut hosts = Vec::with_capacity(items.len());
+    for item in items {
+        let name = item["name"].as_str();
+        let url = item["core_mcp_url"].as_str();
+        match (name, url) {
+            (Some(name), Some(url)) => hosts.push(RemoteHost {
+                name: name.to_owned(),
+                url: url.to_owned(),
+            }),
+            _ => {
+                return Err(format!(
+                    "registry_host_list returned a host without name or core_mcp_url: {item}"
+                ))
+            }
+        }
+    }
+    Ok((hosts, page["next_cursor"].as_str().map(str::to_owned)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_parse_and_bad_pages_say_why() {
+        let (hosts, next) = parse_page(
+            r#"{"items":[{"name":"devbox-1","core_mcp_url":"http://127.0.0.2:7070/mcp","version":1}],"next_cursor":"abc"}"#,
+        )
+        .expect("page");
+        assert_eq!(
+            hosts,
+            [RemoteHost {
+                name: "devbox-1".into(),
+                url: "http://127.0.0.2:7070/mcp".into()
+            }]
+        );
+        assert_eq!(next.as_deref(), Some("abc"));
+        assert!(parse_page("{}").expect_err("no items").contains("items"));
+        assert!(parse_page(r#"{"items":[{"name":"x"}]}"#)
+            .expect_err("no url")
+            .contains("core_mcp_url"));
+    }
+
+    #[test]
+    fn unknown_hosts_list_the_known_ones() {
+        let err = LookupError::Unknown {
+            name: "nope".into(),
+            known: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            err.to_string(),
+            "unknown remote_host \"nope\": hosts that accept forwarded calls: a, b"
+        );
+        let none = LookupError::Unknown {
+            name: "nope".into(),
+            known: vec![],
+        };
+        assert!(none.to_string().contains("registry_host_add"), "{none}");
+    }
+}
