@@ -305,6 +305,31 @@ impl Server {
         }
     }
 
+    /// Calls a tool that must succeed; returns its structured content (an object, which never
+    /// holds a `null`).
+    pub fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args.clone());
+        assert!(!is_error(&result), "{tool} {args}: {}", text(&result));
+        let content = result["structuredContent"].clone();
+        assert!(
+            content.is_object(),
+            "{tool}: no structured content: {result}"
+        );
+        assert_eq!(
+            nulls(&result),
+            Vec::<String>::new(),
+            "{tool}: nulls in {result}"
+        );
+        content
+    }
+
+    /// Calls a tool that must fail; returns the error text.
+    pub fn refused(&mut self, tool: &str, args: Value) -> String {
+        let result = self.call(tool, args.clone());
+        assert!(is_error(&result), "{tool} {args} should fail: {result}");
+        text(&result).to_owned()
+    }
+
     /// Closes stdin and waits (bounded) for the process to exit; returns its exit code.
     pub fn finish(&mut self, wait: Duration) -> Option<i32> {
         self.stdin = None;

@@ -96,6 +96,54 @@ impl StoreEnv {
         }
     }
 
+    /// This test's PostgreSQL database, on that backend.
+    pub fn database(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    /// The embedded SQLite file of `service`, on that backend.
+    pub fn sqlite_file(&self, service: &str) -> Option<std::path::PathBuf> {
+        (self.backend == Backend::Sqlite)
+            .then(|| self.data.path().join(format!("{service}.sqlite3")))
+    }
+
+    /// Runs one query on this test's store (either backend) and returns its rows as text.
+    pub fn query(&self, service: &str, sql: &str) -> Vec<Vec<Option<String>>> {
+        match self.backend {
+            Backend::Postgres => {
+                pg_query(&self.store, &format!("SET search_path TO {service}; {sql}"))
+            }
+            Backend::Sqlite => {
+                let path = self.sqlite_file(service).expect("sqlite");
+                let conn = rusqlite::Connection::open(&path)
+                    .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+                let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                let width = stmt.column_count();
+                let rows = stmt
+                    .query_map([], |row| {
+                        (0..width)
+                            .map(|i| {
+                                Ok(match row.get_ref(i)? {
+                                    rusqlite::types::ValueRef::Null => None,
+                                    rusqlite::types::ValueRef::Integer(v) => Some(v.to_string()),
+                                    rusqlite::types::ValueRef::Real(v) => Some(v.to_string()),
+                                    rusqlite::types::ValueRef::Text(t) => {
+                                        Some(String::from_utf8_lossy(t).into_owned())
+                                    }
+                                    rusqlite::types::ValueRef::Blob(b) => {
+                                        Some(format!("<{} bytes>", b.len()))
+                                    }
+                                })
+                            })
+                            .collect::<Result<Vec<_>, rusqlite::Error>>()
+                    })
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+                rows.map(|r| r.unwrap_or_else(|e| panic!("{sql}: {e}")))
+                    .collect()
+            }
+        }
+    }
+
     /// The flags that point a `coremcp` at this store.
     pub fn args(&self) -> Vec<String> {
         vec![
@@ -104,6 +152,18 @@ impl StoreEnv {
             "--store".to_owned(),
             self.store.clone(),
         ]
+    }
+
+    /// A `coremcp stdio` with the plugins in `plugins` on this store (plus `extra` flags),
+    /// initialised.
+    pub fn start(&self, plugins: &std::path::Path, extra: &[&str]) -> crate::Server {
+        let mut server = self.with_args(|args| {
+            let mut all = args.to_vec();
+            all.extend_from_slice(extra);
+            crate::Server::start(plugins, &all, &[])
+        });
+        server.initialize();
+        server
     }
 
     /// Runs `body` with this store's flags as `&str`s (for `Server::start`).

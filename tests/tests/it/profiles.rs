@@ -10,6 +10,20 @@ use serde_json::json;
 
 /// Every tool the groups built here provide.
 const BUILT: &[&str] = &[
+    "registry_theme_list",
+    "registry_theme_add",
+    "registry_theme_update",
+    "registry_project_list",
+    "registry_project_add",
+    "registry_project_update",
+    "registry_source_list",
+    "registry_source_add",
+    "registry_source_update",
+    "registry_host_list",
+    "registry_host_add",
+    "registry_host_update",
+    "registry_snapshot_save",
+    "registry_snapshot_get",
     "docs_read",
     "docs_write",
     "git_status",
@@ -24,6 +38,19 @@ const BUILT: &[&str] = &[
     "files_list",
     "code_snapshot",
     "sql_query",
+    "notepad_get",
+    "notepad_set",
+    "notepad_delete",
+    "notepad_list",
+    "notepad_bulk_set",
+    "notepad_cleanup",
+    "session_register",
+    "session_heartbeat",
+    "session_close",
+    "session_close_stale",
+    "session_list_active",
+    "session_get",
+    "session_list_recorded",
     "publishing",
 ];
 
@@ -142,6 +169,15 @@ fn check_without_docs(install: &Path) {
         text(&status).contains("not a git repository"),
         "git answers for itself: {status}"
     );
+    // The store-backed groups work on the embedded store of this machine.
+    let key = format!("profile-{}", std::process::id());
+    let set = server.call(
+        "notepad_set",
+        json!({"scope": "global", "key": key, "value": "v"}),
+    );
+    assert!(!is_error(&set), "{set}");
+    let got = server.call("notepad_get", json!({"scope": "global", "key": key}));
+    assert_eq!(got["structuredContent"]["value"], "v", "{got}");
 }
 
 #[test]

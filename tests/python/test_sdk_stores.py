@@ -1,0 +1,121 @@
+"""The store-backed groups (Registry, Notepad, Session) through the official MCP Python SDK
+client: one read and one write tool of each group, on the embedded SQLite and on a fresh
+database of the throwaway PostgreSQL that scripts/test starts (COREMCP_TEST_PG_URL).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import StdioServerParameters
+
+from conftest import CoreMcpServer, WireLog
+
+pytestmark = pytest.mark.anyio
+
+TEST_TIMEOUT = 60
+STORE_LIBS = ("libcoremcp_registry.so", "libcoremcp_notepad.so", "libcoremcp_session.so")
+
+
+def fresh_pg_database(admin_url: str) -> str:
+    """Creates an empty database on the test server (with PostgreSQL's own `createdb`) and
+    returns its URL."""
+    parts = urlsplit(admin_url)
+    name = f"sdk_{uuid.uuid4().hex[:12]}"
+    createdb = shutil.which("createdb") or next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/createdb"))), None)
+    if createdb is None:
+        pytest.fail("createdb (PostgreSQL client tools) not found", pytrace=False)
+    subprocess.run(
+        [createdb, "-h", parts.hostname or "127.0.0.1", "-p", str(parts.port or 5432),
+         "-U", parts.username or "postgres", name],
+        check=True, capture_output=True, timeout=30,
+    )
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, ""))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator[CoreMcpServer]:
+    if request.param == "postgres":
+        admin = os.environ.get("COREMCP_TEST_PG_URL")
+        if not admin:
+            pytest.fail("COREMCP_TEST_PG_URL is not set; scripts/test starts a throwaway PostgreSQL", pytrace=False)
+        store = fresh_pg_database(admin)
+    else:
+        store = "sqlite:"
+    plugins = tmp_path / "store-plugins"
+    plugins.mkdir()
+    for name in STORE_LIBS:
+        if not (test_libs_dir / name).is_file():
+            pytest.fail(f"COREMCP_TEST_LIBS lacks {name}", pytrace=False)
+        shutil.copy2(test_libs_dir / name, plugins / name)
+    params = StdioServerParameters(
+        command=str(coremcp_bin),
+        args=["stdio", "--plugins", str(plugins), "--data", str(tmp_path / "data"), "--store", store],
+        env=dict(os.environ),
+        cwd=str(tmp_path),
+    )
+    stderr_path = tmp_path / "coremcp-stores-stderr.log"
+    with stderr_path.open("w", encoding="utf-8") as errlog:
+        server = CoreMcpServer(params=params, wire=WireLog(), errlog=errlog)
+        yield server
+    print(stderr_path.read_text(encoding="utf-8", errors="replace")[-20000:])
+    print(server.wire.dump())
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def test_registry_write_then_read(stores: CoreMcpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with stores.client() as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"registry_host_add", "notepad_set", "session_register"} <= names
+            host = structured(await client.call_tool(
+                "registry_host_add",
+                {"name": "relay-1", "address": "127.0.0.2", "core_mcp_url": "http://127.0.0.2:7070/mcp", "roles": ["relay"]}))
+            assert host["name"] == "relay-1" and host["version"] == 1, host
+            listed = structured(await client.call_tool("registry_host_list", {"has_core_mcp": True}))
+            assert [h["name"] for h in listed["items"]] == ["relay-1"], listed
+            assert listed["items"][0]["core_mcp_url"] == "http://127.0.0.2:7070/mcp"
+            bad = await client.call_tool("registry_host_add", {"name": "Bad_Name", "address": "x"})
+            assert bad.is_error and '"name"' in bad.content[0].text
+
+
+async def test_notepad_set_then_get(stores: CoreMcpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with stores.client() as client:
+            first = structured(await client.call_tool(
+                "notepad_set", {"scope": "project:CORE", "key": "release/next", "value": "1.4.0", "expected_version": 0}))
+            assert first["version"] == 1 and first["created"] is True, first
+            note = structured(await client.call_tool("notepad_get", {"scope": "project:CORE", "key": "release/next"}))
+            assert note["value"] == "1.4.0" and note["version"] == 1, note
+            stale = await client.call_tool(
+                "notepad_set", {"scope": "project:CORE", "key": "release/next", "value": "x", "expected_version": 0})
+            assert stale.is_error and "(conflict)" in stale.content[0].text and "is at version 1" in stale.content[0].text
+
+
+async def test_session_register_then_list(stores: CoreMcpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with stores.client() as client:
+            registered = structured(await client.call_tool(
+                "session_register", {"agent": "sdk-agent", "project": "CORE", "host": "devbox-1"}))
+            session_id = registered["session_id"]
+            assert registered["heartbeat_interval_s"] > 0, registered
+            beat = structured(await client.call_tool("session_heartbeat", {"session_id": session_id, "note": "testing"}))
+            assert beat["closed"] is False and beat["heartbeat_count"] == 1, beat
+            active = structured(await client.call_tool("session_list_active", {"agent": "sdk-agent"}))
+            assert [s["session_id"] for s in active["items"]] == [session_id], active
