@@ -1,0 +1,288 @@
+//! Bearer tokens for `coremcp serve --tokens FILE`: the file format, and the check of one
+//! request's `Authorization` header.
+//!
+//! The file holds one `NAME TOKEN` pair a line; blank lines and lines starting with `#` are
+//! skipped. A file that does not parse is refused whole, naming the line — a server never runs
+//! with half its tokens.
+//!
+//! Invariants:
+//! - A presented token is compared with **every** configured token in constant time (no early
+//!   exit on the first differing byte, nor on the first match), so the time taken says nothing
+//!   about how close a guess was or which token matched.
+//! - A token is never logged or shown; errors name the line and the NAME only.
+
+use std::fmt;
+use std::path::Path;
+
+/// The shortest token accepted: anything shorter is guessable.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Who is calling: the principal a session records for later grant checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// No tokens are configured (a loopback listener): the local user, like the stdio client.
+    Local,
+    /// The caller presented the token of this NAME.
+    Token(String),
+}
+
+impl fmt::Display for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Principal::Local => f.write_str("local"),
+            Principal::Token(name) => f.write_str(name),
+        }
+    }
+}
+
+/// Why a tokens file was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TokensError {
+    #[error("cannot read the tokens file {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("{path} line {line}: {reason}")]
+    Line {
+        path: String,
+        line: usize,
+        reason: String,
+    },
+    #[error("{path} holds no token: add a `NAME TOKEN` line")]
+    Empty { path: String },
+}
+
+/// The configured tokens.
+pub struct Tokens {
+    entries: Vec<(String, Vec<u8>)>,
+}
+
+impl fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.entries.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Tokens").field("names", &names).finish()
+    }
+}
+
+/// Why a request was not let in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    /// No `Authorization: Bearer …` header.
+    Missing,
+    /// A bearer token that matches none configured (or a malformed header).
+    Invalid,
+}
+
+impl Tokens {
+    /// Reads and parses a tokens file.
+    pub fn load(path: &Path) -> Result<Self, TokensError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| TokensError::Read {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
+        warn_if_readable_by_others(path);
+        Self::parse(&text, &shown)
+    }
+
+    /// Parses the text of a tokens file; `shown` names the file in errors.
+    pub fn parse(text: &str, shown: &str) -> Result<Self, TokensError> {
+        let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+        for (index, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let refuse = |reason: String| TokensError::Line {
+                path: shown.to_owned(),
+                line: index + 1,
+                reason,
+            };
+            let mut fields = line.split_whitespace();
+            let (Some(name), Some(token), None) = (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(refuse(
+                    "expected `NAME TOKEN` (two fields separated by spaces)".to_owned(),
+                ));
+            };
+            if !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            {
+                return Err(refuse(format!(
+                    "the name \"{name}\" may hold only letters, digits, '-', '_' and '.'"
+                )));
+            }
+            if !token.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(refuse(format!(
+                    "the token of {name} may hold only visible ASCII characters"
+                )));
+            }
+            if token.len() < MIN_TOKEN_CHARS {
+                return Err(refuse(format!(
+                    "the token of {name} is shorter than {MIN_TOKEN_CHARS} characters"
+                )));
+            }
+            if entries.iter().any(|(n, _)| n == name) {
+                return Err(refuse(format!("the name {name} is given twice")));
+            }
+            if entries.iter().any(|(_, t)| t == token.as_bytes()) {
+                return Err(refuse(format!(
+                    "the token of {name} is the same as an earlier one"
+                )));
+            }
+            entries.push((name.to_owned(), token.as_bytes().to_vec()));
+        }
+        if entries.is_empty() {
+            return Err(TokensError::Empty {
+                path: shown.to_owned(),
+            });
+        }
+        Ok(Self { entries })
+    }
+
+    /// How many tokens are configured.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Never true for a parsed file (an empty one is refused).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Checks an `Authorization` header value; the principal of the token it carries.
+    pub fn check(&self, authorization: Option<&[u8]>) -> Result<Principal, Denied> {
+        let Some(value) = authorization else {
+            return Err(Denied::Missing);
+        };
+        let presented = bearer(value).ok_or(Denied::Invalid)?;
+        let mut found: Option<usize> = None;
+        for (index, (_, token)) in self.entries.iter().enumerate() {
+            // Every entry is compared; `found` is only written, never branched on, in the loop.
+            let equal = constant_time_eq(presented, token);
+            found = if equal { Some(index) } else { found };
+        }
+        found
+            .map(|index| Principal::Token(self.entries[index].0.clone()))
+            .ok_or(Denied::Invalid)
+    }
+}
+
+/// The token of a `Bearer TOKEN` header value (the scheme is case-insensitive).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let value = value.trim_ascii();
+    let (scheme, rest) = value.split_at_checked(6)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer") || !rest.first()?.is_ascii_whitespace() {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    (!token.is_empty()).then_some(token)
+}
+
+/// Compares two byte strings in time that depends only on their lengths' maximum.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let len = a.len().max(b.len());
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..len {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= x ^ y;
+    }
+    // black_box keeps the optimiser from turning the loop into an early-exit comparison.
+    std::hint::black_box(diff) == 0
+}
+
+/// Warns when the tokens file can be read by other users.
+fn warn_if_readable_by_others(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.permissions().mode() & 0o044 != 0 {
+            tracing::warn!(
+                "the tokens file {} is readable by other users; chmod 600 it",
+                path.display()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str =
+        "# who may call\n\nalice  0123456789abcdef0123\n  bob\tsecret-secret-secret-1\n";
+
+    fn refused(text: &str) -> String {
+        Tokens::parse(text, "tokens.txt")
+            .expect_err("should be refused")
+            .to_string()
+    }
+
+    #[test]
+    fn parses_names_and_tokens_skipping_comments() {
+        let tokens = Tokens::parse(GOOD, "tokens.txt").expect("parses");
+        assert_eq!(tokens.len(), 2);
+        assert_eq!(
+            tokens.check(Some(b"Bearer 0123456789abcdef0123")),
+            Ok(Principal::Token("alice".into()))
+        );
+        assert_eq!(
+            tokens.check(Some(b"bearer   secret-secret-secret-1 ")),
+            Ok(Principal::Token("bob".into()))
+        );
+        assert!(
+            !format!("{tokens:?}").contains("secret"),
+            "Debug hides tokens"
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_wrong_naming_the_line() {
+        assert_eq!(
+            refused("alice 0123456789abcdef\nbob\n"),
+            "tokens.txt line 2: expected `NAME TOKEN` (two fields separated by spaces)"
+        );
+        assert!(refused("a b c\n").contains("line 1"));
+        assert!(refused("alice short\n").contains("shorter than 16"));
+        assert!(refused("al/ice 0123456789abcdef\n").contains("the name"));
+        assert!(refused("a 0123456789abcdef\na 0123456789abcdeX\n").contains("given twice"));
+        assert!(refused("a 0123456789abcdef\nb 0123456789abcdef\n").contains("same as"));
+        assert_eq!(
+            refused("# only a comment\n"),
+            "tokens.txt holds no token: add a `NAME TOKEN` line"
+        );
+        assert!(!refused("a 0123456789abcdef\nb 0123456789abcdef\n").contains("0123"));
+    }
+
+    #[test]
+    fn denies_missing_wrong_and_malformed_headers() {
+        let tokens = Tokens::parse(GOOD, "t").expect("parses");
+        assert_eq!(tokens.check(None), Err(Denied::Missing));
+        assert_eq!(
+            tokens.check(Some(b"Bearer 0123456789abcdef012")),
+            Err(Denied::Invalid)
+        );
+        assert_eq!(
+            tokens.check(Some(b"Bearer 0123456789abcdef01234")),
+            Err(Denied::Invalid)
+        );
+        assert_eq!(
+            tokens.check(Some(b"Basic 0123456789abcdef0123")),
+            Err(Denied::Invalid)
+        );
+        assert_eq!(tokens.check(Some(b"Bearer")), Err(Denied::Invalid));
+        assert_eq!(tokens.check(Some(b"Bearer ")), Err(Denied::Invalid));
+        assert_eq!(
+            tokens.check(Some(b"Bearer0123456789abcdef0123")),
+            Err(Denied::Invalid)
+        );
+    }
+
+    #[test]
+    fn constant_time_comparison() {
+        assert!(constant_time_eq(b"", b""));
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abc\0"));
+        assert!(!constant_time_eq(b"", b"a"));
+    }
+}

@@ -1,0 +1,314 @@
+//! The Streamable HTTP transport (`coremcp serve`): the listener and its lifetime.
+//!
+//! This module only accepts connections and feeds their requests to the [`Service`]
+//! (`service.rs`, which decides every response and is tested without a socket). Map:
+//! `service.rs` routing and guards → `endpoint.rs` the `/mcp` endpoint → `sessions.rs` the
+//! session table → `outbox.rs` where each session's messages go → `sse.rs` event streams;
+//! `auth.rs` bearer tokens, `origin.rs` DNS-rebinding checks, `body.rs` bounded bodies and plain
+//! responses, `status.rs` `/api/status`.
+//!
+//! Invariants:
+//! - A listener off loopback never starts without bearer tokens.
+//! - Every accepted socket has `TCP_NODELAY` (an SSE event must not wait for Nagle's ACK).
+//! - At most [`MAX_CONNECTIONS`] connections are open at once; a client must send its request
+//!   headers within 30 s.
+//! - The tokio runtime is small (two workers) and never runs plugin code: sessions are handled
+//!   on its blocking pool, tool calls on the plugin pool.
+//! - SIGTERM or SIGINT stop accepting at once, end the GET streams, let requests in flight
+//!   finish for at most [`DRAIN_LIMIT`], and the process exits 0; a second signal exits at once.
+//!   SIGHUP reloads the plugins. Signals are blocked in every thread and taken by one thread
+//!   with `sigwait`, so no code runs in a signal handler.
+
+pub mod auth;
+pub mod body;
+pub mod endpoint;
+pub mod origin;
+pub mod outbox;
+pub mod service;
+pub mod sessions;
+pub mod sse;
+pub mod status;
+#[cfg(test)]
+mod tests;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::Path;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+
+pub use service::Service;
+
+use crate::config::Config;
+use crate::plugins::PluginSet;
+use auth::{Tokens, TokensError};
+
+/// How long requests in flight may finish after a stop signal.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// A client must send its request headers within this long.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often idle sessions are looked for.
+const REAP_EVERY: Duration = Duration::from_secs(60);
+/// Connections served at once; the next waits in the kernel's backlog until one closes.
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Why the server did not start (or stopped).
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("--listen \"{0}\" is not an address like 127.0.0.1:7070")]
+    Address(String),
+    #[error(
+        "--listen {0} is not a loopback address, and a server other machines can reach needs \
+         bearer tokens: pass --tokens FILE (lines of `NAME TOKEN`), or listen on 127.0.0.1"
+    )]
+    TokensRequired(SocketAddr),
+    #[error("--tokens: {0}")]
+    Tokens(#[from] TokensError),
+    #[error("{0}")]
+    Plugins(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+    #[error("cannot start the HTTP runtime: {0}")]
+    Runtime(io::Error),
+}
+
+impl ServeError {
+    /// Whether the command line or configuration is at fault (exit 2), not the run (exit 3).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            ServeError::Address(_)
+            | ServeError::TokensRequired(_)
+            | ServeError::Tokens(_)
+            | ServeError::Plugins(_) => true,
+            ServeError::Bind { .. } | ServeError::Runtime(_) => false,
+        }
+    }
+}
+
+/// The address `--listen` names: `IP:PORT`, or `NAME:PORT` resolved once.
+pub fn resolve_listen(listen: &str) -> Result<SocketAddr, ServeError> {
+    let listen = listen.trim();
+    if let Ok(addr) = listen.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    listen
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| ServeError::Address(listen.to_owned()))
+}
+
+/// Checks the listen address against the tokens: off loopback, tokens are required.
+pub fn check_exposure(addr: SocketAddr, tokens: Option<&Tokens>) -> Result<(), ServeError> {
+    if addr.ip().is_loopback() || tokens.is_some() {
+        Ok(())
+    } else {
+        Err(ServeError::TokensRequired(addr))
+    }
+}
+
+/// Runs `coremcp serve` until a stop signal.
+pub fn serve(config: Config, listen: &str, tokens: Option<&Path>) -> Result<(), ServeError> {
+    let addr = resolve_listen(listen)?;
+    let tokens = tokens.map(Tokens::load).transpose()?;
+    check_exposure(addr, tokens.as_ref())?;
+    let plugins = Arc::new(PluginSet::discover(&config).map_err(ServeError::Plugins)?);
+    // Before any other thread starts, so that every thread inherits the mask.
+    let signals = block_signals().map_err(ServeError::Runtime)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(64)
+        .thread_name("coremcp-http")
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let outcome = runtime.block_on(run(config, plugins, tokens, addr, signals));
+    // Requests still being handled after the drain are abandoned, not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    outcome
+}
+
+async fn run(
+    config: Config,
+    plugins: Arc<PluginSet>,
+    tokens: Option<Tokens>,
+    addr: SocketAddr,
+    signals: libc::sigset_t,
+) -> Result<(), ServeError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let mode = if config.service_mode {
+        "service"
+    } else {
+        "proxy"
+    };
+    let auth = match &tokens {
+        Some(t) => format!("bearer tokens: {}", t.len()),
+        None => "no tokens: loopback only".to_owned(),
+    };
+    let service = Arc::new(Service::new(config, plugins, tokens, local));
+    let (stop_tx, mut stop) = watch::channel(false);
+    take_signals(signals, Arc::clone(&service), stop_tx).map_err(ServeError::Runtime)?;
+    eprintln!("coremcp: listening on http://{local}/mcp ({mode} mode, {auth})");
+
+    let reaper = {
+        let service = Arc::clone(&service);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(REAP_EVERY);
+            loop {
+                every.tick().await;
+                service.reap();
+            }
+        })
+    };
+    let graceful = GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .keep_alive(true);
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let slot = match race(
+            Arc::clone(&slots).acquire_owned(),
+            stop.wait_for(|stopped| *stopped),
+        )
+        .await
+        {
+            First(Ok(slot)) => slot,
+            First(Err(_)) | Second(_) => break,
+        };
+        let accepted = match race(listener.accept(), stop.wait_for(|stopped| *stopped)).await {
+            First(accepted) => accepted,
+            Second(_) => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(e) => {
+                // Out of descriptors and the like: back off instead of spinning.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY: {e}");
+        }
+        let connection_service = Arc::clone(&service);
+        let connection = builder.serve_connection(
+            TokioIo::new(stream),
+            service_fn(move |request| {
+                let service = Arc::clone(&connection_service);
+                async move { Ok::<_, Infallible>(service.handle(request).await) }
+            }),
+        );
+        let watched = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = watched.await {
+                tracing::debug!("connection ended: {e}");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    reaper.abort();
+    tracing::info!(
+        "stopping: no new connections; requests in flight get up to {} s",
+        DRAIN_LIMIT.as_secs()
+    );
+    service.end_streams();
+    if tokio::time::timeout(DRAIN_LIMIT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still running after the drain limit; exiting without them");
+    }
+    Ok(())
+}
+
+/// Which of two futures finished first.
+enum Either<A, B> {
+    First(A),
+    Second(B),
+}
+use Either::{First, Second};
+
+/// Polls both futures; the output of the first to finish (`a` wins a tie).
+async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let mut a = pin!(a);
+    let mut b = pin!(b);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(out) = a.as_mut().poll(cx) {
+            return Poll::Ready(First(out));
+        }
+        if let Poll::Ready(out) = b.as_mut().poll(cx) {
+            return Poll::Ready(Second(out));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Blocks SIGHUP, SIGINT and SIGTERM in this thread (and so in every thread started after);
+/// returns their set. Children get a clean mask (std resets it at spawn).
+fn block_signals() -> io::Result<libc::sigset_t> {
+    // SAFETY: sigemptyset/sigaddset initialise a local sigset_t; pthread_sigmask only changes
+    // this thread's signal mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+            libc::sigaddset(&mut set, signal);
+        }
+        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        Ok(set)
+    }
+}
+
+/// Takes the blocked signals on a thread of its own: SIGHUP reloads, the first SIGTERM/SIGINT
+/// stops the server, a second one exits at once.
+fn take_signals(
+    set: libc::sigset_t,
+    service: Arc<Service>,
+    stop: watch::Sender<bool>,
+) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("coremcp-signals".into())
+        .spawn(move || loop {
+            let mut signal = 0;
+            // SAFETY: `set` is an initialised signal set that every thread blocks; sigwait
+            // writes the signal number into a local.
+            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                continue;
+            }
+            if signal == libc::SIGHUP {
+                tracing::info!("SIGHUP: reloading plugins");
+                service.reload();
+            } else if stop.send_replace(true) {
+                eprintln!("coremcp: second stop signal; exiting now");
+                std::process::exit(1);
+            } else {
+                tracing::info!(signal, "stop signal received");
+            }
+        })
+        .map(drop)
+}

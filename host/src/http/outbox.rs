@@ -1,0 +1,386 @@
+//! Where one HTTP session's outgoing messages go: the [`Outbox`] its [`Session`] writes to.
+//!
+//! - An **answer** goes to the POST waiting for that JSON-RPC id (as JSON or as the last event
+//!   of its SSE stream). An answer nobody waits for any more (the client hung up, or cancelled)
+//!   is dropped: answers never go to the GET stream.
+//! - A **notification** (or a request of the server's own) goes to the POST stream it relates
+//!   to, if that POST is answered as SSE: `notifications/progress` to the request that set the
+//!   `progressToken`, anything else sent while calls run (`notifications/message`, a server
+//!   request) to the most recent SSE request in flight. Otherwise — or when the message relates
+//!   to no request, like `notifications/tools/list_changed` — it goes to the session's GET
+//!   stream if one is open, else it is dropped.
+//!
+//! Invariants: each message goes to at most one stream; nothing here blocks (senders use
+//! `try_send`, and a full stream drops the message with a warning), so memory stays bounded
+//! whatever a slow client does; after [`Router::close`] every message is dropped.
+//!
+//! [`Session`]: crate::session::Session
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::session::Outbox;
+
+/// Messages a stream may have queued before more are dropped.
+pub const STREAM_CAPACITY: usize = 256;
+
+/// What a POST waits on.
+#[derive(Debug)]
+pub struct Expected {
+    /// Tells this registration from a later one that reuses the id ([`Router::forget_expected`]).
+    pub seq: u64,
+    pub answer: oneshot::Receiver<String>,
+    /// The notifications of an SSE-answered request.
+    pub notes: Option<mpsc::Receiver<String>>,
+}
+
+/// Why a request cannot be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpectError {
+    #[error("request id {0} is already in use by a request in flight")]
+    Duplicate(String),
+    #[error("the session has ended")]
+    Closed,
+}
+
+/// Why a GET stream cannot be opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    #[error("this session already has a GET stream open")]
+    Conflict,
+    #[error("the session has ended")]
+    Closed,
+}
+
+struct Waiter {
+    answer: oneshot::Sender<String>,
+    notes: Option<mpsc::Sender<String>>,
+    /// `_meta.progressToken` of the request, as JSON text.
+    progress: Option<String>,
+    seq: u64,
+}
+
+#[derive(Default)]
+struct Table {
+    waiting: HashMap<String, Waiter>,
+    stream: Option<mpsc::Sender<String>>,
+    seq: u64,
+    closed: bool,
+}
+
+/// The outbox of one HTTP session.
+#[derive(Default)]
+pub struct Router {
+    table: Mutex<Table>,
+}
+
+impl Router {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a request about to be handed to the session; `sse` asks for a notification
+    /// stream. `id` is the request id as JSON text (echoed byte for byte by the session).
+    pub fn expect(
+        &self,
+        id: &str,
+        sse: bool,
+        progress: Option<String>,
+    ) -> Result<Expected, ExpectError> {
+        let mut table = self.lock();
+        if table.closed {
+            return Err(ExpectError::Closed);
+        }
+        if table.waiting.get(id).is_some_and(|w| !w.answer.is_closed()) {
+            return Err(ExpectError::Duplicate(id.to_owned()));
+        }
+        let (answer_tx, answer) = oneshot::channel();
+        let (notes_tx, notes) = if sse {
+            let (tx, rx) = mpsc::channel(STREAM_CAPACITY);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        table.seq += 1;
+        let seq = table.seq;
+        table.waiting.insert(
+            id.to_owned(),
+            Waiter {
+                answer: answer_tx,
+                notes: notes_tx,
+                progress,
+                seq,
+            },
+        );
+        Ok(Expected { seq, answer, notes })
+    }
+
+    /// Stops waiting for `id` (the client hung up or cancelled it): its POST ends without an
+    /// answer, and a late answer is dropped.
+    pub fn forget(&self, id: &str) {
+        self.lock().waiting.remove(id);
+    }
+
+    /// Like [`Router::forget`], only if `id` is still the registration `seq` (the POST that
+    /// registered it went away).
+    pub fn forget_expected(&self, id: &str, seq: u64) {
+        let mut table = self.lock();
+        if table.waiting.get(id).is_some_and(|w| w.seq == seq) {
+            table.waiting.remove(id);
+        }
+    }
+
+    /// Opens the GET stream.
+    pub fn listen(&self) -> Result<mpsc::Receiver<String>, StreamError> {
+        let mut table = self.lock();
+        if table.closed {
+            return Err(StreamError::Closed);
+        }
+        if table.stream.as_ref().is_some_and(|s| !s.is_closed()) {
+            return Err(StreamError::Conflict);
+        }
+        let (tx, rx) = mpsc::channel(STREAM_CAPACITY);
+        table.stream = Some(tx);
+        Ok(rx)
+    }
+
+    /// Whether a request is waiting or a GET stream is open.
+    pub fn busy(&self) -> bool {
+        let table = self.lock();
+        table.waiting.values().any(|w| !w.answer.is_closed())
+            || table.stream.as_ref().is_some_and(|s| !s.is_closed())
+    }
+
+    /// Ends every stream and wait: POSTs still waiting end without an answer, the GET stream
+    /// ends, and every later message is dropped.
+    pub fn close(&self) {
+        let mut table = self.lock();
+        table.closed = true;
+        table.waiting.clear();
+        table.stream = None;
+    }
+
+    /// Whether the session ended ([`Router::close`]).
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Ends the GET stream only (server shutdown: the stream must not hold the drain up).
+    pub fn end_stream(&self) {
+        self.lock().stream = None;
+    }
+
+    fn route(&self, message: String) {
+        #[derive(Deserialize)]
+        struct Peek<'a> {
+            #[serde(borrow, default)]
+            id: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            method: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, default)]
+            params: Option<PeekParams<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct PeekParams<'a> {
+            #[serde(borrow, default, rename = "progressToken")]
+            progress_token: Option<&'a RawValue>,
+        }
+        let (id, method, token) = match serde_json::from_str::<Peek<'_>>(&message) {
+            Ok(peek) => (
+                peek.id.map(|id| id.get().to_owned()),
+                peek.method.map(|m| m.into_owned()),
+                peek.params
+                    .and_then(|p| p.progress_token)
+                    .map(|t| t.get().to_owned()),
+            ),
+            Err(_) => {
+                tracing::warn!("dropping an outgoing message that is not JSON-RPC");
+                return;
+            }
+        };
+        let mut table = self.lock();
+        if table.closed {
+            return;
+        }
+        if let (Some(id), None) = (&id, &method) {
+            match table.waiting.remove(id) {
+                Some(waiter) => {
+                    if waiter.answer.send(message).is_err() {
+                        tracing::debug!(id, "the client went away before its answer");
+                    }
+                }
+                None => tracing::debug!(id, "dropping an answer nobody waits for"),
+            }
+            return;
+        }
+        let method = method.unwrap_or_default();
+        let related = match (method.as_str(), token.as_deref()) {
+            ("notifications/progress", Some(token)) => table
+                .waiting
+                .values()
+                .find(|w| w.progress.as_deref() == Some(token))
+                .and_then(|w| w.notes.as_ref()),
+            ("notifications/progress", None) | ("notifications/tools/list_changed", _) => None,
+            _ => table
+                .waiting
+                .values()
+                .filter(|w| w.notes.as_ref().is_some_and(|n| !n.is_closed()))
+                .max_by_key(|w| w.seq)
+                .and_then(|w| w.notes.as_ref()),
+        };
+        match related.or(table.stream.as_ref()) {
+            Some(stream) => {
+                if let Err(e) = stream.try_send(message) {
+                    tracing::warn!(
+                        method,
+                        "a client stream is full or closed; a message was dropped: {e}"
+                    );
+                }
+            }
+            None => tracing::debug!(method, "no stream to carry a notification; dropped"),
+        }
+    }
+}
+
+impl Outbox for Router {
+    fn send(&self, message: String) {
+        self.route(message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(method: &str) -> String {
+        format!("{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{{}}}}")
+    }
+
+    #[test]
+    fn answers_go_to_their_request_and_only_once() {
+        let router = Router::new();
+        let mut one = router.expect("1", false, None).expect("registered");
+        let mut two = router.expect("\"two\"", false, None).expect("registered");
+        router.send("{\"jsonrpc\":\"2.0\",\"id\":\"two\",\"result\":{}}".to_owned());
+        router.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_owned());
+        assert!(one
+            .answer
+            .try_recv()
+            .expect("answered")
+            .contains("\"id\":1"));
+        assert!(two.answer.try_recv().expect("answered").contains("two"));
+        // Nobody waits now: a second answer is dropped, and the id is free again.
+        router.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_owned());
+        assert!(!router.busy());
+        assert!(router.expect("1", false, None).is_ok());
+    }
+
+    #[test]
+    fn a_duplicate_id_in_flight_is_refused() {
+        let router = Router::new();
+        let _first = router.expect("7", false, None).expect("registered");
+        assert_eq!(
+            router.expect("7", true, None).expect_err("duplicate"),
+            ExpectError::Duplicate("7".into())
+        );
+    }
+
+    #[test]
+    fn notifications_go_to_the_related_sse_request_else_the_get_stream_else_nowhere() {
+        let router = Router::new();
+        // Nowhere to go: dropped without harm.
+        router.send(note("notifications/message"));
+        let mut stream = router.listen().expect("open");
+        assert_eq!(
+            router.listen().expect_err("one at a time"),
+            StreamError::Conflict
+        );
+        let json = router.expect("1", false, None).expect("registered");
+        // A JSON request cannot carry notifications: they go to the GET stream.
+        router.send(note("notifications/message"));
+        assert!(stream
+            .try_recv()
+            .expect("on the GET stream")
+            .contains("message"));
+        let mut sse = router
+            .expect("2", true, Some("\"tok\"".into()))
+            .expect("registered");
+        let mut notes = sse.notes.take().expect("an SSE request has notes");
+        router.send(note("notifications/message"));
+        router.send(
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"tok\",\"progress\":1}}"
+                .to_owned(),
+        );
+        router.send(note("notifications/tools/list_changed"));
+        assert!(notes
+            .try_recv()
+            .expect("log")
+            .contains("notifications/message"));
+        assert!(notes.try_recv().expect("progress").contains("progress"));
+        assert!(
+            notes.try_recv().is_err(),
+            "list_changed is not about a request"
+        );
+        assert!(stream
+            .try_recv()
+            .expect("list_changed")
+            .contains("list_changed"));
+        // Progress for a token no request holds goes to the GET stream.
+        router.send(
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":9}}"
+                .to_owned(),
+        );
+        assert!(stream.try_recv().expect("progress").contains("progress"));
+        drop(json);
+    }
+
+    #[test]
+    fn a_closed_get_stream_can_be_reopened_and_close_ends_everything() {
+        let router = Router::new();
+        drop(router.listen().expect("open"));
+        let mut stream = router.listen().expect("the first one went away");
+        let mut waiting = router.expect("1", true, None).expect("registered");
+        router.close();
+        assert!(waiting.answer.try_recv().is_err(), "no answer will come");
+        assert!(stream.try_recv().is_err());
+        assert_eq!(router.listen().expect_err("ended"), StreamError::Closed);
+        assert_eq!(
+            router.expect("2", false, None).expect_err("ended"),
+            ExpectError::Closed
+        );
+        router.send(note("notifications/message"));
+    }
+
+    #[test]
+    fn a_full_stream_drops_instead_of_growing() {
+        let router = Router::new();
+        let mut stream = router.listen().expect("open");
+        for _ in 0..STREAM_CAPACITY + 10 {
+            router.send(note("notifications/message"));
+        }
+        let mut got = 0;
+        while stream.try_recv().is_ok() {
+            got += 1;
+        }
+        assert_eq!(got, STREAM_CAPACITY);
+    }
+
+    #[test]
+    fn forgetting_a_request_ends_its_wait() {
+        let router = Router::new();
+        let mut waiting = router.expect("5", false, None).expect("registered");
+        router.forget("5");
+        assert!(matches!(
+            waiting.answer.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+    }
+}

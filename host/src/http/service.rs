@@ -1,0 +1,207 @@
+//! The HTTP service: one request in, one response out, with no socket in sight — so it is tested
+//! with in-memory requests. The listener (`mod.rs`) only feeds it.
+//!
+//! Every request passes, in this order:
+//! 1. the path: `/mcp`, `/healthz` and `/api/status` are served; any other path (including
+//!    `/.well-known/oauth-*`) is 404 at once;
+//! 2. DNS-rebinding protection (`origin.rs`): 403;
+//! 3. `/healthz` answers here, without a token (it tells nothing but `ok`);
+//! 4. bearer tokens, when configured (`auth.rs`): 401 with `WWW-Authenticate: Bearer`;
+//! 5. `/api/status` (`status.rs`) or `/mcp` (`endpoint.rs`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper::body::{Body as HttpBody, Bytes};
+use hyper::header::{HeaderValue, ALLOW, AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
+use hyper::{Method, Request, Response, StatusCode};
+
+use super::auth::{Denied, Principal, Tokens};
+use super::body::{self, Body};
+use super::endpoint::Endpoint;
+use super::origin::HostGuard;
+use super::sessions::Sessions;
+use crate::config::Config;
+use crate::plugins::PluginSet;
+use crate::rpc;
+
+/// The paths served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Mcp,
+    Health,
+    Status,
+}
+
+/// Everything a request may need.
+pub struct Service {
+    config: Config,
+    plugins: Arc<PluginSet>,
+    sessions: Sessions,
+    tokens: Option<Tokens>,
+    guard: HostGuard,
+}
+
+impl Service {
+    /// The service of a listener on `listening`.
+    pub fn new(
+        config: Config,
+        plugins: Arc<PluginSet>,
+        tokens: Option<Tokens>,
+        listening: SocketAddr,
+    ) -> Self {
+        Self::with_sessions(
+            Sessions::new(config.clone(), Arc::clone(&plugins)),
+            config,
+            plugins,
+            tokens,
+            listening,
+        )
+    }
+
+    /// Like [`Service::new`], with a session table of one's own (tests use a small limit).
+    pub fn with_sessions(
+        sessions: Sessions,
+        config: Config,
+        plugins: Arc<PluginSet>,
+        tokens: Option<Tokens>,
+        listening: SocketAddr,
+    ) -> Self {
+        Self {
+            config,
+            plugins,
+            sessions,
+            tokens,
+            guard: HostGuard::new(listening),
+        }
+    }
+
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Serves one request.
+    pub async fn handle<B>(&self, request: Request<B>) -> Response<Body>
+    where
+        B: HttpBody<Data = Bytes> + Unpin,
+        B::Error: std::fmt::Display,
+    {
+        let route = match request.uri().path() {
+            "/mcp" => Route::Mcp,
+            "/healthz" => Route::Health,
+            "/api/status" => Route::Status,
+            _ => return body::text(StatusCode::NOT_FOUND, "not found\n"),
+        };
+        let headers = request.headers();
+        let host = headers
+            .get(HOST)
+            .map(HeaderValue::as_bytes)
+            .or_else(|| request.uri().authority().map(|a| a.as_str().as_bytes()));
+        if let Err(rejected) = self
+            .guard
+            .check(host, headers.get(ORIGIN).map(HeaderValue::as_bytes))
+        {
+            tracing::warn!("refused a request: {rejected}");
+            let message = format!("Forbidden: {rejected}");
+            return match route {
+                Route::Mcp => {
+                    body::rpc_error(StatusCode::FORBIDDEN, None, rpc::INVALID_REQUEST, &message)
+                }
+                _ => body::text(StatusCode::FORBIDDEN, message + "\n"),
+            };
+        }
+        if route == Route::Health {
+            return match *request.method() {
+                Method::GET | Method::HEAD => body::text(StatusCode::OK, "ok\n"),
+                _ => allow(
+                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
+                    "GET, HEAD",
+                ),
+            };
+        }
+        let principal = match &self.tokens {
+            None => Principal::Local,
+            Some(tokens) => {
+                match tokens.check(headers.get(AUTHORIZATION).map(HeaderValue::as_bytes)) {
+                    Ok(principal) => principal,
+                    Err(denied) => return unauthorized(route, denied),
+                }
+            }
+        };
+        match route {
+            Route::Status => match *request.method() {
+                Method::GET | Method::HEAD => body::json(
+                    StatusCode::OK,
+                    super::status::status(&self.config, &self.plugins, self.sessions.len())
+                        .to_string(),
+                ),
+                _ => allow(
+                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
+                    "GET, HEAD",
+                ),
+            },
+            Route::Mcp | Route::Health => {
+                Endpoint {
+                    sessions: &self.sessions,
+                }
+                .serve(request, principal)
+                .await
+            }
+        }
+    }
+
+    /// Looks at the plugin files again (SIGHUP): changed groups load anew and each session
+    /// that listed tools hears `notifications/tools/list_changed` if its list changed.
+    pub fn reload(&self) {
+        let report = crate::session::reload_plugins(&self.plugins);
+        for session in self.sessions.all() {
+            session.session().refresh(&report);
+        }
+    }
+
+    /// Ends every GET stream (server shutdown), so that only calls in flight hold the drain.
+    pub fn end_streams(&self) {
+        for session in self.sessions.all() {
+            session.router().end_stream();
+        }
+    }
+
+    /// Ends the sessions idle too long.
+    pub fn reap(&self) {
+        self.sessions.reap(super::sessions::IDLE_LIMIT);
+    }
+}
+
+fn allow(mut response: Response<Body>, methods: &'static str) -> Response<Body> {
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(methods));
+    response
+}
+
+/// 401 with the challenge RFC 6750 asks for.
+fn unauthorized(route: Route, denied: Denied) -> Response<Body> {
+    let (challenge, message) = match denied {
+        Denied::Missing => (
+            "Bearer realm=\"coremcp\"",
+            "Unauthorized: send Authorization: Bearer <token>",
+        ),
+        Denied::Invalid => (
+            "Bearer realm=\"coremcp\", error=\"invalid_token\"",
+            "Unauthorized: the bearer token is not valid",
+        ),
+    };
+    let mut response = match route {
+        Route::Mcp => body::rpc_error(
+            StatusCode::UNAUTHORIZED,
+            None,
+            rpc::INVALID_REQUEST,
+            message,
+        ),
+        _ => body::text(StatusCode::UNAUTHORIZED, format!("{message}\n")),
+    };
+    response
+        .headers_mut()
+        .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    response
+}

@@ -1,0 +1,66 @@
+//! `GET /api/status`: what this server is and how its parts are, as JSON.
+//!
+//! `{"mode": "proxy"|"service", "version", "sessions", "groups": [{"id", "state", …}],
+//! "relays": […], "upstream": […]}`. Group states are read without loading anything:
+//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version` and
+//! `tools`), or `failed` (with `error`). The relays and their failover state come from the
+//! forwarding layer (`crate::forward::relay_status`). No field is ever `null`.
+
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::plugins::loader::LoadError;
+use crate::plugins::PluginSet;
+
+/// The status document.
+pub fn status(config: &Config, plugins: &PluginSet, sessions: usize) -> Value {
+    let groups: Vec<Value> = plugins
+        .slots()
+        .iter()
+        .map(|slot| match slot.state() {
+            None if slot.installed() => json!({"id": slot.id, "state": "not_loaded"}),
+            None | Some(Err(LoadError::NotInstalled { .. })) => {
+                json!({"id": slot.id, "state": "not_installed"})
+            }
+            Some(Ok(loaded)) => json!({
+                "id": slot.id,
+                "state": "loaded",
+                "version": loaded.library.manifest.plugin_version,
+                "tools": loaded.tools().len(),
+            }),
+            Some(Err(e)) => json!({"id": slot.id, "state": "failed", "error": e.to_string()}),
+        })
+        .collect();
+    json!({
+        "mode": if config.service_mode { "service" } else { "proxy" },
+        "version": env!("CARGO_PKG_VERSION"),
+        "sessions": sessions,
+        "groups": groups,
+        "relays": crate::forward::relay_status(config),
+        "upstream": [],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_document_has_its_shape_without_loading_anything() {
+        let scratch = crate::http::tests::Scratch::new();
+        let mut config = Config::with_plugins(scratch.path().to_owned());
+        config.service_mode = true;
+        let plugins = PluginSet::discover(&config).expect("discover");
+        let doc = status(&config, &plugins, 3);
+        assert_eq!(doc["mode"], "service");
+        assert_eq!(doc["sessions"], 3);
+        assert_eq!(doc["relays"], json!([]));
+        assert_eq!(doc["upstream"], json!([]));
+        let groups = doc["groups"].as_array().expect("groups");
+        assert!(!groups.is_empty());
+        assert!(
+            groups.iter().all(|g| g["state"] == "not_installed"),
+            "{doc}"
+        );
+    }
+}

@@ -1,0 +1,229 @@
+"""Drive a real `coremcp serve` with the official MCP Python SDK over Streamable HTTP.
+
+Run (from the workspace root, after building the binary and the plugins):
+
+    COREMCP_BIN=$PWD/target/debug/coremcp COREMCP_TEST_LIBS=$PWD/target/debug \
+        target/pyenv/bin/python -m pytest tests/python/test_sdk_http.py -q
+
+Each test starts its own server on a free loopback port (`--listen 127.0.0.1:0`; the port is
+read from the server's start line) and talks to it only through the SDK's
+`streamable_http_client` and `mcp.Client`; the JSON-RPC traffic is recorded as in conftest.py
+and printed, with the server's stderr, for a failing test. Every test is bounded by
+`anyio.fail_after`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from conftest import WireLog, _RecordingReadStream, _RecordingWriteStream
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = pytest.mark.anyio
+
+TEST_TIMEOUT = 30
+START_TIMEOUT = 20
+ACCEPTED_VERSIONS = {"2025-06-18", "2025-11-25"}
+FIXTURE_TOOLS = {
+    "fixture_echo",
+    "fixture_panic",
+    "fixture_sleep",
+    "fixture_big",
+    "fixture_stdout",
+    "fixture_log",
+    "fixture_config",
+}
+METHOD_NOT_FOUND = -32601
+LISTENING = re.compile(r"listening on (http://\S+/mcp)")
+
+
+@dataclass
+class HttpServer:
+    """A running `coremcp serve` and the record of what crossed the wire."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    stderr_path: Path
+    wire: WireLog
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def status(self) -> dict[str, Any]:
+        """GET /api/status."""
+        with urllib.request.urlopen(self.url.removesuffix("/mcp") + "/api/status", timeout=10) as reply:
+            return json.loads(reply.read())
+
+    async def wait_stderr(self, needle: str) -> None:
+        while needle not in self.stderr():
+            await anyio.sleep(0.02)
+
+    @asynccontextmanager
+    async def transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        """The SDK's streamable HTTP transport to this server, with recorded streams."""
+        self.wire.mark(f"connect {self.url}")
+        async with streamable_http_client(self.url) as (read_stream, write_stream):
+            yield _RecordingReadStream(read_stream, self.wire), _RecordingWriteStream(write_stream, self.wire)
+
+    def client(self, **kwargs: Any) -> Client:
+        return Client(self.transport(), **kwargs)
+
+
+def _start(binary: Path, plugins: Path, groups: str, stderr_path: Path) -> HttpServer:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COREMCP_")}
+    env["COREMCP_DATA"] = str(stderr_path.parent / "data")
+    with stderr_path.open("wb") as errlog:
+        process = subprocess.Popen(
+            [str(binary), "serve", "--plugins", str(plugins), "--groups", groups, "--listen", "127.0.0.1:0"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errlog,
+            env=env,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        text = stderr_path.read_text(encoding="utf-8", errors="replace")
+        found = LISTENING.search(text)
+        if found:
+            return HttpServer(url=found.group(1), process=process, stderr_path=stderr_path, wire=WireLog())
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"coremcp serve did not start (exit {process.poll()}):\n{text}", pytrace=False)
+        time.sleep(0.02)
+
+
+def _stop(server: HttpServer) -> None:
+    if server.process.poll() is None:
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            code = server.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
+            code = None
+        print(f"---- coremcp serve exited with {code} after SIGTERM")
+    print(f"---- coremcp stderr ({server.stderr_path}) ----\n{server.stderr()[-20000:]}")
+    print(f"---- JSON-RPC wire log ----\n{server.wire.dump()}")
+
+
+def _plugins(tmp_path: Path, libs: Path, files: dict[str, str]) -> Path:
+    """A plugins folder with `files` (name in the folder -> built library name) copied in."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    for name, built in files.items():
+        source = libs / built
+        if not source.is_file():
+            pytest.fail(f"{source} is missing: build the workspace first", pytrace=False)
+        shutil.copy2(source, folder / name)
+    return folder
+
+
+@pytest.fixture
+def http_server(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator[HttpServer]:
+    """`coremcp serve` with the fixture plugin."""
+    plugins = _plugins(tmp_path, test_libs_dir, {"libcoremcp_fixture.so": "libcoremcp_fixture.so"})
+    server = _start(coremcp_bin, plugins, "fixture", tmp_path / "serve-stderr.log")
+    try:
+        yield server
+    finally:
+        _stop(server)
+
+
+async def test_sdk_client_initializes_lists_calls_and_ends_the_session(http_server: HttpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with http_server.client() as client:
+            assert client.protocol_version in ACCEPTED_VERSIONS
+            assert client.server_info is not None and client.server_info.name == "coremcp"
+            assert client.server_capabilities.tools is not None
+
+            listed = await client.list_tools()
+            names = {tool.name for tool in listed.tools}
+            assert listed.next_cursor is None, "every tool on the first page"
+            assert FIXTURE_TOOLS <= names, f"missing {sorted(FIXTURE_TOOLS - names)}"
+            for tool in listed.tools:
+                assert tool.input_schema.get("type") == "object", tool
+
+            args = {"text": "over streamable http", "n": 2}
+            result = await client.call_tool("fixture_echo", args)
+            assert not result.is_error, result
+            assert result.structured_content == args
+            texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+            assert [json.loads(t) for t in texts] == [args]
+
+            assert http_server.status()["sessions"] == 1
+
+    # The SDK's sessionless probe was answered at once with -32601, and it fell back.
+    probes = http_server.wire.requests("server/discover")
+    if probes:
+        reply = http_server.wire.response_to(probes[0])
+        assert reply is not None and reply["error"]["code"] == METHOD_NOT_FOUND, reply
+    assert http_server.wire.requests("initialize"), "the client did not initialize"
+    # Leaving the client sent DELETE, which ended the session.
+    assert http_server.status()["sessions"] == 0
+    assert "session ended" in http_server.stderr()
+
+
+# `logging/setLevel` is the handshake era's way to ask for log messages (deprecated from
+# 2026-07-28 on, which coremcp does not speak yet).
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_log_messages_arrive_on_the_call_stream(http_server: HttpServer) -> None:
+    messages: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        messages.append(params)
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with http_server.client(mode="legacy", logging_callback=on_log) as client:
+            await client.set_logging_level("debug")
+            result = await client.call_tool("fixture_log", {})
+            assert not result.is_error, result
+            assert result.structured_content == {"logged": 4}
+            # The notifications came on the call's own stream, before its answer.
+            data = [m.data for m in messages]
+            assert "fixture log at Error" in data, data
+            assert all(m.logger == "fixture" for m in messages), messages
+
+
+async def test_the_get_stream_carries_list_changed(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> None:
+    plugins = _plugins(tmp_path, test_libs_dir, {"libcoremcp_swap.so": "libcoremcp_fixture_swap_v1.so"})
+    server = _start(coremcp_bin, plugins, "swap", tmp_path / "serve-stderr.log")
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    try:
+        with anyio.fail_after(TEST_TIMEOUT):
+            async with server.client(mode="legacy", message_handler=on_message) as client:
+                before = {tool.name for tool in (await client.list_tools()).tools}
+                assert before == {"swap_hello", "swap_wait"}, before
+                # The SDK opens its GET stream after `notifications/initialized`.
+                await server.wait_stderr("server-to-client stream open")
+                # Swap the plugin file the safe way (write beside, rename over) and reload.
+                staged = plugins / ".staged"
+                shutil.copy2(test_libs_dir / "libcoremcp_fixture_swap_v2.so", staged)
+                staged.rename(plugins / "libcoremcp_swap.so")
+                server.process.send_signal(signal.SIGHUP)
+                await changed.wait()
+                after = {tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools}
+                assert after == {"swap_hello", "swap_wait", "swap_added"}, after
+    finally:
+        _stop(server)
+    assert server.process.returncode == 0, "SIGTERM stops the server cleanly"

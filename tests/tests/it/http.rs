@@ -1,0 +1,664 @@
+//! `coremcp serve`: MCP over Streamable HTTP against a real server process on a free loopback
+//! port, with the fixture plugin — sessions, JSON and SSE answers, the GET stream, the guards
+//! (DNS rebinding, body limit, tokens), the side endpoints and a graceful stop.
+
+use std::io::Write;
+use std::path::Path;
+use std::thread;
+use std::time::Duration;
+
+use coremcp_tests::http::{read_response, request, send_head, EventStream, Serve};
+use coremcp_tests::{library, nulls, plugins, run, text, TempDir, WAIT};
+use serde_json::{json, Value};
+
+const FIXTURE_TOOLS: [&str; 7] = [
+    "fixture_echo",
+    "fixture_panic",
+    "fixture_sleep",
+    "fixture_big",
+    "fixture_stdout",
+    "fixture_log",
+    "fixture_config",
+];
+
+fn fixture_server() -> (TempDir, Serve) {
+    let dir = plugins(&["fixture"]);
+    let server = Serve::start(dir.path(), &["--groups", "fixture"]);
+    (dir, server)
+}
+
+#[test]
+fn a_session_lists_and_calls_over_json() {
+    let (_dir, server) = fixture_server();
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains(&format!(
+            "listening on http://{}/mcp (proxy mode, no tokens: loopback only)",
+            server.addr
+        )),
+        "{stderr}"
+    );
+    let mut client = server.client();
+    let result = client.initialize();
+    assert_eq!(result["protocolVersion"], "2025-06-18");
+    assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+    let session = client.session.clone().expect("session id");
+    assert_eq!(session.len(), 32, "{session}");
+    assert!(session.chars().all(|c| c.is_ascii_hexdigit()), "{session}");
+
+    let listing = client.request("tools/list", json!({}));
+    assert_eq!(nulls(&listing), Vec::<String>::new(), "{listing}");
+    assert!(
+        listing["result"].get("nextCursor").is_none(),
+        "one page: {listing}"
+    );
+    let names: Vec<&str> = listing["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for tool in FIXTURE_TOOLS {
+        assert!(names.contains(&tool), "{tool} missing from {names:?}");
+    }
+
+    let echo = client.post(&client_message(
+        7,
+        "tools/call",
+        json!({"name": "fixture_echo", "arguments": {"text": "over http", "n": 3}}),
+    ));
+    assert_eq!(echo.status, 200);
+    assert_eq!(echo.header("content-type"), Some("application/json"));
+    assert!(echo.header("mcp-session-id").is_none());
+    let answer = echo.json();
+    assert_eq!(answer["id"], 7);
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"text": "over http", "n": 3})
+    );
+    assert_eq!(nulls(&answer), Vec::<String>::new());
+
+    // A tool error is a result, answered like any other.
+    let failed = client.call("fixture_panic", json!({}));
+    assert_eq!(failed["isError"], true, "{failed}");
+
+    // Notifications and responses from the client: 202, no body.
+    let note = client.post(
+        &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                                   "params": {"progressToken": 1, "progress": 1}}),
+    );
+    assert_eq!((note.status, note.body.len()), (202, 0));
+    let response = client.post(&json!({"jsonrpc": "2.0", "id": "from-client", "result": {}}));
+    assert_eq!((response.status, response.body.len()), (202, 0));
+    // Methods we do not serve answer -32601 at once.
+    let unknown = client.request("resources/list", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601);
+}
+
+fn client_message(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[test]
+fn a_call_is_answered_as_an_event_stream_with_its_notifications() {
+    let (_dir, server) = fixture_server();
+    let mut client = server.client();
+    client.initialize();
+
+    // A call with a progress token streams; with nothing to report, just its answer.
+    let streamed = client.post(&client_message(
+        2,
+        "tools/call",
+        json!({"name": "fixture_echo", "arguments": {"a": 1}, "_meta": {"progressToken": "p1"}}),
+    ));
+    assert_eq!(streamed.status, 200);
+    assert_eq!(streamed.header("content-type"), Some("text/event-stream"));
+    let events = streamed.events();
+    assert_eq!(events.len(), 1, "{}", streamed.text());
+    assert_eq!(events[0]["result"]["structuredContent"], json!({"a": 1}));
+
+    // Once the client asks for log messages, a call's logs come on its stream, before its
+    // answer.
+    let level = client.request("logging/setLevel", json!({"level": "debug"}));
+    assert_eq!(level["result"], json!({}));
+    let logged = client.post(&client_message(
+        3,
+        "tools/call",
+        json!({"name": "fixture_log", "arguments": {}}),
+    ));
+    assert_eq!(logged.header("content-type"), Some("text/event-stream"));
+    let events = logged.events();
+    let (answer, notes) = events.split_last().expect("events");
+    assert_eq!(answer["id"], 3, "the answer comes last: {events:?}");
+    assert_eq!(answer["result"]["structuredContent"], json!({"logged": 4}));
+    assert!(!notes.is_empty(), "{events:?}");
+    assert!(
+        notes
+            .iter()
+            .all(|n| n["method"] == "notifications/message" && n["params"]["logger"] == "fixture"),
+        "{notes:?}"
+    );
+    assert!(notes
+        .iter()
+        .any(|n| n["params"]["data"] == "fixture log at Error"));
+
+    // A client that accepts only SSE gets every answer as a stream.
+    client.accept = "text/event-stream".to_owned();
+    let ping = client.post(&client_message(4, "ping", json!({})));
+    assert_eq!(ping.header("content-type"), Some("text/event-stream"));
+    assert_eq!(
+        ping.events(),
+        [json!({"jsonrpc": "2.0", "id": 4, "result": {}})]
+    );
+    // And one that accepts only JSON never does.
+    client.accept = "application/json".to_owned();
+    let json_only = client.post(&client_message(
+        5,
+        "tools/call",
+        json!({"name": "fixture_log", "arguments": {}}),
+    ));
+    assert_eq!(json_only.header("content-type"), Some("application/json"));
+    assert_eq!(json_only.json()["id"], 5);
+}
+
+#[test]
+fn sessions_are_required_checked_and_ended_by_delete() {
+    let (_dir, server) = fixture_server();
+    let mut client = server.client();
+    client.initialize();
+    let ping = client_message(9, "ping", json!({}));
+
+    let missing = request(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        ping.to_string().as_bytes(),
+    );
+    assert_eq!(missing.status, 400, "{}", missing.text());
+    assert_eq!(missing.json()["error"]["code"], -32600);
+    assert!(
+        missing.text().contains("Mcp-Session-Id"),
+        "{}",
+        missing.text()
+    );
+
+    let unknown = client.post_with(
+        &ping,
+        &[("Mcp-Session-Id", "0123456789abcdef0123456789abcdef")],
+    );
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+
+    let version = client.post_with(&ping, &[("MCP-Protocol-Version", "1999-01-01")]);
+    assert_eq!(version.status, 400, "{}", version.text());
+    assert!(
+        version.text().contains("1999-01-01") && version.text().contains("2025-06-18"),
+        "names the supported versions: {}",
+        version.text()
+    );
+    let assumed = client.post_with(&ping, &[("MCP-Protocol-Version", "")]);
+    assert_eq!(assumed.status, 200, "no header: 2025-03-26 is assumed");
+
+    let bad_json = client.post_with(&json!("x"), &[]);
+    assert_eq!(bad_json.status, 400);
+    let garbage = request(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        b"{\"jsonrpc\": \"2.0\", \"id\": 1, ",
+    );
+    assert_eq!(garbage.status, 400);
+    assert_eq!(garbage.json()["error"]["code"], -32700);
+
+    let deleted = client.delete();
+    assert_eq!(deleted.status, 200, "{}", deleted.text());
+    assert_eq!(client.post(&ping).status, 404);
+    assert_eq!(client.delete().status, 404);
+    // A second session is independent of the first.
+    let mut other = server.client();
+    other.initialize();
+    assert_ne!(other.session, client.session);
+    assert_eq!(other.request("ping", json!({}))["result"], json!({}));
+}
+
+/// Installs a plugin file into `dir` with `coremcp plugins install`.
+fn install(dir: &Path, group_library: &str) {
+    let (code, _, err) = run(
+        &[
+            "plugins",
+            "--plugins",
+            &dir.to_string_lossy(),
+            "install",
+            &library(group_library).to_string_lossy(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "install {group_library}: {err}");
+}
+
+#[test]
+fn the_get_stream_hears_list_changed_when_a_swapped_plugin_is_reloaded() {
+    let dir = TempDir::new("http-swap");
+    install(dir.path(), "fixture_swap_v1");
+    let server = Serve::start(dir.path(), &["--groups", "swap"]);
+    let mut client = server.client();
+    client.initialize();
+    let names = |listing: &Value| -> Vec<String> {
+        listing["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        names(&client.request("tools/list", json!({}))),
+        ["swap_hello", "swap_wait"]
+    );
+
+    let mut stream = client.listen();
+    assert_eq!(stream.status, 200);
+    assert_eq!(stream.header("content-type"), Some("text/event-stream"));
+    // One GET stream per session at a time.
+    let second = client.listen();
+    assert_eq!(second.status, 409);
+
+    install(dir.path(), "fixture_swap_v2");
+    server.signal(libc::SIGHUP);
+    let changed = stream.wait_for("notifications/tools/list_changed");
+    assert!(changed.get("id").is_none(), "{changed}");
+    assert_eq!(
+        names(&client.request("tools/list", json!({}))),
+        ["swap_hello", "swap_wait", "swap_added"]
+    );
+    assert_eq!(
+        client.call("swap_hello", json!({}))["structuredContent"],
+        json!({"version": 2})
+    );
+
+    // Ending the session ends its stream.
+    assert_eq!(client.delete().status, 200);
+    assert!(
+        stream.next_message().is_none(),
+        "the stream ends with its session"
+    );
+}
+
+#[test]
+fn the_get_stream_needs_an_event_stream_accept() {
+    let (_dir, server) = fixture_server();
+    let mut client = server.client();
+    client.initialize();
+    let session = client.session.clone().expect("session");
+    let plain = request(
+        server.addr,
+        "GET",
+        "/mcp",
+        &[("Accept", "application/json"), ("Mcp-Session-Id", &session)],
+        b"",
+    );
+    assert_eq!(plain.status, 405);
+    let without_session = EventStream::open(
+        server.addr,
+        "GET",
+        "/mcp",
+        &[("Accept", "text/event-stream")],
+        b"",
+    );
+    assert_eq!(without_session.status, 400);
+}
+
+#[test]
+fn dns_rebinding_is_refused() {
+    let (_dir, server) = fixture_server();
+    let mut client = server.client();
+    let init = client.message(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let origin = client.post_with(&init, &[("Origin", "http://evil.example")]);
+    assert_eq!(origin.status, 403, "{}", origin.text());
+    assert!(origin.header("mcp-session-id").is_none());
+    let host = client.post_with(&init, &[("Host", "evil.example")]);
+    assert_eq!(host.status, 403, "{}", host.text());
+    let port = format!("localhost:{}", server.addr.port() + 1);
+    let other_port = client.post_with(&init, &[("Host", &port)]);
+    assert_eq!(other_port.status, 403);
+    // The loopback names with the right port, and a loopback Origin, pass.
+    let localhost = format!("localhost:{}", server.addr.port());
+    let origin = format!("http://localhost:{}", server.addr.port());
+    let ok = client.post_with(&init, &[("Host", &localhost), ("Origin", &origin)]);
+    assert_eq!(ok.status, 200, "{}", ok.text());
+}
+
+#[test]
+fn bodies_over_8_mb_are_refused_without_being_read() {
+    let (_dir, server) = fixture_server();
+    let limit = 8 * 1024 * 1024;
+    // A declared length over the limit: refused before a byte of the body is sent.
+    let length = (limit + 1).to_string();
+    let stream = send_head(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Content-Length", &length),
+            ("Expect", "100-continue"),
+        ],
+    );
+    let refused = read_response(std::io::BufReader::new(stream));
+    assert_eq!(refused.status, 413, "{}", refused.text());
+    assert!(refused.text().contains("8 MB"), "{}", refused.text());
+
+    // A chunked body is cut when it passes the limit.
+    let mut stream = send_head(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Transfer-Encoding", "chunked"),
+        ],
+    );
+    let reader = stream.try_clone().expect("clone");
+    let writer = thread::spawn(move || {
+        let chunk = vec![b' '; 1024 * 1024];
+        for _ in 0..9 {
+            let head = format!("{:x}\r\n", chunk.len());
+            let sent = stream
+                .write_all(head.as_bytes())
+                .and_then(|()| stream.write_all(&chunk))
+                .and_then(|()| stream.write_all(b"\r\n"));
+            if sent.is_err() {
+                return; // The server stopped reading, as it should.
+            }
+        }
+        let _ = stream.write_all(b"0\r\n\r\n");
+    });
+    let cut = read_response(std::io::BufReader::new(reader));
+    assert_eq!(cut.status, 413, "{}", cut.text());
+    writer.join().expect("writer");
+
+    // The server is fine afterwards.
+    let mut client = server.client();
+    client.initialize();
+    // Just under the limit is read and answered (here: not a valid message).
+    let mut big = vec![b' '; limit - 2];
+    big[0] = b'[';
+    big[limit - 3] = b']';
+    let under = request(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        &big,
+    );
+    assert_eq!(under.status, 400, "{}", under.text());
+    assert_eq!(under.json()["error"]["code"], -32600, "{}", under.text());
+}
+
+#[test]
+fn other_paths_health_and_status() {
+    let (_dir, server) = fixture_server();
+    for path in [
+        "/",
+        "/mcp/extra",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let response = request(server.addr, "GET", path, &[], b"");
+        assert_eq!(response.status, 404, "{path}: {}", response.text());
+    }
+    let health = request(server.addr, "GET", "/healthz", &[], b"");
+    assert_eq!((health.status, health.text().as_str()), (200, "ok\n"));
+
+    let mut client = server.client();
+    client.initialize();
+    let status = request(server.addr, "GET", "/api/status", &[], b"");
+    assert_eq!(status.status, 200);
+    assert_eq!(status.header("content-type"), Some("application/json"));
+    let doc = status.json();
+    assert_eq!(doc["mode"], "proxy");
+    assert_eq!(doc["sessions"], 1);
+    assert_eq!(doc["relays"], json!([]));
+    assert_eq!(doc["upstream"], json!([]));
+    assert_eq!(nulls(&doc), Vec::<String>::new(), "{doc}");
+    let fixture = doc["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .find(|g| g["id"] == "fixture")
+        .cloned()
+        .unwrap_or_else(|| panic!("no fixture group: {doc}"));
+    assert_eq!(fixture["state"], "not_loaded", "nothing loaded yet: {doc}");
+    client.call("fixture_echo", json!({}));
+    let doc = request(server.addr, "GET", "/api/status", &[], b"").json();
+    let fixture = doc["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .find(|g| g["id"] == "fixture")
+        .cloned()
+        .expect("fixture");
+    assert_eq!(fixture["state"], "loaded", "{doc}");
+    assert_eq!(fixture["tools"], 7);
+}
+
+#[test]
+fn status_shows_the_relays_with_their_state() {
+    let dir = plugins(&["fixture"]);
+    let server = Serve::start(
+        dir.path(),
+        &[
+            "--relay",
+            "http://127.0.0.3:9/mcp",
+            "--relay",
+            "http://127.0.0.4:9/mcp",
+        ],
+    );
+    let doc = request(server.addr, "GET", "/api/status", &[], b"").json();
+    let relays = doc["relays"].as_array().expect("relays");
+    assert_eq!(relays.len(), 2, "{doc}");
+    assert_eq!(relays[0]["url"], "http://127.0.0.3:9/mcp", "{doc}");
+    assert!(relays.iter().all(|r| r["state"].is_string()), "{doc}");
+    assert_eq!(nulls(&doc), Vec::<String>::new(), "{doc}");
+}
+
+#[test]
+fn service_mode_says_so() {
+    let dir = plugins(&["fixture"]);
+    let server = Serve::start(dir.path(), &["--service"]);
+    assert!(
+        server.stderr().contains("(service mode, "),
+        "{}",
+        server.stderr()
+    );
+    let doc = request(server.addr, "GET", "/api/status", &[], b"").json();
+    assert_eq!(doc["mode"], "service");
+}
+
+#[test]
+fn tokens_guard_a_server_on_another_loopback_address() {
+    let dir = plugins(&["fixture"]);
+    let tokens = TempDir::new("tokens");
+    let file = tokens.path().join("tokens");
+    std::fs::write(
+        &file,
+        "# callers\nrelay-a  a-very-long-token-for-relay-a\nci ci-token-0123456789abcdef\n",
+    )
+    .expect("write tokens");
+    let server = Serve::start_on(
+        dir.path(),
+        "127.0.0.2:0",
+        &["--tokens", &file.to_string_lossy()],
+        &[],
+    );
+    assert_eq!(server.addr.ip().to_string(), "127.0.0.2");
+    assert!(
+        server.stderr().contains("bearer tokens: 2"),
+        "{}",
+        server.stderr()
+    );
+
+    let mut client = server.client();
+    let init = client.message(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let none = client.post(&init);
+    assert_eq!(none.status, 401, "{}", none.text());
+    assert_eq!(
+        none.header("www-authenticate"),
+        Some("Bearer realm=\"coremcp\"")
+    );
+    assert!(none.header("mcp-session-id").is_none());
+    let wrong = client.post_with(
+        &init,
+        &[("Authorization", "Bearer ci-token-0123456789abcdeX")],
+    );
+    assert_eq!(wrong.status, 401);
+    assert!(wrong
+        .header("www-authenticate")
+        .is_some_and(|c| c.starts_with("Bearer ") && c.contains("invalid_token")));
+    assert_eq!(
+        request(server.addr, "GET", "/api/status", &[], b"").status,
+        401
+    );
+    assert_eq!(
+        request(server.addr, "GET", "/healthz", &[], b"").status,
+        200
+    );
+
+    client.token = Some("ci-token-0123456789abcdef".to_owned());
+    client.initialize();
+    assert_eq!(
+        client.call("fixture_echo", json!({"x": 1}))["structuredContent"],
+        json!({"x": 1})
+    );
+    assert!(
+        server.stderr().contains("principal=ci"),
+        "the session records its principal: {}",
+        server.stderr()
+    );
+    let status = request(
+        server.addr,
+        "GET",
+        "/api/status",
+        &[("Authorization", "Bearer a-very-long-token-for-relay-a")],
+        b"",
+    );
+    assert_eq!(status.status, 200);
+    // A session belongs to its principal: another valid token cannot use it.
+    client.token = Some("a-very-long-token-for-relay-a".to_owned());
+    let ping = client.post(&client_message(1, "ping", json!({})));
+    assert_eq!(ping.status, 404, "{}", ping.text());
+    client.token = None;
+    let ping = client.post(&client_message(1, "ping", json!({})));
+    assert_eq!(ping.status, 401);
+}
+
+#[test]
+fn a_listener_off_loopback_needs_tokens_and_a_bad_tokens_file_is_refused() {
+    let dir = plugins(&["fixture"]);
+    let plugins_arg = dir.path().to_string_lossy().into_owned();
+    // Refused before anything is bound.
+    let (code, _, err) = run(
+        &["serve", "--plugins", &plugins_arg, "--listen", "0.0.0.0:0"],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not a loopback address") && err.contains("--tokens"),
+        "{err}"
+    );
+
+    let tokens = TempDir::new("bad-tokens");
+    let file = tokens.path().join("tokens");
+    std::fs::write(&file, "ok 0123456789abcdef0123\nbroken-line\n").expect("write");
+    let (code, _, err) = run(
+        &[
+            "serve",
+            "--plugins",
+            &plugins_arg,
+            "--tokens",
+            &file.to_string_lossy(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("line 2"), "{err}");
+    assert!(
+        !err.contains("0123456789abcdef0123"),
+        "never shows a token: {err}"
+    );
+
+    let (code, _, err) = run(
+        &[
+            "serve",
+            "--plugins",
+            &plugins_arg,
+            "--listen",
+            "not-an-address",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not an address"), "{err}");
+}
+
+#[test]
+fn sigterm_lets_calls_in_flight_finish_and_exits_zero() {
+    let (_dir, mut server) = fixture_server();
+    let mut client = server.client();
+    client.initialize();
+    let addr = server.addr;
+    let headers = client.headers();
+    let slow = thread::spawn(move || {
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        request(
+            addr,
+            "POST",
+            "/mcp",
+            &headers,
+            client_message(
+                1,
+                "tools/call",
+                json!({"name": "fixture_sleep", "arguments": {"ms": 1500}}),
+            )
+            .to_string()
+            .as_bytes(),
+        )
+    });
+    // A GET stream stays open until the stop, and does not hold the stop up.
+    let mut stream = client.listen();
+    assert_eq!(stream.status, 200);
+    thread::sleep(Duration::from_millis(400));
+    server.signal(libc::SIGTERM);
+    let answered = slow.join().expect("slow call");
+    assert_eq!(answered.status, 200, "{}", answered.text());
+    assert_eq!(
+        answered.json()["result"]["structuredContent"],
+        json!({"slept_ms": 1500}),
+        "{}",
+        text(&answered.json()["result"])
+    );
+    assert!(
+        stream.next_message().is_none(),
+        "the GET stream ends at the stop"
+    );
+    assert_eq!(server.wait_exit(WAIT), Some(0), "{}", server.stderr());
+    assert!(
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_err(),
+        "no longer listening"
+    );
+}
