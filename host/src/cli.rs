@@ -48,6 +48,13 @@ pub struct Cli {
     #[arg(long, global = true, env = env::STORE, value_name = "URL", default_value = "sqlite:",
           hide_env_values = true)]
     pub store: String,
+    /// A relay for the forwarded groups, http(s)://HOST:PORT/mcp (repeatable, in priority order)
+    #[arg(long = "relay", global = true, value_name = "URL")]
+    pub relays: Vec<String>,
+    /// Seconds a relay that could not be connected to is skipped before it is tried again
+    #[arg(long, global = true, env = env::RELAY_RETRY, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub relay_retry: u64,
     /// Calls one group runs at once; more wait their turn
     #[arg(long, global = true, env = env::GROUP_CONCURRENCY, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..=256))]
@@ -60,6 +67,18 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP over stdin/stdout (what `claude mcp add core -- coremcp stdio` runs)
     Stdio,
+    /// Serve MCP over Streamable HTTP at /mcp (plus /healthz and /api/status)
+    Serve {
+        /// Address to listen on (loopback by default; any other needs --tokens)
+        #[arg(long, env = env::LISTEN, value_name = "ADDR", default_value = "127.0.0.1:7070")]
+        listen: String,
+        /// Service mode: serve only the forwarded groups from the store, never a local group
+        #[arg(long)]
+        service: bool,
+        /// Bearer tokens to accept: a file of `NAME TOKEN` lines (required off loopback)
+        #[arg(long, env = env::TOKENS, value_name = "FILE")]
+        tokens: Option<PathBuf>,
+    },
     /// The tools a session would see, with group, route and availability
     Tools {
         /// Print JSON instead of a table
@@ -157,6 +176,13 @@ impl Cli {
         } else {
             self.sql.clone()
         };
+        let relays = if self.relays.is_empty() {
+            std::env::var(env::RELAYS)
+                .map(|v| vec![v])
+                .unwrap_or_default()
+        } else {
+            self.relays.clone()
+        };
         let publish_cmd = std::env::var(env::PUBLISH_CMD)
             .ok()
             .filter(|v| !v.trim().is_empty());
@@ -178,6 +204,9 @@ impl Cli {
             ),
             store: config::check_store(&self.store).map_err(Failure::usage)?,
             host_name: config::host_name(),
+            relays: config::parse_relays(&relays).map_err(Failure::usage)?,
+            relay_retry: Duration::from_secs(self.relay_retry),
+            service_mode: matches!(self.command, Command::Serve { service: true, .. }),
         })
     }
 }
@@ -192,6 +221,11 @@ pub fn main() -> ExitCode {
         Command::Call { ref tool, ref json } => {
             crate::commands::call::run(config, tool, json.as_deref())
         }
+        Command::Serve {
+            ref listen,
+            ref tokens,
+            ..
+        } => crate::commands::serve::run(config, listen, tokens.as_deref()),
         Command::Hosts { json } => crate::commands::hosts::run(config, json),
         Command::Plugins { action: None } => crate::commands::plugins::run(config),
         Command::Plugins {

@@ -30,6 +30,14 @@ pub mod env {
     pub const DATA: &str = "COREMCP_DATA";
     /// Where the store-backed groups keep their data: `sqlite:` or `postgres://…` (`--store`).
     pub const STORE: &str = "COREMCP_STORE";
+    /// The relays forwarded groups go to, in priority order, comma separated (`--relay`).
+    pub const RELAYS: &str = "COREMCP_RELAYS";
+    /// Seconds a relay that could not be connected to is skipped (`--relay-retry`, default 30).
+    pub const RELAY_RETRY: &str = "COREMCP_RELAY_RETRY";
+    /// Where `coremcp serve` listens (`--listen`).
+    pub const LISTEN: &str = "COREMCP_LISTEN";
+    /// The bearer tokens `coremcp serve` accepts: a file of `NAME TOKEN` lines (`--tokens`).
+    pub const TOKENS: &str = "COREMCP_TOKENS";
     /// The XDG base directory for user data (`$XDG_DATA_HOME/coremcp`).
     pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
     /// The home directory (`$HOME/.local/share/coremcp` without `XDG_DATA_HOME`).
@@ -106,6 +114,13 @@ pub struct Config {
     pub store: String,
     /// This machine's host name (the default `host` of the Session group).
     pub host_name: Option<String>,
+    /// Relay base URLs (`http(s)://host:port/mcp`), in priority order; empty: forwarded groups
+    /// run in-process on the store.
+    pub relays: Vec<String>,
+    /// How long a relay that could not be connected to is skipped.
+    pub relay_retry: Duration,
+    /// Service mode (`serve --service`): only the forwarded groups, from the store.
+    pub service_mode: bool,
 }
 
 impl Config {
@@ -124,6 +139,9 @@ impl Config {
             data_dir: None,
             store: String::new(),
             host_name: None,
+            relays: Vec::new(),
+            relay_retry: Duration::from_secs(30),
+            service_mode: false,
         }
     }
 
@@ -201,6 +219,31 @@ pub fn resolve_data_dir(
     home.map(Path::new)
         .filter(|p| p.is_absolute())
         .map(|home| home.join(".local/share/coremcp"))
+}
+
+/// Parses relay URLs (`--relay`, repeatable, or the comma-separated variable): absolute http(s)
+/// URLs, each at most once, order kept.
+pub fn parse_relays(entries: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for entry in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
+        if entry.is_empty() {
+            continue;
+        }
+        let rest = entry
+            .strip_prefix("http://")
+            .or_else(|| entry.strip_prefix("https://"));
+        if !rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/')) {
+            return Err(format!(
+                "--relay \"{}\" is not an http:// or https:// URL (like http://relay-1:7070/mcp)",
+                redact_url(entry)
+            ));
+        }
+        if out.iter().any(|r| r == entry) {
+            return Err(format!("--relay {} is given twice", redact_url(entry)));
+        }
+        out.push(entry.to_owned());
+    }
+    Ok(out)
 }
 
 /// Checks the form of a store address (the store layer checks the rest when it opens):
@@ -384,6 +427,27 @@ mod tests {
             Some(PathBuf::from("/h/.local/share/coremcp"))
         );
         assert_eq!(resolve_data_dir(None, None, None, cwd), None);
+    }
+
+    #[test]
+    fn relays_keep_their_order_and_refuse_what_is_not_a_url() {
+        assert_eq!(
+            parse_relays(&[
+                "http://a:1/mcp, https://b/mcp".into(),
+                "http://c/mcp".into()
+            ]),
+            Ok(vec![
+                "http://a:1/mcp".to_owned(),
+                "https://b/mcp".to_owned(),
+                "http://c/mcp".to_owned()
+            ])
+        );
+        assert!(parse_relays(&["relay-1:7070".into()])
+            .expect_err("no scheme")
+            .contains("not an http"));
+        assert!(parse_relays(&["http://a/mcp,http://a/mcp".into()])
+            .expect_err("twice")
+            .contains("twice"));
     }
 
     #[test]

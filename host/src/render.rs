@@ -26,7 +26,8 @@ pub fn tool_entry(spec: &ToolSpec) -> Result<String, Unlisted> {
     if spec.input_schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(Unlisted::SchemaNotObject);
     }
-    let schema = spec.input_schema.to_string();
+    let input_schema = with_remote_host(spec);
+    let schema = input_schema.to_string();
     let schema_chars = schema.chars().count();
     if schema_chars > MAX_SCHEMA_CHARS {
         return Err(Unlisted::SchemaTooLong(schema_chars));
@@ -48,11 +49,29 @@ pub fn tool_entry(spec: &ToolSpec) -> Result<String, Unlisted> {
     let mut entry = Map::new();
     entry.insert("name".into(), Value::from(spec.name.as_str()));
     entry.insert("description".into(), Value::from(description));
-    entry.insert("inputSchema".into(), spec.input_schema.clone());
+    entry.insert("inputSchema".into(), input_schema);
     if !spec.annotations.is_empty() {
         entry.insert("annotations".into(), json!(spec.annotations));
     }
     Ok(Value::Object(entry).to_string())
+}
+
+/// The schema a client sees: a tool that takes `remote_host` (the host handles it; plugins
+/// never declare it) gets the property, if the schema lists properties at all.
+fn with_remote_host(spec: &ToolSpec) -> Value {
+    let mut schema = spec.input_schema.clone();
+    if spec.remote_host {
+        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert(
+                "remote_host".into(),
+                json!({
+                    "type": "string",
+                    "description": "run this call on that Registry host's Core MCP instead of here (registry_host_list with has_core_mcp: true lists them); one hop"
+                }),
+            );
+        }
+    }
+    schema
 }
 
 /// A `tools/list` result holding `entries` (each JSON text), with `next_cursor` only when
@@ -187,6 +206,22 @@ mod tests {
             .as_str()
             .expect("text")
             .starts_with("[unavailable in this build: needs the \"docs-write\" feature]"));
+    }
+
+    #[test]
+    fn tools_that_take_remote_host_list_it() {
+        let mut with = spec(json!({"type": "object", "properties": {"a": {"type": "string"}}}));
+        with.remote_host = true;
+        let entry: Value = serde_json::from_str(&tool_entry(&with).expect("listed")).expect("json");
+        assert_eq!(
+            entry["inputSchema"]["properties"]["remote_host"]["type"],
+            "string"
+        );
+        assert_eq!(entry["inputSchema"]["properties"]["a"]["type"], "string");
+        let without = spec(json!({"type": "object", "properties": {}}));
+        let entry: Value =
+            serde_json::from_str(&tool_entry(&without).expect("listed")).expect("json");
+        assert_eq!(entry["inputSchema"]["properties"], json!({}));
     }
 
     #[test]

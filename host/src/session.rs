@@ -16,8 +16,9 @@ use serde_json::value::RawValue;
 
 use crate::calls::{Call, Calls};
 use crate::config::Config;
+use crate::dispatch::{self, Destination};
 use crate::plugins::loader::LoadError;
-use crate::plugins::{catalog, host_api, PluginSet};
+use crate::plugins::{catalog, host_api, PluginSet, ReloadReport};
 use crate::rpc::{self, Incoming};
 use crate::{mcp, pool, render};
 
@@ -84,12 +85,6 @@ impl Session {
             tools: RwLock::new(None),
             client_log: AtomicU8::new(0),
         });
-        let weak = Arc::downgrade(&inner);
-        host_api::set_log_sink(Some(Arc::new(move |level, group: &str, message: &str| {
-            if let Some(inner) = weak.upgrade() {
-                inner.forward_log(level, group, message);
-            }
-        })));
         Self { inner }
     }
 
@@ -244,16 +239,20 @@ impl Session {
 
     /// Looks at the plugin files again (SIGHUP in stdio mode): changed groups load anew, and
     /// the client hears `notifications/tools/list_changed` if the tool list it saw changed.
+    /// Looks at the plugin files again (SIGHUP) and refreshes this session. Where several
+    /// sessions share the plugins, reload once with [`reload_plugins`] and [`Session::refresh`]
+    /// each session.
     pub fn reload(&self) {
-        let report = self.inner.plugins.reload();
-        for (group, error) in &report.refused {
-            tracing::error!(group = %group, "reload refused the new plugin file, the previous copy keeps serving: {error}");
-        }
+        let report = reload_plugins(&self.inner.plugins);
+        self.refresh(&report);
+    }
+
+    /// After a reload: rebuilds this session's tool list and sends
+    /// `notifications/tools/list_changed` if it changed (and the client had listed tools).
+    pub fn refresh(&self, report: &ReloadReport) {
         if report.changed.is_empty() {
-            tracing::info!("reload: no plugin changed");
             return;
         }
-        tracing::info!(groups = %report.changed.join(","), "reload: plugins changed");
         let listed = self
             .inner
             .tools
@@ -354,9 +353,27 @@ impl Session {
         };
         let name = params.name.as_ref();
         let Some(index) = inner.plugins.route(name) else {
+            if inner.config.service_mode {
+                if let Some(group) = catalog::group_of(name) {
+                    let text = format!(
+                        "{name} is not served in service mode (not_available_in_service_mode): \
+                         this Core MCP (coremcp serve --service) serves only the forwarded groups \
+                         and the Registry; the {} group runs in the Core MCP on the agent's machine",
+                        group.title
+                    );
+                    return inner
+                        .out
+                        .send(rpc::response(id, &render::call_error_text(&text)));
+                }
+            }
             return reject(rpc::INVALID_PARAMS, format!("unknown tool: {name}"));
         };
-        if let Some(Err(e)) = inner.plugins.slots()[index].state() {
+        let relayed = !inner.config.service_mode
+            && !inner.config.relays.is_empty()
+            && inner.plugins.slots()[index]
+                .catalog
+                .is_some_and(|g| g.runs == catalog::GroupRuns::Forwarded);
+        if let (false, Some(Err(e))) = (relayed, inner.plugins.slots()[index].state()) {
             let text = unavailable(name, &e);
             return inner
                 .out
@@ -391,7 +408,7 @@ impl Session {
 
 impl Inner {
     /// Runs one call on a pool thread and answers it, unless the watchdog or a cancel did.
-    fn run_call(&self, index: usize, call: &Call, args: &str) {
+    fn run_call(self: &Arc<Self>, index: usize, call: &Call, args: &str) {
         if call.cancelled.load(Ordering::Relaxed) {
             // The cancel or the watchdog claimed it; nothing is left to answer.
             if self.calls.finish(call) {
@@ -399,7 +416,40 @@ impl Inner {
             }
             return;
         }
-        let body = match self.plugins.load(index) {
+        let destination =
+            dispatch::destination(&self.config, &self.plugins, index, &call.tool, args);
+        tracing::debug!(tool = %call.tool, route = destination.kind(), "call {}", call.tool);
+        let message = match destination {
+            Destination::Plugin(args) => {
+                rpc::response(&call.id, &self.run_plugin(index, call, &args))
+            }
+            Destination::Refused(text) => rpc::response(&call.id, &render::call_error_text(&text)),
+            ref peer => {
+                let deadline = dispatch::peer_deadline(call.deadline, call.timeout);
+                let outcome = dispatch::call_peer(peer, &call.tool, deadline, &call.cancelled);
+                match outcome {
+                    Some(outcome) => dispatch::forwarded_answer(&call.id, &call.tool, outcome),
+                    None => return,
+                }
+            }
+        };
+        if self.calls.finish(call) {
+            self.out.send(message);
+            self.calls.answered();
+        }
+    }
+
+    /// Runs the call in its group's plugin; the `CallToolResult` as JSON text.
+    fn run_plugin(self: &Arc<Self>, index: usize, call: &Call, args: &str) -> String {
+        let inner = Arc::clone(self);
+        let sink: host_api::LogSink = Arc::new(move |level, group: &str, message: &str| {
+            inner.forward_log(level, group, message);
+        });
+        host_api::with_log_sink(sink, || self.run_loaded(index, call, args))
+    }
+
+    fn run_loaded(&self, index: usize, call: &Call, args: &str) -> String {
+        match self.plugins.load(index) {
             Err(e) => render::call_error_text(&unavailable(&call.tool, &e)),
             Ok(loaded) => {
                 let ctx = CallCtx {
@@ -413,10 +463,6 @@ impl Inner {
                     Err(e) => render::call_error(&call.tool, &e),
                 }
             }
-        };
-        if self.calls.finish(call) {
-            self.out.send(rpc::response(&call.id, &body));
-            self.calls.answered();
         }
     }
 
@@ -440,6 +486,20 @@ impl Inner {
             &params.to_string(),
         ));
     }
+}
+
+/// Reloads the plugins whose files changed, and logs what happened.
+pub fn reload_plugins(plugins: &PluginSet) -> ReloadReport {
+    let report = plugins.reload();
+    for (group, error) in &report.refused {
+        tracing::error!(group = %group, "reload refused the new plugin file, the previous copy keeps serving: {error}");
+    }
+    if report.changed.is_empty() {
+        tracing::info!("reload: no plugin changed");
+    } else {
+        tracing::info!(groups = %report.changed.join(","), "reload: plugins changed");
+    }
+    report
 }
 
 /// Listing entries for the feature-gated tools of a catalog group whose plugin is missing:

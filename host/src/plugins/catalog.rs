@@ -13,8 +13,41 @@ pub struct CatalogGroup {
     pub title: &'static str,
     /// What the group is for, in the words the server's instructions use.
     pub purpose: &'static str,
+    /// Where the group's tools run, which decides forwarding and service mode without
+    /// loading the plugin.
+    pub runs: GroupRuns,
     /// Tool names, in catalog order.
     pub tools: &'static [&'static str],
+}
+
+/// Where a catalog group runs (TOOLS.md §0.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupRuns {
+    /// In the Core MCP the agent talks to (files, git, shell, Docker…); never in service mode.
+    Local,
+    /// Over the relay list when one is configured, else in-process on the store; served in
+    /// service mode.
+    Forwarded,
+    /// Against the Registry store of the Core MCP that has it; served in service mode too.
+    Registry,
+}
+
+impl GroupRuns {
+    /// Whether a service-mode Core MCP (`serve --service`) serves the group.
+    pub fn served_in_service_mode(self) -> bool {
+        matches!(self, Self::Forwarded | Self::Registry)
+    }
+}
+
+/// Tools that run only where the agent runs: they never take `remote_host` (TOOLS.md §0.3: the
+/// Registry resolves it, `bootstrap` sets up the agent's own machine).
+pub fn takes_remote_host(group: &CatalogGroup, tool: &str) -> bool {
+    group.runs != GroupRuns::Registry && tool != "bootstrap"
+}
+
+/// The catalog group of `tool`.
+pub fn group_of(tool: &str) -> Option<&'static CatalogGroup> {
+    GROUPS.iter().find(|g| g.tools.contains(&tool))
 }
 
 /// A tool built behind a cargo feature. It stays listed even where its plugin is missing, and
@@ -48,6 +81,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "registry",
         title: "Registry",
         purpose: "project directory: themes, projects, sources, hosts and snapshots",
+        runs: GroupRuns::Registry,
         tools: &[
             "registry_theme_list", "registry_theme_add", "registry_theme_update",
             "registry_project_list", "registry_project_add", "registry_project_update",
@@ -60,6 +94,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "docs",
         title: "Global docs",
         purpose: "read and write documents in the documentation repositories",
+        runs: GroupRuns::Local,
         tools: &[
             "docs_read", "docs_write",
         ],
@@ -68,6 +103,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "seele",
         title: "Seele",
         purpose: "search, read, write and import documentation nodes",
+        runs: GroupRuns::Forwarded,
         tools: &[
             "seele_search", "seele_read", "seele_write", "seele_import",
         ],
@@ -76,6 +112,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "scrolls",
         title: "Scrolls",
         purpose: "work items (themes to subtasks), agents and progress views",
+        runs: GroupRuns::Forwarded,
         tools: &[
             "scrolls_theme_list", "scrolls_theme_get", "scrolls_theme_create",
             "scrolls_theme_update", "scrolls_theme_close", "scrolls_theme_delete",
@@ -100,6 +137,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "notepad",
         title: "Notepad",
         purpose: "short notes by scope and key",
+        runs: GroupRuns::Forwarded,
         tools: &[
             "notepad_get", "notepad_set", "notepad_delete", "notepad_list", "notepad_bulk_set",
             "notepad_cleanup",
@@ -109,6 +147,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "session",
         title: "Session",
         purpose: "active and recorded agent sessions",
+        runs: GroupRuns::Forwarded,
         tools: &[
             "session_register", "session_heartbeat", "session_close", "session_close_stale",
             "session_list_active", "session_get", "session_list_recorded",
@@ -118,6 +157,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "git",
         title: "Git",
         purpose: "status, diff, log, show, branches, stage, commit and push in local repositories",
+        runs: GroupRuns::Local,
         tools: &[
             "git_status", "git_diff", "git_log", "git_show", "git_branch_list", "git_add",
             "git_commit", "git_push",
@@ -127,6 +167,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "files",
         title: "Code and files",
         purpose: "search and list files, snapshot code, and run read-only SQL",
+        runs: GroupRuns::Local,
         tools: &[
             "files_search", "files_list", "code_snapshot", "sql_query",
         ],
@@ -135,6 +176,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "ops",
         title: "Ops",
         purpose: "run shell scripts, bootstrap this machine, set up repositories, find stale containers, record sessions, diagnostics",
+        runs: GroupRuns::Local,
         tools: &[
             "shell_run", "bootstrap", "repo_setup", "stale_containers_find", "session_record",
             "core_status",
@@ -144,6 +186,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "publishing",
         title: "Publishing",
         purpose: "pass arguments unchanged to the publishing CLI",
+        runs: GroupRuns::Local,
         tools: &[
             "publishing",
         ],
@@ -152,6 +195,7 @@ pub const GROUPS: &[CatalogGroup] = &[
         id: "docker",
         title: "Docker",
         purpose: "list, inspect, tail and act on containers, and run Compose",
+        runs: GroupRuns::Local,
         tools: &[
             "docker_container_list", "docker_container_inspect", "docker_container_logs",
             "docker_container_action", "docker_compose",

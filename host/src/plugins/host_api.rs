@@ -16,7 +16,10 @@ use coremcp_plugin_api::{HostApi, HostApiRef, LogLevel, ToolError};
 pub type LogSink = Arc<dyn Fn(LogLevel, &str, &str) + Send + Sync>;
 
 static CONFIG: OnceLock<RwLock<HashMap<String, String>>> = OnceLock::new();
-static SINK: RwLock<Option<LogSink>> = RwLock::new(None);
+thread_local! {
+    /// The log destination of the plugin call running on this thread.
+    static CALL_SINK: std::cell::RefCell<Option<LogSink>> = const { std::cell::RefCell::new(None) };
+}
 
 fn config_map() -> &'static RwLock<HashMap<String, String>> {
     CONFIG.get_or_init(Default::default)
@@ -37,11 +40,19 @@ pub fn set_value(key: &str, value: String) {
     }
 }
 
-/// Sets (or clears) the second destination of plugin log messages.
-pub fn set_log_sink(sink: Option<LogSink>) {
-    if let Ok(mut slot) = SINK.write() {
-        *slot = sink;
+/// Runs `f` (one plugin call) with `sink` as the second destination of the log messages the
+/// plugin writes on this thread meanwhile: each call's logs reach its own session, never
+/// another's. Messages outside a call (a plugin's `init`, its own threads) go to stderr only.
+pub fn with_log_sink<T>(sink: LogSink, f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CALL_SINK.with(|slot| slot.borrow_mut().take());
+        }
     }
+    CALL_SINK.with(|slot| *slot.borrow_mut() = Some(sink));
+    let _reset = Reset;
+    f()
 }
 
 /// The callbacks, built once.
@@ -67,7 +78,7 @@ extern "C" fn ffi_log(level: LogLevel, group: RStr<'_>, message: RStr<'_>) {
             LogLevel::Debug => tracing::debug!(target: "plugin", group, "{message}"),
             LogLevel::Trace => tracing::trace!(target: "plugin", group, "{message}"),
         }
-        let sink = SINK.read().ok().and_then(|s| s.clone());
+        let sink = CALL_SINK.with(|slot| slot.borrow().clone());
         if let Some(sink) = sink {
             sink(level, group, message);
         }

@@ -155,12 +155,23 @@ impl PluginSet {
         let mut found = discover_files(&dir);
         let mut slots = Vec::new();
         for group in catalog::GROUPS {
+            // A service-mode Core MCP never even looks at a local group's library.
+            if config.service_mode && !group.runs.served_in_service_mode() {
+                found.remove(group.id);
+                continue;
+            }
             if config.groups.includes(group.id) {
                 let installed = found.remove(group.id).is_some();
                 slots.push(Slot::new(&dir, group.id, installed, Some(group), config));
             }
         }
-        let mut extra: Vec<String> = found.into_keys().collect();
+        // Groups outside the catalog say where they run only once loaded: service mode, which
+        // must never load a local group, leaves them out.
+        let mut extra: Vec<String> = if config.service_mode {
+            Vec::new()
+        } else {
+            found.into_keys().collect()
+        };
         extra.sort();
         for id in extra {
             if config.groups.includes(&id) {

@@ -115,10 +115,9 @@ fn the_tools_are_listed_with_their_schemas_and_annotations() {
     assert_eq!(write["annotations"]["openWorldHint"], false, "{write}");
     assert_eq!(write["inputSchema"]["required"], json!(["path", "body"]));
     for tool in [&read, &write] {
-        assert!(
-            tool["inputSchema"]["properties"]
-                .get("remote_host")
-                .is_none(),
+        // The host publishes remote_host for every tool that takes it.
+        assert_eq!(
+            tool["inputSchema"]["properties"]["remote_host"]["type"], "string",
             "{tool}"
         );
     }

@@ -216,9 +216,11 @@ fn git_tools_are_listed_with_their_annotations() {
     );
     for tool in &git {
         assert_eq!(tool["inputSchema"]["additionalProperties"], false, "{tool}");
-        assert!(tool["inputSchema"]["properties"]
-            .get("remote_host")
-            .is_none());
+        // The host publishes remote_host for every tool that takes it.
+        assert_eq!(
+            tool["inputSchema"]["properties"]["remote_host"]["type"], "string",
+            "{tool}"
+        );
     }
     let by_name = |name: &str| git.iter().find(|t| t["name"] == name).expect("listed");
     assert_eq!(by_name("git_status")["annotations"]["readOnlyHint"], true);

@@ -1,0 +1,374 @@
+//! An MCP client session over Streamable HTTP to another Core MCP (a relay or a `remote_host`
+//! target): `initialize` once, then `tools/call` requests on a kept-alive connection, each
+//! answered as JSON or as an SSE stream.
+//!
+//! Invariants:
+//! - The peer's answer to a call comes back unchanged: its `result` object as JSON text, or its
+//!   JSON-RPC error code and message ([`Reply`]). Nothing is retried after the call was sent,
+//!   except when the peer says the session is unknown (HTTP 404), which means it did not run
+//!   the call: then the session is set up again once and the call resent.
+//! - Only a failure to connect is reported as such ([`HttpError::is_before_send`]); a failure
+//!   of `initialize` on a live peer is an error of the peer like any other.
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::http1::{Conn, HttpError, Response, Url};
+use crate::mcp::PREFERRED_VERSION;
+
+/// How long `initialize` may take (DESIGN §7: the handshake has 30 s).
+const HANDSHAKE: Duration = Duration::from_secs(30);
+
+/// What the peer answered to a call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The `result` object, as the peer wrote it.
+    Result(String),
+    /// A JSON-RPC error.
+    Error { code: i64, message: String },
+}
+
+/// One MCP session with one peer.
+pub struct McpClient {
+    url: Url,
+    conn: Option<Conn>,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl McpClient {
+    pub fn new(url: Url) -> Self {
+        Self {
+            url,
+            conn: None,
+            session: None,
+            next_id: 1,
+        }
+    }
+
+    /// Whether this client can carry another call without reconnecting.
+    pub fn reusable(&mut self) -> bool {
+        self.session.is_some() && self.conn.as_mut().is_some_and(Conn::alive)
+    }
+
+    /// Calls `tool` with `arguments` (a JSON object's text) on the peer.
+    pub fn call_tool(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+        connect_timeout: Duration,
+    ) -> Result<Reply, HttpError> {
+        let arguments = RawValue::from_string(arguments.to_owned())
+            .map_err(|e| HttpError::Url(format!("the arguments are not JSON: {e}")))?;
+        let mut fresh_session = false;
+        loop {
+            if self.session.is_none() {
+                self.handshake(deadline, cancelled, connect_timeout)?;
+                fresh_session = true;
+            }
+            let id = self.take_id();
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                                 "params": {"name": tool, "arguments": &arguments}});
+            match self.request(&request, id, deadline, cancelled, connect_timeout)? {
+                Answer::Reply(reply) => return Ok(reply),
+                Answer::UnknownSession if !fresh_session => {
+                    // The peer restarted or ended the session; it did not run this call.
+                    self.session = None;
+                }
+                Answer::UnknownSession => {
+                    return Err(HttpError::Answer(
+                        "the peer refused a session it had just created (HTTP 404)".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    fn handshake(
+        &mut self,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+        connect_timeout: Duration,
+    ) -> Result<(), HttpError> {
+        let deadline = deadline.min(Instant::now() + HANDSHAKE);
+        let id = self.take_id();
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": PREFERRED_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "coremcp", "version": env!("CARGO_PKG_VERSION")}
+        }});
+        match self.request(&request, id, deadline, cancelled, connect_timeout)? {
+            Answer::Reply(Reply::Result(_)) => {}
+            Answer::Reply(Reply::Error { code, message }) => {
+                return Err(HttpError::Answer(format!(
+                    "initialize was refused ({code}): {message}"
+                )))
+            }
+            Answer::UnknownSession => {
+                return Err(HttpError::Answer("initialize answered HTTP 404".into()))
+            }
+        }
+        if self.session.is_none() {
+            return Err(HttpError::Answer(
+                "initialize answered without an Mcp-Session-Id".into(),
+            ));
+        }
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let body = initialized.to_string();
+        let headers = self.headers();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let conn = self
+            .conn
+            .as_mut()
+            .ok_or(HttpError::Answer("no connection".into()))?;
+        let mut response = conn.exchange(
+            &self.url,
+            "POST",
+            &headers,
+            body.as_bytes(),
+            deadline,
+            cancelled,
+        )?;
+        let status = response.status;
+        response.read_all(deadline, cancelled)?;
+        if !(200..300).contains(&status) {
+            return Err(HttpError::Answer(format!(
+                "notifications/initialized answered HTTP {status}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut headers = vec![
+            ("Content-Type", "application/json".to_owned()),
+            ("Accept", "application/json, text/event-stream".to_owned()),
+            ("MCP-Protocol-Version", PREFERRED_VERSION.to_owned()),
+        ];
+        if let Some(session) = &self.session {
+            headers.push(("Mcp-Session-Id", session.clone()));
+        }
+        headers
+    }
+
+    /// Sends one request (connecting first if needed) and waits for the answer with `id`.
+    fn request(
+        &mut self,
+        request: &Value,
+        id: u64,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+        connect_timeout: Duration,
+    ) -> Result<Answer, HttpError> {
+        if !self.conn.as_mut().is_some_and(Conn::alive) {
+            self.conn = Some(Conn::connect(&self.url, connect_timeout)?);
+        }
+        let body = request.to_string();
+        let headers = self.headers();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let url = self.url.clone();
+        let conn = self
+            .conn
+            .as_mut()
+            .ok_or(HttpError::Answer("no connection".into()))?;
+        let outcome = (|| {
+            let mut response =
+                conn.exchange(&url, "POST", &headers, body.as_bytes(), deadline, cancelled)?;
+            let session = response.header("mcp-session-id").map(str::to_owned);
+            let answer = read_answer(&mut response, id, deadline, cancelled)?;
+            Ok((session, answer))
+        })();
+        match outcome {
+            Ok((session, answer)) => {
+                if session.is_some() {
+                    self.session = session;
+                }
+                Ok(answer)
+            }
+            Err(e) => {
+                // The connection is in an unknown state: never reuse it.
+                self.conn = None;
+                Err(e)
+            }
+        }
+    }
+}
+
+enum Answer {
+    Reply(Reply),
+    UnknownSession,
+}
+
+/// The answer to request `id` in `response` (a JSON body or an SSE stream).
+fn read_answer(
+    response: &mut Response<'_>,
+    id: u64,
+    deadline: Instant,
+    cancelled: &AtomicBool,
+) -> Result<Answer, HttpError> {
+    let status = response.status;
+    let event_stream = response
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    if status == 404 {
+        response.read_all(deadline, cancelled)?;
+        return Ok(Answer::UnknownSession);
+    }
+    if status != 200 {
+        let body = response.read_all(deadline, cancelled).unwrap_or_default();
+        let text = String::from_utf8_lossy(&body);
+        let excerpt: String = text.chars().take(300).collect();
+        return Err(HttpError::Answer(format!("HTTP {status}: {excerpt}")));
+    }
+    if !event_stream {
+        let body = response.read_all(deadline, cancelled)?;
+        return parse_reply(&body, id)?.map(Answer::Reply).ok_or_else(|| {
+            HttpError::Answer(format!("the answer is not the response to request {id}"))
+        });
+    }
+    let mut events = SseReader::default();
+    loop {
+        let piece = response.read_some(deadline, cancelled)?;
+        if piece.is_empty() {
+            return Err(HttpError::Answer(format!(
+                "the event stream ended without the response to request {id}"
+            )));
+        }
+        for data in events.push(&piece)? {
+            if let Some(reply) = parse_reply(data.as_bytes(), id)? {
+                // The stream ends after the response; read it out so the connection is reusable.
+                while !response.read_some(deadline, cancelled)?.is_empty() {}
+                return Ok(Answer::Reply(reply));
+            }
+        }
+    }
+}
+
+/// The reply in a JSON-RPC message if it answers `id`; `None` for anything else (a
+/// notification or a request of the peer).
+fn parse_reply(body: &[u8], id: u64) -> Result<Option<Reply>, HttpError> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(default)]
+        id: Option<Value>,
+        #[serde(borrow, default)]
+        result: Option<&'a RawValue>,
+        #[serde(default)]
+        error: Option<ErrorObject>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ErrorObject {
+        code: i64,
+        message: String,
+    }
+    let message: Message<'_> = serde_json::from_slice(body)
+        .map_err(|e| HttpError::Answer(format!("the answer is not a JSON-RPC message: {e}")))?;
+    if message.id != Some(Value::from(id)) {
+        return Ok(None);
+    }
+    match (message.result, message.error) {
+        (Some(result), _) => Ok(Some(Reply::Result(result.get().to_owned()))),
+        (None, Some(error)) => Ok(Some(Reply::Error {
+            code: error.code,
+            message: error.message,
+        })),
+        (None, None) => Err(HttpError::Answer(format!(
+            "the response to request {id} has neither result nor error"
+        ))),
+    }
+}
+
+/// Cuts an event stream into the `data` of each event (multi-line data joined with `\n`).
+#[derive(Default)]
+struct SseReader {
+    pending: Vec<u8>,
+    data: Vec<String>,
+}
+
+impl SseReader {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, HttpError> {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() > super::http1::MAX_BODY {
+            return Err(HttpError::Answer("an event is over the size limit".into()));
+        }
+        let mut events = Vec::new();
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let mut line: Vec<u8> = self.pending.drain(..=end).collect();
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            let line = String::from_utf8_lossy(&line).into_owned();
+            if line.is_empty() {
+                if !self.data.is_empty() {
+                    events.push(self.data.join("\n"));
+                    self.data.clear();
+                }
+            } else if let Some(value) = line.strip_prefix("data:") {
+                self.data
+                    .push(value.strip_prefix(' ').unwrap_or(value).to_owned());
+            }
+            // `event:`, `id:`, `retry:` and `:` comments carry nothing a call needs.
+        }
+        Ok(events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_picked_by_id_and_kept_as_written() {
+        let reply = parse_reply(
+            br#"{"jsonrpc":"2.0","id":3,"result":{"content":[],"isError":true}}"#,
+            3,
+        )
+        .expect("parse");
+        assert_eq!(
+            reply,
+            Some(Reply::Result(r#"{"content":[],"isError":true}"#.into()))
+        );
+        let error = parse_reply(
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"no"}}"#,
+            3,
+        )
+        .expect("parse");
+        assert_eq!(
+            error,
+            Some(Reply::Error {
+                code: -32602,
+                message: "no".into()
+            })
+        );
+        assert_eq!(
+            parse_reply(br#"{"jsonrpc":"2.0","method":"notifications/message"}"#, 3)
+                .expect("parse"),
+            None
+        );
+        assert!(parse_reply(b"nope", 3).is_err());
+    }
+
+    #[test]
+    fn event_streams_are_cut_into_data() {
+        let mut sse = SseReader::default();
+        assert!(sse
+            .push(b": keep-alive\n\nevent: message\ndata: {\"a\"")
+            .expect("push")
+            .is_empty());
+        let events = sse.push(b":1}\r\ndata: x\n\ndata: y\n").expect("push");
+        assert_eq!(events, vec!["{\"a\":1}\nx".to_owned()]);
+        assert_eq!(sse.push(b"\n").expect("push"), vec!["y".to_owned()]);
+    }
+}

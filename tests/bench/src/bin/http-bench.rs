@@ -1,0 +1,329 @@
+//! Streamable HTTP and forwarding, measured in one run (issue: HTTP, relays, remote_host):
+//!
+//! 1. a trivial tool (`fixture_echo`) over HTTP to `coremcp serve`: serial p50 and calls/s with
+//!    16 calls in flight (16 client sessions), against the same tool over `coremcp stdio`;
+//! 2. a forwarded `notepad_get` agent → `coremcp stdio --relay` → relay → store, against the
+//!    same call made directly to the relay over HTTP (the overhead of the hop);
+//! 3. the first call after the first relay dies (one refused connect, then the second relay),
+//!    against a call that goes straight to the second.
+//!
+//! usage: http-bench --host <coremcp> --plugins <dir with fixture + notepad> [--calls N]
+
+#![allow(clippy::print_stdout)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use coremcp::forward::client::{McpClient, Reply};
+use coremcp::forward::http1::Url;
+use serde_json::{json, Value};
+
+struct Options {
+    host: PathBuf,
+    plugins: PathBuf,
+    calls: usize,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let (mut host, mut plugins, mut calls) = (None, None, 2000);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--host" => host = Some(PathBuf::from(value)),
+            "--plugins" => plugins = Some(PathBuf::from(value)),
+            "--calls" => calls = value.parse().map_err(|e| format!("--calls: {e}"))?,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(Options {
+        host: host.ok_or("--host is required")?,
+        plugins: plugins.ok_or("--plugins is required")?,
+        calls: calls.max(100),
+    })
+}
+
+/// A child process killed on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_addr(ip: &str) -> Result<String, String> {
+    let listener = TcpListener::bind((ip, 0)).map_err(|e| format!("bind {ip}: {e}"))?;
+    Ok(listener
+        .local_addr()
+        .map_err(|e| e.to_string())?
+        .to_string())
+}
+
+/// `coremcp serve --listen ADDR ARGS…`, once it accepts connections.
+fn serve(opts: &Options, addr: &str, args: &[&str]) -> Result<Proc, String> {
+    #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
+    let child = Command::new(&opts.host)
+        .args(["serve", "--listen", addr, "--plugins"])
+        .arg(&opts.plugins)
+        .args(args)
+        .env_remove("COREMCP_GROUPS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("start coremcp serve: {e}"))?;
+    let proc = Proc(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        if Instant::now() > deadline {
+            return Err(format!("coremcp serve never listened on {addr}"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(proc)
+}
+
+/// An MCP client over stdio to `coremcp stdio ARGS…`.
+struct StdioClient {
+    _proc: Proc,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl StdioClient {
+    fn start(opts: &Options, args: &[&str]) -> Result<Self, String> {
+        #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
+        let mut child = Command::new(&opts.host)
+            .arg("stdio")
+            .arg("--plugins")
+            .arg(&opts.plugins)
+            .args(args)
+            .env_remove("COREMCP_GROUPS")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("start coremcp stdio: {e}"))?;
+        let stdin = child.stdin.take().ok_or("stdin")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("stdout")?);
+        let mut this = Self {
+            _proc: Proc(child),
+            stdin,
+            stdout,
+            next: 1,
+        };
+        this.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "http-bench", "version": "0"}}),
+        )?;
+        writeln!(
+            this.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(this)
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.next;
+        self.next += 1;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .map_err(|e| e.to_string())?;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|e| e.to_string())?
+                == 0
+            {
+                return Err("coremcp stdio closed".into());
+            }
+            let message: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
+            if message["id"] == json!(id) {
+                return message
+                    .get("result")
+                    .cloned()
+                    .ok_or_else(|| format!("{method}: {message}"));
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, args: &Value) -> Result<(), String> {
+        let result = self.request("tools/call", json!({"name": tool, "arguments": args}))?;
+        if result["isError"] == json!(true) {
+            return Err(format!("{tool}: {result}"));
+        }
+        Ok(())
+    }
+}
+
+fn http_call(client: &mut McpClient, tool: &str, args: &Value) -> Result<(), String> {
+    let cancelled = AtomicBool::new(false);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    match client
+        .call_tool(
+            tool,
+            &args.to_string(),
+            deadline,
+            &cancelled,
+            Duration::from_secs(3),
+        )
+        .map_err(|e| format!("{tool}: {e}"))?
+    {
+        Reply::Result(result) if !result.contains("\"isError\":true") => Ok(()),
+        other => Err(format!("{tool}: {other:?}")),
+    }
+}
+
+/// p50 of `n` serial calls of `call`.
+fn p50(n: usize, mut call: impl FnMut() -> Result<(), String>) -> Result<Duration, String> {
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        call()?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    Ok(times[times.len() / 2])
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn client(addr: &str) -> Result<McpClient, String> {
+    Ok(McpClient::new(
+        Url::parse(&format!("http://{addr}/mcp")).map_err(|e| e.to_string())?,
+    ))
+}
+
+fn run(opts: &Options) -> Result<(), String> {
+    let echo = json!({"text": "x"});
+    let n = opts.calls;
+
+    // 1. Trivial tool over HTTP vs stdio.
+    let addr = free_addr("127.0.0.1")?;
+    let _server = serve(opts, &addr, &[])?;
+    let mut http = client(&addr)?;
+    p50(200, || http_call(&mut http, "fixture_echo", &echo))?;
+    let http_p50 = p50(n, || http_call(&mut http, "fixture_echo", &echo))?;
+    let mut stdio = StdioClient::start(opts, &[])?;
+    p50(200, || stdio.call("fixture_echo", &echo))?;
+    let stdio_p50 = p50(n, || stdio.call("fixture_echo", &echo))?;
+    let per_thread = n;
+    let started = Instant::now();
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let addr = addr.clone();
+            let echo = echo.clone();
+            std::thread::spawn(move || -> Result<(), String> {
+                let mut c = client(&addr)?;
+                for _ in 0..per_thread {
+                    http_call(&mut c, "fixture_echo", &echo)?;
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().map_err(|_| "a worker panicked".to_owned())??;
+    }
+    let rate = (16 * per_thread) as f64 / started.elapsed().as_secs_f64();
+    println!("fixture_echo, {n} serial calls each:");
+    println!("  stdio (baseline)  p50 {:7.1} us", us(stdio_p50));
+    println!(
+        "  HTTP              p50 {:7.1} us  ({:.2}x stdio)",
+        us(http_p50),
+        http_p50.as_secs_f64() / stdio_p50.as_secs_f64()
+    );
+    println!("  HTTP, 16 in flight (16 sessions): {rate:.0} calls/s");
+
+    // 2. Forwarded notepad_get: agent → relay → store, vs straight to the relay.
+    let data = std::env::temp_dir().join(format!("coremcp-http-bench-{}", std::process::id()));
+    let data_arg = data.to_string_lossy().into_owned();
+    let first_addr = free_addr("127.0.0.2")?;
+    let second_addr = free_addr("127.0.0.3")?;
+    let relay_args = ["--service", "--data", data_arg.as_str()];
+    let mut first = serve(opts, &first_addr, &relay_args)?;
+    let _second = serve(opts, &second_addr, &relay_args)?;
+    let mut direct = client(&first_addr)?;
+    http_call(
+        &mut direct,
+        "notepad_set",
+        &json!({"scope": "global", "key": "bench", "value": "v"}),
+    )?;
+    let get = json!({"scope": "global", "key": "bench"});
+    p50(200, || http_call(&mut direct, "notepad_get", &get))?;
+    let direct_p50 = p50(n, || http_call(&mut direct, "notepad_get", &get))?;
+    let (first_url, second_url) = (
+        format!("http://{first_addr}/mcp"),
+        format!("http://{second_addr}/mcp"),
+    );
+    let agent_data = format!("{data_arg}-agent");
+    let mut agent = StdioClient::start(
+        opts,
+        &[
+            "--relay",
+            &first_url,
+            "--relay",
+            &second_url,
+            "--data",
+            &agent_data,
+        ],
+    )?;
+    p50(200, || agent.call("notepad_get", &get))?;
+    let hop_p50 = p50(n, || agent.call("notepad_get", &get))?;
+    println!("notepad_get on a relay (SQLite store), {n} serial calls each:");
+    println!(
+        "  straight to the relay over HTTP    p50 {:7.1} us",
+        us(direct_p50)
+    );
+    println!(
+        "  agent stdio -> relay -> store      p50 {:7.1} us  (hop adds {:.1} us, {:.2}x)",
+        us(hop_p50),
+        us(hop_p50) - us(direct_p50),
+        hop_p50.as_secs_f64() / direct_p50.as_secs_f64()
+    );
+
+    // 3. The first relay dies: the first call after it, and the ones after that.
+    let _ = first.0.kill();
+    let _ = first.0.wait();
+    let t = Instant::now();
+    agent.call("notepad_get", &get)?;
+    let first_after = t.elapsed();
+    let after_p50 = p50(200, || agent.call("notepad_get", &get))?;
+    println!(
+        "first relay killed: first call {:.1} us (one refused connect, then the second relay); \
+         next calls p50 {:.1} us (it is skipped)",
+        us(first_after),
+        us(after_p50)
+    );
+    let _ = std::fs::remove_dir_all(&data);
+    let _ = std::fs::remove_dir_all(Path::new(&agent_data));
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    match parse_args().and_then(|opts| run(&opts)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("http-bench: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! Relay failover and `remote_host`, with real processes (DESIGN §4 and §9): relays are
+//! `coremcp serve --service` on 127.0.0.2 and 127.0.0.3 sharing one PostgreSQL; the agent's
+//! `coremcp stdio` lists them with `--relay`. Which relay served a call is read from its log
+//! (`call <tool>` at debug level); connect attempts from the proxy's log.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use coremcp_tests::stores::{Backend, StoreEnv};
+use coremcp_tests::{coremcp, plugins, text, Server, TempDir};
+use serde_json::json;
+
+/// A `coremcp serve` process.
+struct Serve {
+    child: Child,
+    log: Arc<Mutex<String>>,
+    url: String,
+}
+
+impl Serve {
+    /// Starts `coremcp serve --listen ADDR ARGS…` and waits until it accepts connections.
+    fn start(addr: &str, plugins: &Path, args: &[&str]) -> Self {
+        #[allow(clippy::disallowed_methods)] // Tests start the binary under test directly.
+        let mut child = Command::new(coremcp())
+            .args(["serve", "--listen", addr, "--plugins"])
+            .arg(plugins)
+            .args(args)
+            .env("COREMCP_LOG", "coremcp=debug")
+            .env("COREMCP_DATA", coremcp_tests::scratch_data_dir())
+            .env_remove("COREMCP_GROUPS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start coremcp serve");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let writer = Arc::clone(&log);
+        thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                writer
+                    .lock()
+                    .expect("log")
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(addr).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "coremcp serve exited ({status}): {}",
+                    log.lock().expect("log")
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "coremcp serve never listened on {addr}"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        Self {
+            child,
+            log,
+            url: format!("http://{addr}/mcp"),
+        }
+    }
+
+    /// Calls of `tool` this process ran.
+    fn calls(&self, tool: &str) -> usize {
+        self.log
+            .lock()
+            .expect("log")
+            .matches(&format!("call {tool}"))
+            .count()
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A free port on `ip`.
+fn free_addr(ip: &str) -> String {
+    let listener = TcpListener::bind((ip, 0)).expect("bind");
+    listener.local_addr().expect("addr").to_string()
+}
+
+/// A relay: service mode on the shared store.
+fn relay(addr: &str, dir: &TempDir, store: &StoreEnv) -> Serve {
+    let args = store.args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut all = vec!["--service"];
+    all.extend_from_slice(&args);
+    Serve::start(addr, dir.path(), &all)
+}
+
+/// The agent's `coremcp stdio` with these relays.
+fn proxy(dir: &TempDir, relays: &[&str], extra: &[&str]) -> Server {
+    let data = TempDir::new("proxy-data");
+    let data = data.path().to_string_lossy().into_owned();
+    let mut args = vec!["--data", data.as_str(), "--relay-retry", "3"];
+    for relay in relays {
+        args.extend_from_slice(&["--relay", relay]);
+    }
+    args.extend_from_slice(extra);
+    let mut server = Server::start(dir.path(), &args, &[("COREMCP_LOG", "coremcp=debug")]);
+    server.initialize();
+    server
+}
+
+fn connect_failures(proxy: &Server, relay: &str) -> usize {
+    proxy
+        .stderr()
+        .lines()
+        .filter(|l| l.contains(&format!("relay {relay} cannot connect")))
+        .count()
+}
+
+#[test]
+fn calls_fail_over_to_the_next_relay_and_return_to_the_first() {
+    let dir = plugins(&["notepad", "session"]);
+    let store = StoreEnv::new(Backend::Postgres, "relays");
+    let (first_addr, second_addr) = (free_addr("127.0.0.2"), free_addr("127.0.0.3"));
+    let mut first = relay(&first_addr, &dir, &store);
+    let second = relay(&second_addr, &dir, &store);
+    let (first_url, second_url) = (first.url.clone(), second.url.clone());
+    let mut agent = proxy(&dir, &[&first_url, &second_url], &[]);
+
+    let set = agent.ok(
+        "notepad_set",
+        json!({"scope": "global", "key": "relayed", "value": "v1"}),
+    );
+    assert_eq!(set["version"], 1);
+    assert_eq!(
+        (first.calls("notepad_set"), second.calls("notepad_set")),
+        (1, 0)
+    );
+
+    // The first relay dies: every call goes through the second, and the dead one gets one
+    // connect attempt per retry period (3 s here), not one per call.
+    first.kill();
+    let started = Instant::now();
+    let mut calls = 0;
+    while started.elapsed() < Duration::from_secs(7) {
+        let note = agent.ok("notepad_get", json!({"scope": "global", "key": "relayed"}));
+        assert_eq!(note["value"], "v1");
+        calls += 1;
+        thread::sleep(Duration::from_millis(50));
+    }
+    let attempts = connect_failures(&agent, &first_url);
+    assert!(
+        (1..=4).contains(&attempts),
+        "{attempts} connect attempts to the dead relay in 7 s of {calls} calls (retry 3 s)"
+    );
+    assert_eq!(second.calls("notepad_get"), calls);
+
+    // It comes back: once its period is over, calls return to it.
+    let first = relay(&first_addr, &dir, &store);
+    thread::sleep(Duration::from_millis(3200));
+    let note = agent.ok("notepad_get", json!({"scope": "global", "key": "relayed"}));
+    assert_eq!(note["value"], "v1");
+    agent.ok("notepad_get", json!({"scope": "global", "key": "relayed"}));
+    assert_eq!(
+        first.calls("notepad_get"),
+        2,
+        "calls are back on the first relay"
+    );
+    assert_eq!(second.calls("notepad_get"), calls);
+}
+
+#[test]
+fn an_error_from_a_live_relay_comes_back_as_it_is_and_is_never_retried() {
+    let dir = plugins(&["notepad"]);
+    let store = StoreEnv::new(Backend::Postgres, "live-error");
+    let first = relay(&free_addr("127.0.0.2"), &dir, &store);
+    let second = relay(&free_addr("127.0.0.3"), &dir, &store);
+    let mut agent = proxy(&dir, &[&first.url, &second.url], &[]);
+    let missing = agent.refused("notepad_get", json!({"scope": "global", "key": "nope"}));
+    assert!(
+        missing.starts_with("notepad_get failed (not_found):"),
+        "the relay's own error: {missing}"
+    );
+    assert_eq!(
+        (first.calls("notepad_get"), second.calls("notepad_get")),
+        (1, 0)
+    );
+    // A JSON-RPC error of the relay (its argument check) is returned as such.
+    let answer = agent.request(
+        "tools/call",
+        json!({"name": "notepad_get", "arguments": {"scope": "global", "key": "x", "bogus": 1}}),
+    );
+    let shown = answer.to_string();
+    assert!(
+        answer.get("error").is_some() || shown.contains("unknown argument"),
+        "{shown}"
+    );
+    assert_eq!(second.calls("notepad_get"), 0);
+}
+
+#[test]
+fn a_relay_that_never_answers_times_out_and_the_call_is_not_sent_on() {
+    let dir = plugins(&["notepad"]);
+    let store = StoreEnv::new(Backend::Postgres, "silent");
+    // Accepts connections and never answers.
+    let silent = TcpListener::bind("127.0.0.2:0").expect("bind");
+    let silent_url = format!("http://{}/mcp", silent.local_addr().expect("addr"));
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keeper = Arc::clone(&held);
+    thread::spawn(move || {
+        for stream in silent.incoming().flatten() {
+            keeper.lock().expect("held").push(stream);
+        }
+    });
+    let second = relay(&free_addr("127.0.0.3"), &dir, &store);
+    let mut agent = proxy(&dir, &[&silent_url, &second.url], &["--call-timeout", "2"]);
+    let started = Instant::now();
+    let error = agent.refused("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        error.contains(&silent_url) && error.contains("no answer"),
+        "the error names the silent relay: {error}"
+    );
+    assert_eq!(
+        second.calls("notepad_get"),
+        0,
+        "never sent to the second relay"
+    );
+    assert!(
+        !held.lock().expect("held").is_empty(),
+        "the silent relay was reached"
+    );
+}
+
+#[test]
+fn with_every_relay_down_one_error_names_each_and_why() {
+    let dir = plugins(&["notepad"]);
+    let (a, b) = (free_addr("127.0.0.2"), free_addr("127.0.0.3"));
+    let (a, b) = (format!("http://{a}/mcp"), format!("http://{b}/mcp"));
+    let mut agent = proxy(&dir, &[&a, &b], &[]);
+    let error = agent.refused("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert!(error.contains("no relay could take the call"), "{error}");
+    for relay in [&a, &b] {
+        assert!(
+            error.contains(&format!("{relay} (cannot connect to")),
+            "{relay} and why: {error}"
+        );
+    }
+    // Within the retry period they are skipped, and the error says so.
+    let again = agent.refused("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert!(again.contains("skipped for"), "{again}");
+    assert_eq!(connect_failures(&agent, &a), 1);
+}
+
+#[test]
+fn remote_host_runs_the_call_on_that_hosts_core_mcp_one_hop() {
+    // The other machine: a proxy-mode `coremcp serve` on 127.0.0.2 with its own root.
+    let remote_root = TempDir::new("remote-root");
+    std::fs::write(remote_root.path().join("only-on-devbox-2.txt"), "x").expect("write");
+    let remote_plugins = plugins(&["files"]);
+    let root = remote_root.path().to_string_lossy().into_owned();
+    let remote = Serve::start(
+        &free_addr("127.0.0.2"),
+        remote_plugins.path(),
+        &["--root", &root],
+    );
+
+    let local_root = TempDir::new("local-root");
+    std::fs::write(local_root.path().join("only-here.txt"), "x").expect("write");
+    let dir = plugins(&["files", "registry"]);
+    let store = StoreEnv::new(Backend::Sqlite, "remote-host");
+    let local = local_root.path().to_string_lossy().into_owned();
+    let mut agent = store.start(dir.path(), &["--root", &local]);
+    agent.ok(
+        "registry_host_add",
+        json!({"name": "devbox-2", "address": "127.0.0.2", "core_mcp_url": remote.url}),
+    );
+    let here = text(&agent.call("files_list", json!({}))).to_owned();
+    assert!(
+        here.contains("only-here.txt") && !here.contains("only-on-devbox-2"),
+        "{here}"
+    );
+    let there = agent.ok("files_list", json!({"remote_host": "devbox-2"}));
+    let shown = there.to_string();
+    assert!(
+        shown.contains("only-on-devbox-2.txt") && !shown.contains("only-here"),
+        "{shown}"
+    );
+    assert_eq!(remote.calls("files_list"), 1);
+    // The remote side got the call without remote_host: it ran it itself.
+    assert!(!remote
+        .log
+        .lock()
+        .expect("log")
+        .contains("route=remote_host"));
+
+    let unknown = agent.refused("files_list", json!({"remote_host": "devbox-9"}));
+    assert!(
+        unknown.contains("unknown remote_host \"devbox-9\"") && unknown.contains("devbox-2"),
+        "{unknown}"
+    );
+    let registry = agent.refused("registry_host_list", json!({"remote_host": "devbox-2"}));
+    assert!(
+        registry.contains("runs only where the agent runs"),
+        "{registry}"
+    );
+}
+
+#[test]
+fn service_mode_serves_only_the_forwarded_groups_and_never_loads_a_local_one() {
+    let dir = plugins(&["notepad", "session", "registry", "git", "files"]);
+    let store = StoreEnv::new(Backend::Sqlite, "service");
+    let args = store.args();
+    let mut all = vec!["--service"];
+    all.extend(args.iter().map(String::as_str));
+    let relay = coremcp_tests::http::Serve::start(dir.path(), &all);
+    let mut client = relay.client();
+    client.initialize();
+    let listed = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"notepad_get") && names.contains(&"session_register"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"registry_host_list"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("git_") || n.starts_with("files_")),
+        "local tools listed in service mode: {names:?}"
+    );
+    let refused = client.call("git_status", json!({}));
+    let refused = refused["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        refused.contains("git_status is not served in service mode"),
+        "{refused}"
+    );
+    let set = client.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "svc", "value": "v"}),
+    );
+    assert_eq!(set["structuredContent"]["version"], 1, "{set}");
+    // The local groups' libraries were never opened.
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", relay.pid())).expect("maps");
+    let mapped: Vec<&str> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.contains("libcoremcp_"))
+        .collect();
+    assert!(
+        !mapped
+            .iter()
+            .any(|p| p.contains("libcoremcp_git") || p.contains("libcoremcp_files")),
+        "{mapped:?}"
+    );
+    assert!(
+        mapped.iter().any(|p| p.contains("libcoremcp_notepad")),
+        "{mapped:?}"
+    );
+}
