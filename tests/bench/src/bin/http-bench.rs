@@ -124,24 +124,24 @@ impl StdioClient {
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "http-bench", "version": "0"}}),
         )?;
-        writeln!(
-            this.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        )
-        .map_err(|e| e.to_string())?;
+        this.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
         Ok(this)
+    }
+
+    /// One message in one write: a line written in pieces would wake the host per piece.
+    fn send(&mut self, message: &Value) -> Result<(), String> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| e.to_string())
     }
 
     fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
         let id = self.next;
         self.next += 1;
-        writeln!(
-            self.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-        )
-        .map_err(|e| e.to_string())?;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let mut line = String::new();
         loop {
             line.clear();
