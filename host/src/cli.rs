@@ -144,14 +144,11 @@ impl Failure {
 impl Cli {
     /// Validated flags to a configuration.
     pub fn resolve(&self) -> Result<Config, Failure> {
+        let exe = std::env::current_exe()
+            .map_err(|e| Failure::runtime(format!("cannot find this program's path: {e}")))?;
         let plugins_dir = match &self.plugins {
             Some(dir) => dir.clone(),
-            None => {
-                let exe = std::env::current_exe().map_err(|e| {
-                    Failure::runtime(format!("cannot find this program's path: {e}"))
-                })?;
-                config::default_plugins_dir(&exe)
-            }
+            None => config::default_plugins_dir(&exe),
         };
         let roots = if self.roots.is_empty() {
             std::env::var_os(env::ROOTS)
@@ -207,6 +204,8 @@ impl Cli {
             relays: config::parse_relays(&relays).map_err(Failure::usage)?,
             relay_retry: Duration::from_secs(self.relay_retry),
             service_mode: matches!(self.command, Command::Serve { service: true, .. }),
+            upstream: crate::upstream::Settings::from_env(&config::install_root(&exe))
+                .map_err(Failure::usage)?,
         })
     }
 }

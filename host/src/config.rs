@@ -121,6 +121,8 @@ pub struct Config {
     pub relay_retry: Duration,
     /// Service mode (`serve --service`): only the forwarded groups, from the store.
     pub service_mode: bool,
+    /// The upstream MCP servers.
+    pub upstream: crate::upstream::Settings,
 }
 
 impl Config {
@@ -142,6 +144,7 @@ impl Config {
             relays: Vec::new(),
             relay_retry: Duration::from_secs(30),
             service_mode: false,
+            upstream: crate::upstream::Settings::default(),
         }
     }
 
@@ -395,14 +398,20 @@ pub fn parse_docs(entries: &[String]) -> Result<Vec<(String, PathBuf)>, String> 
     Ok(out)
 }
 
+/// The install root: the folder that holds `bin/coremcp`; for a binary not in a `bin/` folder
+/// (a cargo build), its own folder.
+pub fn install_root(exe: &Path) -> PathBuf {
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    match (dir.file_name(), dir.parent()) {
+        (Some(name), Some(root)) if name == "bin" => root.to_path_buf(),
+        _ => dir.to_path_buf(),
+    }
+}
+
 /// The default plugins folder: `plugins/` in the install root, the folder that holds
 /// `bin/coremcp`; for a binary not in a `bin/` folder (a cargo build), `plugins/` beside it.
 pub fn default_plugins_dir(exe: &Path) -> PathBuf {
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    match (dir.file_name(), dir.parent()) {
-        (Some(name), Some(root)) if name == "bin" => root.join("plugins"),
-        _ => dir.join("plugins"),
-    }
+    install_root(exe).join("plugins")
 }
 
 #[cfg(test)]

@@ -28,3 +28,4 @@ pub mod render;
 pub mod rpc;
 pub mod session;
 pub mod stdio;
+pub mod upstream;

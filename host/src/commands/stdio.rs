@@ -15,6 +15,9 @@ pub fn run(config: Config) -> Result<ExitCode, Failure> {
         groups = %plugins.installed_ids().join(","),
         "coremcp stdio ready"
     );
+    if let Some(line) = config.upstream.boot_line() {
+        tracing::info!("{line}");
+    }
     crate::stdio::serve(|out| Session::new(config, plugins, out))
         .map_err(|e| Failure::runtime(format!("stdio: {e}")))?;
     Ok(ExitCode::SUCCESS)

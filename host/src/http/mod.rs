@@ -162,10 +162,14 @@ async fn run(
         Some(t) => format!("bearer tokens: {}", t.len()),
         None => "no tokens: loopback only".to_owned(),
     };
+    let upstream_line = config.upstream.boot_line();
     let service = Arc::new(Service::new(config, plugins, tokens, local));
     let (stop_tx, mut stop) = watch::channel(false);
     take_signals(signals, Arc::clone(&service), stop_tx).map_err(ServeError::Runtime)?;
     eprintln!("coremcp: listening on http://{local}/mcp ({mode} mode, {auth})");
+    if let Some(line) = upstream_line {
+        tracing::info!("{line}");
+    }
 
     let reaper = {
         let service = Arc::clone(&service);

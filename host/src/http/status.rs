@@ -37,7 +37,7 @@ pub fn status(config: &Config, plugins: &PluginSet, sessions: usize) -> Value {
         "sessions": sessions,
         "groups": groups,
         "relays": crate::forward::relay_status(config),
-        "upstream": [],
+        "upstream": config.upstream.status(),
     })
 }
 

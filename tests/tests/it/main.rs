@@ -19,3 +19,4 @@ mod session;
 mod sql;
 mod stores;
 mod swap;
+mod upstream;
