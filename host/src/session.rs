@@ -88,6 +88,31 @@ impl Session {
         Self { inner }
     }
 
+    /// Whether handling `line` cannot block: a `tools/call` of a tool whose group is loaded
+    /// only registers the call and hands it to the pool. An async transport may then handle it
+    /// on its own thread instead of a blocking one (one thread hand-off less per call).
+    pub fn is_quick(&self, line: &[u8]) -> bool {
+        #[derive(Deserialize)]
+        struct Probe<'a> {
+            #[serde(borrow, default)]
+            method: Option<Cow<'a, str>>,
+            #[serde(borrow, default)]
+            params: Option<Params<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow, default)]
+            name: Option<Cow<'a, str>>,
+        }
+        match serde_json::from_slice::<Probe<'_>>(line) {
+            Ok(Probe {
+                method: Some(method),
+                params: Some(Params { name: Some(name) }),
+            }) if method == "tools/call" => self.inner.plugins.loaded_route(&name).is_some(),
+            _ => false,
+        }
+    }
+
     /// Handles one incoming message.
     pub fn handle(&self, line: &[u8]) {
         match rpc::parse(line) {

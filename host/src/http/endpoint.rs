@@ -468,17 +468,26 @@ async fn answer(
         Err(ExpectError::Closed) => return gone(Some(&id)),
     };
     let core = session.session().clone();
-    let handling = tokio::task::spawn_blocking(move || core.handle(&message));
+    // A call of a loaded tool only registers itself and goes to the pool: handle it here. Any
+    // other message may load a plugin, so it runs on a blocking thread.
+    let handling = if core.is_quick(&message) {
+        core.handle(&message);
+        None
+    } else {
+        Some(tokio::task::spawn_blocking(move || core.handle(&message)))
+    };
     match (mode, expected.notes) {
         (Mode::Sse, Some(notes)) => {
             // The stream ends by itself if handling fails (the answer's sender is dropped).
-            let (watch_router, watch_id, seq) = (Arc::clone(&router), id, expected.seq);
-            tokio::spawn(async move {
-                if let Err(e) = handling.await {
-                    tracing::error!("handling a request failed: {e}");
-                    watch_router.forget_expected(&watch_id, seq);
-                }
-            });
+            if let Some(handling) = handling {
+                let (watch_router, watch_id, seq) = (Arc::clone(&router), id, expected.seq);
+                tokio::spawn(async move {
+                    if let Err(e) = handling.await {
+                        tracing::error!("handling a request failed: {e}");
+                        watch_router.forget_expected(&watch_id, seq);
+                    }
+                });
+            }
             sse_response(SseBody::request(notes, expected.answer))
         }
         _ => {
@@ -487,7 +496,10 @@ async fn answer(
                 id: &id,
                 seq: expected.seq,
             };
-            if let Err(e) = handling.await {
+            if let Some(Err(e)) = match handling {
+                Some(handling) => Some(handling.await),
+                None => None,
+            } {
                 tracing::error!("handling a request failed: {e}");
                 return body::rpc_error(
                     StatusCode::INTERNAL_SERVER_ERROR,

@@ -247,6 +247,13 @@ impl PluginSet {
         self.lookup(tool)
     }
 
+    /// The slot of `tool` if its group is already loaded and serving: routing it then never
+    /// loads or waits for anything.
+    pub fn loaded_route(&self, tool: &str) -> Option<usize> {
+        self.lookup(tool)
+            .filter(|i| matches!(self.slots[*i].state(), Some(Ok(_))))
+    }
+
     fn lookup(&self, tool: &str) -> Option<usize> {
         self.routes.read().ok().and_then(|r| r.get(tool).copied())
     }
