@@ -245,7 +245,7 @@ pub struct Tx<'a> {
 
 enum TxInner<'a> {
     Sqlite(&'a rusqlite::Connection),
-    Postgres(&'a mut ::postgres::Client),
+    Postgres(&'a mut postgres::Session),
 }
 
 impl std::fmt::Debug for Tx<'_> {

@@ -14,7 +14,11 @@
 //! - SQLSTATE 40001 and 40P01 become `StoreError::Busy`; other errors
 //!   `Backend("PostgreSQL <SQLSTATE>: …")`. Connection URLs never appear in errors.
 //! - A closed connection is reopened once, at the start of a transaction.
+//! - Each statement is prepared once per connection and cached (a reconnect starts a new
+//!   cache); a cached plan made stale by another process's migration is dropped and the
+//!   transaction rerun.
 
+use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -22,7 +26,7 @@ use std::time::Duration;
 
 use ::postgres::error::SqlState;
 use ::postgres::types::{FromSql, ToSql, Type};
-use ::postgres::{Client, NoTls};
+use ::postgres::{Client, NoTls, Statement};
 
 use crate::pg_wire::{describe_db_error, error_chain, fixed, timestamp, uuid, TextParam};
 use crate::{run_in_tx, Migration, Param, Row, StoreError, Tx, TxInner};
@@ -32,7 +36,52 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) struct Conn {
     config: ::postgres::Config,
     schema: String,
+    session: Session,
+}
+
+/// Statements prepared on this connection, at most this many (then the cache starts over).
+const MAX_STATEMENTS: usize = 256;
+
+/// A connection and the statements prepared on it: a statement is parsed once per connection,
+/// so a query costs one round trip instead of two.
+pub(crate) struct Session {
     client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl Session {
+    fn new(client: Client) -> Self {
+        Self {
+            client,
+            statements: HashMap::new(),
+        }
+    }
+
+    /// The prepared statement for `sql`, preparing it on first use.
+    fn statement(&mut self, sql: &str) -> Result<Statement, StoreError> {
+        if let Some(stmt) = self.statements.get(sql) {
+            return Ok(stmt.clone());
+        }
+        let stmt = self.client.prepare(sql).map_err(error)?;
+        if self.statements.len() >= MAX_STATEMENTS {
+            self.statements.clear();
+        }
+        self.statements.insert(sql.to_owned(), stmt.clone());
+        Ok(stmt)
+    }
+
+    /// A failed statement: a cached plan that no longer fits the table (another process
+    /// migrated it) is dropped and the transaction retried (`Busy`).
+    fn failed(&mut self, sql: &str, e: ::postgres::Error) -> StoreError {
+        let stale = e.as_db_error().is_some_and(|db| {
+            *db.code() == SqlState::FEATURE_NOT_SUPPORTED && db.message().contains("cached plan")
+        });
+        if stale {
+            self.statements.remove(sql);
+            return StoreError::Busy;
+        }
+        error(e)
+    }
 }
 
 impl Conn {
@@ -57,28 +106,28 @@ impl Conn {
         Ok(Self {
             config,
             schema,
-            client,
+            session: Session::new(client),
         })
     }
 
     fn reconnect(&mut self) -> Result<(), StoreError> {
         let mut client = connect(&self.config)?;
         set_search_path(&mut client, &self.schema)?;
-        self.client = client;
+        self.session = Session::new(client);
         Ok(())
     }
 
     fn begin(&mut self) -> Result<(), StoreError> {
-        if self.client.is_closed() {
+        if self.session.client.is_closed() {
             self.reconnect()?;
-            return self.client.batch_execute("BEGIN").map_err(error);
+            return self.session.client.batch_execute("BEGIN").map_err(error);
         }
-        match self.client.batch_execute("BEGIN") {
+        match self.session.client.batch_execute("BEGIN") {
             Ok(()) => Ok(()),
             // Nothing ran yet, so a dead connection can be replaced and BEGIN sent again.
-            Err(e) if connection_lost(&e) || self.client.is_closed() => {
+            Err(e) if connection_lost(&e) || self.session.client.is_closed() => {
                 self.reconnect()?;
-                self.client.batch_execute("BEGIN").map_err(error)
+                self.session.client.batch_execute("BEGIN").map_err(error)
             }
             Err(e) => Err(error(e)),
         }
@@ -89,21 +138,27 @@ impl Conn {
         f: &mut impl FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.begin()?;
-        let client = std::cell::RefCell::new(&mut self.client);
+        let session = std::cell::RefCell::new(&mut self.session);
         run_in_tx(
             || {
-                let mut guard = client.borrow_mut();
+                let mut guard = session.borrow_mut();
                 let mut tx = Tx {
                     inner: TxInner::Postgres(&mut guard),
                 };
                 f(&mut tx)
             },
-            || client.borrow_mut().batch_execute("COMMIT").map_err(error),
+            || {
+                session
+                    .borrow_mut()
+                    .client
+                    .batch_execute("COMMIT")
+                    .map_err(error)
+            },
             || {
                 // After a failed COMMIT PostgreSQL has already ended the transaction; a
                 // ROLLBACK then only warns. On a dead connection it fails, and the next
                 // transaction reconnects.
-                let _ = client.borrow_mut().batch_execute("ROLLBACK");
+                let _ = session.borrow_mut().client.batch_execute("ROLLBACK");
             },
         )
     }
@@ -233,20 +288,28 @@ fn bind(params: &[Param]) -> Vec<TextParam> {
     params.iter().map(text_of).collect()
 }
 
-pub(crate) fn execute(client: &mut Client, sql: &str, params: &[Param]) -> Result<u64, StoreError> {
+pub(crate) fn execute(
+    session: &mut Session,
+    sql: &str,
+    params: &[Param],
+) -> Result<u64, StoreError> {
     let texts = bind(params);
     let refs: Vec<&(dyn ToSql + Sync)> = texts.iter().map(|t| t as _).collect();
-    client.execute(sql, &refs).map_err(error)
+    let stmt = session.statement(sql)?;
+    match session.client.execute(&stmt, &refs) {
+        Ok(n) => Ok(n),
+        Err(e) => Err(session.failed(sql, e)),
+    }
 }
 
 pub(crate) fn query(
-    client: &mut Client,
+    session: &mut Session,
     sql: &str,
     params: &[Param],
 ) -> Result<Vec<Row>, StoreError> {
     let texts = bind(params);
     let refs: Vec<&(dyn ToSql + Sync)> = texts.iter().map(|t| t as _).collect();
-    let stmt = client.prepare(sql).map_err(error)?;
+    let stmt = session.statement(sql)?;
     let columns: Arc<[String]> = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
     for (i, column) in stmt.columns().iter().enumerate() {
         if !decodable(column.type_()) {
@@ -258,7 +321,10 @@ pub(crate) fn query(
             )));
         }
     }
-    let rows = client.query(&stmt, &refs).map_err(error)?;
+    let rows = match session.client.query(&stmt, &refs) {
+        Ok(rows) => rows,
+        Err(e) => return Err(session.failed(sql, e)),
+    };
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let mut values = Vec::with_capacity(columns.len());
