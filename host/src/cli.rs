@@ -98,6 +98,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Connect once to each upstream MCP server and report its state and tools (a diagnostic)
+    ///
+    /// Connects to every enabled server configured in mcp.json and COREMCP_MCP_SERVERS, in
+    /// parallel, and reports its state, reason (with recent stderr for a stdio server) and the
+    /// tools that would be published as mcp__<id>__<tool> or withheld, with reasons. A
+    /// diagnostic: it does not make upstream tools callable by agents (grants and approval come
+    /// later). A failed server is reported with exit 0; a bad configuration exits 2.
+    Upstream {
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
     /// Every plugin file: group, version, API version, features, tools, load status
     Plugins {
         #[command(subcommand)]
@@ -226,6 +238,7 @@ pub fn main() -> ExitCode {
             ..
         } => crate::commands::serve::run(config, listen, tokens.as_deref()),
         Command::Hosts { json } => crate::commands::hosts::run(config, json),
+        Command::Upstream { json } => crate::commands::upstream::run(config, json),
         Command::Plugins { action: None } => crate::commands::plugins::run(config),
         Command::Plugins {
             action: Some(PluginsAction::Install { ref file }),

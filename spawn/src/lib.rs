@@ -1,5 +1,8 @@
 //! The one place Core MCP starts child processes (publishing CLIs, shells, upstream servers).
 //!
+//! Two ways to run one: [`run`] to completion with a deadline, or [`start`] a long-lived child
+//! (an upstream MCP server) whose pipes the caller owns ([`Running`]).
+//!
 //! Invariants:
 //! - Every child gets a **scrubbed environment**: credential-named variables
 //!   ([`is_credential_name`]) are dropped; a caller passes one on only through an explicit
@@ -17,7 +20,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
@@ -154,37 +157,12 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnError> {
     let program = spec.program.to_string_lossy().into_owned();
     let started = Instant::now();
-    #[allow(clippy::disallowed_methods)] // This module is the one place children start.
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(scrubbed_env())
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so a timeout kills grandchildren too.
-        .process_group(0);
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    let mut child = spawn_retrying(&mut command).map_err(|source| match source.kind() {
-        io::ErrorKind::NotFound => SpawnError::NotFound {
-            program: program.clone(),
-        },
-        io::ErrorKind::PermissionDenied => SpawnError::PermissionDenied {
-            program: program.clone(),
-        },
-        _ => SpawnError::Start {
-            program: program.clone(),
-            source,
-        },
-    })?;
+    let stdin = if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    let mut child = start_child(spec, stdin)?;
     let pid = child.id() as libc::pid_t;
 
     if let (Some(input), Some(mut pipe)) = (spec.stdin.clone(), child.stdin.take()) {
@@ -241,6 +219,100 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
         stderr: join(stderr),
         duration: started.elapsed(),
     })
+}
+
+/// The command for `spec`: scrubbed environment plus its explicit `env`, stdout and stderr
+/// piped, its own process group (so killing it kills grandchildren too).
+fn start_child(spec: &Spec, stdin: Stdio) -> Result<Child, SpawnError> {
+    let program = spec.program.to_string_lossy().into_owned();
+    #[allow(clippy::disallowed_methods)] // This module is the one place children start.
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(scrubbed_env())
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    spawn_retrying(&mut command).map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => SpawnError::NotFound { program },
+        io::ErrorKind::PermissionDenied => SpawnError::PermissionDenied { program },
+        _ => SpawnError::Start { program, source },
+    })
+}
+
+/// A long-lived child ([`start`]): its pipes are the caller's to read and write.
+///
+/// Dropping it kills the child's whole process group and reaps the child, so a forgotten
+/// server never outlives its owner.
+#[derive(Debug)]
+pub struct Running {
+    child: Child,
+    pid: libc::pid_t,
+    /// Its stdin (a pipe); take it to write.
+    pub stdin: Option<ChildStdin>,
+    /// Its stdout (a pipe); take it to read.
+    pub stdout: Option<ChildStdout>,
+    /// Its stderr (a pipe); take it to read.
+    pub stderr: Option<ChildStderr>,
+    reaped: Option<ExitStatus>,
+}
+
+/// Starts a child that keeps running: stdin, stdout and stderr are pipes, the environment is
+/// scrubbed (plus `spec.env`), and it leads its own process group. `spec.stdin`,
+/// `spec.timeout` and `spec.max_output` are for [`run`] and are not used here: the caller
+/// bounds what it reads.
+pub fn start(spec: &Spec) -> Result<Running, SpawnError> {
+    let mut child = start_child(spec, Stdio::piped())?;
+    let pid = child.id() as libc::pid_t;
+    Ok(Running {
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+        child,
+        pid,
+        reaped: None,
+    })
+}
+
+impl Running {
+    /// The child's process id (also its process group id).
+    pub fn id(&self) -> u32 {
+        self.pid as u32
+    }
+
+    /// Its exit status if it has ended, without waiting.
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        if self.reaped.is_none() {
+            self.reaped = self.child.try_wait()?;
+        }
+        Ok(self.reaped)
+    }
+
+    /// Kills the child's whole process group and reaps the child; returns its exit status.
+    /// Calling it again is harmless.
+    pub fn kill(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.reaped {
+            return Ok(status);
+        }
+        kill_group(self.pid);
+        let status = self.child.wait()?;
+        self.reaped = Some(status);
+        Ok(status)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Closing stdin first lets a well-behaved child see the end; the kill follows at once.
+        self.stdin.take();
+        let _ = self.kill();
+    }
 }
 
 /// Starts the command, retrying briefly on `ETXTBSY`: an executable that was just written can
@@ -382,5 +454,62 @@ mod tests {
         spec.stdin = Some(b"hello".to_vec());
         let done = run(&spec, None).expect("runs");
         assert_eq!(done.stdout.bytes, b"hello");
+    }
+    #[test]
+    fn a_started_child_talks_over_its_pipes() {
+        let mut spec = sh("read line; echo \"got $line\"; echo note >&2; sleep 30");
+        spec.env.push(("EXPLICIT_TOKEN".into(), "given".into()));
+        let mut running = start(&spec).expect("starts");
+        let mut stdin = running.stdin.take().expect("stdin");
+        stdin.write_all(b"hi\n").expect("write");
+        let mut out = io::BufReader::new(running.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        io::BufRead::read_line(&mut out, &mut line).expect("read");
+        assert_eq!(line, "got hi\n");
+        let mut err = io::BufReader::new(running.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        io::BufRead::read_line(&mut err, &mut line).expect("read");
+        assert_eq!(line, "note\n");
+        assert!(running.try_wait().expect("try_wait").is_none());
+        let started = Instant::now();
+        let status = running.kill().expect("kill");
+        assert!(!status.success());
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // Again: harmless, same status.
+        assert_eq!(running.kill().expect("kill again"), status);
+    }
+
+    #[test]
+    fn a_started_child_gets_the_scrubbed_environment() {
+        std::env::set_var("COREMCP_SPAWN_START_API_KEY", "leak");
+        let mut spec = sh("echo \"[$COREMCP_SPAWN_START_API_KEY][$EXPLICIT_TOKEN]\"");
+        spec.env.push(("EXPLICIT_TOKEN".into(), "given".into()));
+        let mut running = start(&spec).expect("starts");
+        let mut text = String::new();
+        running
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut text)
+            .expect("read");
+        assert_eq!(text, "[][given]\n");
+    }
+
+    #[test]
+    fn dropping_a_started_child_kills_its_group() {
+        // The grandchild holds stdout open: once the group is killed the pipe reaches its end.
+        let mut running = start(&sh("sleep 30 & sleep 30")).expect("starts");
+        let mut stdout = running.stdout.take().expect("stdout");
+        let started = Instant::now();
+        drop(running);
+        let mut rest = Vec::new();
+        stdout.read_to_end(&mut rest).expect("read");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_missing_program_is_named_when_started() {
+        let err = start(&Spec::new("/nonexistent/server")).expect_err("fails");
+        assert_eq!(err.to_string(), "/nonexistent/server: command not found");
     }
 }

@@ -7,6 +7,7 @@ pub mod plugins;
 pub mod serve;
 pub mod stdio;
 pub mod tools;
+pub mod upstream;
 
 use std::io::Write;
 

@@ -1,14 +1,29 @@
 //! Upstream MCP servers (DESIGN §6): the servers a user configures in `mcp.json` or
 //! `COREMCP_MCP_SERVERS`, whose tools the host will publish as `mcp__<id>__<tool>`.
 //!
-//! In this build the configuration is read, validated and reported (boot line, `/api/status`);
-//! connecting to the servers, grants and approval come next. Until then no upstream tool is
-//! published or callable, so nothing runs unattended.
+//! In this build the configuration is read, validated and reported (boot line, `/api/status`),
+//! and `coremcp upstream` connects to each server once ([`probe`]) to show what would be
+//! published. The host does not connect at start yet, and grants and approval come next:
+//! until then no upstream tool is published or callable, so nothing runs unattended.
+//!
+//! Modules: [`client`] (one server as a blocking MCP client) over [`stdio`], [`http`] or
+//! legacy [`sse`] transports, sharing [`rpc`] and [`events`]; [`lines`] and [`ring`] bound what a child's pipes can cost;
+//! [`publish`] holds the pure publishing rules and the result cap.
 //!
 //! Invariant: a bad configuration stops the host at start with a message naming the entry;
 //! `COREMCP_MCP=false` turns the client off without reading anything.
 
+pub mod client;
 pub mod config;
+pub mod events;
+pub mod http;
+pub mod lines;
+pub mod probe;
+pub mod publish;
+pub mod ring;
+pub mod rpc;
+pub mod sse;
+pub mod stdio;
 
 use std::path::Path;
 

@@ -1,9 +1,18 @@
-//! Upstream MCP server configuration (DESIGN §6) as the binary reads it: `mcp.json` named by
+//! Upstream MCP servers (DESIGN §6) as the binary reads and reaches them: `mcp.json` named by
 //! `COREMCP_MCP_CONFIG` merged with `COREMCP_MCP_SERVERS`, refused at start with the entry
-//! named, reported in `/api/status`. (Connecting to the servers is not in this build yet.)
+//! named, reported in `/api/status`; and `coremcp upstream --json`, which connects once to each
+//! server: misbehaving fixtures (tests/fixtures/upstream), and the real
+//! `@modelcontextprotocol/server-everything` (stdio, Streamable HTTP and legacy SSE) and
+//! `mcp-server-time`, which scripts/test installs and names in `COREMCP_TEST_EVERYTHING` and
+//! `COREMCP_TEST_TIME`.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use coremcp_tests::{plugins, run, TempDir};
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn tools_with(env: &[(&str, &str)]) -> (i32, String) {
     let dir = plugins(&["fixture"]);
@@ -104,5 +113,364 @@ fn configured_servers_are_reported_in_the_status() {
         ],
         "{}",
         json!(upstream)
+    );
+}
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/upstream")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn misbehave(id: &str, mode: &str) -> Value {
+    json!({"id": id, "command": "python3", "args": [fixture("misbehave.py"), mode]})
+}
+
+fn installed(var: &str) -> String {
+    let path = std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: scripts/test installs the real upstream MCP servers and sets it")
+    });
+    assert!(
+        std::path::Path::new(&path).exists(),
+        "{var}={path} does not exist"
+    );
+    path
+}
+
+/// Runs `coremcp upstream --json` with `servers` as the config file; returns the exit code,
+/// the servers' reports by id order, and stderr.
+fn upstream_json(servers: Value, env: &[(&str, &str)]) -> (i32, Vec<Value>, String) {
+    let dir = TempDir::new("upstream");
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, json!({ "servers": servers }).to_string()).expect("write");
+    let file = file.to_string_lossy().into_owned();
+    let mut all = vec![
+        ("COREMCP_MCP_CONFIG", file.as_str()),
+        ("COREMCP_MCP_SERVERS", ""),
+    ];
+    all.extend_from_slice(env);
+    let (code, stdout, stderr) = run(&["upstream", "--json"], &all);
+    let value: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\nstderr: {stderr}"));
+    let servers = value["servers"].as_array().cloned().unwrap_or_default();
+    (code, servers, stderr)
+}
+
+fn by_id<'a>(servers: &'a [Value], id: &str) -> &'a Value {
+    servers
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not reported: {}", json!(servers)))
+}
+
+fn names(server: &Value) -> Vec<String> {
+    server["published"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn misbehaving_servers_are_reported_and_bounded() {
+    let mut shapes = misbehave("shapes", "shapes");
+    shapes["env"] = json!({"EXPLICIT_TOKEN": "given"});
+    let (code, servers, stderr) = upstream_json(
+        json!([
+            misbehave("paging", "paging"),
+            shapes,
+            misbehave("exits", "exit"),
+            {"id": "legacy", "type": "sse", "url": "http://127.0.0.1:9/sse"},
+            {"id": "off", "command": "python3", "enabled": false},
+        ]),
+        &[("FOO_API_KEY", "secret")],
+    );
+    assert_eq!(code, 0, "{stderr}");
+
+    let paging = by_id(&servers, "paging");
+    assert_eq!(paging["state"], "connected", "{paging}");
+    assert_eq!(paging["tools"], 200);
+    assert_eq!(names(paging).len(), 200);
+    assert!(names(paging).contains(&"mcp__paging__t199".to_owned()));
+    assert!(
+        paging["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped after 20 pages"),
+        "{paging}"
+    );
+
+    let shapes = by_id(&servers, "shapes");
+    assert_eq!(shapes["state"], "connected", "{shapes}");
+    assert_eq!(
+        names(shapes),
+        ["mcp__shapes__env", "mcp__shapes__long_description"]
+    );
+    let definitions = shapes["definitions"].as_array().expect("definitions");
+    // The scrubbed environment: FOO_API_KEY never reaches the child; the env block does.
+    // The fixture's roots/list request was answered -32601.
+    assert_eq!(
+        definitions[0]["description"],
+        "FOO_API_KEY=(unset) EXPLICIT_TOKEN=given roots/list answered -32601"
+    );
+    let long = definitions[1]["description"].as_str().expect("text");
+    assert_eq!(long.chars().count(), 1000);
+    assert!(long.ends_with('…'));
+    assert_eq!(shapes["listChanged"], true);
+    let withheld: Vec<(String, String)> = shapes["withheld"]
+        .as_array()
+        .expect("withheld")
+        .iter()
+        .map(|w| {
+            (
+                w["tool"].as_str().unwrap_or_default().to_owned(),
+                w["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(withheld.len(), 3, "{withheld:?}");
+    assert_eq!(withheld[0].0, "big_schema");
+    assert!(withheld[0].1.contains("the limit is 8000"), "{withheld:?}");
+    assert_eq!(withheld[1].0, "n".repeat(70));
+    assert!(withheld[1].1.contains("over 64"), "{withheld:?}");
+    assert!(
+        withheld[2].1.contains("not an object schema"),
+        "{withheld:?}"
+    );
+
+    let exits = by_id(&servers, "exits");
+    assert_eq!(exits["state"], "failed");
+    let reason = exits["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("cannot open /nonexistent/db: no such file"),
+        "{reason}"
+    );
+    assert!(reason.contains("exit status: 1"), "{reason}");
+
+    let legacy = by_id(&servers, "legacy");
+    assert_eq!(legacy["state"], "failed");
+    assert!(
+        legacy["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cannot connect to 127.0.0.1:9"),
+        "{legacy}"
+    );
+    assert_eq!(by_id(&servers, "off")["state"], "disabled");
+}
+
+#[test]
+fn a_line_over_8_mb_is_discarded_with_memory_bounded() {
+    let dir = TempDir::new("upstream-bigline");
+    let file = dir.path().join("mcp.json");
+    let servers = json!({"servers": [misbehave("big", "bigline")]});
+    std::fs::write(&file, servers.to_string()).expect("write");
+    // Python runs coremcp and reports the peak RSS of its descendants (coremcp, and the fixture,
+    // which writes its 64 MB line in 1 MB pieces): coremcp must not hold the line.
+    let measure = "import resource, subprocess, sys\n\
+                   out = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n\
+                   sys.stdout.write(out.stdout)\n\
+                   sys.stderr.write(out.stderr)\n\
+                   print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n\
+                   sys.exit(out.returncode)\n";
+    #[allow(clippy::disallowed_methods)] // The test starts the binary under test.
+    let out = Command::new("python3")
+        .args(["-c", measure])
+        .arg(coremcp_tests::coremcp())
+        .args(["upstream", "--json"])
+        .env("COREMCP_MCP_CONFIG", &file)
+        .env("COREMCP_MCP_SERVERS", "")
+        .env("COREMCP_DATA", coremcp_tests::scratch_data_dir())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run python3");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let big = &report["servers"][0];
+    assert_eq!(big["state"], "connected", "{big}");
+    assert_eq!(names(big), ["mcp__big__ok"]);
+    assert!(
+        big["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("discarded a stdout line of 67108864 bytes"),
+        "{big}"
+    );
+    let peak_kb: u64 = stderr
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no RSS figure: {stderr}"));
+    assert!(
+        peak_kb < 48 * 1024,
+        "peak RSS {peak_kb} KB: the 64 MB line was held"
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_fails_after_the_30_s_handshake() {
+    let started = Instant::now();
+    let mut silent = misbehave("silent", "silent");
+    // requestTimeoutMs is for requests; the handshake has its own 30 s.
+    silent["requestTimeoutMs"] = json!(1000);
+    let (code, servers, stderr) = upstream_json(json!([silent]), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let silent = by_id(&servers, "silent");
+    assert_eq!(silent["state"], "failed");
+    assert!(
+        silent["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no answer to initialize within 30000 ms"),
+        "{silent}"
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(30) && took < Duration::from_secs(45),
+        "{took:?}"
+    );
+}
+
+/// A server process killed on drop.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+fn wait_listening(port: u16) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn streamable_http_sets_a_lost_session_up_again_and_reads_event_streams() {
+    use std::io::BufRead;
+    #[allow(clippy::disallowed_methods)] // The test starts the fixture server itself.
+    let mut child = Command::new("python3")
+        .arg(fixture("http_server.py"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the HTTP fixture");
+    let stdout = child.stdout.take().expect("stdout");
+    let server = Server(child);
+    let mut port = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut port)
+        .expect("port");
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let (code, servers, stderr) =
+        upstream_json(json!([{"id": "web", "type": "http", "url": url}]), &[]);
+    drop(server);
+    assert_eq!(code, 0, "{stderr}");
+    let web = by_id(&servers, "web");
+    assert_eq!(web["state"], "connected", "{web}");
+    assert_eq!(names(web), ["mcp__web__sse_tool"]);
+    // The first session was refused (404) and set up again once.
+    assert_eq!(web["definitions"][0]["description"], "sessions opened: 2");
+    assert_eq!(web["listChanged"], true);
+}
+
+#[test]
+fn real_servers_connect_and_publish_their_tools() {
+    let everything = installed("COREMCP_TEST_EVERYTHING");
+    let time = installed("COREMCP_TEST_TIME");
+    let start = |mode: &str| {
+        let port = free_port();
+        #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
+        let server = Server(
+            Command::new(&everything)
+                .arg(mode)
+                .env("PORT", port.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start server-everything"),
+        );
+        wait_listening(port);
+        (server, port)
+    };
+    let (http, http_port) = start("streamableHttp");
+    let (sse, sse_port) = start("sse");
+    let (code, servers, stderr) = upstream_json(
+        json!([
+            {"id": "everything", "command": everything},
+            {"id": "time", "command": time},
+            {"id": "everything-http", "type": "http",
+             "url": format!("http://127.0.0.1:{http_port}/mcp")},
+            {"id": "everything-sse", "type": "sse",
+             "url": format!("http://127.0.0.1:{sse_port}/sse")},
+        ]),
+        &[],
+    );
+    drop((http, sse));
+    assert_eq!(code, 0, "{stderr}");
+    for (id, expected) in [
+        ("everything", "mcp__everything__echo"),
+        ("time", "mcp__time__get_current_time"),
+        ("everything-http", "mcp__everything-http__echo"),
+        ("everything-sse", "mcp__everything-sse__echo"),
+    ] {
+        let server = by_id(&servers, id);
+        assert_eq!(server["state"], "connected", "{server}");
+        assert!(names(server).contains(&expected.to_owned()), "{server}");
+        assert!(
+            server["withheld"].as_array().is_some_and(Vec::is_empty),
+            "{server}"
+        );
+    }
+    assert!(names(by_id(&servers, "time")).contains(&"mcp__time__convert_time".to_owned()));
+    assert_eq!(
+        by_id(&servers, "everything")["protocolVersion"],
+        "2025-06-18"
+    );
+}
+
+#[test]
+fn the_text_report_names_states_and_tools() {
+    let dir = TempDir::new("upstream-text");
+    let file = dir.path().join("mcp.json");
+    let servers = json!({"servers": [misbehave("shapes", "shapes"), misbehave("exits", "exit")]});
+    std::fs::write(&file, servers.to_string()).expect("write");
+    let file = file.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = run(
+        &["upstream"],
+        &[("COREMCP_MCP_CONFIG", &file), ("COREMCP_MCP_SERVERS", "")],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("shapes (stdio): connected, misbehave 1.0"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  + mcp__shapes__env\n"), "{stdout}");
+    assert!(
+        stdout.contains("  - big_schema: its input schema is"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("exits (stdio): failed\n  reason: initialize failed"),
+        "{stdout}"
     );
 }

@@ -1,0 +1,233 @@
+//! One upstream server as a blocking MCP client: start or reach it over its transport, the
+//! `initialize` handshake, `request(method, params, timeout)`, and `tools/list` with paging.
+//!
+//! Invariants:
+//! - The handshake has [`HANDSHAKE`] (30 s) whatever `requestTimeoutMs` says; other requests
+//!   have the server's `requestTimeoutMs` unless the caller gives another.
+//! - The server must answer `initialize` with a protocol version we speak.
+//! - `tools/list` follows `nextCursor` at most [`MAX_PAGES`] pages and says when it stopped
+//!   there.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use coremcp_spawn::Spec;
+use serde_json::{json, Value};
+
+use super::config::{ServerConfig, Transport};
+use super::http::HttpTransport;
+use super::rpc::{Notices, UpstreamError};
+use super::sse::SseTransport;
+use super::stdio::StdioTransport;
+use crate::mcp::{PREFERRED_VERSION, SUPPORTED_VERSIONS};
+
+/// How long `initialize` may take (DESIGN §7).
+pub const HANDSHAKE: Duration = Duration::from_secs(30);
+/// The most `tools/list` pages followed (DESIGN §7).
+pub const MAX_PAGES: usize = 20;
+
+enum Link {
+    Stdio(StdioTransport),
+    Http(HttpTransport),
+    Sse(SseTransport),
+}
+
+/// A connected upstream server.
+pub struct Client {
+    link: Link,
+    timeout: Duration,
+    notices: Arc<Notices>,
+    /// `serverInfo` from `initialize` ("name version"), if given.
+    pub server_info: Option<String>,
+    /// The negotiated protocol version.
+    pub version: String,
+}
+
+/// The tools a server listed.
+#[derive(Debug, Default)]
+pub struct ToolList {
+    pub tools: Vec<Value>,
+    /// Set when paging stopped at [`MAX_PAGES`] with more to read.
+    pub stopped_at_limit: bool,
+}
+
+/// Why connecting failed, with what the server wrote to stderr meanwhile (stdio).
+#[derive(Debug)]
+pub struct ConnectError {
+    pub error: UpstreamError,
+    pub warnings: Vec<String>,
+    /// The server's recent stderr, when it is a child that wrote some.
+    pub stderr: Option<String>,
+}
+
+impl Client {
+    /// Starts or reaches the server and completes the handshake.
+    pub fn connect(config: &ServerConfig) -> Result<Self, Box<ConnectError>> {
+        let notices = Arc::new(Notices::default());
+        let failed = |error: UpstreamError, notices: &Notices| {
+            Box::new(ConnectError {
+                error,
+                warnings: notices.warnings(),
+                stderr: None,
+            })
+        };
+        let link = match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut spec = Spec::new(command).args(args);
+                spec.cwd.clone_from(cwd);
+                spec.env = env
+                    .iter()
+                    .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                    .collect();
+                Link::Stdio(
+                    StdioTransport::start(&spec, Arc::clone(&notices))
+                        .map_err(|e| failed(e, &notices))?,
+                )
+            }
+            Transport::Http { url, headers } => {
+                let headers: Vec<(String, String)> = headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                Link::Http(
+                    HttpTransport::new(url, &headers, Arc::clone(&notices))
+                        .map_err(|e| failed(e, &notices))?,
+                )
+            }
+            Transport::Sse { url, headers } => {
+                let headers: Vec<(String, String)> = headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                Link::Sse(
+                    SseTransport::open(url, &headers, Arc::clone(&notices))
+                        .map_err(|e| failed(e, &notices))?,
+                )
+            }
+        };
+        let mut client = Self {
+            link,
+            timeout: config.request_timeout,
+            notices,
+            server_info: None,
+            version: String::new(),
+        };
+        match client.handshake() {
+            Ok(()) => Ok(client),
+            Err(error) => Err(Box::new(ConnectError {
+                error,
+                warnings: client.notices.warnings(),
+                stderr: client.stderr_excerpt(),
+            })),
+        }
+    }
+
+    fn handshake(&mut self) -> Result<(), UpstreamError> {
+        let params = json!({
+            "protocolVersion": PREFERRED_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "coremcp", "title": "Core MCP",
+                           "version": env!("CARGO_PKG_VERSION")}
+        });
+        let result = self.request("initialize", params, HANDSHAKE)?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("(none)");
+        if !SUPPORTED_VERSIONS.contains(&version) {
+            return Err(UpstreamError::Protocol(format!(
+                "the server answered initialize with protocol version {version}, which Core \
+                 MCP does not speak ({})",
+                SUPPORTED_VERSIONS.join(", ")
+            )));
+        }
+        self.version = version.to_owned();
+        let info = &result["serverInfo"];
+        self.server_info = info["name"]
+            .as_str()
+            .map(|name| match info["version"].as_str() {
+                Some(v) => format!("{name} {v}"),
+                None => name.to_owned(),
+            });
+        match &mut self.link {
+            Link::Stdio(t) => t.notify("notifications/initialized", None),
+            Link::Http(t) => t.notify("notifications/initialized", None),
+            Link::Sse(t) => t.notify("notifications/initialized", None),
+        }
+    }
+
+    /// Sends a request and waits up to `timeout` for its result.
+    pub fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, UpstreamError> {
+        match &mut self.link {
+            Link::Stdio(t) => t.request(method, params, timeout),
+            Link::Http(t) => t.request(method, params, timeout),
+            Link::Sse(t) => t.request(method, params, timeout),
+        }
+    }
+
+    /// The server's per-request timeout (`requestTimeoutMs`, default 30 s).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Every tool the server lists, following `nextCursor` up to [`MAX_PAGES`] pages.
+    pub fn list_tools(&mut self) -> Result<ToolList, UpstreamError> {
+        let mut list = ToolList::default();
+        let mut cursor: Option<String> = None;
+        for page in 1..=MAX_PAGES {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let result = self.request("tools/list", params, self.timeout)?;
+            let tools = result
+                .get("tools")
+                .and_then(Value::as_array)
+                .ok_or_else(|| {
+                    UpstreamError::Protocol("tools/list answered without a tools array".into())
+                })?;
+            list.tools.extend(tools.iter().cloned());
+            cursor = result
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned);
+            if cursor.is_none() {
+                return Ok(list);
+            }
+            if page == MAX_PAGES {
+                list.stopped_at_limit = true;
+            }
+        }
+        Ok(list)
+    }
+
+    /// Whether the server sent `notifications/tools/list_changed` since the last look.
+    pub fn take_list_changed(&self) -> bool {
+        self.notices.take_list_changed()
+    }
+
+    /// What the connection noticed besides answers (discarded lines, ignored messages).
+    pub fn warnings(&self) -> Vec<String> {
+        self.notices.warnings()
+    }
+
+    /// The server's recent stderr (stdio only).
+    pub fn stderr_excerpt(&self) -> Option<String> {
+        match &self.link {
+            Link::Stdio(t) => t.stderr_excerpt(),
+            Link::Http(_) | Link::Sse(_) => None,
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Connecting to every configured server once and reporting what would be published: the
+//! engine of `coremcp upstream`. Each server is probed on its own thread, bounded by its
+//! handshake and `tools/list` timeouts; a failed server is reported and the rest carry on.
+//!
+//! Invariant: a report never hides a failure: the state is `failed` with the reason (and a
+//! stdio server's recent stderr) whenever the handshake or the listing did not succeed.
+
+use std::thread;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::client::{Client, MAX_PAGES};
+use super::config::{ServerConfig, Transport};
+use super::publish::{publish, Withheld};
+use super::rpc::UpstreamError;
+
+/// A server's state after a probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Connected,
+    Failed,
+    Disabled,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connected => "connected",
+            Self::Failed => "failed",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// What a probe found out about one server.
+#[derive(Debug, Clone)]
+pub struct ServerReport {
+    pub id: String,
+    pub transport: &'static str,
+    pub state: State,
+    pub reason: Option<String>,
+    /// `serverInfo` name and version.
+    pub server: Option<String>,
+    pub protocol_version: Option<String>,
+    /// How many tools the server listed.
+    pub tools: usize,
+    pub published: Vec<String>,
+    /// The published tools as agents would see them (only in `--json`).
+    pub definitions: Vec<Value>,
+    pub withheld: Vec<Withheld>,
+    pub warnings: Vec<String>,
+    /// Whether the server sent `notifications/tools/list_changed` during the probe.
+    pub list_changed: bool,
+    pub elapsed_ms: u128,
+}
+
+impl ServerReport {
+    pub fn to_json(&self) -> Value {
+        let mut value = json!({
+            "id": self.id,
+            "transport": self.transport,
+            "state": self.state.as_str(),
+            "tools": self.tools,
+            "published": self.published,
+            "definitions": self.definitions,
+            "withheld": self.withheld.iter()
+                .map(|w| json!({"tool": w.tool, "reason": w.reason}))
+                .collect::<Vec<_>>(),
+            "warnings": self.warnings,
+            "listChanged": self.list_changed,
+            "elapsed_ms": self.elapsed_ms as u64,
+        });
+        for (key, field) in [
+            ("reason", &self.reason),
+            ("server", &self.server),
+            ("protocolVersion", &self.protocol_version),
+        ] {
+            if let Some(text) = field {
+                value[key] = Value::String(text.clone());
+            }
+        }
+        value
+    }
+}
+
+/// The transport's name in reports.
+pub fn transport_name(transport: &Transport) -> &'static str {
+    match transport {
+        Transport::Stdio { .. } => "stdio",
+        Transport::Http { .. } => "http",
+        Transport::Sse { .. } => "sse",
+    }
+}
+
+/// Probes every server in parallel; reports come back in configuration order.
+pub fn probe_all(servers: &[ServerConfig]) -> Vec<ServerReport> {
+    thread::scope(|scope| {
+        let handles: Vec<_> = servers
+            .iter()
+            .map(|server| scope.spawn(move || probe(server)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(servers)
+            .map(|(handle, server)| {
+                handle.join().unwrap_or_else(|_| ServerReport {
+                    reason: Some("the probe failed unexpectedly".into()),
+                    ..empty(server, State::Failed)
+                })
+            })
+            .collect()
+    })
+}
+
+fn empty(server: &ServerConfig, state: State) -> ServerReport {
+    ServerReport {
+        id: server.id.clone(),
+        transport: transport_name(&server.transport),
+        state,
+        reason: None,
+        server: None,
+        protocol_version: None,
+        tools: 0,
+        published: Vec::new(),
+        definitions: Vec::new(),
+        withheld: Vec::new(),
+        warnings: Vec::new(),
+        list_changed: false,
+        elapsed_ms: 0,
+    }
+}
+
+/// Connects to one server, lists its tools and works out what would be published.
+pub fn probe(server: &ServerConfig) -> ServerReport {
+    if !server.enabled {
+        return ServerReport {
+            reason: Some("enabled: false in its configuration".into()),
+            ..empty(server, State::Disabled)
+        };
+    }
+    let started = Instant::now();
+    let mut report = empty(server, State::Failed);
+    match Client::connect(server) {
+        Err(failure) => {
+            let mut reason = format!("initialize failed: {}", failure.error);
+            let has_stderr = matches!(
+                failure.error,
+                UpstreamError::Timeout { .. } | UpstreamError::Closed { .. }
+            );
+            if let (false, Some(stderr)) = (has_stderr, failure.stderr) {
+                reason.push_str(&format!("; recent stderr: {stderr}"));
+            }
+            report.reason = Some(reason);
+            report.warnings = failure.warnings;
+        }
+        Ok(mut client) => {
+            report.server = client.server_info.clone();
+            report.protocol_version = Some(client.version.clone());
+            match client.list_tools() {
+                Err(e) => report.reason = Some(format!("tools/list failed: {e}")),
+                Ok(list) => {
+                    report.state = State::Connected;
+                    report.tools = list.tools.len();
+                    let publication = publish(&server.id, &list.tools);
+                    report.published = publication.names();
+                    report.definitions = publication.published;
+                    report.withheld = publication.withheld;
+                    if list.stopped_at_limit {
+                        report.warnings.push(format!(
+                            "tools/list stopped after {MAX_PAGES} pages ({} tools); the \
+                             server has more, which are not published",
+                            list.tools.len()
+                        ));
+                    }
+                }
+            }
+            report.warnings.extend(client.warnings());
+            report.list_changed = client.take_list_changed();
+        }
+    }
+    report.elapsed_ms = started.elapsed().as_millis();
+    report
+}

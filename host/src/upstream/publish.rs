@@ -1,0 +1,333 @@
+//! How an upstream server's tools would be published to agents (DESIGN §6, §7, §7a): pure
+//! functions from the server's `tools/list` entries to `mcp__<id>__<tool>` tools, and the
+//! result cap applied to what a call hands back.
+//!
+//! Invariants:
+//! - Nothing broken is ever published: a tool whose input schema is not an object schema or is
+//!   over [`MAX_SCHEMA_CHARS`], whose full name is over [`MAX_NAME_CHARS`] or uses characters
+//!   clients refuse, or that would take a built-in tool's name, is **withheld** with a reason,
+//!   never cut or repaired silently.
+//! - A description over [`MAX_DESCRIPTION_CHARS`] is cut, ending in `…`.
+//! - A published tool never carries `null` for an optional field: absent or wrong-typed
+//!   optional fields are left out.
+
+use serde_json::{Map, Value};
+
+use crate::mcp::{MAX_DESCRIPTION_CHARS, MAX_RESULT_CHARS, MAX_SCHEMA_CHARS};
+use crate::plugins::catalog::GROUPS;
+
+/// The longest full tool name clients accept.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// A tool that is not published, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withheld {
+    /// The tool's name as the server gave it (or a placeholder when it gave none).
+    pub tool: String,
+    pub reason: String,
+}
+
+/// The outcome of publishing one server's tools.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Publication {
+    /// The tools as agents would see them (`name` is the full `mcp__<id>__<tool>`).
+    pub published: Vec<Value>,
+    pub withheld: Vec<Withheld>,
+}
+
+impl Publication {
+    /// The full names of the published tools.
+    pub fn names(&self) -> Vec<String> {
+        self.published
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    }
+}
+
+/// The full name of `tool` on server `id`.
+pub fn full_name(id: &str, tool: &str) -> String {
+    format!("mcp__{id}__{tool}")
+}
+
+/// Publishes the `tools/list` entries of server `id`.
+pub fn publish(id: &str, tools: &[Value]) -> Publication {
+    let mut out = Publication::default();
+    let mut seen: Vec<String> = Vec::new();
+    for (index, tool) in tools.iter().enumerate() {
+        let name = tool.get("name").and_then(Value::as_str);
+        let label = name.map_or_else(|| format!("(tool #{index} without a name)"), str::to_owned);
+        let outcome = name
+            .ok_or_else(|| "it has no name".to_owned())
+            .and_then(|name| {
+                if seen.iter().any(|s| s == name) {
+                    return Err("the server lists this name twice; the first one is kept".into());
+                }
+                publish_one(id, name, tool)
+            });
+        match outcome {
+            Ok(published) => {
+                seen.push(label);
+                out.published.push(published);
+            }
+            Err(reason) => out.withheld.push(Withheld {
+                tool: label,
+                reason,
+            }),
+        }
+    }
+    out
+}
+
+fn publish_one(id: &str, name: &str, tool: &Value) -> Result<Value, String> {
+    let full = full_name(id, name);
+    check_name(&full)?;
+    let schema = check_schema(tool.get("inputSchema"), "input schema")?;
+    let mut published = Map::new();
+    published.insert("name".into(), Value::String(full));
+    if let Some(title) = tool.get("title").and_then(Value::as_str) {
+        published.insert("title".into(), Value::String(title.to_owned()));
+    }
+    if let Some(text) = tool.get("description").and_then(Value::as_str) {
+        published.insert("description".into(), Value::String(cap_description(text)));
+    }
+    published.insert("inputSchema".into(), schema);
+    if let Some(output) = tool.get("outputSchema").filter(|v| !v.is_null()) {
+        published.insert(
+            "outputSchema".into(),
+            check_schema(Some(output), "output schema")?,
+        );
+    }
+    if let Some(annotations) = tool.get("annotations").filter(|v| v.is_object()) {
+        published.insert("annotations".into(), annotations.clone());
+    }
+    Ok(Value::Object(published))
+}
+
+/// The full name must fit clients' `^[a-zA-Z0-9_-]{1,64}$` and not be a built-in tool's.
+fn check_name(full: &str) -> Result<(), String> {
+    let chars = full.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(format!(
+            "its full name {full} is {chars} characters; clients refuse names over \
+             {MAX_NAME_CHARS}, and it is not cut"
+        ));
+    }
+    if let Some(bad) = full
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "its full name {full} contains {bad:?}; clients accept only letters, digits, _ and -"
+        ));
+    }
+    if GROUPS.iter().any(|g| g.tools.contains(&full)) {
+        return Err(format!("{full} is the name of a built-in tool"));
+    }
+    Ok(())
+}
+
+/// A schema must be a JSON object with `"type": "object"` and at most [`MAX_SCHEMA_CHARS`]
+/// characters as JSON text.
+fn check_schema(schema: Option<&Value>, what: &str) -> Result<Value, String> {
+    let schema = schema.ok_or_else(|| format!("it has no {what}"))?;
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(format!(
+            "its {what} is not an object schema (\"type\": \"object\")"
+        ));
+    }
+    let chars = schema.to_string().chars().count();
+    if chars > MAX_SCHEMA_CHARS {
+        return Err(format!(
+            "its {what} is {chars} characters; the limit is {MAX_SCHEMA_CHARS}"
+        ));
+    }
+    Ok(schema.clone())
+}
+
+/// `text` cut to [`MAX_DESCRIPTION_CHARS`] characters, the last being `…` when cut.
+pub fn cap_description(text: &str) -> String {
+    if text.chars().count() <= MAX_DESCRIPTION_CHARS {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// Cuts the text content of a `CallToolResult` to [`MAX_RESULT_CHARS`] characters in all,
+/// ending the last kept text with a marker that says how much was left out; text items past
+/// the limit are dropped. Other content (images, resources) is kept. Returns whether anything
+/// was cut.
+pub fn cap_result(result: &mut Value) -> bool {
+    cap_result_at(result, MAX_RESULT_CHARS)
+}
+
+fn cap_result_at(result: &mut Value, limit: usize) -> bool {
+    let Some(content) = result.get_mut("content").and_then(Value::as_array_mut) else {
+        return false;
+    };
+    let text_of = |item: &Value| {
+        (item.get("type").and_then(Value::as_str) == Some("text"))
+            .then(|| item.get("text").and_then(Value::as_str).map(str::to_owned))
+            .flatten()
+    };
+    let total: usize = content
+        .iter()
+        .filter_map(text_of)
+        .map(|t| t.chars().count())
+        .sum();
+    if total <= limit {
+        return false;
+    }
+    let marker = format!(
+        "\n\n[truncated by Core MCP: the result has {total} characters of text; the first \
+         {limit} are shown]"
+    );
+    let mut budget = limit;
+    let mut kept = Vec::with_capacity(content.len());
+    let mut marked = false;
+    for mut item in content.drain(..) {
+        let Some(text) = text_of(&item) else {
+            kept.push(item);
+            continue;
+        };
+        if marked {
+            continue;
+        }
+        let chars = text.chars().count();
+        if chars <= budget {
+            budget -= chars;
+            kept.push(item);
+            continue;
+        }
+        let mut cut: String = text.chars().take(budget).collect();
+        cut.push_str(&marker);
+        item["text"] = Value::String(cut);
+        kept.push(item);
+        marked = true;
+    }
+    *content = kept;
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str) -> Value {
+        json!({"name": name, "description": "d", "inputSchema": {"type": "object"}})
+    }
+
+    #[test]
+    fn tools_are_published_under_the_server_prefix_without_nulls() {
+        let tools = [
+            json!({"name": "echo", "title": "Echo", "description": "Echoes",
+                            "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}},
+                            "annotations": null, "outputSchema": null}),
+        ];
+        let out = publish("everything", &tools);
+        assert!(out.withheld.is_empty(), "{:?}", out.withheld);
+        assert_eq!(out.names(), ["mcp__everything__echo"]);
+        let text = out.published[0].to_string();
+        assert!(!text.contains("null"), "{text}");
+        assert_eq!(out.published[0]["title"], "Echo");
+    }
+
+    #[test]
+    fn long_descriptions_are_capped_with_an_ellipsis() {
+        let mut t = tool("long");
+        t["description"] = Value::String("é".repeat(2000));
+        let out = publish("s", &[t]);
+        let description = out.published[0]["description"].as_str().expect("text");
+        assert_eq!(description.chars().count(), MAX_DESCRIPTION_CHARS);
+        assert!(description.ends_with('…'));
+        assert_eq!(cap_description("short"), "short");
+    }
+
+    #[test]
+    fn bad_or_huge_schemas_are_withheld_with_a_reason() {
+        let big = json!({"name": "big", "inputSchema": {"type": "object",
+                          "description": "x".repeat(10_000)}});
+        let array = json!({"name": "array", "inputSchema": {"type": "array"}});
+        let none = json!({"name": "none"});
+        let out = publish("s", &[big, array, none, tool("fine")]);
+        assert_eq!(out.names(), ["mcp__s__fine"]);
+        let reasons: Vec<(&str, &str)> = out
+            .withheld
+            .iter()
+            .map(|w| (w.tool.as_str(), w.reason.as_str()))
+            .collect();
+        assert_eq!(reasons.len(), 3);
+        assert_eq!(reasons[0].0, "big");
+        assert!(
+            reasons[0].1.contains("the limit is 8000"),
+            "{}",
+            reasons[0].1
+        );
+        assert!(reasons[1].1.contains("not an object schema"));
+        assert!(reasons[2].1.contains("no input schema"));
+    }
+
+    #[test]
+    fn names_over_64_characters_or_with_odd_characters_are_withheld() {
+        let long = "t".repeat(70);
+        let fits = "t".repeat(64 - "mcp__s__".len());
+        let out = publish(
+            "s",
+            &[tool(&long), tool(&fits), tool("a.b"), json!({"x": 1})],
+        );
+        assert_eq!(out.names(), [format!("mcp__s__{fits}")]);
+        assert!(out.withheld[0].reason.contains("78 characters"));
+        assert!(out.withheld[0].reason.contains("not cut"));
+        assert!(out.withheld[1].reason.contains("'.'"));
+        assert_eq!(out.withheld[2].reason, "it has no name");
+    }
+
+    #[test]
+    fn duplicates_and_built_in_names_are_withheld() {
+        let out = publish("s", &[tool("a"), tool("a")]);
+        assert_eq!(out.names(), ["mcp__s__a"]);
+        assert!(out.withheld[0].reason.contains("twice"));
+        // No built-in starts with mcp__, so the check can only be exercised directly.
+        assert!(check_name("registry_theme_list")
+            .expect_err("built-in")
+            .contains("built-in"));
+    }
+
+    #[test]
+    fn results_are_capped_at_the_limit_with_a_marker() {
+        let mut small = json!({"content": [{"type": "text", "text": "abc"}]});
+        assert!(!cap_result(&mut small));
+        assert_eq!(small["content"][0]["text"], "abc");
+
+        let mut big = json!({"content": [
+            {"type": "text", "text": "a".repeat(MAX_RESULT_CHARS - 10)},
+            {"type": "image", "data": "AA==", "mimeType": "image/png"},
+            {"type": "text", "text": "b".repeat(50)},
+            {"type": "text", "text": "c".repeat(50)},
+        ], "isError": false});
+        assert!(cap_result(&mut big));
+        let content = big["content"].as_array().expect("content");
+        assert_eq!(
+            content.len(),
+            3,
+            "the third text is dropped, the image kept"
+        );
+        let second = content[2]["text"].as_str().expect("text");
+        assert!(second.starts_with(&"b".repeat(10)));
+        assert!(!second.starts_with(&"b".repeat(11)));
+        assert!(second.contains("the result has 20090 characters of text; the first 20000"));
+        assert_eq!(big["isError"], false);
+
+        let mut tiny = json!({"content": [{"type": "text", "text": "ééééé"}]});
+        assert!(cap_result_at(&mut tiny, 2));
+        assert!(tiny["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .starts_with("éé\n\n[truncated"));
+        let mut odd = json!({"content": "not a list"});
+        assert!(!cap_result(&mut odd));
+    }
+}
