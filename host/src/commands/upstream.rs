@@ -20,7 +20,19 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
         Vec::new()
     };
     let text = if as_json {
-        let servers: Vec<_> = reports.iter().map(ServerReport::to_json).collect();
+        let servers: Vec<_> = reports
+            .iter()
+            .map(|report| {
+                let mut value = report.to_json();
+                let granted: serde_json::Map<String, serde_json::Value> = report
+                    .published
+                    .iter()
+                    .map(|name| (name.clone(), json!(granted_to(settings, &report.id, name))))
+                    .collect();
+                value["grantedTo"] = serde_json::Value::Object(granted);
+                value
+            })
+            .collect();
         format!(
             "{}\n",
             json!({"enabled": settings.enabled, "servers": servers})
@@ -30,13 +42,41 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
     } else if reports.is_empty() {
         "no upstream MCP server is configured (mcp.json or COREMCP_MCP_SERVERS)\n".to_owned()
     } else {
-        reports.iter().map(render).collect::<Vec<_>>().join("\n")
+        let mut text = reports
+            .iter()
+            .map(|r| render(settings, r))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let published: Vec<(&str, &str)> = reports
+            .iter()
+            .flat_map(|r| r.published.iter().map(move |n| (r.id.as_str(), n.as_str())))
+            .collect();
+        let nobody = published
+            .iter()
+            .filter(|(id, name)| granted_to(settings, id, name).is_empty())
+            .count();
+        if nobody > 0 {
+            text.push_str(&format!(
+                "\n{nobody} of {} published upstream tools nobody may call yet: grants are \
+                 default-deny (COREMCP_MCP_GRANTS, e.g. stdio=<server id>)\n",
+                published.len()
+            ));
+        }
+        text
     };
     super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(report: &ServerReport) -> String {
+/// Who may call a published tool (`mcp__<id>__<tool>`) of server `id`.
+fn granted_to(settings: &crate::upstream::Settings, id: &str, published: &str) -> Vec<String> {
+    let tool = published
+        .strip_prefix(&format!("mcp__{id}__"))
+        .unwrap_or(published);
+    settings.grants.granted_to(id, tool)
+}
+
+fn render(settings: &crate::upstream::Settings, report: &ServerReport) -> String {
     let mut out = format!(
         "{} ({}): {}",
         report.id,
@@ -59,7 +99,12 @@ fn render(report: &ServerReport) -> String {
         ));
     }
     for name in &report.published {
-        out.push_str(&format!("  + {name}\n"));
+        let who = granted_to(settings, &report.id, name);
+        if who.is_empty() {
+            out.push_str(&format!("  + {name}  (not granted to anyone)\n"));
+        } else {
+            out.push_str(&format!("  + {name}  (granted to: {})\n", who.join(", ")));
+        }
     }
     for withheld in &report.withheld {
         out.push_str(&format!("  - {}: {}\n", withheld.tool, withheld.reason));

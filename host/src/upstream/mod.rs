@@ -16,6 +16,7 @@
 pub mod client;
 pub mod config;
 pub mod events;
+pub mod grants;
 pub mod http;
 pub mod lines;
 pub mod probe;
@@ -39,6 +40,8 @@ pub mod env {
     pub const CONFIG: &str = "COREMCP_MCP_CONFIG";
     /// Inline servers: `id=command args;id2=command args`.
     pub const SERVERS: &str = "COREMCP_MCP_SERVERS";
+    /// Who may call which upstream tool (`none` by default).
+    pub const GRANTS: &str = "COREMCP_MCP_GRANTS";
 }
 
 /// The upstream client's settings.
@@ -47,6 +50,8 @@ pub struct Settings {
     /// False with `COREMCP_MCP=false`.
     pub enabled: bool,
     pub servers: Vec<ServerConfig>,
+    /// Who may call which upstream tool; nothing unless granted.
+    pub grants: grants::Grants,
 }
 
 impl Settings {
@@ -64,7 +69,12 @@ impl Settings {
         }
         let file = FileChoice::from_env(std::env::var(env::CONFIG).ok().as_deref(), install_root);
         let servers = config::load(&file, std::env::var(env::SERVERS).ok().as_deref())?;
-        Ok(Self { enabled, servers })
+        let grants = grants::Grants::parse(std::env::var(env::GRANTS).ok().as_deref())?;
+        Ok(Self {
+            enabled,
+            servers,
+            grants,
+        })
     }
 
     /// The line logged at start.

@@ -474,3 +474,61 @@ fn the_text_report_names_states_and_tools() {
         "{stdout}"
     );
 }
+
+#[test]
+fn grants_are_default_deny_and_name_who_may_call_what() {
+    let servers = json!([misbehave("paging", "paging")]);
+    // No grants: every published tool is shown as granted to nobody.
+    let (code, reports, stderr) = upstream_json(servers.clone(), &[("COREMCP_MCP_GRANTS", "none")]);
+    assert_eq!(code, 0, "{stderr}");
+    let granted = &by_id(&reports, "paging")["grantedTo"];
+    assert_eq!(granted["mcp__paging__t000"], json!([]), "{granted}");
+    // A server for stdio, one tool for a token.
+    let (code, reports, stderr) = upstream_json(
+        servers.clone(),
+        &[(
+            "COREMCP_MCP_GRANTS",
+            "stdio=paging; ci-bot=mcp__paging__t001",
+        )],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let granted = &by_id(&reports, "paging")["grantedTo"];
+    assert_eq!(granted["mcp__paging__t000"], json!(["stdio"]));
+    assert_eq!(granted["mcp__paging__t001"], json!(["stdio", "ci-bot"]));
+    // The text report counts what nobody may call.
+    let dir = TempDir::new("grants");
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, json!({ "servers": servers }).to_string()).expect("write");
+    let file = file.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = run(
+        &["upstream"],
+        &[
+            ("COREMCP_MCP_CONFIG", &file),
+            ("COREMCP_MCP_SERVERS", ""),
+            ("COREMCP_MCP_GRANTS", "ci-bot=mcp__paging__t001"),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("mcp__paging__t001  (granted to: ci-bot)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("mcp__paging__t000  (not granted to anyone)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("199 of 200 published upstream tools nobody may call yet"),
+        "{stdout}"
+    );
+    // A malformed rule stops the host at start, naming it.
+    let (code, _, stderr) = run(
+        &["upstream"],
+        &[
+            ("COREMCP_MCP_CONFIG", ""),
+            ("COREMCP_MCP_GRANTS", "stdio=my_server"),
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("COREMCP_MCP_GRANTS rule 1"), "{stderr}");
+}
