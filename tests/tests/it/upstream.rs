@@ -464,7 +464,10 @@ fn the_text_report_names_states_and_tools() {
         stdout.contains("shapes (stdio): connected, misbehave 1.0"),
         "{stdout}"
     );
-    assert!(stdout.contains("  + mcp__shapes__env\n"), "{stdout}");
+    assert!(
+        stdout.contains("  + mcp__shapes__env  (not granted to anyone)\n"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("  - big_schema: its input schema is"),
         "{stdout}"
