@@ -420,11 +420,11 @@ mod tests {
 
     #[test]
     fn data_dir_follows_the_flag_then_xdg_then_home() {
-        let cwd = Path::new("/work/here");
+        let cwd = Path::new("/home/dev/project");
         let flag = Path::new("rel/data");
         assert_eq!(
             resolve_data_dir(Some(flag), Some("/x"), Some("/h"), cwd),
-            Some(PathBuf::from("/work/here/rel/data"))
+            Some(PathBuf::from("/home/dev/project/rel/data"))
         );
         assert_eq!(
             resolve_data_dir(None, Some("/x/share"), Some("/h"), cwd),

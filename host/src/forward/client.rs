@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
+use super::events::Events;
 use super::http1::{Conn, HttpError, Response, Url};
 use crate::mcp::PREFERRED_VERSION;
 
@@ -237,7 +238,7 @@ fn read_answer(
             HttpError::Answer(format!("the answer is not the response to request {id}"))
         });
     }
-    let mut events = SseReader::default();
+    let mut events = Events::default();
     loop {
         let piece = response.read_some(deadline, cancelled)?;
         if piece.is_empty() {
@@ -245,8 +246,12 @@ fn read_answer(
                 "the event stream ended without the response to request {id}"
             )));
         }
-        for data in events.push(&piece)? {
-            if let Some(reply) = parse_reply(data.as_bytes(), id)? {
+        let complete = events.feed(&piece);
+        if events.held() > super::http1::MAX_BODY {
+            return Err(HttpError::Answer("an event is over the size limit".into()));
+        }
+        for event in complete {
+            if let Some(reply) = parse_reply(event.data.as_bytes(), id)? {
                 // The stream ends after the response; read it out so the connection is reusable.
                 while !response.read_some(deadline, cancelled)?.is_empty() {}
                 return Ok(Answer::Reply(reply));
@@ -289,42 +294,6 @@ fn parse_reply(body: &[u8], id: u64) -> Result<Option<Reply>, HttpError> {
     }
 }
 
-/// Cuts an event stream into the `data` of each event (multi-line data joined with `\n`).
-#[derive(Default)]
-struct SseReader {
-    pending: Vec<u8>,
-    data: Vec<String>,
-}
-
-impl SseReader {
-    fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, HttpError> {
-        self.pending.extend_from_slice(bytes);
-        if self.pending.len() > super::http1::MAX_BODY {
-            return Err(HttpError::Answer("an event is over the size limit".into()));
-        }
-        let mut events = Vec::new();
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
-            let mut line: Vec<u8> = self.pending.drain(..=end).collect();
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            let line = String::from_utf8_lossy(&line).into_owned();
-            if line.is_empty() {
-                if !self.data.is_empty() {
-                    events.push(self.data.join("\n"));
-                    self.data.clear();
-                }
-            } else if let Some(value) = line.strip_prefix("data:") {
-                self.data
-                    .push(value.strip_prefix(' ').unwrap_or(value).to_owned());
-            }
-            // `event:`, `id:`, `retry:` and `:` comments carry nothing a call needs.
-        }
-        Ok(events)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,17 +327,5 @@ mod tests {
             None
         );
         assert!(parse_reply(b"nope", 3).is_err());
-    }
-
-    #[test]
-    fn event_streams_are_cut_into_data() {
-        let mut sse = SseReader::default();
-        assert!(sse
-            .push(b": keep-alive\n\nevent: message\ndata: {\"a\"")
-            .expect("push")
-            .is_empty());
-        let events = sse.push(b":1}\r\ndata: x\n\ndata: y\n").expect("push");
-        assert_eq!(events, vec!["{\"a\":1}\nx".to_owned()]);
-        assert_eq!(sse.push(b"\n").expect("push"), vec!["y".to_owned()]);
     }
 }

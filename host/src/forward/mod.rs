@@ -15,6 +15,7 @@
 //! call would cost a handshake each time); the state is process-wide, shared by every session.
 
 pub mod client;
+pub mod events;
 pub mod http1;
 
 use std::collections::HashMap;

@@ -15,7 +15,6 @@
 
 pub mod client;
 pub mod config;
-pub mod events;
 pub mod grants;
 pub mod http;
 pub mod lines;

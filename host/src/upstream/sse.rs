@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::events::Events;
 use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
+use crate::forward::events::Events;
 use crate::forward::http1::{Conn, HttpError, Url, MAX_BODY};
 
 /// The longest wait for a TCP connection.

@@ -703,7 +703,7 @@ fn sources_page_filter_merge_metadata_and_show_checkouts() {
             "registry_host_add",
             json!({"name": "devbox-1", "address": "10.0.0.1"}),
         );
-        record_checkout(env, "devbox-2", "s0", "/work/s0");
+        record_checkout(env, "devbox-2", "s0", "/srv/checkouts/s0");
         record_checkout(env, "devbox-1", "s0", "/home/me/s0");
         let with = s.ok(
             "registry_source_list",
@@ -714,7 +714,7 @@ fn sources_page_filter_merge_metadata_and_show_checkouts() {
             items[0]["checkouts"],
             json!([
                 {"host": "devbox-1", "path": "/home/me/s0", "branch": "main", "updated_at": "2026-01-02T03:04:05.000Z"},
-                {"host": "devbox-2", "path": "/work/s0", "branch": "main", "updated_at": "2026-01-02T03:04:05.000Z"}
+                {"host": "devbox-2", "path": "/srv/checkouts/s0", "branch": "main", "updated_at": "2026-01-02T03:04:05.000Z"}
             ])
         );
         assert_eq!(items[1]["checkouts"], json!([]));

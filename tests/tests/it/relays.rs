@@ -3,96 +3,30 @@
 //! `coremcp stdio` lists them with `--relay`. Which relay served a call is read from its log
 //! (`call <tool>` at debug level); connect attempts from the proxy's log.
 
-use std::io::Read;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use coremcp_tests::http::Serve;
 use coremcp_tests::stores::{Backend, StoreEnv};
-use coremcp_tests::{coremcp, plugins, text, Server, TempDir};
+use coremcp_tests::{plugins, text, Server, TempDir};
 use serde_json::json;
 
-/// A `coremcp serve` process.
-struct Serve {
-    child: Child,
-    log: Arc<Mutex<String>>,
-    url: String,
+/// `coremcp serve --listen ADDR ARGS…` logging each call (`call <tool>`) at debug level.
+fn serve(addr: &str, plugins: &Path, args: &[&str]) -> Serve {
+    Serve::start_on(plugins, addr, args, &[("COREMCP_LOG", "coremcp=debug")])
 }
 
-impl Serve {
-    /// Starts `coremcp serve --listen ADDR ARGS…` and waits until it accepts connections.
-    fn start(addr: &str, plugins: &Path, args: &[&str]) -> Self {
-        #[allow(clippy::disallowed_methods)] // Tests start the binary under test directly.
-        let mut child = Command::new(coremcp())
-            .args(["serve", "--listen", addr, "--plugins"])
-            .arg(plugins)
-            .args(args)
-            .env("COREMCP_LOG", "coremcp=debug")
-            .env("COREMCP_DATA", coremcp_tests::scratch_data_dir())
-            .env_remove("COREMCP_GROUPS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start coremcp serve");
-        let mut stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let writer = Arc::clone(&log);
-        thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                writer
-                    .lock()
-                    .expect("log")
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(addr).is_err() {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!(
-                    "coremcp serve exited ({status}): {}",
-                    log.lock().expect("log")
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "coremcp serve never listened on {addr}"
-            );
-            thread::sleep(Duration::from_millis(20));
-        }
-        Self {
-            child,
-            log,
-            url: format!("http://{addr}/mcp"),
-        }
-    }
-
-    /// Calls of `tool` this process ran.
-    fn calls(&self, tool: &str) -> usize {
-        self.log
-            .lock()
-            .expect("log")
-            .matches(&format!("call {tool}"))
-            .count()
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Its MCP URL.
+fn url(serve: &Serve) -> String {
+    format!("http://{}/mcp", serve.addr)
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        self.kill();
-    }
+/// Calls of `tool` the process ran, from its log.
+fn calls_run(serve: &Serve, tool: &str) -> usize {
+    serve.stderr().matches(&format!("call {tool}")).count()
 }
 
 /// A free port on `ip`.
@@ -107,7 +41,7 @@ fn relay(addr: &str, dir: &TempDir, store: &StoreEnv) -> Serve {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut all = vec!["--service"];
     all.extend_from_slice(&args);
-    Serve::start(addr, dir.path(), &all)
+    serve(addr, dir.path(), &all)
 }
 
 /// The agent's `coremcp stdio` with these relays.
@@ -137,9 +71,9 @@ fn calls_fail_over_to_the_next_relay_and_return_to_the_first() {
     let dir = plugins(&["notepad", "session"]);
     let store = StoreEnv::new(Backend::Postgres, "relays");
     let (first_addr, second_addr) = (free_addr("127.0.0.2"), free_addr("127.0.0.3"));
-    let mut first = relay(&first_addr, &dir, &store);
+    let first = relay(&first_addr, &dir, &store);
     let second = relay(&second_addr, &dir, &store);
-    let (first_url, second_url) = (first.url.clone(), second.url.clone());
+    let (first_url, second_url) = (url(&first), url(&second));
     let mut agent = proxy(&dir, &[&first_url, &second_url], &[]);
 
     let set = agent.ok(
@@ -148,13 +82,16 @@ fn calls_fail_over_to_the_next_relay_and_return_to_the_first() {
     );
     assert_eq!(set["version"], 1);
     assert_eq!(
-        (first.calls("notepad_set"), second.calls("notepad_set")),
+        (
+            calls_run(&first, "notepad_set"),
+            calls_run(&second, "notepad_set")
+        ),
         (1, 0)
     );
 
     // The first relay dies: every call goes through the second, and the dead one gets one
     // connect attempt per retry period (3 s here), not one per call.
-    first.kill();
+    drop(first);
     let started = Instant::now();
     let mut calls = 0;
     while started.elapsed() < Duration::from_secs(7) {
@@ -168,7 +105,7 @@ fn calls_fail_over_to_the_next_relay_and_return_to_the_first() {
         (1..=4).contains(&attempts),
         "{attempts} connect attempts to the dead relay in 7 s of {calls} calls (retry 3 s)"
     );
-    assert_eq!(second.calls("notepad_get"), calls);
+    assert_eq!(calls_run(&second, "notepad_get"), calls);
 
     // It comes back: once its period is over, calls return to it.
     let first = relay(&first_addr, &dir, &store);
@@ -177,11 +114,11 @@ fn calls_fail_over_to_the_next_relay_and_return_to_the_first() {
     assert_eq!(note["value"], "v1");
     agent.ok("notepad_get", json!({"scope": "global", "key": "relayed"}));
     assert_eq!(
-        first.calls("notepad_get"),
+        calls_run(&first, "notepad_get"),
         2,
         "calls are back on the first relay"
     );
-    assert_eq!(second.calls("notepad_get"), calls);
+    assert_eq!(calls_run(&second, "notepad_get"), calls);
 }
 
 #[test]
@@ -190,14 +127,17 @@ fn an_error_from_a_live_relay_comes_back_as_it_is_and_is_never_retried() {
     let store = StoreEnv::new(Backend::Postgres, "live-error");
     let first = relay(&free_addr("127.0.0.2"), &dir, &store);
     let second = relay(&free_addr("127.0.0.3"), &dir, &store);
-    let mut agent = proxy(&dir, &[&first.url, &second.url], &[]);
+    let mut agent = proxy(&dir, &[&url(&first), &url(&second)], &[]);
     let missing = agent.refused("notepad_get", json!({"scope": "global", "key": "nope"}));
     assert!(
         missing.starts_with("notepad_get failed (not_found):"),
         "the relay's own error: {missing}"
     );
     assert_eq!(
-        (first.calls("notepad_get"), second.calls("notepad_get")),
+        (
+            calls_run(&first, "notepad_get"),
+            calls_run(&second, "notepad_get")
+        ),
         (1, 0)
     );
     // A JSON-RPC error of the relay (its argument check) is returned as such.
@@ -210,7 +150,7 @@ fn an_error_from_a_live_relay_comes_back_as_it_is_and_is_never_retried() {
         answer.get("error").is_some() || shown.contains("unknown argument"),
         "{shown}"
     );
-    assert_eq!(second.calls("notepad_get"), 0);
+    assert_eq!(calls_run(&second, "notepad_get"), 0);
 }
 
 #[test]
@@ -228,7 +168,11 @@ fn a_relay_that_never_answers_times_out_and_the_call_is_not_sent_on() {
         }
     });
     let second = relay(&free_addr("127.0.0.3"), &dir, &store);
-    let mut agent = proxy(&dir, &[&silent_url, &second.url], &["--call-timeout", "2"]);
+    let mut agent = proxy(
+        &dir,
+        &[&silent_url, &url(&second)],
+        &["--call-timeout", "2"],
+    );
     let started = Instant::now();
     let error = agent.refused("notepad_get", json!({"scope": "global", "key": "k"}));
     assert!(
@@ -241,7 +185,7 @@ fn a_relay_that_never_answers_times_out_and_the_call_is_not_sent_on() {
         "the error names the silent relay: {error}"
     );
     assert_eq!(
-        second.calls("notepad_get"),
+        calls_run(&second, "notepad_get"),
         0,
         "never sent to the second relay"
     );
@@ -278,7 +222,7 @@ fn remote_host_runs_the_call_on_that_hosts_core_mcp_one_hop() {
     std::fs::write(remote_root.path().join("only-on-devbox-2.txt"), "x").expect("write");
     let remote_plugins = plugins(&["files"]);
     let root = remote_root.path().to_string_lossy().into_owned();
-    let remote = Serve::start(
+    let remote = serve(
         &free_addr("127.0.0.2"),
         remote_plugins.path(),
         &["--root", &root],
@@ -292,7 +236,7 @@ fn remote_host_runs_the_call_on_that_hosts_core_mcp_one_hop() {
     let mut agent = store.start(dir.path(), &["--root", &local]);
     agent.ok(
         "registry_host_add",
-        json!({"name": "devbox-2", "address": "127.0.0.2", "core_mcp_url": remote.url}),
+        json!({"name": "devbox-2", "address": "127.0.0.2", "core_mcp_url": url(&remote)}),
     );
     let here = text(&agent.call("files_list", json!({}))).to_owned();
     assert!(
@@ -305,13 +249,9 @@ fn remote_host_runs_the_call_on_that_hosts_core_mcp_one_hop() {
         shown.contains("only-on-devbox-2.txt") && !shown.contains("only-here"),
         "{shown}"
     );
-    assert_eq!(remote.calls("files_list"), 1);
+    assert_eq!(calls_run(&remote, "files_list"), 1);
     // The remote side got the call without remote_host: it ran it itself.
-    assert!(!remote
-        .log
-        .lock()
-        .expect("log")
-        .contains("route=remote_host"));
+    assert!(!remote.stderr().contains("route=remote_host"));
 
     let unknown = agent.refused("files_list", json!({"remote_host": "devbox-9"}));
     assert!(
@@ -332,7 +272,7 @@ fn service_mode_serves_only_the_forwarded_groups_and_never_loads_a_local_one() {
     let args = store.args();
     let mut all = vec!["--service"];
     all.extend(args.iter().map(String::as_str));
-    let relay = coremcp_tests::http::Serve::start(dir.path(), &all);
+    let relay = Serve::start(dir.path(), &all);
     let mut client = relay.client();
     client.initialize();
     let listed = client.request("tools/list", json!({}));

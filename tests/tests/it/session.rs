@@ -72,7 +72,7 @@ fn register_heartbeat_close_and_register_again() {
         let mut s = env.start(dir.path(), &[]);
         let reg = s.ok(
             "session_register",
-            json!({"agent": "codex", "project": "CORE", "cwd": "/work/a", "repo": "CORE/core-mcp",
+            json!({"agent": "codex", "project": "CORE", "cwd": "/home/dev/a", "repo": "CORE/core-mcp",
                    "branch": "main", "model": "m1", "groups": ["notepad", "session"],
                    "metadata": {"pid": 42, "tags": ["x"]}}),
         );
@@ -92,7 +92,7 @@ fn register_heartbeat_close_and_register_again() {
             "host defaults to this machine's name"
         );
         assert_eq!(got["project"], "CORE");
-        assert_eq!(got["cwd"], "/work/a");
+        assert_eq!(got["cwd"], "/home/dev/a");
         assert_eq!(got["repo"], "CORE/core-mcp");
         assert_eq!(got["branch"], "main");
         assert_eq!(got["model"], "m1");
@@ -138,7 +138,7 @@ fn register_heartbeat_close_and_register_again() {
         // Registering again: same session, started_at and count kept, given fields replaced.
         let again = s.ok(
             "session_register",
-            json!({"agent": "codex", "session_id": id, "cwd": "/work/b", "host": "devbox-9"}),
+            json!({"agent": "codex", "session_id": id, "cwd": "/home/dev/b", "host": "devbox-9"}),
         );
         assert_eq!(
             (again["created"].clone(), again["session_id"].clone()),
@@ -146,7 +146,7 @@ fn register_heartbeat_close_and_register_again() {
         );
         let got = s.ok("session_get", json!({"session_id": id}));
         assert_eq!(got["started_at"], started_at);
-        assert_eq!(got["cwd"], "/work/b");
+        assert_eq!(got["cwd"], "/home/dev/b");
         assert_eq!(got["repo"], "CORE/core-mcp");
         assert_eq!(got["host"], "devbox-9");
         assert_eq!(got["heartbeat_count"], 3);

@@ -11,15 +11,15 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use coremcp::forward::client::{McpClient, Reply};
 use coremcp::forward::http1::Url;
+use coremcp_bench::stdio_client::StdioClient;
 use serde_json::{json, Value};
 
 struct Options {
@@ -89,87 +89,14 @@ fn serve(opts: &Options, addr: &str, args: &[&str]) -> Result<Proc, String> {
     Ok(proc)
 }
 
-/// An MCP client over stdio to `coremcp stdio ARGS…`.
-struct StdioClient {
-    _proc: Proc,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl StdioClient {
-    fn start(opts: &Options, args: &[&str]) -> Result<Self, String> {
-        #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
-        let mut child = Command::new(&opts.host)
-            .arg("stdio")
-            .arg("--plugins")
-            .arg(&opts.plugins)
-            .args(args)
-            .env_remove("COREMCP_GROUPS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("start coremcp stdio: {e}"))?;
-        let stdin = child.stdin.take().ok_or("stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("stdout")?);
-        let mut this = Self {
-            _proc: Proc(child),
-            stdin,
-            stdout,
-            next: 1,
-        };
-        this.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "http-bench", "version": "0"}}),
-        )?;
-        this.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        Ok(this)
-    }
-
-    /// One message in one write: a line written in pieces would wake the host per piece.
-    fn send(&mut self, message: &Value) -> Result<(), String> {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| e.to_string())
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
-        let id = self.next;
-        self.next += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if self
-                .stdout
-                .read_line(&mut line)
-                .map_err(|e| e.to_string())?
-                == 0
-            {
-                return Err("coremcp stdio closed".into());
-            }
-            let message: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
-            if message["id"] == json!(id) {
-                return message
-                    .get("result")
-                    .cloned()
-                    .ok_or_else(|| format!("{method}: {message}"));
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: &Value) -> Result<(), String> {
-        let result = self.request("tools/call", json!({"name": tool, "arguments": args}))?;
-        if result["isError"] == json!(true) {
-            return Err(format!("{tool}: {result}"));
-        }
-        Ok(())
-    }
+/// `coremcp stdio --plugins DIR ARGS…`.
+fn start_stdio(opts: &Options, args: &[&str]) -> Result<StdioClient, String> {
+    let mut all = vec![
+        "--plugins",
+        opts.plugins.to_str().ok_or("--plugins is not UTF-8")?,
+    ];
+    all.extend_from_slice(args);
+    StdioClient::start(&opts.host, all, "http-bench")
 }
 
 fn http_call(client: &mut McpClient, tool: &str, args: &Value) -> Result<(), String> {
@@ -222,9 +149,9 @@ fn run(opts: &Options) -> Result<(), String> {
     let mut http = client(&addr)?;
     p50(200, || http_call(&mut http, "fixture_echo", &echo))?;
     let http_p50 = p50(n, || http_call(&mut http, "fixture_echo", &echo))?;
-    let mut stdio = StdioClient::start(opts, &[])?;
-    p50(200, || stdio.call("fixture_echo", &echo))?;
-    let stdio_p50 = p50(n, || stdio.call("fixture_echo", &echo))?;
+    let mut stdio = start_stdio(opts, &[])?;
+    p50(200, || stdio.call("fixture_echo", echo.clone()).map(drop))?;
+    let stdio_p50 = p50(n, || stdio.call("fixture_echo", echo.clone()).map(drop))?;
     let per_thread = n;
     let started = Instant::now();
     let workers: Vec<_> = (0..16)
@@ -275,7 +202,7 @@ fn run(opts: &Options) -> Result<(), String> {
         format!("http://{second_addr}/mcp"),
     );
     let agent_data = format!("{data_arg}-agent");
-    let mut agent = StdioClient::start(
+    let mut agent = start_stdio(
         opts,
         &[
             "--relay",
@@ -286,8 +213,8 @@ fn run(opts: &Options) -> Result<(), String> {
             &agent_data,
         ],
     )?;
-    p50(200, || agent.call("notepad_get", &get))?;
-    let hop_p50 = p50(n, || agent.call("notepad_get", &get))?;
+    p50(200, || agent.call("notepad_get", get.clone()).map(drop))?;
+    let hop_p50 = p50(n, || agent.call("notepad_get", get.clone()).map(drop))?;
     println!("notepad_get on a relay (SQLite store), {n} serial calls each:");
     println!(
         "  straight to the relay over HTTP    p50 {:7.1} us",
@@ -304,9 +231,9 @@ fn run(opts: &Options) -> Result<(), String> {
     let _ = first.0.kill();
     let _ = first.0.wait();
     let t = Instant::now();
-    agent.call("notepad_get", &get)?;
+    agent.call("notepad_get", get.clone()).map(drop)?;
     let first_after = t.elapsed();
-    let after_p50 = p50(200, || agent.call("notepad_get", &get))?;
+    let after_p50 = p50(200, || agent.call("notepad_get", get.clone()).map(drop))?;
     println!(
         "first relay killed: first call {:.1} us (one refused connect, then the second relay); \
          next calls p50 {:.1} us (it is skipped)",

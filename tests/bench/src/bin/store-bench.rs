@@ -8,10 +8,10 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use coremcp_bench::stdio_client::StdioClient;
 
 use serde_json::{json, Value};
 
@@ -55,102 +55,9 @@ fn parse_args() -> Result<Options, String> {
     })
 }
 
-struct Host {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Host {
-    fn start(opts: &Options) -> Result<Self, String> {
-        #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
-        let mut child = Command::new(&opts.host)
-            .arg("stdio")
-            .arg("--plugins")
-            .arg(&opts.plugins)
-            .arg("--data")
-            .arg(&opts.data)
-            .arg("--store")
-            .arg(&opts.store)
-            .args(["--call-timeout", "600"])
-            .env_remove("COREMCP_GROUPS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("start {}: {e}", opts.host.display()))?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut host = Self {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        host.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "store-bench", "version": "0"}}),
-        )?;
-        host.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        Ok(host)
-    }
-
-    fn send(&mut self, message: &Value) -> Result<(), String> {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("write: {e}"))
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if self
-                .stdout
-                .read_line(&mut line)
-                .map_err(|e| e.to_string())?
-                == 0
-            {
-                return Err(format!("coremcp closed stdout during {method}"));
-            }
-            let message: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
-            if message["id"] == json!(id) {
-                return match message.get("result") {
-                    Some(result) => Ok(result.clone()),
-                    None => Err(format!("{method}: {message}")),
-                };
-            }
-        }
-    }
-
-    /// One call; an error result is a failure of the bench.
-    fn call(&mut self, tool: &str, arguments: Value) -> Result<Value, String> {
-        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}))?;
-        if result["isError"] == json!(true) {
-            return Err(format!("{tool}: {}", result["content"][0]["text"]));
-        }
-        Ok(result)
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Serial round trips of `make(i)`: (p50, p99, calls per second).
 fn serial(
-    host: &mut Host,
+    host: &mut StdioClient,
     n: usize,
     tool: &str,
     make: impl Fn(usize) -> Value,
@@ -173,7 +80,17 @@ fn us(d: Duration) -> f64 {
 }
 
 fn run(opts: &Options) -> Result<(), String> {
-    let mut host = Host::start(opts)?;
+    let args = [
+        "--plugins".as_ref(),
+        opts.plugins.as_os_str(),
+        "--data".as_ref(),
+        opts.data.as_os_str(),
+        "--store".as_ref(),
+        opts.store.as_ref(),
+        "--call-timeout".as_ref(),
+        "600".as_ref(),
+    ];
+    let mut host = StdioClient::start::<_, &std::ffi::OsStr>(&opts.host, args, "store-bench")?;
     let echo = |_: usize| json!({"text": "x"});
     let note = |i: usize| json!({"scope": "global", "key": format!("bench/{}", i % 100), "value": format!("value {i}")});
     let read = |i: usize| json!({"scope": "global", "key": format!("bench/{}", i % 100)});

@@ -1,0 +1,3 @@
+//! What the bench binaries share: an MCP client over `coremcp stdio` pipes.
+
+pub mod stdio_client;

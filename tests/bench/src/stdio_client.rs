@@ -1,0 +1,103 @@
+//! A blocking MCP client over `coremcp stdio`: one request at a time, each message written in
+//! one `write` (a line written in pieces would wake the host once per piece and inflate the
+//! figures). The process is killed when the client is dropped.
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{json, Value};
+
+pub struct StdioClient {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl StdioClient {
+    /// Starts `PROGRAM stdio ARGS…` and initialises a session named `client`.
+    pub fn start<I, S>(program: &Path, args: I, client: &str) -> Result<Self, String>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
+        let mut child = Command::new(program)
+            .arg("stdio")
+            .args(args)
+            .env_remove("COREMCP_GROUPS")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("start {}: {e}", program.display()))?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut this = Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        };
+        this.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": client, "version": "0"}}),
+        )?;
+        this.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(this)
+    }
+
+    /// Writes one message.
+    pub fn send(&mut self, message: &Value) -> Result<(), String> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| format!("write: {e}"))
+    }
+
+    /// One request; its result, or the JSON-RPC error as text.
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|e| e.to_string())?;
+            if read == 0 {
+                return Err(format!("coremcp closed stdout during {method}"));
+            }
+            let message: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
+            if message["id"] == json!(id) {
+                return match message.get("result") {
+                    Some(result) => Ok(result.clone()),
+                    None => Err(format!("{method}: {message}")),
+                };
+            }
+        }
+    }
+
+    /// One tool call; an error result is a failure of the bench.
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Result<Value, String> {
+        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}))?;
+        if result["isError"] == json!(true) {
+            return Err(format!("{tool}: {}", result["content"][0]["text"]));
+        }
+        Ok(result)
+    }
+}
+
+impl Drop for StdioClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
