@@ -56,8 +56,9 @@ pub fn instructions(groups: &[&str]) -> String {
         "A tool that fails answers with an error result that says what was wrong; fix the \
          arguments or carry on with other tools. Results longer than 20000 characters are \
          truncated: narrow the request. Local file and git tools are confined to the \
-         configured roots; arguments to upstream MCP servers (tools named mcp__<server>__<tool>) \
-         are passed to those servers verbatim.",
+         configured roots. Upstream MCP tools (named mcp__<server>__<tool>) are NOT confined: \
+         they belong to other MCP servers the user configured, their arguments go to those \
+         servers verbatim, and the first call to such a server may ask the human for approval.",
     );
     text
 }
@@ -86,5 +87,7 @@ mod tests {
         let instructions = value["instructions"].as_str().expect("instructions");
         assert!(instructions.contains("Publishing (publishing)"));
         assert!(instructions.contains("fixture: an additional group"));
+        assert!(instructions
+            .contains("Upstream MCP tools (named mcp__<server>__<tool>) are NOT confined"));
     }
 }

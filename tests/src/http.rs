@@ -503,9 +503,14 @@ impl Client {
 
     /// `initialize` (then `notifications/initialized`); keeps the session id; the result.
     pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// [`Client::initialize`] declaring these client `capabilities`.
+    pub fn initialize_with(&mut self, capabilities: Value) -> Value {
         let message = self.message(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
                    "clientInfo": {"name": "coremcp-tests", "version": "0"}}),
         );
         let response = self.post(&message);

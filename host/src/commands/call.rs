@@ -12,6 +12,8 @@ use crate::cli::Failure;
 use crate::config::Config;
 use crate::plugins::PluginSet;
 use crate::session::{Outbox, Session};
+use crate::upstream::grants::Caller;
+use crate::upstream::hub::Upstreams;
 
 struct ChannelOutbox(Mutex<Sender<String>>);
 
@@ -39,7 +41,19 @@ pub fn run(config: Config, tool: &str, arguments: Option<&str>) -> Result<ExitCo
     let wait = config.call_timeout + Duration::from_secs(10);
     let plugins = Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
     let (tx, rx) = mpsc::channel();
-    let session = Session::new(config, plugins, Arc::new(ChannelOutbox(Mutex::new(tx))));
+    // An upstream tool is called as the stdio client would call it (its grants apply).
+    let upstreams = if tool.starts_with("mcp__") {
+        Upstreams::start(&config.upstream)
+    } else {
+        Upstreams::none()
+    };
+    let session = Session::new(
+        config,
+        plugins,
+        upstreams,
+        Caller::Stdio,
+        Arc::new(ChannelOutbox(Mutex::new(tx))),
+    );
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                          "params": {"name": tool, "arguments": args}});
     session.handle(request.to_string().as_bytes());

@@ -2,11 +2,17 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::cli::Failure;
 use crate::config::Config;
 use crate::plugins::PluginSet;
 use crate::session::Session;
+use crate::upstream::grants::Caller;
+use crate::upstream::hub::Upstreams;
+
+/// How long the upstream servers get to stop at exit.
+const SHUTDOWN: Duration = Duration::from_secs(2);
 
 pub fn run(config: Config) -> Result<ExitCode, Failure> {
     let plugins = Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
@@ -15,10 +21,16 @@ pub fn run(config: Config) -> Result<ExitCode, Failure> {
         groups = %plugins.installed_ids().join(","),
         "coremcp stdio ready"
     );
-    if let Some(line) = config.upstream.boot_line() {
-        tracing::info!("{line}");
+    let mut hub = None;
+    let served = crate::stdio::serve(|out| {
+        // Here, after SIGHUP is blocked, so that no server's thread can take it.
+        let upstreams = Upstreams::start(&config.upstream);
+        hub = Some(Arc::clone(&upstreams));
+        Session::new(config, plugins, upstreams, Caller::Stdio, out)
+    });
+    if let Some(hub) = hub {
+        hub.shutdown(SHUTDOWN);
     }
-    crate::stdio::serve(|out| Session::new(config, plugins, out))
-        .map_err(|e| Failure::runtime(format!("stdio: {e}")))?;
+    served.map_err(|e| Failure::runtime(format!("stdio: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }

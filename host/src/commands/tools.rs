@@ -1,5 +1,6 @@
 //! `coremcp tools [--json]`: the tool list a session would see, with each tool's group, route
-//! and availability.
+//! and availability; upstream tools (after each server's first connection attempt) with who
+//! may call them.
 
 use std::process::ExitCode;
 
@@ -9,6 +10,11 @@ use crate::cli::Failure;
 use crate::config::Config;
 use crate::plugins::loader::LoadError;
 use crate::plugins::{catalog, PluginSet};
+use crate::upstream::hub::Upstreams;
+
+/// How long `coremcp tools` waits for the upstream servers' first connections (the handshake
+/// limit, plus listing).
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(40);
 
 struct Row {
     name: String,
@@ -16,6 +22,8 @@ struct Row {
     route: &'static str,
     /// `None` when the tool can be called.
     unavailable: Option<String>,
+    /// For an upstream tool: who may call it (empty: nobody yet).
+    granted_to: Option<Vec<String>>,
 }
 
 pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
@@ -36,6 +44,7 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                         unavailable: spec.feature.as_ref().filter(|f| !f.enabled).map(|f| {
                             format!("not in this build: needs the \"{}\" feature", f.name)
                         }),
+                        granted_to: None,
                     });
                 }
                 for tool in loaded.missing_catalog_tools(slot.catalog) {
@@ -47,6 +56,7 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                             "not provided by the installed plugin (version {})",
                             loaded.library.manifest.plugin_version
                         )),
+                        granted_to: None,
                     });
                 }
             }
@@ -73,11 +83,13 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                         group: slot.id.clone(),
                         route: "-",
                         unavailable: Some(reason),
+                        granted_to: None,
                     });
                 }
             }
         }
     }
+    rows.extend(upstream_rows(&config));
     let text = if as_json {
         let list: Vec<_> = rows
             .iter()
@@ -86,6 +98,9 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                                    "available": r.unavailable.is_none()});
                 if let Some(reason) = &r.unavailable {
                     v["reason"] = json!(reason);
+                }
+                if let Some(who) = &r.granted_to {
+                    v["granted_to"] = json!(who);
                 }
                 v
             })
@@ -97,18 +112,83 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
             "TOOL", "GROUP", "ROUTE", "AVAILABILITY"
         );
         for r in &rows {
+            let availability = match (&r.unavailable, &r.granted_to) {
+                (Some(reason), _) => reason.clone(),
+                (None, Some(who)) if who.is_empty() => {
+                    "not granted: nobody may call it yet (COREMCP_MCP_GRANTS)".to_owned()
+                }
+                (None, Some(who)) => format!("available to {}", who.join(", ")),
+                (None, None) => "available".to_owned(),
+            };
             text.push_str(&format!(
-                "{:<26} {:<12} {:<10} {}\n",
-                r.name,
-                r.group,
-                r.route,
-                r.unavailable.as_deref().unwrap_or("available")
+                "{:<26} {:<12} {:<10} {availability}\n",
+                r.name, r.group, r.route,
             ));
         }
         let available = rows.iter().filter(|r| r.unavailable.is_none()).count();
-        text.push_str(&format!("{available} of {} tools available\n", rows.len()));
+        text.push_str(&format!("{available} of {} tools available", rows.len()));
+        let ungranted = rows
+            .iter()
+            .filter(|r| r.unavailable.is_none() && r.granted_to.as_ref().is_some_and(Vec::is_empty))
+            .count();
+        if ungranted > 0 {
+            text.push_str(&format!(
+                "; {ungranted} upstream tool(s) nobody may call yet (default deny: grant them \
+                 with COREMCP_MCP_GRANTS)"
+            ));
+        }
+        text.push('\n');
         text
     };
     super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The upstream servers' tools, after each server's first connection attempt: who may call
+/// each, or why a server has none.
+fn upstream_rows(config: &Config) -> Vec<Row> {
+    let settings = &config.upstream;
+    if !settings.enabled || settings.servers.is_empty() {
+        return Vec::new();
+    }
+    let hub = Upstreams::start(settings);
+    hub.settle(SETTLE);
+    let mut rows = Vec::new();
+    for server in hub.servers() {
+        let group = format!("mcp:{}", server.id());
+        let tools = server.tools();
+        if tools.published.is_empty() {
+            let state = server.status();
+            let reason = state["reason"].as_str().unwrap_or("no tools published");
+            rows.push(Row {
+                name: format!("mcp__{}__*", server.id()),
+                group,
+                route: "upstream",
+                unavailable: Some(format!(
+                    "{}: {reason}",
+                    state["state"].as_str().unwrap_or("?")
+                )),
+                granted_to: None,
+            });
+            continue;
+        }
+        for definition in &tools.published {
+            let Some(full) = definition["name"].as_str() else {
+                continue;
+            };
+            let who = tools
+                .names
+                .get(full)
+                .map(|tool| hub.grants().granted_to(server.id(), tool))
+                .unwrap_or_default();
+            rows.push(Row {
+                name: full.to_owned(),
+                group: group.clone(),
+                route: "upstream",
+                unavailable: None,
+                granted_to: Some(who),
+            });
+        }
+    }
+    rows
 }

@@ -95,14 +95,15 @@ impl Accepts {
     }
 }
 
-/// JSON when the client accepts it, except for a `tools/call` whose notifications the client
-/// wants while it runs — it set a `progressToken`, or asked for log messages — which, when the
-/// client accepts SSE, is answered as a stream. A client that accepts only SSE always gets SSE.
-pub fn reply_mode(accepts: Accepts, method: &str, progress: bool, wants_logs: bool) -> Mode {
+/// JSON when the client accepts it, except for a `tools/call` that will send messages while it
+/// runs — the client set a `progressToken` or asked for log messages, or it is an upstream
+/// tool whose first call asks the human through elicitation — which, when the client accepts
+/// SSE, is answered as a stream. A client that accepts only SSE always gets SSE.
+pub fn reply_mode(accepts: Accepts, method: &str, wants_stream: bool) -> Mode {
     if !accepts.sse {
         return Mode::Json;
     }
-    if !accepts.json || (method == "tools/call" && (progress || wants_logs)) {
+    if !accepts.json || (method == "tools/call" && wants_stream) {
         return Mode::Sse;
     }
     Mode::Json
@@ -114,6 +115,8 @@ enum Message {
         id: String,
         method: String,
         progress: Option<String>,
+        /// A `tools/call` of an upstream tool, which may ask the human for approval.
+        upstream: bool,
     },
     /// A notification, or a response to a request of ours.
     Accepted {
@@ -139,19 +142,30 @@ fn classify(body: &[u8]) -> Message {
         meta: Option<Meta<'a>>,
         #[serde(borrow, default, rename = "requestId")]
         request_id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        name: Option<std::borrow::Cow<'a, str>>,
     }
     fn params_of(params: Option<&RawValue>) -> Option<Params<'_>> {
         params.and_then(|p| serde_json::from_str::<Params<'_>>(p.get()).ok())
     }
     match rpc::parse(body) {
-        rpc::Incoming::Request { id, method, params } => Message::Request {
-            id: id.get().to_owned(),
-            progress: params_of(params)
-                .and_then(|p| p.meta)
-                .and_then(|m| m.progress_token)
-                .map(|t| t.get().to_owned()),
-            method: method.into_owned(),
-        },
+        rpc::Incoming::Request { id, method, params } => {
+            let params = params_of(params);
+            let upstream = method == "tools/call"
+                && params
+                    .as_ref()
+                    .and_then(|p| p.name.as_deref())
+                    .is_some_and(|name| name.starts_with("mcp__"));
+            Message::Request {
+                id: id.get().to_owned(),
+                progress: params
+                    .and_then(|p| p.meta)
+                    .and_then(|m| m.progress_token)
+                    .map(|t| t.get().to_owned()),
+                method: method.into_owned(),
+                upstream,
+            }
+        }
         rpc::Incoming::Notification { method, params } => Message::Accepted {
             cancels: (method == "notifications/cancelled")
                 .then(|| params_of(params).and_then(|p| p.request_id))
@@ -304,6 +318,7 @@ impl Endpoint<'_> {
                 id,
                 method,
                 progress,
+                upstream,
             } => {
                 if method == "server/discover" && headers.get(SESSION_HEADER).is_none() {
                     return body::json(
@@ -346,7 +361,8 @@ impl Endpoint<'_> {
                 if method == "logging/setLevel" {
                     session.note_logging();
                 }
-                let mode = reply_mode(accepts, &method, progress.is_some(), session.wants_logs());
+                let wants_stream = progress.is_some() || session.wants_logs() || upstream;
+                let mode = reply_mode(accepts, &method, wants_stream);
                 let mut response = answer(&session, id, progress, mode, message).await;
                 if created {
                     if let Ok(value) = HeaderValue::from_str(session.id()) {
@@ -576,12 +592,11 @@ mod tests {
             json: true,
             sse: false,
         };
-        assert_eq!(reply_mode(both, "tools/list", false, false), Mode::Json);
-        assert_eq!(reply_mode(both, "tools/call", false, false), Mode::Json);
-        assert_eq!(reply_mode(both, "tools/call", true, false), Mode::Sse);
-        assert_eq!(reply_mode(both, "tools/call", false, true), Mode::Sse);
-        assert_eq!(reply_mode(both, "tools/list", true, true), Mode::Json);
-        assert_eq!(reply_mode(sse_only, "ping", false, false), Mode::Sse);
-        assert_eq!(reply_mode(json_only, "tools/call", true, true), Mode::Json);
+        assert_eq!(reply_mode(both, "tools/list", false), Mode::Json);
+        assert_eq!(reply_mode(both, "tools/call", false), Mode::Json);
+        assert_eq!(reply_mode(both, "tools/call", true), Mode::Sse);
+        assert_eq!(reply_mode(both, "tools/list", true), Mode::Json);
+        assert_eq!(reply_mode(sse_only, "ping", false), Mode::Sse);
+        assert_eq!(reply_mode(json_only, "tools/call", true), Mode::Json);
     }
 }

@@ -52,6 +52,7 @@ pub use service::Service;
 
 use crate::config::Config;
 use crate::plugins::PluginSet;
+use crate::upstream::hub::Upstreams;
 use auth::{Tokens, TokensError};
 
 /// How long requests in flight may finish after a stop signal.
@@ -162,14 +163,18 @@ async fn run(
         Some(t) => format!("bearer tokens: {}", t.len()),
         None => "no tokens: loopback only".to_owned(),
     };
-    let upstream_line = config.upstream.boot_line();
-    let service = Arc::new(Service::new(config, plugins, tokens, local));
+    eprintln!("coremcp: listening on http://{local}/mcp ({mode} mode, {auth})");
+    // After the listener is open (DESIGN §6), connecting in the background.
+    let upstreams = Upstreams::start(&config.upstream);
+    let service = Arc::new(Service::new(
+        config,
+        plugins,
+        Arc::clone(&upstreams),
+        tokens,
+        local,
+    ));
     let (stop_tx, mut stop) = watch::channel(false);
     take_signals(signals, Arc::clone(&service), stop_tx).map_err(ServeError::Runtime)?;
-    eprintln!("coremcp: listening on http://{local}/mcp ({mode} mode, {auth})");
-    if let Some(line) = upstream_line {
-        tracing::info!("{line}");
-    }
 
     let reaper = {
         let service = Arc::clone(&service);
@@ -243,6 +248,8 @@ async fn run(
     {
         tracing::warn!("requests still running after the drain limit; exiting without them");
     }
+    let upstreams = Arc::clone(&upstreams);
+    let _ = tokio::task::spawn_blocking(move || upstreams.shutdown(Duration::from_secs(2))).await;
     Ok(())
 }
 

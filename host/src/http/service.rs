@@ -2,12 +2,14 @@
 //! with in-memory requests. The listener (`mod.rs`) only feeds it.
 //!
 //! Every request passes, in this order:
-//! 1. the path: `/mcp`, `/healthz` and `/api/status` are served; any other path (including
-//!    `/.well-known/oauth-*`) is 404 at once;
+//! 1. the path: `/mcp`, `/healthz`, `/api/status` and `/api/mcp/refresh` are served; any
+//!    other path (including `/.well-known/oauth-*`) is 404 at once;
 //! 2. DNS-rebinding protection (`origin.rs`): 403;
 //! 3. `/healthz` answers here, without a token (it tells nothing but `ok`);
 //! 4. bearer tokens, when configured (`auth.rs`): 401 with `WWW-Authenticate: Bearer`;
-//! 5. `/api/status` (`status.rs`) or `/mcp` (`endpoint.rs`).
+//! 5. `/api/status` (`status.rs`), `POST /api/mcp/refresh` (re-read the upstream servers'
+//!    configuration, answered with what was kept, started and removed) or `/mcp`
+//!    (`endpoint.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use super::sessions::Sessions;
 use crate::config::Config;
 use crate::plugins::PluginSet;
 use crate::rpc;
+use crate::upstream::hub::Upstreams;
 
 /// The paths served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,12 +34,14 @@ enum Route {
     Mcp,
     Health,
     Status,
+    Refresh,
 }
 
 /// Everything a request may need.
 pub struct Service {
     config: Config,
     plugins: Arc<PluginSet>,
+    upstreams: Arc<Upstreams>,
     sessions: Sessions,
     tokens: Option<Tokens>,
     guard: HostGuard,
@@ -47,30 +52,15 @@ impl Service {
     pub fn new(
         config: Config,
         plugins: Arc<PluginSet>,
-        tokens: Option<Tokens>,
-        listening: SocketAddr,
-    ) -> Self {
-        Self::with_sessions(
-            Sessions::new(config.clone(), Arc::clone(&plugins)),
-            config,
-            plugins,
-            tokens,
-            listening,
-        )
-    }
-
-    /// Like [`Service::new`], with a session table of one's own (tests use a small limit).
-    pub fn with_sessions(
-        sessions: Sessions,
-        config: Config,
-        plugins: Arc<PluginSet>,
+        upstreams: Arc<Upstreams>,
         tokens: Option<Tokens>,
         listening: SocketAddr,
     ) -> Self {
         Self {
+            sessions: Sessions::new(config.clone(), Arc::clone(&plugins), Arc::clone(&upstreams)),
             config,
             plugins,
-            sessions,
+            upstreams,
             tokens,
             guard: HostGuard::new(listening),
         }
@@ -90,6 +80,7 @@ impl Service {
             "/mcp" => Route::Mcp,
             "/healthz" => Route::Health,
             "/api/status" => Route::Status,
+            "/api/mcp/refresh" => Route::Refresh,
             _ => return body::text(StatusCode::NOT_FOUND, "not found\n"),
         };
         let headers = request.headers();
@@ -132,12 +123,24 @@ impl Service {
             Route::Status => match *request.method() {
                 Method::GET | Method::HEAD => body::json(
                     StatusCode::OK,
-                    super::status::status(&self.config, &self.plugins, self.sessions.len())
-                        .to_string(),
+                    super::status::status(
+                        &self.config,
+                        &self.plugins,
+                        &self.upstreams,
+                        self.sessions.len(),
+                    )
+                    .to_string(),
                 ),
                 _ => allow(
                     body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
                     "GET, HEAD",
+                ),
+            },
+            Route::Refresh => match *request.method() {
+                Method::POST => self.refresh_upstreams().await,
+                _ => allow(
+                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use POST\n"),
+                    "POST",
                 ),
             },
             Route::Mcp | Route::Health => {
@@ -156,6 +159,31 @@ impl Service {
         let report = crate::session::reload_plugins(&self.plugins);
         for session in self.sessions.all() {
             session.session().refresh(&report);
+        }
+        crate::session::refresh_upstreams(&self.upstreams);
+    }
+
+    /// `POST /api/mcp/refresh`: 200 with what was kept, started and removed, or 400 naming
+    /// what in the configuration is refused (then nothing changed).
+    async fn refresh_upstreams(&self) -> Response<Body> {
+        if !self.upstreams.enabled() {
+            return body::json(
+                StatusCode::CONFLICT,
+                serde_json::json!({"error": "the upstream MCP client is off (COREMCP_MCP=false)"})
+                    .to_string(),
+            );
+        }
+        let upstreams = Arc::clone(&self.upstreams);
+        match tokio::task::spawn_blocking(move || upstreams.refresh()).await {
+            Ok(Ok(report)) => body::json(StatusCode::OK, report.to_json().to_string()),
+            Ok(Err(refused)) => body::json(
+                StatusCode::BAD_REQUEST,
+                serde_json::json!({"error": refused}).to_string(),
+            ),
+            Err(e) => body::json(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                serde_json::json!({"error": format!("the refresh failed: {e}")}).to_string(),
+            ),
         }
     }
 

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::plugins::PluginSet;
 use crate::session::Session;
+use crate::upstream::grants::Caller;
+use crate::upstream::hub::Upstreams;
 
 use super::auth::Principal;
 use super::outbox::Router;
@@ -98,19 +100,26 @@ impl HttpSession {
 pub struct Sessions {
     config: Config,
     plugins: Arc<PluginSet>,
+    upstreams: Arc<Upstreams>,
     table: Mutex<HashMap<String, Arc<HttpSession>>>,
     limit: usize,
 }
 
 impl Sessions {
-    pub fn new(config: Config, plugins: Arc<PluginSet>) -> Self {
-        Self::with_limit(config, plugins, MAX_SESSIONS)
+    pub fn new(config: Config, plugins: Arc<PluginSet>, upstreams: Arc<Upstreams>) -> Self {
+        Self::with_limit(config, plugins, upstreams, MAX_SESSIONS)
     }
 
-    pub fn with_limit(config: Config, plugins: Arc<PluginSet>, limit: usize) -> Self {
+    pub fn with_limit(
+        config: Config,
+        plugins: Arc<PluginSet>,
+        upstreams: Arc<Upstreams>,
+        limit: usize,
+    ) -> Self {
         Self {
             config,
             plugins,
+            upstreams,
             table: Mutex::new(HashMap::new()),
             limit: limit.max(1),
         }
@@ -137,9 +146,15 @@ impl Sessions {
             }
         }
         let router = Arc::new(Router::new());
+        let caller = match &principal {
+            Principal::Local => Caller::Anonymous,
+            Principal::Token(name) => Caller::Token(name.clone()),
+        };
         let session = Session::new(
             self.config.clone(),
             Arc::clone(&self.plugins),
+            Arc::clone(&self.upstreams),
+            caller,
             Arc::clone(&router) as Arc<dyn crate::session::Outbox>,
         );
         let created = Arc::new(HttpSession {
@@ -232,7 +247,10 @@ mod tests {
         let scratch = crate::http::tests::Scratch::new();
         let config = Config::with_plugins(scratch.path().to_owned());
         let plugins = Arc::new(PluginSet::discover(&config).expect("discover"));
-        (scratch, Sessions::with_limit(config, plugins, limit))
+        (
+            scratch,
+            Sessions::with_limit(config, plugins, Upstreams::none(), limit),
+        )
     }
 
     #[test]

@@ -11,9 +11,15 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::plugins::loader::LoadError;
 use crate::plugins::PluginSet;
+use crate::upstream::hub::Upstreams;
 
 /// The status document.
-pub fn status(config: &Config, plugins: &PluginSet, sessions: usize) -> Value {
+pub fn status(
+    config: &Config,
+    plugins: &PluginSet,
+    upstreams: &Upstreams,
+    sessions: usize,
+) -> Value {
     let groups: Vec<Value> = plugins
         .slots()
         .iter()
@@ -37,7 +43,7 @@ pub fn status(config: &Config, plugins: &PluginSet, sessions: usize) -> Value {
         "sessions": sessions,
         "groups": groups,
         "relays": crate::forward::relay_status(config),
-        "upstream": config.upstream.status(),
+        "upstream": upstreams.status(),
     })
 }
 
@@ -51,7 +57,7 @@ mod tests {
         let mut config = Config::with_plugins(scratch.path().to_owned());
         config.service_mode = true;
         let plugins = PluginSet::discover(&config).expect("discover");
-        let doc = status(&config, &plugins, 3);
+        let doc = status(&config, &plugins, &Upstreams::none(), 3);
         assert_eq!(doc["mode"], "service");
         assert_eq!(doc["sessions"], 3);
         assert_eq!(doc["relays"], json!([]));

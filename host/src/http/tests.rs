@@ -15,6 +15,7 @@ use super::auth::{Principal, Tokens};
 use super::Service;
 use crate::config::Config;
 use crate::plugins::PluginSet;
+use crate::upstream::hub::Upstreams;
 
 /// A folder removed on drop (an empty plugins folder for the tests here).
 pub struct Scratch(PathBuf);
@@ -72,7 +73,13 @@ fn harness(tokens: Option<&str>) -> Harness {
     let config = Config::with_plugins(scratch.path().to_owned());
     let plugins = Arc::new(PluginSet::discover(&config).expect("discover"));
     let tokens = tokens.map(|t| Tokens::parse(t, "tokens").expect("tokens"));
-    let service = Service::new(config, plugins, tokens, HOST.parse().expect("addr"));
+    let service = Service::new(
+        config,
+        plugins,
+        Upstreams::none(),
+        tokens,
+        HOST.parse().expect("addr"),
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

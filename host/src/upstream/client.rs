@@ -9,6 +9,7 @@
 //!   there.
 
 use std::ffi::OsString;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,9 @@ use crate::mcp::{PREFERRED_VERSION, SUPPORTED_VERSIONS};
 pub const HANDSHAKE: Duration = Duration::from_secs(30);
 /// The most `tools/list` pages followed (DESIGN §7).
 pub const MAX_PAGES: usize = 20;
+
+/// A cancel flag nobody sets, for requests of the client's own.
+static NEVER: AtomicBool = AtomicBool::new(false);
 
 enum Link {
     Stdio(StdioTransport),
@@ -59,6 +63,22 @@ pub struct ConnectError {
     pub warnings: Vec<String>,
     /// The server's recent stderr, when it is a child that wrote some.
     pub stderr: Option<String>,
+}
+
+impl ConnectError {
+    /// The failure for a report or a server's state: the error, and the recent stderr when
+    /// the error does not already carry it.
+    pub fn reason(&self) -> String {
+        let mut reason = format!("initialize failed: {}", self.error);
+        let has_stderr = matches!(
+            self.error,
+            UpstreamError::Timeout { .. } | UpstreamError::Closed { .. }
+        );
+        if let (false, Some(stderr)) = (has_stderr, &self.stderr) {
+            reason.push_str(&format!("; recent stderr: {stderr}"));
+        }
+        reason
+    }
 }
 
 impl Client {
@@ -135,7 +155,7 @@ impl Client {
             "clientInfo": {"name": "coremcp", "title": "Core MCP",
                            "version": env!("CARGO_PKG_VERSION")}
         });
-        let result = self.request("initialize", params, HANDSHAKE)?;
+        let result = self.request("initialize", params, HANDSHAKE, &NEVER)?;
         let version = result
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -155,24 +175,36 @@ impl Client {
                 Some(v) => format!("{name} {v}"),
                 None => name.to_owned(),
             });
-        match &mut self.link {
+        match &self.link {
             Link::Stdio(t) => t.notify("notifications/initialized", None),
             Link::Http(t) => t.notify("notifications/initialized", None),
             Link::Sse(t) => t.notify("notifications/initialized", None),
         }
     }
 
-    /// Sends a request and waits up to `timeout` for its result.
+    /// Sends a request and waits up to `timeout` for its result, or until `cancel` is set.
+    /// Safe to call from many threads at once; requests run in parallel.
     pub fn request(
-        &mut self,
+        &self,
         method: &str,
         params: Value,
         timeout: Duration,
+        cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
-        match &mut self.link {
-            Link::Stdio(t) => t.request(method, params, timeout),
-            Link::Http(t) => t.request(method, params, timeout),
-            Link::Sse(t) => t.request(method, params, timeout),
+        match &self.link {
+            Link::Stdio(t) => t.request(method, params, timeout, cancel),
+            Link::Http(t) => t.request(method, params, timeout, cancel),
+            Link::Sse(t) => t.request(method, params, timeout, cancel),
+        }
+    }
+
+    /// Whether the connection is known to be gone: a stdio server that exited, or a legacy
+    /// SSE stream that ended. (A Streamable HTTP server is only found gone by a request.)
+    pub fn is_closed(&self) -> bool {
+        match &self.link {
+            Link::Stdio(t) => t.is_closed(),
+            Link::Sse(t) => t.is_closed(),
+            Link::Http(_) => false,
         }
     }
 
@@ -182,7 +214,7 @@ impl Client {
     }
 
     /// Every tool the server lists, following `nextCursor` up to [`MAX_PAGES`] pages.
-    pub fn list_tools(&mut self) -> Result<ToolList, UpstreamError> {
+    pub fn list_tools(&self) -> Result<ToolList, UpstreamError> {
         let mut list = ToolList::default();
         let mut cursor: Option<String> = None;
         for page in 1..=MAX_PAGES {
@@ -190,7 +222,7 @@ impl Client {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let result = self.request("tools/list", params, self.timeout)?;
+            let result = self.request("tools/list", params, self.timeout, &NEVER)?;
             let tools = result
                 .get("tools")
                 .and_then(Value::as_array)
@@ -221,6 +253,15 @@ impl Client {
     /// What the connection noticed besides answers (discarded lines, ignored messages).
     pub fn warnings(&self) -> Vec<String> {
         self.notices.warnings()
+    }
+
+    /// Why a closed connection ended: a stdio server's exit status and recent stderr.
+    pub fn exit_reason(&self) -> String {
+        match &self.link {
+            Link::Stdio(t) => t.exit_reason(),
+            Link::Sse(_) => "the server ended its event stream".to_owned(),
+            Link::Http(_) => "the connection was lost".to_owned(),
+        }
     }
 
     /// The server's recent stderr (stdio only).

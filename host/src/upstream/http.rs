@@ -2,19 +2,34 @@
 //! answered with JSON or an SSE stream, on a kept-alive connection ([`Conn`]), with the
 //! server's `Mcp-Session-Id` sent back on every later request.
 //!
+//! The transport is shared (`&self`, `Send + Sync`): many threads may have requests in flight
+//! at once. Each exchange takes an idle kept-alive connection from a small pool, or connects a
+//! new one, and puts it back afterwards if it can carry another request (at most [`MAX_IDLE`]
+//! are kept). Request ids come from an atomic counter; the session id, the negotiated version
+//! and the `initialize` parameters sit behind a mutex, read once per request.
+//!
 //! Invariants:
 //! - What is read per answer is bounded by [`MAX_BODY`] (8 MB), a JSON body or the whole
 //!   event stream alike.
 //! - When the server answers 404 for our session (it restarted or dropped it), the session is
 //!   set up again once (`initialize` with the same parameters, then `initialized`) and the
-//!   request resent; a second 404 is an error.
+//!   request resent; a second 404 is an error. Setting up again never runs twice at once:
+//!   requests that see the 404 together queue on one lock, and only the first whose stale
+//!   session is still the current one sets it up; the others resend on the new session. The
+//!   new session is used by other requests only once `initialized` was sent on it.
+//! - A request is cancelled when its caller's `cancel` flag is set (polled while waiting, at
+//!   least every 100 ms) or its timeout passes: once it was sent, the server is told with
+//!   `notifications/cancelled` (best effort, on another connection, within [`CANCEL_NOTICE`];
+//!   never for `initialize`), its connection is dropped, and the call ends with
+//!   [`UpstreamError::Cancelled`] or [`UpstreamError::Timeout`].
 //! - A request of the server's inside an event stream is answered -32601 on its own connection;
 //!   notifications are noted ([`Notices`]).
 //! - Configured `headers` go on every request; nothing here logs them.
 //! - Dropping the transport ends the session with a DELETE (best effort, at most ~1 s).
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -27,20 +42,40 @@ use crate::forward::http1::{Conn, HttpError, Response, Url, MAX_BODY};
 const CONNECT: Duration = Duration::from_secs(10);
 /// How long `initialize` may take when the session is set up again.
 const HANDSHAKE: Duration = Duration::from_secs(30);
+/// The most idle kept-alive connections kept for later requests.
+pub const MAX_IDLE: usize = 16;
+/// How long telling the server about a cancelled request may take, connecting included.
+pub const CANCEL_NOTICE: Duration = Duration::from_secs(1);
+/// How often a request waiting for another thread to set the session up looks at its flag.
+const POLL: Duration = Duration::from_millis(20);
 
-/// A Streamable HTTP session with one server.
+/// A Streamable HTTP session with one server, shared by every thread that calls it.
 pub struct HttpTransport {
     url: Url,
     headers: Vec<(String, String)>,
-    conn: Option<Conn>,
+    /// Kept-alive connections not in use (at most [`MAX_IDLE`]).
+    idle: Mutex<Vec<Conn>>,
+    state: Mutex<State>,
+    /// Held while the session is set up again after a 404, so that happens once at a time.
+    renewing: Mutex<()>,
+    next_id: AtomicU64,
+    notices: Arc<Notices>,
+}
+
+#[derive(Default)]
+struct State {
     session: Option<String>,
     /// The negotiated version, sent as `MCP-Protocol-Version` after `initialize`.
     version: Option<String>,
     /// The parameters of our `initialize`, to set the session up again after a 404.
     init: Option<Value>,
-    next_id: u64,
-    notices: Arc<Notices>,
-    never: AtomicBool,
+}
+
+/// The session headers one message went with.
+#[derive(Clone, Default)]
+struct Sent {
+    session: Option<String>,
+    version: Option<String>,
 }
 
 /// How one POST was answered.
@@ -48,6 +83,10 @@ enum Answer {
     Outcome(Result<Value, (i64, String)>),
     UnknownSession,
     Accepted,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl HttpTransport {
@@ -60,43 +99,40 @@ impl HttpTransport {
         Ok(Self {
             url,
             headers: headers.to_vec(),
-            conn: None,
-            session: None,
-            version: None,
-            init: None,
-            next_id: 1,
+            idle: Mutex::new(Vec::new()),
+            state: Mutex::new(State::default()),
+            renewing: Mutex::new(()),
+            next_id: AtomicU64::new(1),
             notices,
-            never: AtomicBool::new(false),
         })
     }
 
-    /// Sends a request and waits up to `timeout` for its answer.
+    /// Sends a request and waits up to `timeout` for its answer, or until `cancel` is set.
+    /// Many threads may call this at once; their requests run in parallel.
     pub fn request(
-        &mut self,
+        &self,
         method: &str,
         params: Value,
         timeout: Duration,
+        cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
-        if method == "initialize" {
-            self.session = None;
-            self.init = Some(params.clone());
-        }
         let deadline = Instant::now() + timeout;
+        if method == "initialize" {
+            lock(&self.state).init = Some(params.clone());
+            let (result, session) = self.initialize(params, deadline, timeout, cancel)?;
+            let mut state = lock(&self.state);
+            state.session = session;
+            state.version = version_of(&result);
+            return Ok(result);
+        }
         let mut set_up_again = false;
         loop {
-            let id = self.next_id;
-            self.next_id += 1;
-            let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-            match self.post(&message, Some(id), deadline, method)? {
-                Answer::Outcome(Ok(result)) => {
-                    if method == "initialize" {
-                        self.version = result
-                            .get("protocolVersion")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                    }
-                    return Ok(result);
-                }
+            let sent = self.current();
+            match self
+                .call(method, &params, &sent, deadline, timeout, cancel)?
+                .0
+            {
+                Answer::Outcome(Ok(result)) => return Ok(result),
                 Answer::Outcome(Err((code, message))) => {
                     return Err(UpstreamError::Rpc {
                         method: method.to_owned(),
@@ -104,15 +140,15 @@ impl HttpTransport {
                         message,
                     })
                 }
-                Answer::UnknownSession if !set_up_again && self.session.is_some() => {
-                    set_up_again = true;
-                    self.set_up_again()?;
+                Answer::UnknownSession if !set_up_again => {
+                    if let Some(stale) = &sent.session {
+                        set_up_again = true;
+                        self.set_up_again(stale, method, deadline, timeout, cancel)?;
+                        continue;
+                    }
+                    return Err(not_found(method));
                 }
-                Answer::UnknownSession => {
-                    return Err(UpstreamError::Protocol(format!(
-                        "{method}: the server answered HTTP 404"
-                    )))
-                }
+                Answer::UnknownSession => return Err(not_found(method)),
                 Answer::Accepted => {
                     return Err(UpstreamError::Protocol(format!(
                         "{method}: the server answered 202 Accepted to a request"
@@ -123,25 +159,201 @@ impl HttpTransport {
     }
 
     /// Sends a notification (answered 202 or 200).
-    pub fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), UpstreamError> {
+    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), UpstreamError> {
+        let sent = self.current();
+        self.notify_on(method, params, &sent, Instant::now() + HANDSHAKE)
+    }
+
+    fn notify_on(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        sent: &Sent,
+        deadline: Instant,
+    ) -> Result<(), UpstreamError> {
         let mut message = json!({"jsonrpc": "2.0", "method": method});
         if let Some(params) = params {
             message["params"] = params;
         }
-        self.post(&message, None, Instant::now() + HANDSHAKE, method)
-            .map(|_| ())
+        let never = AtomicBool::new(false);
+        match self.post(&message, None, sent, deadline, &never) {
+            Ok(_) => Ok(()),
+            Err(Failure::Http(source)) => Err(UpstreamError::Http {
+                method: method.to_owned(),
+                source,
+            }),
+            Err(Failure::Other(e)) => Err(e),
+        }
     }
 
-    fn set_up_again(&mut self) -> Result<(), UpstreamError> {
-        let params = self.init.clone().ok_or_else(|| {
-            UpstreamError::Protocol("the session was lost before it was set up".into())
-        })?;
-        self.session = None;
-        self.request("initialize", params, HANDSHAKE)?;
-        self.notify("notifications/initialized", None)
+    /// The session headers to send now.
+    fn current(&self) -> Sent {
+        let state = lock(&self.state);
+        Sent {
+            session: state.session.clone(),
+            version: state.version.clone(),
+        }
     }
 
-    fn headers(&self) -> Vec<(String, String)> {
+    /// Sends `initialize` with no session; its result and the session the server named.
+    fn initialize(
+        &self,
+        params: Value,
+        deadline: Instant,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<(Value, Option<String>), UpstreamError> {
+        let method = "initialize";
+        match self.call(method, &params, &Sent::default(), deadline, timeout, cancel)? {
+            (Answer::Outcome(Ok(result)), session) => Ok((result, session)),
+            (Answer::Outcome(Err((code, message))), _) => Err(UpstreamError::Rpc {
+                method: method.to_owned(),
+                code,
+                message,
+            }),
+            (Answer::UnknownSession, _) => Err(not_found(method)),
+            (Answer::Accepted, _) => Err(UpstreamError::Protocol(format!(
+                "{method}: the server answered 202 Accepted to a request"
+            ))),
+        }
+    }
+
+    /// Sets the session up again after the server answered 404 to a request sent on `stale`,
+    /// unless another request already did (then the current session is a new one).
+    fn set_up_again(
+        &self,
+        stale: &str,
+        method: &str,
+        deadline: Instant,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<(), UpstreamError> {
+        let _renewing = self.wait_renewing(method, deadline, timeout, cancel)?;
+        let params = {
+            let state = lock(&self.state);
+            if state.session.as_deref() != Some(stale) {
+                return Ok(());
+            }
+            state.init.clone().ok_or_else(|| {
+                UpstreamError::Protocol("the session was lost before it was set up".into())
+            })?
+        };
+        let (result, session) =
+            self.initialize(params, Instant::now() + HANDSHAKE, HANDSHAKE, cancel)?;
+        let fresh = Sent {
+            session,
+            version: version_of(&result),
+        };
+        self.notify_on(
+            "notifications/initialized",
+            None,
+            &fresh,
+            Instant::now() + HANDSHAKE,
+        )?;
+        let mut state = lock(&self.state);
+        state.session = fresh.session;
+        state.version = fresh.version;
+        Ok(())
+    }
+
+    /// Takes the lock of setting the session up again, polling `cancel` and the deadline while
+    /// another request holds it.
+    fn wait_renewing(
+        &self,
+        method: &str,
+        deadline: Instant,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<MutexGuard<'_, ()>, UpstreamError> {
+        loop {
+            match self.renewing.try_lock() {
+                Ok(guard) => return Ok(guard),
+                Err(TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
+                Err(TryLockError::WouldBlock) => {}
+            }
+            if cancel.load(Ordering::Relaxed) {
+                return Err(UpstreamError::Cancelled {
+                    method: method.to_owned(),
+                });
+            }
+            if Instant::now() >= deadline {
+                return Err(timed_out(method, timeout));
+            }
+            thread::sleep(POLL);
+        }
+    }
+
+    /// Sends one request on `sent` and reads its answer; when the caller cancels or the
+    /// deadline passes after it was sent, tells the server and ends with the matching error.
+    fn call(
+        &self,
+        method: &str,
+        params: &Value,
+        sent: &Sent,
+        deadline: Instant,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<(Answer, Option<String>), UpstreamError> {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(UpstreamError::Cancelled {
+                method: method.to_owned(),
+            });
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        match self.post(&message, Some(id), sent, deadline, cancel) {
+            Ok((answer, session)) => {
+                if let Some(new) = &session {
+                    self.adopt(sent, new);
+                }
+                Ok((answer, session))
+            }
+            Err(Failure::Http(HttpError::Cancelled)) => {
+                self.tell_cancelled(method, id, sent, "the caller cancelled the request");
+                Err(UpstreamError::Cancelled {
+                    method: method.to_owned(),
+                })
+            }
+            Err(Failure::Http(HttpError::Timeout)) => {
+                let reason = format!("no answer within {} ms", timeout.as_millis());
+                self.tell_cancelled(method, id, sent, &reason);
+                Err(timed_out(method, timeout))
+            }
+            Err(Failure::Http(source)) => Err(UpstreamError::Http {
+                method: method.to_owned(),
+                source,
+            }),
+            Err(Failure::Other(e)) => Err(e),
+        }
+    }
+
+    /// A session id the server named on an answer other than `initialize`'s replaces the one
+    /// the request was sent with, unless another request changed it meanwhile.
+    fn adopt(&self, sent: &Sent, new: &str) {
+        if sent.session.is_none() || sent.session.as_deref() == Some(new) {
+            return;
+        }
+        let mut state = lock(&self.state);
+        if state.session == sent.session {
+            state.session = Some(new.to_owned());
+        }
+    }
+
+    /// Tells the server request `id` is abandoned (best effort, within [`CANCEL_NOTICE`]).
+    fn tell_cancelled(&self, method: &str, id: u64, sent: &Sent, reason: &str) {
+        if method == "initialize" {
+            return; // MCP: `initialize` is never cancelled.
+        }
+        let params = json!({"requestId": id, "reason": reason});
+        let _ = self.notify_on(
+            "notifications/cancelled",
+            Some(params),
+            sent,
+            Instant::now() + CANCEL_NOTICE,
+        );
+    }
+
+    fn headers(&self, sent: &Sent) -> Vec<(String, String)> {
         let mut headers = vec![
             ("Content-Type".to_owned(), "application/json".to_owned()),
             (
@@ -149,93 +361,92 @@ impl HttpTransport {
                 "application/json, text/event-stream".to_owned(),
             ),
         ];
-        if let Some(version) = &self.version {
+        if let Some(version) = &sent.version {
             headers.push(("MCP-Protocol-Version".to_owned(), version.clone()));
         }
-        if let Some(session) = &self.session {
+        if let Some(session) = &sent.session {
             headers.push(("Mcp-Session-Id".to_owned(), session.clone()));
         }
         headers.extend(self.headers.iter().cloned());
         headers
     }
 
-    /// POSTs one message; for a request (`id`), reads its answer.
+    /// An idle connection that can still carry a request, or a new one.
+    fn take(&self, deadline: Instant) -> Result<Conn, HttpError> {
+        loop {
+            let Some(mut conn) = lock(&self.idle).pop() else {
+                break;
+            };
+            if conn.alive() {
+                return Ok(conn);
+            }
+        }
+        Conn::connect(&self.url, remaining(deadline).min(CONNECT))
+    }
+
+    /// Keeps `conn` for a later request if it can carry one and the pool has room.
+    fn put(&self, mut conn: Conn) {
+        if conn.alive() {
+            let mut idle = lock(&self.idle);
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
+            }
+        }
+    }
+
+    /// POSTs one message with the session headers of `sent`; for a request (`id`), reads its
+    /// answer. Also returns the session id the server named, if any.
     fn post(
-        &mut self,
+        &self,
         message: &Value,
         id: Option<u64>,
+        sent: &Sent,
         deadline: Instant,
-        method: &str,
-    ) -> Result<Answer, UpstreamError> {
-        let http = |source: HttpError| UpstreamError::Http {
-            method: method.to_owned(),
-            source,
-        };
-        if !self.conn.as_mut().is_some_and(Conn::alive) {
-            let wait = remaining(deadline).min(CONNECT);
-            self.conn = Some(Conn::connect(&self.url, wait).map_err(http)?);
-        }
-        let headers = self.headers();
+        cancel: &AtomicBool,
+    ) -> Result<(Answer, Option<String>), Failure> {
+        let mut conn = self.take(deadline)?;
+        let headers = self.headers(sent);
         let pairs: Vec<(&str, &str)> = headers
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
             .collect();
         let body = message.to_string();
-        let url = self.url.clone();
-        let notices = Arc::clone(&self.notices);
-        let Some(conn) = self.conn.as_mut() else {
-            return Err(UpstreamError::Protocol("no connection".into()));
-        };
         let outcome = (|| {
             let mut response =
-                conn.exchange(&url, "POST", &pairs, body.as_bytes(), deadline, &self.never)?;
+                conn.exchange(&self.url, "POST", &pairs, body.as_bytes(), deadline, cancel)?;
             let session = response.header("mcp-session-id").map(str::to_owned);
             let answer = read_answer(
                 &mut response,
                 id,
                 deadline,
-                &self.never,
-                &notices,
-                &url,
+                cancel,
+                &self.notices,
+                &self.url,
                 &pairs,
-            );
-            Ok::<_, HttpError>((session, answer))
+            )?;
+            Ok::<_, Failure>((answer, session))
         })();
-        match outcome {
-            Ok((session, answer)) => {
-                if session.is_some() {
-                    self.session = session;
-                }
-                answer.map_err(|e| match e {
-                    Failure::Http(e) => http(e),
-                    Failure::Other(e) => e,
-                })
-            }
-            Err(e) => {
-                self.conn = None;
-                Err(http(e))
-            }
-        }
+        // A connection left mid-answer (error, cancel) is not alive, so it is dropped here.
+        self.put(conn);
+        outcome
     }
 }
 
 impl Drop for HttpTransport {
     /// Ends the session politely (DELETE), best effort and briefly.
     fn drop(&mut self) {
-        let Some(session) = self.session.take() else {
+        let Some(session) = lock(&self.state).session.take() else {
             return;
         };
         let deadline = Instant::now() + Duration::from_secs(1);
-        if !self.conn.as_mut().is_some_and(Conn::alive) {
-            self.conn = Conn::connect(&self.url, Duration::from_secs(1)).ok();
-        }
-        if let Some(conn) = self.conn.as_mut() {
+        let never = AtomicBool::new(false);
+        if let Ok(mut conn) = self.take(deadline) {
             let mut headers = vec![("Mcp-Session-Id", session.as_str())];
             headers.extend(self.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
             if let Ok(mut response) =
-                conn.exchange(&self.url, "DELETE", &headers, b"", deadline, &self.never)
+                conn.exchange(&self.url, "DELETE", &headers, b"", deadline, &never)
             {
-                let _ = response.read_all(deadline, &self.never);
+                let _ = response.read_all(deadline, &never);
             }
         }
     }
@@ -252,29 +463,49 @@ impl From<HttpError> for Failure {
     }
 }
 
+fn version_of(result: &Value) -> Option<String> {
+    result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn not_found(method: &str) -> UpstreamError {
+    UpstreamError::Protocol(format!("{method}: the server answered HTTP 404"))
+}
+
+fn timed_out(method: &str, timeout: Duration) -> UpstreamError {
+    UpstreamError::Timeout {
+        method: method.to_owned(),
+        timeout,
+        stderr: String::new(),
+    }
+}
+
 fn remaining(deadline: Instant) -> Duration {
     deadline
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(1))
 }
 
-/// Reads the answer to request `id` (or the acknowledgement of a notification).
+/// Reads the answer to request `id` (or the acknowledgement of a notification), polling
+/// `cancel` while it waits.
 fn read_answer(
     response: &mut Response<'_>,
     id: Option<u64>,
     deadline: Instant,
-    never: &AtomicBool,
+    cancel: &AtomicBool,
     notices: &Notices,
     url: &Url,
     headers: &[(&str, &str)],
 ) -> Result<Answer, Failure> {
     let status = response.status;
     if status == 404 {
-        let _ = response.read_all(deadline, never);
+        let _ = response.read_all(deadline, cancel);
         return Ok(Answer::UnknownSession);
     }
     if !(200..300).contains(&status) {
-        let body = response.read_all(deadline, never).unwrap_or_default();
+        let body = response.read_all(deadline, cancel).unwrap_or_default();
         let text: String = String::from_utf8_lossy(&body).chars().take(300).collect();
         return Err(HttpError::Answer(format!("HTTP {status}: {}", text.trim())).into());
     }
@@ -282,15 +513,15 @@ fn read_answer(
         .header("content-type")
         .is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
     let Some(id) = id else {
-        let _ = response.read_all(deadline, never)?;
+        let _ = response.read_all(deadline, cancel)?;
         return Ok(Answer::Accepted);
     };
     if status == 202 {
-        let _ = response.read_all(deadline, never)?;
+        let _ = response.read_all(deadline, cancel)?;
         return Ok(Answer::Accepted);
     }
     if !streaming {
-        let body = response.read_all(deadline, never)?;
+        let body = response.read_all(deadline, cancel)?;
         let message: Value = serde_json::from_slice(&body).map_err(|e| {
             Failure::Other(UpstreamError::Protocol(format!(
                 "the answer is not JSON: {e}"
@@ -306,7 +537,7 @@ fn read_answer(
     let mut events = Events::default();
     let mut read = 0usize;
     loop {
-        let piece = response.read_some(deadline, never)?;
+        let piece = response.read_some(deadline, cancel)?;
         if piece.is_empty() {
             return Err(Failure::Other(UpstreamError::Protocol(format!(
                 "the event stream ended without the response to request {id}"
@@ -323,7 +554,7 @@ fn read_answer(
             };
             if let Some(outcome) = handle(&message, id, notices, url, headers, deadline) {
                 // Read the stream to its end so the connection can be reused.
-                while !response.read_some(deadline, never)?.is_empty() {}
+                while !response.read_some(deadline, cancel)?.is_empty() {}
                 return Ok(Answer::Outcome(outcome));
             }
         }
@@ -366,5 +597,370 @@ pub(super) fn handle(
             notices.warn(format!("ignored a message: {why}"));
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    /// One request the test server read.
+    struct Seen {
+        verb: String,
+        headers: Vec<(String, String)>,
+        body: Value,
+    }
+
+    impl Seen {
+        fn header(&self, name: &str) -> Option<&str> {
+            self.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+
+        fn method(&self) -> &str {
+            self.body["method"].as_str().unwrap_or("")
+        }
+    }
+
+    /// An HTTP/1.1 server on 127.0.0.1 (a thread per connection, kept alive) whose `handler`
+    /// writes each answer itself; its base URL.
+    fn serve<F>(handler: F) -> String
+    where
+        F: Fn(&Seen, &mut TcpStream) + Send + Sync + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let handler = Arc::new(handler);
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let handler = Arc::clone(&handler);
+                thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                    while let Some(seen) = read_request(&mut reader) {
+                        handler(&seen, &mut stream);
+                    }
+                });
+            }
+        });
+        format!("http://127.0.0.1:{port}")
+    }
+
+    fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let verb = line.split(' ').next().unwrap_or("").to_owned();
+        let mut headers = Vec::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).ok()? == 0 {
+                return None;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                headers.push((name.trim().to_owned(), value.trim().to_owned()));
+            }
+        }
+        let length = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).ok()?;
+        Some(Seen {
+            verb,
+            headers,
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        })
+    }
+
+    fn reply(stream: &mut TcpStream, status: u16, extra: &[(&str, &str)], body: &Value) {
+        let body = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        let mut head = format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in extra {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let _ = stream.write_all(format!("{head}{body}").as_bytes());
+    }
+
+    fn result(seen: &Seen, result: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": result})
+    }
+
+    /// Waits up to `limit` for `done`.
+    fn until(limit: Duration, done: impl Fn() -> bool) -> bool {
+        let end = Instant::now() + limit;
+        while !done() {
+            if Instant::now() >= end {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    fn transport(base: &str) -> Arc<HttpTransport> {
+        let notices = Arc::new(Notices::default());
+        Arc::new(HttpTransport::new(&format!("{base}/mcp"), &[], notices).expect("transport"))
+    }
+
+    #[test]
+    fn the_transport_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<HttpTransport>();
+    }
+
+    #[test]
+    fn requests_in_flight_at_once_do_not_wait_for_each_other() {
+        let slow_seen = Arc::new(AtomicBool::new(false));
+        let fast_answered = Arc::new(AtomicBool::new(false));
+        let base = {
+            let (slow_seen, fast_answered) = (Arc::clone(&slow_seen), Arc::clone(&fast_answered));
+            serve(move |seen, stream| match seen.method() {
+                "slow" => {
+                    slow_seen.store(true, Ordering::SeqCst);
+                    // Answered only once the second request was: serialized requests would
+                    // make this wait run out.
+                    let after = until(Duration::from_secs(5), || {
+                        fast_answered.load(Ordering::SeqCst)
+                    });
+                    reply(
+                        stream,
+                        200,
+                        &[],
+                        &result(seen, json!({"after_fast": after})),
+                    );
+                }
+                "fast" => {
+                    reply(stream, 200, &[], &result(seen, json!({"fast": true})));
+                    fast_answered.store(true, Ordering::SeqCst);
+                }
+                _ => reply(stream, 202, &[], &Value::Null),
+            })
+        };
+        let t = transport(&base);
+        let slow = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || {
+                let never = AtomicBool::new(false);
+                t.request("slow", json!({}), Duration::from_secs(10), &never)
+            })
+        };
+        assert!(until(Duration::from_secs(5), || slow_seen.load(Ordering::SeqCst)));
+        let started = Instant::now();
+        let never = AtomicBool::new(false);
+        let fast = t
+            .request("fast", json!({}), Duration::from_secs(10), &never)
+            .expect("fast");
+        assert_eq!(fast, json!({"fast": true}));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "fast waited for slow"
+        );
+        let slow = slow.join().expect("thread").expect("slow");
+        assert_eq!(slow, json!({"after_fast": true}));
+        // Both connections were kept for later requests.
+        assert_eq!(lock(&t.idle).len(), 2);
+    }
+
+    #[test]
+    fn a_cancelled_request_ends_at_once_and_the_server_is_told() {
+        let hung: Arc<Mutex<Option<Value>>> = Arc::default();
+        let told: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let base = {
+            let (hung, told) = (Arc::clone(&hung), Arc::clone(&told));
+            serve(move |seen, stream| match seen.method() {
+                // Never answered (the connection stays open until the client drops it).
+                "hang" => *lock(&hung) = Some(seen.body["id"].clone()),
+                "notifications/cancelled" => {
+                    lock(&told).push(seen.body["params"].clone());
+                    reply(stream, 202, &[], &Value::Null);
+                }
+                _ => reply(stream, 202, &[], &Value::Null),
+            })
+        };
+        let t = transport(&base);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let setter = {
+            let (cancel, hung) = (Arc::clone(&cancel), Arc::clone(&hung));
+            thread::spawn(move || {
+                assert!(until(Duration::from_secs(5), || lock(&hung).is_some()));
+                thread::sleep(Duration::from_millis(100));
+                cancel.store(true, Ordering::SeqCst);
+                Instant::now()
+            })
+        };
+        let err = t
+            .request("hang", json!({}), Duration::from_secs(30), &cancel)
+            .expect_err("cancelled");
+        let ended = Instant::now();
+        let set = setter.join().expect("setter");
+        assert!(
+            matches!(&err, UpstreamError::Cancelled { method } if method == "hang"),
+            "{err}"
+        );
+        assert!(
+            ended - set < Duration::from_millis(1500),
+            "{:?}",
+            ended - set
+        );
+        let id = lock(&hung).clone().expect("the request reached the server");
+        assert!(until(Duration::from_secs(2), || !lock(&told).is_empty()));
+        let told = lock(&told).clone();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0]["requestId"], id);
+        assert!(told[0]["reason"].is_string());
+        // A flag set before the call sends nothing.
+        let err = t
+            .request("hang", json!({}), Duration::from_secs(30), &cancel)
+            .expect_err("cancelled");
+        assert!(matches!(err, UpstreamError::Cancelled { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_silent_server_times_out_and_is_told() {
+        let told: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let base = {
+            let told = Arc::clone(&told);
+            serve(move |seen, stream| match seen.method() {
+                "hang" => {}
+                "notifications/cancelled" => {
+                    lock(&told).push(seen.body["params"].clone());
+                    reply(stream, 202, &[], &Value::Null);
+                }
+                _ => reply(stream, 202, &[], &Value::Null),
+            })
+        };
+        let t = transport(&base);
+        let never = AtomicBool::new(false);
+        let started = Instant::now();
+        let err = t
+            .request("hang", json!({}), Duration::from_millis(300), &never)
+            .expect_err("timeout");
+        assert!(
+            matches!(&err, UpstreamError::Timeout { method, .. } if method == "hang"),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(until(Duration::from_secs(2), || !lock(&told).is_empty()));
+        assert_eq!(lock(&told)[0]["requestId"], 1);
+    }
+
+    #[test]
+    fn a_lost_session_is_set_up_again_once_for_requests_that_see_it_together() {
+        const CALLS: usize = 8;
+        #[derive(Default)]
+        struct Server {
+            initialized: Vec<String>,
+            stale: usize,
+            deleted: Vec<String>,
+            init_params: Vec<Value>,
+        }
+        let server: Arc<Mutex<Server>> = Arc::default();
+        let base = {
+            let server = Arc::clone(&server);
+            serve(move |seen, stream| {
+                let session = seen.header("mcp-session-id").map(str::to_owned);
+                if seen.verb == "DELETE" {
+                    lock(&server).deleted.extend(session);
+                    reply(stream, 200, &[], &Value::Null);
+                    return;
+                }
+                match (seen.method(), session.as_deref()) {
+                    ("initialize", None) => {
+                        let name = {
+                            let mut server = lock(&server);
+                            server.init_params.push(seen.body["params"].clone());
+                            format!("s{}", server.init_params.len())
+                        };
+                        let answer = result(seen, json!({"protocolVersion": "2025-06-18"}));
+                        reply(stream, 200, &[("Mcp-Session-Id", &name)], &answer);
+                    }
+                    ("notifications/initialized", Some(s)) => {
+                        lock(&server).initialized.push(s.to_owned());
+                        reply(stream, 202, &[], &Value::Null);
+                    }
+                    ("ping", Some("s1")) => {
+                        // s1 is forgotten: answer 404 once every call has seen it, so they
+                        // all find the session lost together.
+                        lock(&server).stale += 1;
+                        until(Duration::from_secs(5), || lock(&server).stale >= CALLS);
+                        reply(stream, 404, &[], &json!({"error": "unknown session"}));
+                    }
+                    ("ping", Some(s)) => {
+                        let version = seen.header("mcp-protocol-version").unwrap_or("");
+                        let answer = result(seen, json!({"session": s, "version": version}));
+                        reply(stream, 200, &[], &answer);
+                    }
+                    _ => reply(stream, 400, &[], &json!({"error": "unexpected"})),
+                }
+            })
+        };
+        let t = transport(&base);
+        let never = AtomicBool::new(false);
+        let params = json!({"protocolVersion": "2025-06-18", "clientInfo": {"name": "t"}});
+        t.request("initialize", params.clone(), Duration::from_secs(5), &never)
+            .expect("initialize");
+        t.notify("notifications/initialized", None)
+            .expect("initialized");
+        let calls: Vec<_> = (0..CALLS)
+            .map(|_| {
+                let t = Arc::clone(&t);
+                thread::spawn(move || {
+                    let never = AtomicBool::new(false);
+                    t.request("ping", json!({}), Duration::from_secs(20), &never)
+                })
+            })
+            .collect();
+        for call in calls {
+            let answer = call.join().expect("thread").expect("ping");
+            assert_eq!(answer, json!({"session": "s2", "version": "2025-06-18"}));
+        }
+        {
+            let server = lock(&server);
+            assert_eq!(server.stale, CALLS);
+            assert_eq!(server.init_params, vec![params.clone(), params]);
+            assert_eq!(server.initialized, vec!["s1", "s2"]);
+        }
+        drop(t);
+        assert_eq!(lock(&server).deleted, vec!["s2"]);
+    }
+
+    #[test]
+    fn a_second_404_is_an_error() {
+        let base = serve(|seen, stream| match seen.method() {
+            "initialize" => {
+                let answer = result(seen, json!({"protocolVersion": "2025-06-18"}));
+                reply(stream, 200, &[("Mcp-Session-Id", "s")], &answer);
+            }
+            "notifications/initialized" => reply(stream, 202, &[], &Value::Null),
+            _ => reply(stream, 404, &[], &Value::Null),
+        });
+        let t = transport(&base);
+        let never = AtomicBool::new(false);
+        t.request("initialize", json!({}), Duration::from_secs(5), &never)
+            .expect("initialize");
+        let err = t
+            .request("ping", json!({}), Duration::from_secs(5), &never)
+            .expect_err("404");
+        assert!(err.to_string().contains("404"), "{err}");
     }
 }

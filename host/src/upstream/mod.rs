@@ -1,22 +1,25 @@
 //! Upstream MCP servers (DESIGN §6): the servers a user configures in `mcp.json` or
-//! `COREMCP_MCP_SERVERS`, whose tools the host will publish as `mcp__<id>__<tool>`.
+//! `COREMCP_MCP_SERVERS`, whose tools the host publishes as `mcp__<id>__<tool>`.
 //!
-//! In this build the configuration is read, validated and reported (boot line, `/api/status`),
-//! and `coremcp upstream` connects to each server once ([`probe`]) to show what would be
-//! published. The host does not connect at start yet, and grants and approval come next:
-//! until then no upstream tool is published or callable, so nothing runs unattended.
+//! At run time the [`hub`] holds every server, each kept alive by its [`supervisor`]; a call
+//! goes grant ([`grants`]) → approval ([`approval`]) → the server. `coremcp upstream` connects
+//! to each server once ([`probe`]) to show what would be published.
 //!
 //! Modules: [`client`] (one server as a blocking MCP client) over [`stdio`], [`http`] or
-//! legacy [`sse`] transports, sharing [`rpc`] and [`events`]; [`lines`] and [`ring`] bound what a child's pipes can cost;
-//! [`publish`] holds the pure publishing rules and the result cap.
+//! legacy [`sse`] transports, sharing [`rpc`]; [`lines`] and [`ring`] bound what a child's
+//! pipes can cost; [`publish`] holds the pure publishing rules and the result cap.
 //!
-//! Invariant: a bad configuration stops the host at start with a message naming the entry;
-//! `COREMCP_MCP=false` turns the client off without reading anything.
+//! Invariants: a bad configuration stops the host at start with a message naming the entry;
+//! `COREMCP_MCP=false` turns the client off without reading anything; upstream tools are not
+//! confined (their arguments go to the server verbatim), and nobody may call one unless a grant
+//! names it.
 
+pub mod approval;
 pub mod client;
 pub mod config;
 pub mod grants;
 pub mod http;
+pub mod hub;
 pub mod lines;
 pub mod probe;
 pub mod publish;
@@ -24,12 +27,11 @@ pub mod ring;
 pub mod rpc;
 pub mod sse;
 pub mod stdio;
+pub mod supervisor;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-
-use config::{FileChoice, ServerConfig, Transport};
+use config::{FileChoice, ServerConfig};
 
 /// The environment variables of the upstream client.
 pub mod env {
@@ -51,28 +53,42 @@ pub struct Settings {
     pub servers: Vec<ServerConfig>,
     /// Who may call which upstream tool; nothing unless granted.
     pub grants: grants::Grants,
+    /// Who needs a human's approval first.
+    pub approval: approval::Policy,
+    /// Where the default `mcp.json` is (read again on refresh).
+    pub install_root: PathBuf,
 }
 
 impl Settings {
     /// Reads the variables and the config file. `install_root` is where the default
     /// `mcp.json` lives.
     pub fn from_env(install_root: &Path) -> Result<Self, String> {
-        let switch = std::env::var(env::MCP).ok();
+        let var = |name: &str| std::env::var(name).ok();
+        let switch = var(env::MCP);
         let enabled = match switch.as_deref().map(str::trim) {
             None | Some("") | Some("true") | Some("1") => true,
             Some("false") | Some("0") => false,
             Some(other) => return Err(format!("{}={other}: expected true or false", env::MCP)),
         };
         if !enabled {
-            return Ok(Self::default());
+            return Ok(Self {
+                install_root: install_root.to_owned(),
+                ..Self::default()
+            });
         }
-        let file = FileChoice::from_env(std::env::var(env::CONFIG).ok().as_deref(), install_root);
-        let servers = config::load(&file, std::env::var(env::SERVERS).ok().as_deref())?;
-        let grants = grants::Grants::parse(std::env::var(env::GRANTS).ok().as_deref())?;
+        let file = FileChoice::from_env(var(env::CONFIG).as_deref(), install_root);
+        let servers = config::load(&file, var(env::SERVERS).as_deref())?;
+        let grants = grants::Grants::parse(var(env::GRANTS).as_deref())?;
+        let approval = approval::Policy::parse(
+            var(approval::env::REQUIRE).as_deref(),
+            var(approval::env::PREAPPROVED).as_deref(),
+        )?;
         Ok(Self {
             enabled,
             servers,
             grants,
+            approval,
+            install_root: install_root.to_owned(),
         })
     }
 
@@ -84,32 +100,9 @@ impl Settings {
         let active = self.servers.iter().filter(|s| s.enabled).count();
         (active > 0).then(|| {
             format!(
-                "{active} upstream MCP server(s) configured; connecting to them is not in this \
-                 build yet, so none of their tools is published"
+                "{active} upstream MCP server(s) configured; connecting in the background \
+                 (their tools are not confined: arguments go to the server verbatim)"
             )
         })
-    }
-
-    /// Each configured server for `/api/status`.
-    pub fn status(&self) -> Vec<Value> {
-        self.servers
-            .iter()
-            .map(|s| {
-                let transport = match &s.transport {
-                    Transport::Stdio { .. } => "stdio",
-                    Transport::Http { .. } => "http",
-                    Transport::Sse { .. } => "sse",
-                };
-                let (state, reason) = if s.enabled {
-                    (
-                        "not_connected",
-                        "the upstream MCP client is not in this build yet",
-                    )
-                } else {
-                    ("disabled", "enabled: false in its configuration")
-                };
-                json!({"id": s.id, "transport": transport, "state": state, "reason": reason})
-            })
-            .collect()
     }
 }

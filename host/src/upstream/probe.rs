@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use super::client::{Client, MAX_PAGES};
 use super::config::{ServerConfig, Transport};
 use super::publish::{publish, Withheld};
-use super::rpc::UpstreamError;
 
 /// A server's state after a probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,18 +142,10 @@ pub fn probe(server: &ServerConfig) -> ServerReport {
     let mut report = empty(server, State::Failed);
     match Client::connect(server) {
         Err(failure) => {
-            let mut reason = format!("initialize failed: {}", failure.error);
-            let has_stderr = matches!(
-                failure.error,
-                UpstreamError::Timeout { .. } | UpstreamError::Closed { .. }
-            );
-            if let (false, Some(stderr)) = (has_stderr, failure.stderr) {
-                reason.push_str(&format!("; recent stderr: {stderr}"));
-            }
-            report.reason = Some(reason);
+            report.reason = Some(failure.reason());
             report.warnings = failure.warnings;
         }
-        Ok(mut client) => {
+        Ok(client) => {
             report.server = client.server_info.clone();
             report.protocol_version = Some(client.version.clone());
             match client.list_tools() {

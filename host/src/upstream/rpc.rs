@@ -47,6 +47,10 @@ pub enum UpstreamError {
     /// HTTP failed (connect, status, body).
     #[error("{method}: {source}")]
     Http { method: String, source: HttpError },
+    /// The caller gave up (the agent cancelled the call); the server was told with
+    /// `notifications/cancelled`.
+    #[error("{method} was cancelled")]
+    Cancelled { method: String },
     /// The server broke the protocol (bad answer, unsupported version…).
     #[error("{0}")]
     Protocol(String),
@@ -88,25 +92,32 @@ pub fn classify(message: &Value) -> Incoming {
             let Some(id) = id.as_u64() else {
                 return Incoming::Invalid(format!("a response to an id we never sent: {id}"));
             };
-            let outcome = match (message.get("result"), message.get("error")) {
-                (Some(result), _) => Ok(result.clone()),
-                (None, Some(error)) => Err((
-                    error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                    error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("(no message)")
-                        .to_owned(),
+            match response_outcome(message) {
+                Some(outcome) => Incoming::Response { id, outcome },
+                None => Incoming::Invalid(format!(
+                    "the response to request {id} has neither result nor error"
                 )),
-                (None, None) => {
-                    return Incoming::Invalid(format!(
-                        "the response to request {id} has neither result nor error"
-                    ))
-                }
-            };
-            Incoming::Response { id, outcome }
+            }
         }
         (None, None) => Incoming::Invalid("a message with neither method nor id".into()),
+    }
+}
+
+/// A JSON-RPC response's result, or its error as (code, message); `None` with neither.
+/// (Core MCP reads responses both as a client of upstream servers and as a server that asked
+/// its client something.)
+pub fn response_outcome(message: &Value) -> Option<Result<Value, (i64, String)>> {
+    match (message.get("result"), message.get("error")) {
+        (Some(result), _) => Some(Ok(result.clone())),
+        (None, Some(error)) => Some(Err((
+            error.get("code").and_then(Value::as_i64).unwrap_or(0),
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)")
+                .to_owned(),
+        ))),
+        (None, None) => None,
     }
 }
 

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::process::ChildStdin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -32,6 +32,8 @@ use crate::mcp::MAX_LINE_BYTES;
 pub const STDERR_KEPT: usize = 4096;
 /// How long a report waits for the last stderr and the exit status of a server that went away.
 const SETTLE: Duration = Duration::from_millis(1000);
+/// How often a waiting request looks at its cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
 
 type Outcome = Result<Value, (i64, String)>;
 
@@ -60,11 +62,12 @@ impl Shared {
     }
 }
 
-/// A running stdio server.
+/// A running stdio server. Requests may come from many threads at once: each waits on its
+/// own channel, and the reader thread matches answers by id.
 pub struct StdioTransport {
     shared: Arc<Shared>,
-    running: Running,
-    next_id: u64,
+    running: Mutex<Running>,
+    next_id: AtomicU64,
 }
 
 impl StdioTransport {
@@ -92,20 +95,26 @@ impl StdioTransport {
         }
         Ok(Self {
             shared,
-            running,
-            next_id: 1,
+            running: Mutex::new(running),
+            next_id: AtomicU64::new(1),
         })
     }
 
-    /// Sends a request and waits up to `timeout` for its answer.
+    /// Whether the server has gone away (its stdout closed).
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Relaxed)
+    }
+
+    /// Sends a request and waits up to `timeout` for its answer, or until `cancel` is set.
+    /// A request given up (timeout or cancel) is cancelled at the server too.
     pub fn request(
-        &mut self,
+        &self,
         method: &str,
         params: Value,
         timeout: Duration,
+        cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel();
         lock(&self.shared.pending).insert(id, tx);
         if self.shared.closed.load(Ordering::Relaxed) {
@@ -117,27 +126,52 @@ impl StdioTransport {
             lock(&self.shared.pending).remove(&id);
             return Err(self.closed(method));
         }
-        match rx.recv_timeout(timeout) {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err((code, message))) => Err(UpstreamError::Rpc {
-                method: method.to_owned(),
-                code,
-                message,
-            }),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                lock(&self.shared.pending).remove(&id);
-                Err(UpstreamError::Timeout {
-                    method: method.to_owned(),
-                    timeout,
-                    stderr: stderr_suffix(self.stderr_excerpt()),
-                })
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left.min(CANCEL_POLL)) {
+                Ok(Ok(result)) => return Ok(result),
+                Ok(Err((code, message))) => {
+                    return Err(UpstreamError::Rpc {
+                        method: method.to_owned(),
+                        code,
+                        message,
+                    })
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let cancelled = cancel.load(Ordering::Relaxed);
+                    if !cancelled && !left.is_zero() {
+                        continue;
+                    }
+                    lock(&self.shared.pending).remove(&id);
+                    let reason = if cancelled {
+                        "the client cancelled the call"
+                    } else {
+                        "the request timed out"
+                    };
+                    let _ = self.notify(
+                        "notifications/cancelled",
+                        Some(json!({"requestId": id, "reason": reason})),
+                    );
+                    return Err(if cancelled {
+                        UpstreamError::Cancelled {
+                            method: method.to_owned(),
+                        }
+                    } else {
+                        UpstreamError::Timeout {
+                            method: method.to_owned(),
+                            timeout,
+                            stderr: stderr_suffix(self.stderr_excerpt()),
+                        }
+                    });
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.closed(method)),
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(self.closed(method)),
         }
     }
 
     /// Sends a notification.
-    pub fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), UpstreamError> {
+    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), UpstreamError> {
         let mut message = json!({"jsonrpc": "2.0", "method": method});
         if let Some(params) = params {
             message["params"] = params;
@@ -150,25 +184,40 @@ impl StdioTransport {
         lock(&self.shared.stderr).excerpt()
     }
 
-    /// The error for a server that went away: waits briefly for its exit status and the last
-    /// of its stderr, so the report says why.
-    fn closed(&mut self, method: &str) -> UpstreamError {
+    /// Why the server went away, for its state: the exit status and its recent stderr.
+    pub fn exit_reason(&self) -> String {
+        let (status, stderr) = self.exit_details();
+        format!("the server exited{status}{stderr}")
+    }
+
+    /// The error for a server that went away.
+    fn closed(&self, method: &str) -> UpstreamError {
+        let (status, stderr) = self.exit_details();
+        UpstreamError::Closed {
+            method: method.to_owned(),
+            status,
+            stderr,
+        }
+    }
+
+    /// Waits briefly for the exit status and the last of stderr of a server that went away,
+    /// so a report says why: `(" (exit status: N)", "; recent stderr: …")`, either empty.
+    fn exit_details(&self) -> (String, String) {
         let until = Instant::now() + SETTLE;
         let mut status = None;
         while Instant::now() < until {
             if status.is_none() {
-                status = self.running.try_wait().ok().flatten();
+                status = lock(&self.running).try_wait().ok().flatten();
             }
             if status.is_some() && self.shared.stderr_done.load(Ordering::Relaxed) {
                 break;
             }
             thread::sleep(Duration::from_millis(10));
         }
-        UpstreamError::Closed {
-            method: method.to_owned(),
-            status: status.map_or_else(String::new, |s| format!(" ({s})")),
-            stderr: stderr_suffix(self.stderr_excerpt()),
-        }
+        (
+            status.map_or_else(String::new, |s| format!(" ({s})")),
+            stderr_suffix(self.stderr_excerpt()),
+        )
     }
 }
 
@@ -237,6 +286,8 @@ fn read_stderr(mut stderr: impl Read, shared: &Shared) {
 mod tests {
     use super::*;
 
+    static NEVER: AtomicBool = AtomicBool::new(false);
+
     fn server(script: &str) -> (StdioTransport, Arc<Notices>) {
         let notices = Arc::new(Notices::default());
         let spec = Spec::new("sh").args(["-c", script]);
@@ -248,7 +299,7 @@ mod tests {
     fn answers_are_matched_by_id_and_side_traffic_handled() {
         // Reads our request, then sends a request of its own, a notification, a line that is
         // not JSON and the answer; then echoes what it got back for our request to see.
-        let (mut t, notices) = server(
+        let (t, notices) = server(
             r#"read req
                echo '{"jsonrpc":"2.0","id":"s1","method":"roots/list"}'
                read ours
@@ -259,10 +310,10 @@ mod tests {
                echo "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":$ours}"
                sleep 30"#,
         );
-        let first = t.request("a", json!({}), Duration::from_secs(10));
+        let first = t.request("a", json!({}), Duration::from_secs(10), &NEVER);
         assert_eq!(first.expect("answer"), json!({"ok": true}));
         let echoed = t
-            .request("b", json!({}), Duration::from_secs(10))
+            .request("b", json!({}), Duration::from_secs(10), &NEVER)
             .expect("answer");
         assert_eq!(echoed["id"], "s1");
         assert_eq!(echoed["error"]["code"], -32601);
@@ -276,17 +327,17 @@ mod tests {
 
     #[test]
     fn a_silent_server_times_out_and_a_dead_one_is_reported_with_its_stderr() {
-        let (mut t, _) = server("echo starting >&2; sleep 30");
+        let (t, _) = server("echo starting >&2; sleep 30");
         let err = t
-            .request("x", json!({}), Duration::from_millis(200))
+            .request("x", json!({}), Duration::from_millis(200), &NEVER)
             .expect_err("times out");
         assert!(matches!(err, UpstreamError::Timeout { .. }), "{err}");
         assert!(err.to_string().contains("recent stderr: starting"), "{err}");
 
-        let (mut t, _) = server("read line; echo 'fatal: bad config' >&2; exit 4");
+        let (t, _) = server("read line; echo 'fatal: bad config' >&2; exit 4");
         let started = Instant::now();
         let err = t
-            .request("initialize", json!({}), Duration::from_secs(20))
+            .request("initialize", json!({}), Duration::from_secs(20), &NEVER)
             .expect_err("closed");
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(
@@ -296,8 +347,68 @@ mod tests {
         );
         // Later requests fail at once.
         let err = t
-            .request("again", json!({}), Duration::from_secs(20))
+            .request("again", json!({}), Duration::from_secs(20), &NEVER)
             .expect_err("closed");
         assert!(matches!(err, UpstreamError::Closed { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_cancelled_request_returns_at_once_and_the_server_is_told() {
+        // Answers nothing until it reads the cancellation, then echoes it back as a request
+        // of its own (which the client answers -32601) so the test can see it arrived.
+        let (t, _) = server(
+            r#"read req
+               read note
+               echo "$note" >&2
+               sleep 30"#,
+        );
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cancel);
+        let setter = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(150));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let started = Instant::now();
+        let err = t
+            .request("tools/call", json!({}), Duration::from_secs(20), &cancel)
+            .expect_err("cancelled");
+        setter.join().expect("setter");
+        assert!(matches!(err, UpstreamError::Cancelled { .. }), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let until = Instant::now() + Duration::from_secs(5);
+        while !t
+            .stderr_excerpt()
+            .unwrap_or_default()
+            .contains("notifications/cancelled")
+        {
+            assert!(Instant::now() < until, "{:?}", t.stderr_excerpt());
+            thread::sleep(Duration::from_millis(20));
+        }
+        let seen = t.stderr_excerpt().unwrap_or_default();
+        assert!(seen.contains(r#""requestId":1"#), "{seen}");
+    }
+
+    #[test]
+    fn requests_from_many_threads_are_answered_out_of_order() {
+        // Reads two requests, answers the second first.
+        let (t, _) = server(
+            r#"read a
+               read b
+               echo '{"jsonrpc":"2.0","id":2,"result":"second"}'
+               echo '{"jsonrpc":"2.0","id":1,"result":"first"}'
+               sleep 30"#,
+        );
+        let t = Arc::new(t);
+        let first = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || t.request("a", json!({}), Duration::from_secs(10), &NEVER))
+        };
+        thread::sleep(Duration::from_millis(100));
+        let second = t.request("b", json!({}), Duration::from_secs(10), &NEVER);
+        assert_eq!(second.expect("second"), json!("second"));
+        assert_eq!(
+            first.join().expect("thread").expect("first"),
+            json!("first")
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! A blocking MCP client over `coremcp stdio`: one request at a time, each message written in
+//! A blocking MCP client over `coremcp stdio` (or any MCP server on stdio pipes): one request
+//! at a time, or a fixed number in flight ([`StdioClient::pipelined`]), each message written in
 //! one `write` (a line written in pieces would wake the host once per piece and inflate the
 //! figures). The process is killed when the client is dropped.
 
@@ -6,6 +7,7 @@ use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -24,15 +26,24 @@ impl StdioClient {
         S: AsRef<OsStr>,
     {
         #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .arg("stdio")
             .args(args)
             .env_remove("COREMCP_GROUPS")
+            .stderr(Stdio::null());
+        Self::spawn(command, client)
+    }
+
+    /// Starts `command` (its program, arguments, environment and stderr as the caller set
+    /// them; stdin and stdout become pipes) and initialises a session named `client`.
+    pub fn spawn(mut command: Command, client: &str) -> Result<Self, String> {
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("start {}: {e}", program.display()))?;
+            .map_err(|e| format!("start {program}: {e}"))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
         let mut this = Self {
@@ -83,6 +94,72 @@ impl StdioClient {
                 };
             }
         }
+    }
+
+    /// The next response (a message with an id and no method). Notifications are skipped; a
+    /// request of the server's is answered -32601.
+    pub fn receive(&mut self) -> Result<Value, String> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|e| e.to_string())?;
+            if read == 0 {
+                return Err("the server closed stdout".to_owned());
+            }
+            let message: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
+            match (message.get("id"), message.get("method")) {
+                (Some(_), None) => return Ok(message),
+                (Some(id), Some(method)) => {
+                    let error = json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32601, "message": format!("no {method}")}});
+                    self.send(&error)?;
+                }
+                (None, _) => {}
+            }
+        }
+    }
+
+    /// `total` calls of `tool` with `arguments` with `in_flight` outstanding at a time on this
+    /// one connection: `in_flight` requests written, then one more for each answer read. Every
+    /// answer must be a result that is not `isError`. Returns the time from the first write to
+    /// the last answer.
+    pub fn pipelined(
+        &mut self,
+        tool: &str,
+        arguments: &Value,
+        total: usize,
+        in_flight: usize,
+    ) -> Result<Duration, String> {
+        let params = json!({"name": tool, "arguments": arguments});
+        let mut sent = 0;
+        let started = Instant::now();
+        while sent < total.min(in_flight.max(1)) {
+            self.send_call(&params)?;
+            sent += 1;
+        }
+        for _ in 0..total {
+            let answer = self.receive()?;
+            let Some(result) = answer.get("result") else {
+                return Err(format!("{tool}: {answer}"));
+            };
+            if result["isError"] == json!(true) {
+                return Err(format!("{tool}: {}", result["content"][0]["text"]));
+            }
+            if sent < total {
+                self.send_call(&params)?;
+                sent += 1;
+            }
+        }
+        Ok(started.elapsed())
+    }
+
+    fn send_call(&mut self, params: &Value) -> Result<(), String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
     }
 
     /// One tool call; an error result is a failure of the bench.

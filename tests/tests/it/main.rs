@@ -20,3 +20,4 @@ mod sql;
 mod stores;
 mod swap;
 mod upstream;
+mod upstream_calls;

@@ -76,12 +76,13 @@ fn configured_servers_are_reported_in_the_status() {
     std::fs::write(
         &file,
         r#"{"servers": [
-            {"id": "everything", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
+            {"id": "missing", "command": "/nonexistent/mcp-server"},
             {"id": "web", "type": "http", "url": "http://127.0.0.1:9/mcp", "enabled": false}
         ]}"#,
     )
     .expect("write");
     let file = file.to_string_lossy().into_owned();
+    let inline = format!("fixture=python3 {} calls", fixture("misbehave.py"));
     let plugins = plugins(&["fixture"]);
     let serve = coremcp_tests::http::Serve::start_on(
         plugins.path(),
@@ -89,31 +90,54 @@ fn configured_servers_are_reported_in_the_status() {
         &[],
         &[
             ("COREMCP_MCP_CONFIG", &file),
-            ("COREMCP_MCP_SERVERS", "time=uvx mcp-server-time"),
+            ("COREMCP_MCP_SERVERS", &inline),
         ],
     );
-    let status = coremcp_tests::http::request(serve.addr, "GET", "/api/status", &[], b"").json();
-    let upstream = status["upstream"].as_array().expect("upstream").clone();
-    let summary: Vec<(String, String, String)> = upstream
-        .iter()
-        .map(|s| {
-            (
-                s["id"].as_str().unwrap_or_default().to_owned(),
-                s["transport"].as_str().unwrap_or_default().to_owned(),
-                s["state"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect();
+    let until = Instant::now() + Duration::from_secs(30);
+    let (summary, upstream) = loop {
+        let status =
+            coremcp_tests::http::request(serve.addr, "GET", "/api/status", &[], b"").json();
+        let upstream = status["upstream"].as_array().expect("upstream").clone();
+        let summary: Vec<(String, String, String)> = upstream
+            .iter()
+            .map(|s| {
+                (
+                    s["id"].as_str().unwrap_or_default().to_owned(),
+                    s["transport"].as_str().unwrap_or_default().to_owned(),
+                    s["state"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        let settled = summary.iter().all(|(_, _, state)| state != "connecting");
+        if (settled
+            && summary
+                .iter()
+                .any(|(id, _, s)| id == "fixture" && s == "connected"))
+            || Instant::now() > until
+        {
+            break (summary, upstream);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(summary[1], ("web".into(), "http".into(), "disabled".into()));
     assert_eq!(
-        summary,
-        [
-            ("everything".into(), "stdio".into(), "not_connected".into()),
-            ("web".into(), "http".into(), "disabled".into()),
-            ("time".into(), "stdio".into(), "not_connected".into()),
-        ],
-        "{}",
-        json!(upstream)
+        summary[2],
+        ("fixture".into(), "stdio".into(), "connected".into())
     );
+    let missing = &upstream[0];
+    assert_eq!(missing["id"], "missing");
+    assert!(
+        missing["state"] == "restarting" || missing["state"] == "failed",
+        "{missing}"
+    );
+    assert!(
+        missing["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("/nonexistent/mcp-server")),
+        "{missing}"
+    );
+    assert_eq!(upstream[2]["tools"], 6, "{}", json!(upstream));
+    assert_eq!(upstream[2]["ungranted"], 6, "{}", json!(upstream));
 }
 
 fn fixture(name: &str) -> String {

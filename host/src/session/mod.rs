@@ -3,11 +3,20 @@
 //!
 //! Invariants: every request gets exactly one answer, except a call the client cancelled
 //! (which gets none, as the spec asks); a method we do not serve is answered -32601 at once;
-//! tool calls run on the pool, so the transport's reader never waits for a plugin.
+//! tool calls run on the pool, so the transport's reader never waits for a plugin or an
+//! upstream server. A session lists the plugin tools and the upstream tools its caller is
+//! granted, and hears of upstream changes as a [`Listener`].
+//!
+//! Modules: [`ask`] (requests to the client: elicitation), [`upstream`] (the path of a
+//! `mcp__` call).
+
+mod ask;
+mod upstream;
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use coremcp_plugin_api::{Annotations, CallCtx, FeatureGate, LogLevel, Runs, ToolSpec};
@@ -20,6 +29,8 @@ use crate::dispatch::{self, Destination};
 use crate::plugins::loader::LoadError;
 use crate::plugins::{catalog, host_api, PluginSet, ReloadReport};
 use crate::rpc::{self, Incoming};
+use crate::upstream::grants::Caller;
+use crate::upstream::hub::{Listener, Upstreams};
 use crate::{mcp, pool, render};
 
 /// Where a session's outgoing messages go. `message` is one JSON-RPC message, no newline.
@@ -54,6 +65,16 @@ struct Inner {
     tools: RwLock<Option<Arc<Vec<String>>>>,
     /// 0: the client has not asked for log messages; n: forward those of rank >= n - 1.
     client_log: AtomicU8,
+    upstreams: Arc<Upstreams>,
+    /// Who the client is, for the upstream grants.
+    caller: Caller,
+    /// The client declared the elicitation capability.
+    can_elicit: AtomicBool,
+    asks: ask::Asks,
+    /// Upstream connections (server id, generation) whose use the human declined.
+    declined: Mutex<HashSet<(String, u64)>>,
+    /// The upstream entries of the client's last listing (`None` until it lists).
+    upstream_listed: Mutex<Option<Vec<String>>>,
 }
 
 /// An MCP session.
@@ -63,7 +84,14 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(config: Config, plugins: Arc<PluginSet>, out: Arc<dyn Outbox>) -> Self {
+    /// A session of `caller`, serving `plugins` and the `upstreams` its grants allow.
+    pub fn new(
+        config: Config,
+        plugins: Arc<PluginSet>,
+        upstreams: Arc<Upstreams>,
+        caller: Caller,
+        out: Arc<dyn Outbox>,
+    ) -> Self {
         let timeout_out = Arc::clone(&out);
         let calls = Calls::new(
             config.call_timeout,
@@ -84,7 +112,16 @@ impl Session {
             calls,
             tools: RwLock::new(None),
             client_log: AtomicU8::new(0),
+            upstreams,
+            caller,
+            can_elicit: AtomicBool::new(false),
+            asks: ask::Asks::default(),
+            declined: Mutex::new(HashSet::new()),
+            upstream_listed: Mutex::new(None),
         });
+        let listener: Arc<dyn Listener> = Arc::clone(&inner) as Arc<dyn Listener>;
+        let weak: Weak<dyn Listener> = Arc::downgrade(&listener);
+        inner.upstreams.subscribe(weak);
         Self { inner }
     }
 
@@ -119,7 +156,9 @@ impl Session {
             Incoming::Request { id, method, params } => self.request(id.get(), &method, params),
             Incoming::Notification { method, params } => self.notification(&method, params),
             Incoming::Response { id } => {
-                tracing::debug!(id = id.get(), "ignoring a response to no request of ours")
+                if !self.inner.asks.answer(line) {
+                    tracing::debug!(id = id.get(), "ignoring a response to no request of ours");
+                }
             }
             Incoming::Invalid { id, code, message } => {
                 tracing::warn!("invalid message: {message}");
@@ -192,13 +231,23 @@ impl Session {
             version: Option<String>,
         }
         #[derive(Deserialize)]
+        struct Capabilities {
+            elicitation: Option<serde::de::IgnoredAny>,
+        }
+        #[derive(Deserialize)]
         struct Params {
             #[serde(rename = "protocolVersion")]
             protocol_version: Option<String>,
             #[serde(rename = "clientInfo")]
             client_info: Option<Client>,
+            capabilities: Option<Capabilities>,
         }
         let params = params.and_then(|p| serde_json::from_str::<Params>(p.get()).ok());
+        let can_elicit = params
+            .as_ref()
+            .and_then(|p| p.capabilities.as_ref())
+            .is_some_and(|c| c.elicitation.is_some());
+        self.inner.can_elicit.store(can_elicit, Ordering::Relaxed);
         if let Some(client) = params.as_ref().and_then(|p| p.client_info.as_ref()) {
             let name = match &client.version {
                 Some(version) => format!("{} {version}", client.name),
@@ -270,6 +319,7 @@ impl Session {
     pub fn reload(&self) {
         let report = reload_plugins(&self.inner.plugins);
         self.refresh(&report);
+        refresh_upstreams(&self.inner.upstreams);
     }
 
     /// After a reload: rebuilds this session's tool list and sends
@@ -304,8 +354,19 @@ impl Session {
             Some(Ok(p)) => p.cursor,
             Some(Err(e)) => return Err((rpc::INVALID_PARAMS, format!("tools/list: {e}"))),
         };
-        let entries = self.tool_entries();
-        let entries = entries.as_slice();
+        let plugin_entries = self.tool_entries();
+        let upstream_entries = self.upstream_entries();
+        let combined: Vec<String>;
+        let entries = if upstream_entries.is_empty() {
+            plugin_entries.as_slice()
+        } else {
+            combined = plugin_entries
+                .iter()
+                .chain(&upstream_entries)
+                .cloned()
+                .collect();
+            combined.as_slice()
+        };
         let start = match cursor.as_deref() {
             None => 0,
             Some(c) => c
@@ -321,6 +382,19 @@ impl Session {
         let end = (start + size).min(entries.len());
         let next = (end < entries.len()).then(|| end.to_string());
         Ok(render::tools_list(&entries[start..end], next.as_deref()))
+    }
+
+    /// The upstream tools the caller may call (waiting briefly, right after start, for servers
+    /// on their first attempt), remembered to tell later changes.
+    fn upstream_entries(&self) -> Vec<String> {
+        let hub = &self.inner.upstreams;
+        if !hub.enabled() {
+            return Vec::new();
+        }
+        hub.wait_first_connections();
+        let entries = hub.entries_for(&self.inner.caller);
+        *self.inner.upstream_listed_lock() = Some(entries.clone());
+        entries
     }
 
     fn set_level(&self, params: Option<&RawValue>) -> Result<String, (i64, String)> {
@@ -377,7 +451,15 @@ impl Session {
             }
         };
         let name = params.name.as_ref();
-        let Some(index) = inner.plugins.route(name) else {
+        let route = inner.plugins.route(name);
+        if route.is_none() && name.starts_with("mcp__") {
+            let call = inner.calls.start(id, name, self.timeout_for(args));
+            let job_inner = Arc::clone(inner);
+            let args = args.to_owned();
+            pool::global().spawn(Box::new(move || job_inner.answer_upstream(&call, &args)));
+            return;
+        }
+        let Some(index) = route else {
             if inner.config.service_mode {
                 if let Some(group) = catalog::group_of(name) {
                     let text = format!(
@@ -431,7 +513,50 @@ impl Session {
     }
 }
 
+impl Listener for Inner {
+    /// Tells the client its tool list changed, if it listed tools and its upstream part
+    /// changed.
+    fn upstream_changed(&self) {
+        let mut listed = self.upstream_listed_lock();
+        let Some(before) = listed.as_ref() else {
+            return;
+        };
+        let after = self.upstreams.entries_for(&self.caller);
+        if *before != after {
+            *listed = Some(after);
+            drop(listed);
+            self.out.send(rpc::notification_without_params(
+                "notifications/tools/list_changed",
+            ));
+        }
+    }
+}
+
 impl Inner {
+    fn upstream_listed_lock(&self) -> MutexGuard<'_, Option<Vec<String>>> {
+        self.upstream_listed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn declined_lock(&self) -> MutexGuard<'_, HashSet<(String, u64)>> {
+        self.declined.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs an upstream call on a pool thread and answers it, unless the watchdog or a cancel
+    /// did.
+    fn answer_upstream(self: &Arc<Self>, call: &Call, args: &str) {
+        let message = match self.run_upstream(call, args) {
+            upstream::Outcome::Result(result) => rpc::response(&call.id, &result),
+            // The cancel or the watchdog claimed it; nothing is left to answer.
+            upstream::Outcome::Cancelled => return,
+        };
+        if self.calls.finish(call) {
+            self.out.send(message);
+            self.calls.answered();
+        }
+    }
+
     /// Runs one call on a pool thread and answers it, unless the watchdog or a cancel did.
     fn run_call(self: &Arc<Self>, index: usize, call: &Call, args: &str) {
         if call.cancelled.load(Ordering::Relaxed) {
@@ -525,6 +650,17 @@ pub fn reload_plugins(plugins: &PluginSet) -> ReloadReport {
         tracing::info!(groups = %report.changed.join(","), "reload: plugins changed");
     }
     report
+}
+
+/// Re-reads the upstream configuration (SIGHUP) and logs a refusal; sessions hear of the
+/// change through the hub.
+pub fn refresh_upstreams(upstreams: &Upstreams) {
+    if !upstreams.enabled() {
+        return;
+    }
+    if let Err(e) = upstreams.refresh() {
+        tracing::error!("{e}; the upstream servers are unchanged");
+    }
 }
 
 /// Listing entries for the feature-gated tools of a catalog group whose plugin is missing:

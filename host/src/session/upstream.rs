@@ -1,0 +1,215 @@
+//! The path of a `mcp__<id>__<tool>` call (DESIGN §4 step 1, §6): grant → approval → the
+//! upstream server, then the result cap.
+//!
+//! Invariants:
+//! - Nothing reaches the server unless a grant names the caller, and, where approval is
+//!   required, a human accepted this server's current connection through elicitation. A client
+//!   that cannot be asked, a decline, an error or no answer all fail closed.
+//! - A decline is remembered for the session and the connection: the agent's retry is refused
+//!   with the same text without asking the human again.
+//! - A server that is down answers at once with its state and reason; one still connecting is
+//!   waited for within the call's deadline.
+//! - A result never carries `null` optional fields and its text is capped at 20 000 characters.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::ask::AskError;
+use super::Inner;
+use crate::calls::Call;
+use crate::render;
+use crate::upstream::approval::{self, Answer};
+use crate::upstream::grants::Caller;
+use crate::upstream::publish::cap_result;
+use crate::upstream::rpc::UpstreamError;
+use crate::upstream::supervisor::Connection;
+
+/// Time kept back from the call's deadline so the server's timeout is reported first.
+const MARGIN: Duration = Duration::from_millis(250);
+
+/// How an upstream call ended: a result to send, or nothing (the client cancelled it).
+pub(super) enum Outcome {
+    Result(String),
+    Cancelled,
+}
+
+impl Inner {
+    /// Runs one upstream call; the `CallToolResult` as JSON text.
+    pub(super) fn run_upstream(self: &Arc<Self>, call: &Call, args: &str) -> Outcome {
+        match self.upstream_call(call, args) {
+            Ok(result) => Outcome::Result(result),
+            Err(None) => Outcome::Cancelled,
+            Err(Some(text)) => Outcome::Result(render::call_error_text(&text)),
+        }
+    }
+
+    /// `Err(Some(text))` is an error result; `Err(None)` means the call was cancelled.
+    fn upstream_call(&self, call: &Call, args: &str) -> Result<String, Option<String>> {
+        let full = call.tool.as_str();
+        let hub = &self.upstreams;
+        let target = hub.resolve(full).map_err(Some)?;
+        let id = target.server.id();
+        if !hub.grants().allows(&self.caller, id, &target.tool) {
+            return Err(Some(not_granted(&self.caller, id, full)));
+        }
+        let conn = target.server.connection(call.deadline).map_err(|why| {
+            Some(format!(
+                "{full} is unavailable: the MCP server \"{id}\" {why}"
+            ))
+        })?;
+        let tools = target.server.tools();
+        if !tools.names.contains_key(full) {
+            let why = tools
+                .withheld
+                .iter()
+                .find(|w| w.tool == target.tool)
+                .map_or_else(String::new, |w| {
+                    format!(": it is withheld because {}", w.reason)
+                });
+            return Err(Some(format!(
+                "unknown tool: {full} (the MCP server \"{id}\" does not publish it{why})"
+            )));
+        }
+        if hub.policy().needs_approval(id) && !conn.approved() {
+            self.approve(call, &conn, id, &target.tool, args)?;
+        }
+        let left = call
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(MARGIN);
+        let timeout = conn.client.timeout().min(left);
+        let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
+        let params = json!({"name": target.tool, "arguments": arguments});
+        match conn
+            .client
+            .request("tools/call", params, timeout, &call.cancelled)
+        {
+            Ok(result) => Ok(finish(result)),
+            Err(UpstreamError::Cancelled { .. }) => Err(None),
+            Err(UpstreamError::Http { source, .. }) if source.is_before_send() => {
+                let why = source.to_string();
+                target.server.report_lost(why.clone());
+                Err(Some(format!(
+                    "{full} failed: the MCP server \"{id}\" cannot be reached ({why}); it was not \
+                     called, and Core MCP is reconnecting to it"
+                )))
+            }
+            Err(e) => Err(Some(format!("{full} failed: the MCP server \"{id}\": {e}"))),
+        }
+    }
+
+    /// Asks a human (once per connection) whether the server may be used.
+    fn approve(
+        &self,
+        call: &Call,
+        conn: &Connection,
+        id: &str,
+        tool: &str,
+        args: &str,
+    ) -> Result<(), Option<String>> {
+        let key = (id.to_owned(), conn.generation);
+        let full = call.tool.as_str();
+        if self.declined_lock().contains(&key) {
+            return Err(Some(approval::declined(id, full)));
+        }
+        if !self.can_elicit.load(Ordering::Relaxed) {
+            return Err(Some(approval::cannot_ask(id, full)));
+        }
+        let _one_question = conn.asking();
+        if conn.approved() {
+            return Ok(());
+        }
+        if self.declined_lock().contains(&key) {
+            return Err(Some(approval::declined(id, full)));
+        }
+        let params = approval::request(id, conn.client.server_info.as_deref(), tool, args);
+        tracing::info!(server = id, tool = full, "asking the human for approval");
+        let answer = self.asks.ask(
+            &*self.out,
+            "elicitation/create",
+            params,
+            call.deadline,
+            &call.cancelled,
+        );
+        match answer.as_ref().map(approval::answer) {
+            Ok(Answer::Approved) => {
+                tracing::info!(server = id, "the human approved the server");
+                conn.approve();
+                Ok(())
+            }
+            Ok(Answer::Declined) => {
+                tracing::info!(server = id, "the human declined the server");
+                self.declined_lock().insert(key);
+                Err(Some(approval::declined(id, full)))
+            }
+            Err(AskError::Cancelled) => Err(None),
+            Err(e) => Err(Some(approval::not_answered(id, full, &e.to_string()))),
+        }
+    }
+}
+
+/// The refusal for a caller no grant names, with the grant that would allow it.
+fn not_granted(caller: &Caller, id: &str, full: &str) -> String {
+    let (who, principal) = match caller {
+        Caller::Stdio => ("the stdio client".to_owned(), "stdio".to_owned()),
+        Caller::Token(name) => (format!("the token \"{name}\""), name.clone()),
+        Caller::Anonymous => ("HTTP callers without a token".to_owned(), "*".to_owned()),
+    };
+    format!(
+        "{full} is not granted to {who}: upstream MCP tools are default deny. To allow it, start \
+         coremcp with COREMCP_MCP_GRANTS=\"{principal}={id}\" (every tool of \"{id}\") or \
+         COREMCP_MCP_GRANTS=\"{principal}={full}\" (this tool)."
+    )
+}
+
+/// The server's result as agents get it: optional `null`s left out, text capped.
+fn finish(mut result: Value) -> String {
+    if let Some(object) = result.as_object_mut() {
+        object.retain(|_, v| !v.is_null());
+        if let Some(items) = object.get_mut("content").and_then(Value::as_array_mut) {
+            for item in items.iter_mut().filter_map(Value::as_object_mut) {
+                item.retain(|_, v| !v.is_null());
+            }
+        }
+    }
+    if !result.get("content").is_some_and(Value::is_array) {
+        result["content"] = json!([]);
+    }
+    cap_result(&mut result);
+    result.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_lose_their_nulls_and_are_capped() {
+        let out: Value = serde_json::from_str(&finish(json!({
+            "content": [{"type": "text", "text": "x".repeat(30_000), "annotations": null}],
+            "structuredContent": null,
+            "isError": null
+        })))
+        .expect("json");
+        assert!(out.get("structuredContent").is_none() && out.get("isError").is_none());
+        let text = out["content"][0]["text"].as_str().expect("text");
+        assert!(text.contains("[truncated by Core MCP"), "{}", &text[..100]);
+        assert!(out["content"][0].get("annotations").is_none());
+        let empty: Value = serde_json::from_str(&finish(json!({}))).expect("json");
+        assert_eq!(empty, json!({"content": []}));
+    }
+
+    #[test]
+    fn the_grant_refusal_names_the_grant_that_would_allow_it() {
+        let text = not_granted(&Caller::Token("ci".into()), "time", "mcp__time__now");
+        assert!(text.contains("COREMCP_MCP_GRANTS=\"ci=time\""), "{text}");
+        let text = not_granted(&Caller::Stdio, "time", "mcp__time__now");
+        assert!(
+            text.contains("COREMCP_MCP_GRANTS=\"stdio=mcp__time__now\""),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,374 @@
+//! Every configured upstream server at run time, shared by all sessions of the process: which
+//! tools each principal sees, which server a `mcp__<id>__<tool>` call goes to, refresh, and the
+//! status.
+//!
+//! Invariants:
+//! - Sessions hear of every change to the published tools through [`Listener`] (they send
+//!   `notifications/tools/list_changed`); listeners are held weakly, so an ended session is
+//!   simply skipped.
+//! - A principal sees only the upstream tools the grants allow it (default: none).
+//! - A refresh keeps a connected server whose configuration did not change (and its approval),
+//!   starts again every other server, stops removed ones and withdraws their tools. A refresh
+//!   whose configuration does not parse changes nothing and says why.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::approval::{self, Policy};
+use super::grants::{Caller, Grants};
+use super::supervisor::{OnChange, Server, State};
+use super::Settings;
+
+/// How long after start a tool listing waits for servers still on their first attempt.
+pub const FIRST_LIST_WAIT: Duration = Duration::from_secs(5);
+
+/// A session that wants to hear when the upstream tools change.
+pub trait Listener: Send + Sync {
+    fn upstream_changed(&self);
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Default)]
+struct Listeners {
+    sessions: Mutex<Vec<Weak<dyn Listener>>>,
+}
+
+impl Listeners {
+    fn notify(&self) {
+        let live: Vec<Arc<dyn Listener>> = {
+            let mut sessions = lock(&self.sessions);
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions.iter().filter_map(Weak::upgrade).collect()
+        };
+        for session in live {
+            session.upstream_changed();
+        }
+    }
+}
+
+/// A tool call's target.
+pub struct Target {
+    pub server: Arc<Server>,
+    /// The server's own name for the tool.
+    pub tool: String,
+}
+
+/// What a refresh did.
+#[derive(Debug, Default)]
+pub struct RefreshReport {
+    pub kept: Vec<String>,
+    pub started: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl RefreshReport {
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({"kept": self.kept, "started": self.started, "removed": self.removed})
+    }
+}
+
+/// The upstream servers of this process.
+pub struct Upstreams {
+    enabled: bool,
+    grants: Grants,
+    policy: Policy,
+    install_root: PathBuf,
+    servers: RwLock<Vec<Arc<Server>>>,
+    listeners: Arc<Listeners>,
+    generations: Arc<AtomicU64>,
+    started: Instant,
+    /// Serialises refreshes.
+    refreshing: Mutex<()>,
+    summary_logged: Arc<AtomicBool>,
+}
+
+impl Upstreams {
+    /// Starts connecting every enabled server in the background and logs the boot lines.
+    pub fn start(settings: &Settings) -> Arc<Self> {
+        let hub = Self::build(settings);
+        if let Some(line) = settings.boot_line() {
+            tracing::info!("{line}");
+        }
+        if settings.enabled && !settings.approval.required {
+            tracing::warn!("{}", approval::OFF_LINE);
+        }
+        let servers = settings
+            .servers
+            .iter()
+            .map(|config| {
+                Server::start(
+                    config.clone(),
+                    Arc::clone(&hub.generations),
+                    hub.on_change(),
+                )
+            })
+            .collect();
+        *hub.servers.write().unwrap_or_else(|e| e.into_inner()) = servers;
+        hub.log_summary_once();
+        hub
+    }
+
+    /// A hub with no servers (the upstream client is off, or a command needs none).
+    pub fn none() -> Arc<Self> {
+        Self::build(&Settings::default())
+    }
+
+    fn build(settings: &Settings) -> Arc<Self> {
+        Arc::new(Self {
+            enabled: settings.enabled,
+            grants: settings.grants.clone(),
+            policy: settings.approval.clone(),
+            install_root: settings.install_root.clone(),
+            servers: RwLock::new(Vec::new()),
+            listeners: Arc::default(),
+            generations: Arc::default(),
+            started: Instant::now(),
+            refreshing: Mutex::new(()),
+            summary_logged: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// The change hook handed to each server: tell the sessions, and log the boot summary
+    /// once every server has had its first attempt.
+    fn on_change(self: &Arc<Self>) -> OnChange {
+        let listeners = Arc::clone(&self.listeners);
+        let weak = Arc::downgrade(self);
+        Arc::new(move |_id: &str| {
+            listeners.notify();
+            if let Some(hub) = weak.upgrade() {
+                hub.log_summary_once();
+            }
+        })
+    }
+
+    /// The boot line that counts the tools nobody may call yet, once every server settled.
+    fn log_summary_once(&self) {
+        let servers = self.servers();
+        if self.summary_logged.load(Ordering::Relaxed)
+            || servers.iter().any(|s| s.first_attempt())
+            || servers.iter().all(|s| matches!(s.state(), State::Disabled))
+        {
+            return;
+        }
+        if self.summary_logged.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let mut published = 0;
+        let mut ungranted = 0;
+        let mut connected = 0;
+        for server in &servers {
+            if matches!(server.state(), State::Connected(_)) {
+                connected += 1;
+            }
+            let tools = server.tools();
+            for tool in tools.names.values() {
+                published += 1;
+                if self.grants.granted_to(server.id(), tool).is_empty() {
+                    ungranted += 1;
+                }
+            }
+        }
+        let enabled = servers.iter().filter(|s| s.config.enabled).count();
+        tracing::info!(
+            "upstream: {connected} of {enabled} server(s) connected, {published} tool(s) \
+             published; {ungranted} of them nobody may call yet (default deny: grant them with \
+             COREMCP_MCP_GRANTS)"
+        );
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    /// Adds a session to tell about changes.
+    pub fn subscribe(&self, listener: Weak<dyn Listener>) {
+        lock(&self.listeners.sessions).push(listener);
+    }
+
+    pub fn servers(&self) -> Vec<Arc<Server>> {
+        self.servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Right after start, waits (up to [`FIRST_LIST_WAIT`] after start) for the servers still
+    /// on their first attempt, so a first listing normally has their tools.
+    pub fn wait_first_connections(&self) {
+        let until = self.started + FIRST_LIST_WAIT;
+        if Instant::now() >= until {
+            return;
+        }
+        for server in self.servers() {
+            server.settle(until);
+        }
+    }
+
+    /// Waits up to `limit` for every server to finish its first attempt.
+    pub fn settle(&self, limit: Duration) {
+        let until = Instant::now() + limit;
+        for server in self.servers() {
+            server.settle(until);
+        }
+    }
+
+    /// The published tools `caller` may call, as `tools/list` entries, in configuration order.
+    pub fn entries_for(&self, caller: &Caller) -> Vec<String> {
+        let mut entries = Vec::new();
+        for server in self.servers() {
+            let tools = server.tools();
+            for definition in &tools.published {
+                let allowed = definition["name"]
+                    .as_str()
+                    .and_then(|full| tools.names.get(full))
+                    .is_some_and(|tool| self.grants.allows(caller, server.id(), tool));
+                if allowed {
+                    entries.push(definition.to_string());
+                }
+            }
+        }
+        entries
+    }
+
+    /// The server and tool a `mcp__<id>__<tool>` name calls, if a server publishes it now.
+    pub fn resolve(&self, full: &str) -> Result<Target, String> {
+        let rest = full
+            .strip_prefix("mcp__")
+            .ok_or_else(|| format!("{full} is not an upstream tool name"))?;
+        let (id, tool) = rest
+            .split_once("__")
+            .ok_or_else(|| format!("{full} is not an upstream tool name (mcp__<id>__<tool>)"))?;
+        let servers = self.servers();
+        let server = servers.iter().find(|s| s.id() == id).ok_or_else(|| {
+            let known: Vec<&str> = servers.iter().map(|s| s.id()).collect();
+            if known.is_empty() {
+                format!("unknown tool: {full} (no upstream MCP server is configured)")
+            } else {
+                format!(
+                    "unknown tool: {full} (no upstream MCP server \"{id}\"; configured: {})",
+                    known.join(", ")
+                )
+            }
+        })?;
+        Ok(Target {
+            server: Arc::clone(server),
+            tool: tool.to_owned(),
+        })
+    }
+
+    /// Re-reads the configuration and applies it; sessions then get `list_changed`.
+    pub fn refresh(&self) -> Result<RefreshReport, String> {
+        let _one_at_a_time = lock(&self.refreshing);
+        let settings = Settings::from_env(&self.install_root)
+            .map_err(|e| format!("refresh: the upstream configuration is refused: {e}"))?;
+        let mut report = RefreshReport::default();
+        let old = self.servers();
+        let on_change: OnChange = {
+            let listeners = Arc::clone(&self.listeners);
+            Arc::new(move |_id: &str| listeners.notify())
+        };
+        let mut next = Vec::new();
+        for config in settings.servers.iter().filter(|_| settings.enabled) {
+            let existing = old.iter().find(|s| s.id() == config.id);
+            let keep = existing.filter(|s| {
+                s.config == *config && matches!(s.state(), State::Connected(_) | State::Disabled)
+            });
+            match keep {
+                Some(server) => {
+                    report.kept.push(config.id.clone());
+                    next.push(Arc::clone(server));
+                }
+                None => {
+                    if let Some(server) = existing {
+                        server.stop();
+                    }
+                    report.started.push(config.id.clone());
+                    next.push(Server::start(
+                        config.clone(),
+                        Arc::clone(&self.generations),
+                        Arc::clone(&on_change),
+                    ));
+                }
+            }
+        }
+        for server in &old {
+            if !next.iter().any(|s| s.id() == server.id()) {
+                server.stop();
+                report.removed.push(server.id().to_owned());
+            }
+        }
+        *self.servers.write().unwrap_or_else(|e| e.into_inner()) = next;
+        tracing::info!(
+            kept = %report.kept.join(","),
+            started = %report.started.join(","),
+            removed = %report.removed.join(","),
+            "upstream servers refreshed"
+        );
+        self.listeners.notify();
+        Ok(report)
+    }
+
+    /// Every server for `/api/status`, with who may call its tools.
+    pub fn status(&self) -> Vec<Value> {
+        self.servers()
+            .iter()
+            .map(|server| {
+                let mut value = server.status();
+                let tools = server.tools();
+                let ungranted = tools
+                    .names
+                    .values()
+                    .filter(|tool| self.grants.granted_to(server.id(), tool).is_empty())
+                    .count();
+                value["ungranted"] = ungranted.into();
+                value["needs_approval"] = self.policy.needs_approval(server.id()).into();
+                value
+            })
+            .collect()
+    }
+}
+
+impl Upstreams {
+    /// Stops every server and waits (up to `limit`) until their connections are dropped, so
+    /// no child outlives the host (a call still holding a connection may keep it a moment).
+    pub fn shutdown(&self, limit: Duration) {
+        let servers = self.servers();
+        for server in &servers {
+            server.stop();
+        }
+        let until = Instant::now() + limit;
+        for server in &servers {
+            if !server.wait_stopped(until) {
+                tracing::warn!(server = %server.id(), "upstream server still stopping at exit");
+            }
+        }
+    }
+}
+
+impl Drop for Upstreams {
+    fn drop(&mut self) {
+        for server in self
+            .servers
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            server.stop();
+        }
+    }
+}

@@ -1,0 +1,304 @@
+"""Upstream MCP servers through `coremcp stdio`, with the official MCP Python SDK as the agent.
+
+Run (from the workspace root, after building the binary and the plugins):
+
+    COREMCP_BIN=$PWD/target/debug/coremcp COREMCP_TEST_LIBS=$PWD/target/debug \
+        target/pyenv/bin/python -m pytest tests/python/test_sdk_upstream.py -q
+
+Each test starts its own `coremcp stdio` whose one upstream server, "m", is the misbehaving
+fixture (tests/fixtures/upstream/misbehave.py) in its `calls` mode, configured in a JSON file
+(`COREMCP_MCP_CONFIG`) whose `env` block names a CALL_LOG file: the fixture appends the tool
+name of every tools/call it receives to it, which proves whether a call reached the server.
+The agent is the SDK's low-level `ClientSession`; a test that passes an `elicitation_callback`
+declares the elicitation capability, one that does not, does not. What is checked is the
+approval contract: grants are default-deny, the first call to a newly connected server asks
+the human (`elicitation/create`), an accept holds for the rest of the connection, a decline or
+cancel refuses the call and every later call to that server in the session, and a client that
+cannot be asked is told how to pre-approve. Every test is bounded by `anyio.fail_after`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters
+
+from conftest import CoreMcpServer, WireLog
+
+pytestmark = pytest.mark.anyio
+
+# Upper bound for one test: start-up, up to 30 s waiting for the upstream tools, the calls.
+TEST_TIMEOUT = 60
+# How long to wait for the upstream server's tools to be published.
+PUBLISH_TIMEOUT = 30
+
+MISBEHAVE = Path(__file__).resolve().parent.parent / "fixtures" / "upstream" / "misbehave.py"
+SERVER_ID = "m"
+ECHO = f"mcp__{SERVER_ID}__echo"
+DECLINED = (
+    f'The human declined to use the MCP server "{SERVER_ID}", so "{ECHO}" was not called. '
+    "Do not retry it; carry on with the tools you have."
+)
+APPROVAL_OFF_LINE = "MCP approval is OFF (COREMCP_MCP_REQUIRE_APPROVAL=false) — calls run unattended."
+EMPTY_SCHEMA = {"type": "object", "properties": {}}
+
+
+def texts(result: types.CallToolResult) -> list[str]:
+    """The text of every text content block, in order."""
+    return [block.text for block in result.content if isinstance(block, types.TextContent)]
+
+
+def describe(result: types.CallToolResult) -> str:
+    """A compact rendering of a tool result for assertion messages."""
+    text = json.dumps(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+    return text if len(text) <= 2000 else f"{text[:2000]}... [{len(text)} chars]"
+
+
+@dataclass
+class Upstream:
+    """`coremcp stdio` with the fixture as upstream server "m", and what it recorded."""
+
+    server: CoreMcpServer
+    call_log: Path
+    stderr_path: Path
+
+    def calls_received(self) -> list[str]:
+        """The tool names the fixture received tools/call for, in order (none: no file)."""
+        if not self.call_log.exists():
+            return []
+        return self.call_log.read_text(encoding="utf-8").splitlines()
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def server_requests(self, method: str) -> list[dict[str, Any]]:
+        """Requests with the given method that coremcp sent the client."""
+        return [
+            msg
+            for direction, msg in self.server.wire.entries
+            if direction == "<-" and isinstance(msg, dict) and msg.get("method") == method and "id" in msg
+        ]
+
+    @asynccontextmanager
+    async def session(self, **kwargs: Any) -> AsyncIterator[ClientSession]:
+        """An initialized `ClientSession` over a fresh `coremcp stdio` process."""
+        async with self.server.transport() as (read_stream, write_stream):
+            async with ClientSession(read_stream, write_stream, **kwargs) as session:
+                await session.initialize()
+                yield session
+
+
+@pytest.fixture
+def upstream(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator[Any]:
+    """A factory: `upstream(**env)` gives an `Upstream` whose coremcp has `env` on top of a
+    clean environment (no COREMCP_* of the caller's), the fixture plugin, its own data folder,
+    and `COREMCP_MCP_CONFIG` naming the one server "m"."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    shutil.copy2(test_libs_dir / "libcoremcp_fixture.so", plugins / "libcoremcp_fixture.so")
+    call_log = tmp_path / "calls.log"
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "servers": [
+                    {
+                        "id": SERVER_ID,
+                        "command": sys.executable,
+                        "args": [str(MISBEHAVE), "calls"],
+                        "env": {"CALL_LOG": str(call_log)},
+                        "requestTimeoutMs": 10000,
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    stderr_path = tmp_path / "coremcp-stderr.log"
+    made: list[Upstream] = []
+
+    with stderr_path.open("w", encoding="utf-8") as errlog:
+
+        def make(**env: str) -> Upstream:
+            base = {k: v for k, v in os.environ.items() if not k.startswith("COREMCP_")}
+            base.update(
+                {
+                    "COREMCP_DATA": str(tmp_path / "data"),
+                    "COREMCP_MCP_CONFIG": str(config),
+                    "COREMCP_MCP_SERVERS": "",
+                }
+            )
+            base.update(env)
+            params = StdioServerParameters(
+                command=str(coremcp_bin), args=["stdio", "--plugins", str(plugins)], env=base
+            )
+            made.append(
+                Upstream(
+                    server=CoreMcpServer(params=params, wire=WireLog(), errlog=errlog),
+                    call_log=call_log,
+                    stderr_path=stderr_path,
+                )
+            )
+            return made[-1]
+
+        yield make
+    # Captured by pytest and shown only when the test failed.
+    print(f"---- coremcp stderr ({stderr_path}) ----\n{stderr_path.read_text(errors='replace')[-20000:]}")
+    for up in made:
+        print(f"---- JSON-RPC wire log ----\n{up.server.wire.dump()}")
+    if call_log.exists():
+        print(f"---- calls the fixture received ----\n{call_log.read_text()}")
+
+
+async def wait_for_tool(session: ClientSession, name: str) -> set[str]:
+    """Lists tools until `name` is among them (at most PUBLISH_TIMEOUT s); the names listed."""
+    names: set[str] = set()
+    with anyio.move_on_after(PUBLISH_TIMEOUT):
+        while True:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            if name in names:
+                return names
+            await anyio.sleep(0.2)
+    pytest.fail(f"{name} was not listed within {PUBLISH_TIMEOUT} s; last listing: {sorted(names)}")
+
+
+def names_server(message: str) -> bool:
+    """Whether an elicitation message names server "m": the id as a word of its own (quoted,
+    in parentheses, followed by punctuation), or the full tool name."""
+    return f"mcp__{SERVER_ID}__" in message or re.search(
+        rf"(^|[\s\"“'`(]){SERVER_ID}($|[\s\"”'`),.:;])", message
+    ) is not None
+
+
+class Human:
+    """An elicitation callback answering every request with `action`, recording what it saw."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+        self.asked: list[dict[str, Any]] = []
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(params.model_dump(by_alias=True, mode="json", exclude_none=True))
+        content: dict[str, Any] | None = {} if self.action == "accept" else None
+        return types.ElicitResult(action=self.action, content=content)
+
+
+async def test_an_accepted_approval_holds_for_later_calls(upstream: Any) -> None:
+    up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
+    human = Human("accept")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session(elicitation_callback=human) as session:
+            await wait_for_tool(session, ECHO)
+            first = await session.call_tool(ECHO, {"message": "hi"})
+            assert not first.is_error, describe(first)
+            assert texts(first) == ["hi"], describe(first)
+            assert len(human.asked) == 1, human.asked
+            asked = human.asked[0]
+            message = asked.get("message", "")
+            assert names_server(message), f"the question does not name server {SERVER_ID!r}: {message!r}"
+            assert "echo" in message, f"the question does not name the tool: {message!r}"
+            assert asked.get("requestedSchema") == EMPTY_SCHEMA, asked
+
+            second = await session.call_tool(ECHO, {"message": "again"})
+            assert not second.is_error, describe(second)
+            assert texts(second) == ["again"], describe(second)
+            assert len(human.asked) == 1, f"asked again after an accept: {human.asked}"
+    assert up.calls_received() == ["echo", "echo"]
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_a_declined_approval_refuses_the_call_and_later_ones(upstream: Any, action: str) -> None:
+    up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
+    human = Human(action)
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session(elicitation_callback=human) as session:
+            await wait_for_tool(session, ECHO)
+            first = await session.call_tool(ECHO, {"message": "hi"})
+            assert first.is_error, describe(first)
+            assert texts(first) == [DECLINED], describe(first)
+            assert len(human.asked) == 1, human.asked
+
+            second = await session.call_tool(ECHO, {"message": "hi"})
+            assert second.is_error, describe(second)
+            assert texts(second) == [DECLINED], describe(second)
+            assert len(human.asked) == 1, f"asked again after a {action}: {human.asked}"
+    assert up.calls_received() == [], "a refused call reached the server"
+
+
+async def test_a_client_without_elicitation_is_told_how_to_pre_approve(upstream: Any) -> None:
+    up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session() as session:
+            await wait_for_tool(session, ECHO)
+            result = await session.call_tool(ECHO, {"message": "hi"})
+            assert result.is_error, describe(result)
+            text = "\n".join(texts(result))
+            assert f"COREMCP_MCP_PREAPPROVED={SERVER_ID}" in text, describe(result)
+            assert "COREMCP_MCP_REQUIRE_APPROVAL=false" in text, describe(result)
+    assert not up.server_requests("elicitation/create"), "asked a client that cannot answer"
+    assert up.calls_received() == [], "a call nobody approved reached the server"
+
+
+async def test_a_preapproved_server_needs_no_elicitation(upstream: Any) -> None:
+    up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}", COREMCP_MCP_PREAPPROVED=SERVER_ID)
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session() as session:
+            await wait_for_tool(session, ECHO)
+            result = await session.call_tool(ECHO, {"message": "hi"})
+            assert not result.is_error, describe(result)
+            assert texts(result) == ["hi"], describe(result)
+    assert up.calls_received() == ["echo"]
+
+
+async def test_approval_off_runs_calls_unattended_and_says_so(upstream: Any) -> None:
+    up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}", COREMCP_MCP_REQUIRE_APPROVAL="false")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session() as session:
+            await wait_for_tool(session, ECHO)
+            result = await session.call_tool(ECHO, {"message": "hi"})
+            assert not result.is_error, describe(result)
+            assert texts(result) == ["hi"], describe(result)
+    assert up.calls_received() == ["echo"]
+    assert APPROVAL_OFF_LINE in up.stderr()
+
+
+async def test_an_ungranted_server_is_neither_listed_nor_callable(upstream: Any) -> None:
+    up = upstream()
+    human = Human("accept")
+    outcome: Any = None
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session(elicitation_callback=human) as session:
+            # Until the server is connected the tool may be merely unknown; once it is, the
+            # refusal names the grants. Only then does the listing below prove anything.
+            with anyio.move_on_after(PUBLISH_TIMEOUT):
+                while True:
+                    try:
+                        outcome = await session.call_tool(ECHO, {"message": "hi"})
+                    except MCPError as exc:
+                        outcome = exc
+                    if isinstance(outcome, types.CallToolResult) and "COREMCP_MCP_GRANTS" in "".join(
+                        texts(outcome)
+                    ):
+                        break
+                    await anyio.sleep(0.2)
+            assert isinstance(outcome, types.CallToolResult), f"no tool result, last: {outcome!r}"
+            assert outcome.is_error, describe(outcome)
+            assert "COREMCP_MCP_GRANTS" in "".join(texts(outcome)), describe(outcome)
+
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert not [n for n in names if n.startswith("mcp__")], sorted(names)
+            assert "fixture_echo" in names, sorted(names)
+    assert human.asked == [], "an ungranted call asked the human"
+    assert up.calls_received() == []

@@ -1,0 +1,660 @@
+//! Upstream MCP tools called through a running host (DESIGN §4 step 1, §6): grants, approval
+//! through elicitation (stdio and Streamable HTTP), supervision (a crash mid-call, a crash
+//! loop), the per-server timeout, cancellation, refresh (SIGHUP and `POST /api/mcp/refresh`)
+//! and the upstream `list_changed` passed through. The servers are real child processes: the
+//! misbehaving fixture (tests/fixtures/upstream/misbehave.py, modes `calls` and `crashloop`),
+//! and the real `@modelcontextprotocol/server-everything` and `mcp-server-time`, which
+//! scripts/test installs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use coremcp_tests::http::{EventStream, Serve};
+use coremcp_tests::{is_error, nulls, plugins, text, Server, TempDir};
+use serde_json::{json, Value};
+
+const OFF_LINE: &str =
+    "MCP approval is OFF (COREMCP_MCP_REQUIRE_APPROVAL=false) — calls run unattended.";
+
+fn fixture() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/upstream/misbehave.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The fixture in `mode` as server `id`, logging the tools it is called with to `log`.
+fn misbehave(id: &str, mode: &str, log: &Path) -> Value {
+    json!({"id": id, "command": "python3", "args": [fixture(), mode],
+           "env": {"CALL_LOG": log.to_string_lossy()}})
+}
+
+fn installed(var: &str) -> String {
+    let path = std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: scripts/test installs the real upstream MCP servers and sets it")
+    });
+    assert!(Path::new(&path).exists(), "{var}={path} does not exist");
+    path
+}
+
+/// A scratch folder with `mcp.json` holding `servers`.
+struct Setup {
+    dir: TempDir,
+    config: String,
+}
+
+impl Setup {
+    fn new(servers: Value) -> Self {
+        let dir = TempDir::new("upstream-calls");
+        let config = dir.path().join("mcp.json").to_string_lossy().into_owned();
+        let setup = Self { dir, config };
+        setup.write(servers);
+        setup
+    }
+
+    fn write(&self, servers: Value) {
+        let temp = format!("{}.new", self.config);
+        std::fs::write(&temp, json!({ "servers": servers }).to_string()).expect("write");
+        std::fs::rename(&temp, &self.config).expect("rename");
+    }
+
+    fn log(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `coremcp stdio` with this config and `env`.
+    fn stdio(&self, env: &[(&str, &str)]) -> (TempDir, Server) {
+        let dir = plugins(&["fixture"]);
+        let mut all = vec![
+            ("COREMCP_MCP_CONFIG", self.config.as_str()),
+            ("COREMCP_MCP_SERVERS", ""),
+        ];
+        all.extend_from_slice(env);
+        let server = Server::start(dir.path(), &[], &all);
+        (dir, server)
+    }
+}
+
+/// The tools a listing shows, waiting up to 30 s for `name` to be among them.
+fn wait_listed(server: &mut Server, name: &str) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let names = server.tool_names();
+        if names.iter().any(|n| n == name) || Instant::now() > until {
+            return names;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `initialize` declaring elicitation.
+fn initialize_eliciting(server: &mut Server) {
+    let answer = server.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "coremcp-tests", "version": "0"}}),
+    );
+    assert!(answer.get("result").is_some(), "{answer}");
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+}
+
+/// Calls `tool`, answering every elicitation with `action`; the result and the elicitation
+/// requests seen.
+fn call_answering(
+    server: &mut Server,
+    id: u64,
+    tool: &str,
+    arguments: Value,
+    action: &str,
+) -> (Value, Vec<Value>) {
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                        "params": {"name": tool, "arguments": arguments}}));
+    let mut asked = Vec::new();
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let Some(message) = server.recv(left) else {
+            panic!("no answer to {tool}\nstderr:\n{}", server.stderr());
+        };
+        if message["method"] == "elicitation/create" {
+            server.send(&json!({"jsonrpc": "2.0", "id": message["id"],
+                                "result": {"action": action, "content": {}}}));
+            asked.push(message);
+        } else if message["id"] == id && message.get("method").is_none() {
+            return (message["result"].clone(), asked);
+        }
+    }
+}
+
+fn log_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port()
+}
+
+#[test]
+fn real_servers_are_called_through_the_host_with_a_scrubbed_environment() {
+    let everything = installed("COREMCP_TEST_EVERYTHING");
+    let time = installed("COREMCP_TEST_TIME");
+    let port = free_port();
+    #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
+    let _http = Background(
+        Command::new(&everything)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start server-everything"),
+    );
+    let setup = Setup::new(json!([
+        {"id": "everything", "command": everything, "args": ["stdio"],
+         "env": {"HANDED_TOKEN": "given-explicitly"}},
+        {"id": "time", "command": time},
+        {"id": "everything-http", "type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
+    ]));
+    let (_plugins, mut server) = setup.stdio(&[
+        (
+            "COREMCP_MCP_GRANTS",
+            "stdio=everything,time,everything-http",
+        ),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+        ("FOO_API_KEY", "must-not-leak"),
+        ("GH_TOKEN", "must-not-leak"),
+        ("AWS_ACCESS_KEY_ID", "must-not-leak"),
+    ]);
+    server.initialize();
+    for name in ["mcp__everything-http__echo", "mcp__time__get_current_time"] {
+        wait_listed(&mut server, name);
+    }
+    let names = server.tool_names();
+    for name in [
+        "mcp__everything__echo",
+        "mcp__everything__get-env",
+        "mcp__time__get_current_time",
+        "mcp__everything-http__echo",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} not in {names:?}");
+    }
+    let listing = server.request("tools/list", json!({}));
+    assert!(nulls(&listing).is_empty(), "{:?}", nulls(&listing));
+    assert!(server.stderr().contains(OFF_LINE), "{}", server.stderr());
+
+    let echoed = server.call(
+        "mcp__everything__echo",
+        json!({"message": "through the hop"}),
+    );
+    assert!(!is_error(&echoed), "{echoed}");
+    assert_eq!(text(&echoed), "Echo: through the hop");
+    let echoed = server.call(
+        "mcp__everything-http__echo",
+        json!({"message": "over http"}),
+    );
+    assert_eq!(text(&echoed), "Echo: over http", "{echoed}");
+
+    let env = server.call("mcp__everything__get-env", json!({}));
+    let seen: Value = serde_json::from_str(text(&env)).expect("get-env answers JSON");
+    for secret in ["FOO_API_KEY", "GH_TOKEN", "AWS_ACCESS_KEY_ID"] {
+        assert!(
+            seen.get(secret).is_none(),
+            "{secret} reached the server: {seen}"
+        );
+    }
+    assert_eq!(seen["HANDED_TOKEN"], "given-explicitly", "{seen}");
+
+    let now = server.call("mcp__time__get_current_time", json!({"timezone": "UTC"}));
+    assert!(!is_error(&now), "{now}");
+    assert!(text(&now).contains("\"timezone\": \"UTC\""), "{now}");
+    let bad = server.call(
+        "mcp__time__get_current_time",
+        json!({"timezone": "Mars/Base"}),
+    );
+    assert!(is_error(&bad), "{bad}");
+}
+
+#[test]
+fn nothing_is_listed_or_called_without_a_grant() {
+    let setup = Setup::new(json!([]));
+    let log = setup.log("calls.log");
+    setup.write(json!([misbehave("m", "calls", &log)]));
+    for (grants, why) in [
+        ("none", "no grant"),
+        ("ci-bot=m", "a grant to another principal"),
+        ("stdio=mcp__m__count", "a grant of another tool"),
+    ] {
+        let (_plugins, mut server) = setup.stdio(&[
+            ("COREMCP_MCP_GRANTS", grants),
+            ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+        ]);
+        server.initialize();
+        server.wait_stderr("nobody may call yet", Duration::from_secs(30));
+        let names = server.tool_names();
+        assert!(
+            !names.iter().any(|n| n == "mcp__m__echo"),
+            "{why}: {names:?}"
+        );
+        let refused = server.call("mcp__m__echo", json!({"message": "hi"}));
+        assert!(is_error(&refused), "{why}: {refused}");
+        assert!(
+            text(&refused).contains("is not granted to the stdio client")
+                && text(&refused).contains("COREMCP_MCP_GRANTS=\"stdio=m\""),
+            "{why}: {refused}"
+        );
+    }
+    assert!(log_lines(&log).is_empty(), "{:?}", log_lines(&log));
+
+    let (code, stdout, stderr) = coremcp_tests::run(
+        &["tools"],
+        &[
+            ("COREMCP_MCP_CONFIG", &setup.config),
+            ("COREMCP_MCP_SERVERS", ""),
+            ("COREMCP_MCP_GRANTS", "ci-bot=mcp__m__count"),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} not in:\n{stdout}"))
+            .to_owned()
+    };
+    assert!(
+        line("mcp__m__echo ").contains("not granted: nobody may call it yet"),
+        "{stdout}"
+    );
+    assert!(
+        line("mcp__m__count ").contains("available to ci-bot"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("upstream tool(s) nobody may call yet"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn approval_is_asked_once_per_connection_and_again_after_a_crash() {
+    let setup = Setup::new(json!([]));
+    let log = setup.log("calls.log");
+    setup.write(json!([misbehave("m", "calls", &log)]));
+    let (_plugins, mut server) = setup.stdio(&[("COREMCP_MCP_GRANTS", "stdio=m")]);
+    initialize_eliciting(&mut server);
+    wait_listed(&mut server, "mcp__m__echo");
+
+    let (result, asked) = call_answering(
+        &mut server,
+        1,
+        "mcp__m__echo",
+        json!({"message": "a"}),
+        "accept",
+    );
+    assert_eq!(text(&result), "a", "{result}");
+    assert_eq!(asked.len(), 1);
+    let message = asked[0]["params"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("\"m\"") && message.contains("echo"),
+        "{message}"
+    );
+    assert_eq!(asked[0]["params"]["requestedSchema"]["type"], "object");
+    let (result, asked) = call_answering(
+        &mut server,
+        2,
+        "mcp__m__echo",
+        json!({"message": "b"}),
+        "accept",
+    );
+    assert_eq!(text(&result), "b");
+    assert!(asked.is_empty(), "asked again on the same connection");
+
+    // The server dies in the middle of a call: the call fails with why, nothing hangs.
+    let started = Instant::now();
+    let (crashed, _) = call_answering(&mut server, 3, "mcp__m__crash", json!({}), "accept");
+    assert!(is_error(&crashed), "{crashed}");
+    let why = text(&crashed);
+    assert!(
+        why.contains("exit status: 3") && why.contains("crashing mid-call"),
+        "{why}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    // Supervised: it is started again, and the new connection is asked about again.
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut id = 10;
+    let asked_again = loop {
+        id += 1;
+        let before = Instant::now();
+        let (result, asked) = call_answering(
+            &mut server,
+            id,
+            "mcp__m__echo",
+            json!({"message": "c"}),
+            "accept",
+        );
+        if !is_error(&result) {
+            assert_eq!(text(&result), "c");
+            break asked;
+        }
+        // While it restarts, a call fails at once with the state and the reason.
+        assert!(before.elapsed() < Duration::from_secs(2), "{result}");
+        assert!(
+            text(&result).contains("restarting") || text(&result).contains("connecting"),
+            "{result}"
+        );
+        assert!(Instant::now() < until, "never came back: {result}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        asked_again.len(),
+        1,
+        "a reconnected server is asked about again"
+    );
+    assert_eq!(log_lines(&log), ["echo", "echo", "crash", "echo"]);
+}
+
+#[test]
+fn a_decline_is_final_for_the_connection_and_a_client_that_cannot_ask_fails_closed() {
+    let setup = Setup::new(json!([]));
+    let log = setup.log("calls.log");
+    setup.write(json!([misbehave("m", "calls", &log)]));
+    let (_plugins, mut server) = setup.stdio(&[("COREMCP_MCP_GRANTS", "stdio=m")]);
+    initialize_eliciting(&mut server);
+    wait_listed(&mut server, "mcp__m__echo");
+    let declined = "The human declined to use the MCP server \"m\", so \"mcp__m__echo\" was not \
+                    called. Do not retry it; carry on with the tools you have.";
+    let (result, asked) = call_answering(
+        &mut server,
+        1,
+        "mcp__m__echo",
+        json!({"message": "x"}),
+        "decline",
+    );
+    assert!(is_error(&result));
+    assert_eq!(text(&result), declined);
+    assert_eq!(asked.len(), 1);
+    let (result, asked) = call_answering(
+        &mut server,
+        2,
+        "mcp__m__echo",
+        json!({"message": "x"}),
+        "accept",
+    );
+    assert_eq!(text(&result), declined);
+    assert!(
+        asked.is_empty(),
+        "the human was asked again after declining"
+    );
+    drop(server);
+
+    let (_plugins, mut server) = setup.stdio(&[("COREMCP_MCP_GRANTS", "stdio=m")]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__m__echo");
+    let refused = server.call("mcp__m__echo", json!({"message": "x"}));
+    assert!(is_error(&refused));
+    assert!(
+        text(&refused).contains("COREMCP_MCP_PREAPPROVED=m"),
+        "{refused}"
+    );
+    assert!(log_lines(&log).is_empty(), "{:?}", log_lines(&log));
+
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=m"),
+        ("COREMCP_MCP_PREAPPROVED", "m"),
+    ]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__m__echo");
+    assert_eq!(
+        text(&server.call("mcp__m__echo", json!({"message": "pre"}))),
+        "pre"
+    );
+    assert_eq!(log_lines(&log), ["echo"]);
+}
+
+#[test]
+fn timeouts_cancels_and_big_results_leave_the_server_serving() {
+    let setup = Setup::new(json!([]));
+    let log = setup.log("calls.log");
+    let mut config = misbehave("m", "calls", &log);
+    config["requestTimeoutMs"] = json!(1000);
+    setup.write(json!([config]));
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=m"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+    ]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__m__sleep");
+
+    let started = Instant::now();
+    let slow = server.call("mcp__m__sleep", json!({"seconds": 5}));
+    assert!(is_error(&slow), "{slow}");
+    assert!(
+        text(&slow).contains("no answer to tools/call within 1000 ms"),
+        "{slow}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        text(&server.call("mcp__m__echo", json!({"message": "still here"}))),
+        "still here"
+    );
+
+    // A call the client cancels gets no answer; the server is told and keeps serving.
+    server.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+                        "params": {"name": "mcp__m__sleep", "arguments": {"seconds": 0.8}}}));
+    std::thread::sleep(Duration::from_millis(200));
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 77}}),
+    );
+    assert_eq!(
+        text(&server.call("mcp__m__echo", json!({"message": "after"}))),
+        "after"
+    );
+    std::thread::sleep(Duration::from_millis(1000));
+    while let Some(message) = server.recv(Duration::from_millis(100)) {
+        assert_ne!(
+            message["id"], 77,
+            "a cancelled call was answered: {message}"
+        );
+    }
+
+    let big = server.call("mcp__m__big", json!({}));
+    let body = text(&big);
+    assert!(
+        body.contains("[truncated by Core MCP: the result has 50000 characters"),
+        "{}",
+        &body[body.len() - 200..]
+    );
+    assert!(body.chars().count() < 20_200);
+}
+
+#[test]
+fn a_crash_looping_server_is_stopped_and_the_rest_keeps_working() {
+    let setup = Setup::new(json!([]));
+    let log = setup.log("calls.log");
+    setup.write(json!([
+        misbehave("loop", "crashloop", &log),
+        misbehave("m", "calls", &log)
+    ]));
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=loop,m"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+    ]);
+    server.initialize();
+    let stopped = server.wait_stderr("crash-loop guard", Duration::from_secs(40));
+    assert!(stopped.contains("misbehave: crash loop"), "{stopped}");
+    let started = Instant::now();
+    let refused = server.call("mcp__loop__echo", json!({"message": "x"}));
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let why = text(&refused);
+    assert!(why.contains("failed 5 times within 60 s"), "{why}");
+    assert!(why.contains("POST /api/mcp/refresh"), "{why}");
+    assert_eq!(
+        text(&server.call("mcp__m__echo", json!({"message": "fine"}))),
+        "fine"
+    );
+    let starts = server.stderr().matches("upstream server went away").count()
+        + server
+            .stderr()
+            .matches("upstream server failed to connect")
+            .count();
+    assert!(starts >= 5, "{starts} failures logged");
+
+    // A refresh tries it again.
+    server.signal(libc::SIGHUP);
+    server.wait_stderr("started=loop", Duration::from_secs(10));
+}
+
+#[test]
+fn sighup_refresh_swaps_servers_and_upstream_list_changed_passes_through() {
+    let setup = Setup::new(json!([]));
+    let log = setup.log("calls.log");
+    setup.write(json!([misbehave("a", "calls", &log)]));
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=a,b"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+    ]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__a__echo");
+
+    // The server adds a tool and says so: the client hears list_changed and sees it.
+    assert_eq!(text(&server.call("mcp__a__grow", json!({}))), "grown");
+    server.notification("notifications/tools/list_changed", Duration::from_secs(10));
+    assert!(server.tool_names().iter().any(|n| n == "mcp__a__extra"));
+
+    setup.write(json!([misbehave("b", "calls", &log)]));
+    server.signal(libc::SIGHUP);
+    server.notification("notifications/tools/list_changed", Duration::from_secs(10));
+    let names = wait_listed(&mut server, "mcp__b__echo");
+    assert!(names.iter().any(|n| n == "mcp__b__echo"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp__a__")),
+        "{names:?}"
+    );
+    let gone = server.call("mcp__a__echo", json!({"message": "x"}));
+    assert!(
+        text(&gone).contains("no upstream MCP server \"a\"; configured: b"),
+        "{gone}"
+    );
+
+    // A configuration that does not parse changes nothing.
+    std::fs::write(&setup.config, "{not json").expect("write");
+    server.signal(libc::SIGHUP);
+    server.wait_stderr(
+        "the upstream servers are unchanged",
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        text(&server.call("mcp__b__echo", json!({"message": "kept"}))),
+        "kept"
+    );
+}
+
+#[test]
+fn over_http_approval_rides_the_call_stream_and_refresh_has_an_endpoint() {
+    let setup = Setup::new(json!([]));
+    let log = setup.log("calls.log");
+    setup.write(json!([misbehave("m", "calls", &log)]));
+    let dir = plugins(&["fixture"]);
+    let serve = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &[],
+        &[
+            ("COREMCP_MCP_CONFIG", &setup.config),
+            ("COREMCP_MCP_SERVERS", ""),
+            ("COREMCP_MCP_GRANTS", "*=m"),
+        ],
+    );
+    let mut client = serve.client();
+    client.initialize_with(json!({"elicitation": {}}));
+    let until = Instant::now() + Duration::from_secs(30);
+    while !client.request("tools/list", json!({}))["result"]["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "mcp__m__echo"))
+    {
+        assert!(Instant::now() < until, "{}", serve.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let call = client.message(
+        "tools/call",
+        json!({"name": "mcp__m__echo", "arguments": {"message": "via http"}}),
+    );
+    let headers = client.headers();
+    let pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let mut stream = EventStream::open(
+        serve.addr,
+        "POST",
+        "/mcp",
+        &pairs,
+        call.to_string().as_bytes(),
+    );
+    assert_eq!(stream.status, 200);
+    let ask = stream.wait_for("elicitation/create");
+    let reply =
+        client.post(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let answer = stream.next_message().expect("the call's answer");
+    assert_eq!(answer["id"], call["id"]);
+    assert_eq!(text(&answer["result"]), "via http", "{answer}");
+
+    let status = coremcp_tests::http::request(serve.addr, "GET", "/api/status", &[], b"").json();
+    let upstream = &status["upstream"][0];
+    assert_eq!(upstream["id"], "m");
+    assert_eq!(upstream["state"], "connected", "{upstream}");
+    assert_eq!(upstream["approved"], true, "{upstream}");
+    assert!(nulls(&status).is_empty(), "{status}");
+
+    setup.write(json!([misbehave("n", "calls", &log)]));
+    let wrong = coremcp_tests::http::request(serve.addr, "GET", "/api/mcp/refresh", &[], b"");
+    assert_eq!(wrong.status, 405);
+    let refreshed = coremcp_tests::http::request(serve.addr, "POST", "/api/mcp/refresh", &[], b"");
+    assert_eq!(refreshed.status, 200, "{}", refreshed.text());
+    assert_eq!(
+        refreshed.json(),
+        json!({"kept": [], "started": ["n"], "removed": ["m"]})
+    );
+    std::fs::write(
+        &setup.config,
+        "{\"servers\": [{\"id\": \"bad_id\", \"command\": \"x\"}]}",
+    )
+    .expect("write");
+    let refused = coremcp_tests::http::request(serve.addr, "POST", "/api/mcp/refresh", &[], b"");
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("bad_id")),
+        "{}",
+        refused.text()
+    );
+    let status = coremcp_tests::http::request(serve.addr, "GET", "/api/status", &[], b"").json();
+    assert_eq!(status["upstream"][0]["id"], "n", "{status}");
+}
