@@ -462,3 +462,21 @@ pub fn nulls(value: &Value) -> Vec<String> {
     walk(value, String::new(), &mut out);
     out
 }
+
+/// A child process (a real upstream server a test started itself) killed when dropped.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A TCP port free on 127.0.0.1 right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}

@@ -3,10 +3,11 @@
 //! server's `Mcp-Session-Id` sent back on every later request.
 //!
 //! The transport is shared (`&self`, `Send + Sync`): many threads may have requests in flight
-//! at once. Each exchange takes an idle kept-alive connection from a small pool, or connects a
-//! new one, and puts it back afterwards if it can carry another request (at most [`MAX_IDLE`]
-//! are kept). Request ids come from an atomic counter; the session id, the negotiated version
-//! and the `initialize` parameters sit behind a mutex, read once per request.
+//! at once. Each exchange takes an idle kept-alive connection from a small [`Pool`] (shared
+//! with the legacy SSE transport), or connects a new one, and puts it back afterwards if it can
+//! carry another request (at most [`MAX_IDLE`] are kept). Request ids come from an atomic
+//! counter; the session id, the negotiated version and the `initialize` parameters sit behind
+//! a mutex, read once per request.
 //!
 //! Invariants:
 //! - What is read per answer is bounded by [`MAX_BODY`] (8 MB), a JSON body or the whole
@@ -35,6 +36,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
+use super::wait::lock;
 use crate::forward::events::Events;
 use crate::forward::http1::{Conn, HttpError, Response, Url, MAX_BODY};
 
@@ -42,7 +44,7 @@ use crate::forward::http1::{Conn, HttpError, Response, Url, MAX_BODY};
 const CONNECT: Duration = Duration::from_secs(10);
 /// How long `initialize` may take when the session is set up again.
 const HANDSHAKE: Duration = Duration::from_secs(30);
-/// The most idle kept-alive connections kept for later requests.
+/// The most idle kept-alive connections a [`Pool`] keeps for later requests.
 pub const MAX_IDLE: usize = 16;
 /// How long telling the server about a cancelled request may take, connecting included.
 pub const CANCEL_NOTICE: Duration = Duration::from_secs(1);
@@ -53,8 +55,8 @@ const POLL: Duration = Duration::from_millis(20);
 pub struct HttpTransport {
     url: Url,
     headers: Vec<(String, String)>,
-    /// Kept-alive connections not in use (at most [`MAX_IDLE`]).
-    idle: Mutex<Vec<Conn>>,
+    /// Kept-alive connections not in use.
+    pool: Pool,
     state: Mutex<State>,
     /// Held while the session is set up again after a 404, so that happens once at a time.
     renewing: Mutex<()>,
@@ -85,8 +87,52 @@ enum Answer {
     Accepted,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
+/// Idle kept-alive connections to one server, at most [`MAX_IDLE`]: a request takes one (or
+/// connects anew) and puts it back afterwards if it can carry another.
+pub struct Pool {
+    url: Url,
+    idle: Mutex<Vec<Conn>>,
+}
+
+impl Pool {
+    /// An empty pool of connections to `url`'s server.
+    pub fn new(url: Url) -> Self {
+        Self {
+            url,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// An idle connection that can still carry a request, or a new one (connecting within
+    /// what is left before `deadline`, at most 10 s).
+    pub fn take(&self, deadline: Instant) -> Result<Conn, HttpError> {
+        loop {
+            let Some(mut conn) = lock(&self.idle).pop() else {
+                break;
+            };
+            if conn.alive() {
+                return Ok(conn);
+            }
+        }
+        Conn::connect(&self.url, remaining(deadline).min(CONNECT))
+    }
+
+    /// Keeps `conn` for a later request if it can carry one and the pool has room; a
+    /// connection left mid-answer (error, cancel) is not alive, so it is dropped here.
+    pub fn put(&self, mut conn: Conn) {
+        if conn.alive() {
+            let mut idle = lock(&self.idle);
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
+            }
+        }
+    }
+
+    /// How many idle connections are kept.
+    #[cfg(test)]
+    pub fn idle(&self) -> usize {
+        lock(&self.idle).len()
+    }
 }
 
 impl HttpTransport {
@@ -97,9 +143,9 @@ impl HttpTransport {
     ) -> Result<Self, UpstreamError> {
         let url = Url::parse(url).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
         Ok(Self {
+            pool: Pool::new(url.clone()),
             url,
             headers: headers.to_vec(),
-            idle: Mutex::new(Vec::new()),
             state: Mutex::new(State::default()),
             renewing: Mutex::new(()),
             next_id: AtomicU64::new(1),
@@ -371,29 +417,6 @@ impl HttpTransport {
         headers
     }
 
-    /// An idle connection that can still carry a request, or a new one.
-    fn take(&self, deadline: Instant) -> Result<Conn, HttpError> {
-        loop {
-            let Some(mut conn) = lock(&self.idle).pop() else {
-                break;
-            };
-            if conn.alive() {
-                return Ok(conn);
-            }
-        }
-        Conn::connect(&self.url, remaining(deadline).min(CONNECT))
-    }
-
-    /// Keeps `conn` for a later request if it can carry one and the pool has room.
-    fn put(&self, mut conn: Conn) {
-        if conn.alive() {
-            let mut idle = lock(&self.idle);
-            if idle.len() < MAX_IDLE {
-                idle.push(conn);
-            }
-        }
-    }
-
     /// POSTs one message with the session headers of `sent`; for a request (`id`), reads its
     /// answer. Also returns the session id the server named, if any.
     fn post(
@@ -404,7 +427,7 @@ impl HttpTransport {
         deadline: Instant,
         cancel: &AtomicBool,
     ) -> Result<(Answer, Option<String>), Failure> {
-        let mut conn = self.take(deadline)?;
+        let mut conn = self.pool.take(deadline)?;
         let headers = self.headers(sent);
         let pairs: Vec<(&str, &str)> = headers
             .iter()
@@ -427,7 +450,7 @@ impl HttpTransport {
             Ok::<_, Failure>((answer, session))
         })();
         // A connection left mid-answer (error, cancel) is not alive, so it is dropped here.
-        self.put(conn);
+        self.pool.put(conn);
         outcome
     }
 }
@@ -440,7 +463,7 @@ impl Drop for HttpTransport {
         };
         let deadline = Instant::now() + Duration::from_secs(1);
         let never = AtomicBool::new(false);
-        if let Ok(mut conn) = self.take(deadline) {
+        if let Ok(mut conn) = self.pool.take(deadline) {
             let mut headers = vec![("Mcp-Session-Id", session.as_str())];
             headers.extend(self.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
             if let Ok(mut response) =
@@ -602,120 +625,10 @@ pub(super) fn handle(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{
+        accepted, reply, result, serve, shareable, until, Hangs, SlowFast,
+    };
     use super::*;
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::{TcpListener, TcpStream};
-
-    /// One request the test server read.
-    struct Seen {
-        verb: String,
-        headers: Vec<(String, String)>,
-        body: Value,
-    }
-
-    impl Seen {
-        fn header(&self, name: &str) -> Option<&str> {
-            self.headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_str())
-        }
-
-        fn method(&self) -> &str {
-            self.body["method"].as_str().unwrap_or("")
-        }
-    }
-
-    /// An HTTP/1.1 server on 127.0.0.1 (a thread per connection, kept alive) whose `handler`
-    /// writes each answer itself; its base URL.
-    fn serve<F>(handler: F) -> String
-    where
-        F: Fn(&Seen, &mut TcpStream) + Send + Sync + 'static,
-    {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let handler = Arc::new(handler);
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let handler = Arc::clone(&handler);
-                thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    while let Some(seen) = read_request(&mut reader) {
-                        handler(&seen, &mut stream);
-                    }
-                });
-            }
-        });
-        format!("http://127.0.0.1:{port}")
-    }
-
-    fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let verb = line.split(' ').next().unwrap_or("").to_owned();
-        let mut headers = Vec::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).ok()? == 0 {
-                return None;
-            }
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                headers.push((name.trim().to_owned(), value.trim().to_owned()));
-            }
-        }
-        let length = headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0);
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).ok()?;
-        Some(Seen {
-            verb,
-            headers,
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        })
-    }
-
-    fn reply(stream: &mut TcpStream, status: u16, extra: &[(&str, &str)], body: &Value) {
-        let body = if body.is_null() {
-            String::new()
-        } else {
-            body.to_string()
-        };
-        let mut head = format!(
-            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        for (name, value) in extra {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        let _ = stream.write_all(format!("{head}{body}").as_bytes());
-    }
-
-    fn result(seen: &Seen, result: Value) -> Value {
-        json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": result})
-    }
-
-    /// Waits up to `limit` for `done`.
-    fn until(limit: Duration, done: impl Fn() -> bool) -> bool {
-        let end = Instant::now() + limit;
-        while !done() {
-            if Instant::now() >= end {
-                return false;
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-        true
-    }
 
     fn transport(base: &str) -> Arc<HttpTransport> {
         let notices = Arc::new(Notices::default());
@@ -724,144 +637,35 @@ mod tests {
 
     #[test]
     fn the_transport_can_be_shared_between_threads() {
-        fn shared<T: Send + Sync>() {}
-        shared::<HttpTransport>();
+        shareable::<HttpTransport>();
     }
 
     #[test]
     fn requests_in_flight_at_once_do_not_wait_for_each_other() {
-        let slow_seen = Arc::new(AtomicBool::new(false));
-        let fast_answered = Arc::new(AtomicBool::new(false));
-        let base = {
-            let (slow_seen, fast_answered) = (Arc::clone(&slow_seen), Arc::clone(&fast_answered));
-            serve(move |seen, stream| match seen.method() {
-                "slow" => {
-                    slow_seen.store(true, Ordering::SeqCst);
-                    // Answered only once the second request was: serialized requests would
-                    // make this wait run out.
-                    let after = until(Duration::from_secs(5), || {
-                        fast_answered.load(Ordering::SeqCst)
-                    });
-                    reply(
-                        stream,
-                        200,
-                        &[],
-                        &result(seen, json!({"after_fast": after})),
-                    );
-                }
-                "fast" => {
-                    reply(stream, 200, &[], &result(seen, json!({"fast": true})));
-                    fast_answered.store(true, Ordering::SeqCst);
-                }
-                _ => reply(stream, 202, &[], &Value::Null),
-            })
-        };
+        let race = SlowFast::default();
+        // "slow" is answered only once "fast" was: serialized requests would make its wait
+        // run out.
+        let base = serve(race.server(|seen, stream, value| {
+            reply(stream, 200, &[], &result(seen, value));
+        }));
         let t = transport(&base);
-        let slow = {
-            let t = Arc::clone(&t);
-            thread::spawn(move || {
-                let never = AtomicBool::new(false);
-                t.request("slow", json!({}), Duration::from_secs(10), &never)
-            })
-        };
-        assert!(until(Duration::from_secs(5), || slow_seen.load(Ordering::SeqCst)));
-        let started = Instant::now();
-        let never = AtomicBool::new(false);
-        let fast = t
-            .request("fast", json!({}), Duration::from_secs(10), &never)
-            .expect("fast");
-        assert_eq!(fast, json!({"fast": true}));
-        assert!(
-            started.elapsed() < Duration::from_secs(3),
-            "fast waited for slow"
-        );
-        let slow = slow.join().expect("thread").expect("slow");
-        assert_eq!(slow, json!({"after_fast": true}));
+        race.check(&t, HttpTransport::request);
         // Both connections were kept for later requests.
-        assert_eq!(lock(&t.idle).len(), 2);
+        assert_eq!(t.pool.idle(), 2);
     }
 
     #[test]
     fn a_cancelled_request_ends_at_once_and_the_server_is_told() {
-        let hung: Arc<Mutex<Option<Value>>> = Arc::default();
-        let told: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let base = {
-            let (hung, told) = (Arc::clone(&hung), Arc::clone(&told));
-            serve(move |seen, stream| match seen.method() {
-                // Never answered (the connection stays open until the client drops it).
-                "hang" => *lock(&hung) = Some(seen.body["id"].clone()),
-                "notifications/cancelled" => {
-                    lock(&told).push(seen.body["params"].clone());
-                    reply(stream, 202, &[], &Value::Null);
-                }
-                _ => reply(stream, 202, &[], &Value::Null),
-            })
-        };
-        let t = transport(&base);
-        let cancel = Arc::new(AtomicBool::new(false));
-        let setter = {
-            let (cancel, hung) = (Arc::clone(&cancel), Arc::clone(&hung));
-            thread::spawn(move || {
-                assert!(until(Duration::from_secs(5), || lock(&hung).is_some()));
-                thread::sleep(Duration::from_millis(100));
-                cancel.store(true, Ordering::SeqCst);
-                Instant::now()
-            })
-        };
-        let err = t
-            .request("hang", json!({}), Duration::from_secs(30), &cancel)
-            .expect_err("cancelled");
-        let ended = Instant::now();
-        let set = setter.join().expect("setter");
-        assert!(
-            matches!(&err, UpstreamError::Cancelled { method } if method == "hang"),
-            "{err}"
-        );
-        assert!(
-            ended - set < Duration::from_millis(1500),
-            "{:?}",
-            ended - set
-        );
-        let id = lock(&hung).clone().expect("the request reached the server");
-        assert!(until(Duration::from_secs(2), || !lock(&told).is_empty()));
-        let told = lock(&told).clone();
-        assert_eq!(told.len(), 1, "{told:?}");
-        assert_eq!(told[0]["requestId"], id);
-        assert!(told[0]["reason"].is_string());
-        // A flag set before the call sends nothing.
-        let err = t
-            .request("hang", json!({}), Duration::from_secs(30), &cancel)
-            .expect_err("cancelled");
-        assert!(matches!(err, UpstreamError::Cancelled { .. }), "{err}");
+        let hangs = Hangs::default();
+        let t = transport(&serve(hangs.server(false)));
+        hangs.cancel(&*t, HttpTransport::request);
     }
 
     #[test]
     fn a_silent_server_times_out_and_is_told() {
-        let told: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let base = {
-            let told = Arc::clone(&told);
-            serve(move |seen, stream| match seen.method() {
-                "hang" => {}
-                "notifications/cancelled" => {
-                    lock(&told).push(seen.body["params"].clone());
-                    reply(stream, 202, &[], &Value::Null);
-                }
-                _ => reply(stream, 202, &[], &Value::Null),
-            })
-        };
-        let t = transport(&base);
-        let never = AtomicBool::new(false);
-        let started = Instant::now();
-        let err = t
-            .request("hang", json!({}), Duration::from_millis(300), &never)
-            .expect_err("timeout");
-        assert!(
-            matches!(&err, UpstreamError::Timeout { method, .. } if method == "hang"),
-            "{err}"
-        );
-        assert!(started.elapsed() < Duration::from_secs(2));
-        assert!(until(Duration::from_secs(2), || !lock(&told).is_empty()));
-        assert_eq!(lock(&told)[0]["requestId"], 1);
+        let hangs = Hangs::default();
+        let t = transport(&serve(hangs.server(false)));
+        hangs.time_out(&*t, HttpTransport::request, 1);
     }
 
     #[test]
@@ -896,7 +700,7 @@ mod tests {
                     }
                     ("notifications/initialized", Some(s)) => {
                         lock(&server).initialized.push(s.to_owned());
-                        reply(stream, 202, &[], &Value::Null);
+                        accepted(stream);
                     }
                     ("ping", Some("s1")) => {
                         // s1 is forgotten: answer 404 once every call has seen it, so they
@@ -951,7 +755,7 @@ mod tests {
                 let answer = result(seen, json!({"protocolVersion": "2025-06-18"}));
                 reply(stream, 200, &[("Mcp-Session-Id", "s")], &answer);
             }
-            "notifications/initialized" => reply(stream, 202, &[], &Value::Null),
+            "notifications/initialized" => accepted(stream),
             _ => reply(stream, 404, &[], &Value::Null),
         });
         let t = transport(&base);

@@ -6,8 +6,8 @@
 //! to each server once ([`probe`]) to show what would be published.
 //!
 //! Modules: [`client`] (one server as a blocking MCP client) over [`stdio`], [`http`] or
-//! legacy [`sse`] transports, sharing [`rpc`]; [`lines`] and [`ring`] bound what a child's
-//! pipes can cost; [`publish`] holds the pure publishing rules and the result cap.
+//! legacy [`sse`] transports, sharing [`rpc`] and the wait for an answer ([`wait`]); [`lines`]
+//! and [`ring`] bound what a child's pipes can cost; [`publish`] holds the pure publishing rules and the result cap.
 //!
 //! Invariants: a bad configuration stops the host at start with a message naming the entry;
 //! `COREMCP_MCP=false` turns the client off without reading anything; upstream tools are not
@@ -28,6 +28,9 @@ pub mod rpc;
 pub mod sse;
 pub mod stdio;
 pub mod supervisor;
+#[cfg(test)]
+mod testing;
+pub mod wait;
 
 use std::path::{Path, PathBuf};
 

@@ -7,30 +7,33 @@
 //!
 //! The transport is shared (`&self`, `Send + Sync`): many threads may have requests in flight
 //! at once. Request ids come from an atomic counter; each waiting request has its own channel
-//! in the pending map, so answers reach their callers in any order. POSTs take an idle
-//! kept-alive connection from a small pool, or connect a new one, so concurrent senders never
-//! wait for each other (at most [`MAX_IDLE`] idle connections are kept).
+//! in the [`Pending`] map, so answers reach their callers in any order. POSTs take an idle
+//! kept-alive connection from a [`Pool`], or connect a new one, so concurrent senders never
+//! wait for each other.
 //!
 //! Invariants:
 //! - One event is at most [`MAX_BODY`] (8 MB); a bigger one ends the connection (reported), so
 //!   memory stays bounded on an endless stream.
 //! - When the stream ends every waiting request ends at once with [`UpstreamError::Closed`].
 //! - A request is cancelled when its caller's `cancel` flag is set (polled at least every
-//!   [`SLICE`], 50 ms, while its answer is awaited, and during its POST) or its timeout passes:
-//!   it leaves the pending map, the server is told with `notifications/cancelled` once the
-//!   request was sent (best effort, within [`CANCEL_NOTICE`]; never for `initialize`), and the
-//!   call ends with [`UpstreamError::Cancelled`] or [`UpstreamError::Timeout`].
+//!   [`SLICE`](super::wait::SLICE), 50 ms, while its answer is awaited, and during its POST)
+//!   or its timeout passes: it leaves the pending map, the server is told with
+//!   `notifications/cancelled` once the request was sent (best effort, within
+//!   [`CANCEL_NOTICE`]; never for `initialize`), and the call ends with
+//!   [`UpstreamError::Cancelled`] or [`UpstreamError::Timeout`] (the wait is
+//!   [`Pending::wait`], shared with the stdio transport).
 //! - Dropping the transport stops the reader within a read slice (~100 ms).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::http::Pool;
 use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
+use super::wait::{lock, Call, GaveUp, Peer, Pending};
 use crate::forward::events::Events;
 use crate::forward::http1::{Conn, HttpError, Url, MAX_BODY};
 
@@ -40,26 +43,16 @@ const CONNECT: Duration = Duration::from_secs(10);
 const ENDPOINT: Duration = Duration::from_secs(30);
 /// How long one read on the idle stream waits before it is started again.
 const IDLE: Duration = Duration::from_secs(60);
-/// The longest wait for an answer between two looks at the caller's cancel flag.
-pub const SLICE: Duration = Duration::from_millis(50);
-/// The most idle kept-alive POST connections kept for later messages.
-pub const MAX_IDLE: usize = 16;
 /// How long telling the server about a cancelled request may take, connecting included.
 pub const CANCEL_NOTICE: Duration = Duration::from_secs(1);
 
-type Outcome = Result<Value, (i64, String)>;
-
 struct Shared {
-    pending: Mutex<HashMap<u64, mpsc::Sender<Outcome>>>,
-    closed: AtomicBool,
+    /// Closed when the stream ends.
+    pending: Pending,
     stop: AtomicBool,
     /// Why the stream ended, for the report.
     ended: Mutex<Option<String>>,
     notices: Arc<Notices>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A legacy SSE session with one server, shared by every thread that calls it.
@@ -67,15 +60,9 @@ pub struct SseTransport {
     shared: Arc<Shared>,
     endpoint: Url,
     headers: Vec<(String, String)>,
-    /// Kept-alive POST connections not in use (at most [`MAX_IDLE`]).
-    idle: Mutex<Vec<Conn>>,
+    /// Kept-alive POST connections to the endpoint not in use.
+    pool: Pool,
     next_id: AtomicU64,
-}
-
-/// Why a request stopped waiting.
-enum GaveUp {
-    Cancelled,
-    Timeout,
 }
 
 impl SseTransport {
@@ -87,8 +74,7 @@ impl SseTransport {
     ) -> Result<Self, UpstreamError> {
         let base = Url::parse(url).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
         let shared = Arc::new(Shared {
-            pending: Mutex::new(HashMap::new()),
-            closed: AtomicBool::new(false),
+            pending: Pending::default(),
             stop: AtomicBool::new(false),
             ended: Mutex::new(None),
             notices,
@@ -115,9 +101,9 @@ impl SseTransport {
         };
         Ok(Self {
             shared,
+            pool: Pool::new(endpoint.clone()),
             endpoint,
             headers: headers.to_vec(),
-            idle: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
         })
     }
@@ -138,49 +124,28 @@ impl SseTransport {
             });
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel();
-        lock(&self.shared.pending).insert(id, tx);
-        if self.shared.closed.load(Ordering::Relaxed) {
-            lock(&self.shared.pending).remove(&id);
+        let pending = &self.shared.pending;
+        let Some(answer) = pending.register(id) else {
             return Err(self.closed(method));
-        }
+        };
+        let call = Call {
+            method,
+            id,
+            timeout,
+            deadline,
+            cancel,
+        };
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         match self.post(&message, deadline, cancel) {
-            Ok(()) => {}
-            Err(HttpError::Cancelled) => {
-                return Err(self.give_up(method, id, timeout, GaveUp::Cancelled));
-            }
-            Err(HttpError::Timeout) => {
-                return Err(self.give_up(method, id, timeout, GaveUp::Timeout));
-            }
-            Err(e) => {
-                lock(&self.shared.pending).remove(&id);
-                return Err(UpstreamError::Http {
+            Ok(()) => pending.wait(&call, answer, self),
+            Err(HttpError::Cancelled) => Err(pending.give_up(&call, GaveUp::Cancelled, self)),
+            Err(HttpError::Timeout) => Err(pending.give_up(&call, GaveUp::Timeout, self)),
+            Err(source) => {
+                pending.forget(id);
+                Err(UpstreamError::Http {
                     method: method.to_owned(),
-                    source: e,
-                });
-            }
-        }
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left.min(SLICE)) {
-                Ok(Ok(result)) => return Ok(result),
-                Ok(Err((code, message))) => {
-                    return Err(UpstreamError::Rpc {
-                        method: method.to_owned(),
-                        code,
-                        message,
-                    })
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if cancel.load(Ordering::Relaxed) {
-                        return Err(self.give_up(method, id, timeout, GaveUp::Cancelled));
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(self.give_up(method, id, timeout, GaveUp::Timeout));
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.closed(method)),
+                    source,
+                })
             }
         }
     }
@@ -192,7 +157,7 @@ impl SseTransport {
 
     /// Whether the event stream ended (every later request fails at once).
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.load(Ordering::Relaxed)
+        self.shared.pending.is_closed()
     }
 
     fn notify_by(
@@ -213,47 +178,6 @@ impl SseTransport {
             })
     }
 
-    /// Stops waiting for request `id`, tells the server (best effort, within
-    /// [`CANCEL_NOTICE`]), and returns the error the call ends with.
-    fn give_up(&self, method: &str, id: u64, timeout: Duration, why: GaveUp) -> UpstreamError {
-        lock(&self.shared.pending).remove(&id);
-        let (reason, error) = match why {
-            GaveUp::Cancelled => (
-                "the caller cancelled the request".to_owned(),
-                UpstreamError::Cancelled {
-                    method: method.to_owned(),
-                },
-            ),
-            GaveUp::Timeout => (
-                format!("no answer within {} ms", timeout.as_millis()),
-                UpstreamError::Timeout {
-                    method: method.to_owned(),
-                    timeout,
-                    stderr: String::new(),
-                },
-            ),
-        };
-        // MCP: `initialize` is never cancelled.
-        if method != "initialize" && !self.is_closed() {
-            let params = json!({"requestId": id, "reason": reason});
-            let _ = self.notify_by(
-                "notifications/cancelled",
-                Some(params),
-                Instant::now() + CANCEL_NOTICE,
-            );
-        }
-        error
-    }
-
-    fn closed(&self, method: &str) -> UpstreamError {
-        let why = lock(&self.shared.ended).clone();
-        UpstreamError::Closed {
-            method: method.to_owned(),
-            status: why.map_or_else(String::new, |w| format!(" ({w})")),
-            stderr: String::new(),
-        }
-    }
-
     /// POSTs one message to the endpoint (answered 202, or 200) on an idle connection or a
     /// new one, polling `cancel` while it waits for the answer.
     fn post(
@@ -262,7 +186,7 @@ impl SseTransport {
         deadline: Instant,
         cancel: &AtomicBool,
     ) -> Result<(), HttpError> {
-        let mut conn = self.take(deadline)?;
+        let mut conn = self.pool.take(deadline)?;
         let result = post_on(
             &mut conn,
             &self.endpoint,
@@ -272,33 +196,30 @@ impl SseTransport {
             cancel,
         );
         // A connection left mid-answer (error, cancel) is not alive, so it is dropped here.
-        self.put(conn);
+        self.pool.put(conn);
         result
     }
+}
 
-    /// An idle connection that can still carry a POST, or a new one.
-    fn take(&self, deadline: Instant) -> Result<Conn, HttpError> {
-        loop {
-            let Some(mut conn) = lock(&self.idle).pop() else {
-                break;
-            };
-            if conn.alive() {
-                return Ok(conn);
-            }
+impl Peer for SseTransport {
+    /// Tells the server within [`CANCEL_NOTICE`], unless the stream ended.
+    fn tell_cancelled(&self, id: u64, reason: &str) {
+        if !self.is_closed() {
+            let params = json!({"requestId": id, "reason": reason});
+            let _ = self.notify_by(
+                "notifications/cancelled",
+                Some(params),
+                Instant::now() + CANCEL_NOTICE,
+            );
         }
-        let wait = deadline
-            .saturating_duration_since(Instant::now())
-            .clamp(Duration::from_millis(1), CONNECT);
-        Conn::connect(&self.endpoint, wait)
     }
 
-    /// Keeps `conn` for a later POST if it can carry one and the pool has room.
-    fn put(&self, mut conn: Conn) {
-        if conn.alive() {
-            let mut idle = lock(&self.idle);
-            if idle.len() < MAX_IDLE {
-                idle.push(conn);
-            }
+    fn closed(&self, method: &str) -> UpstreamError {
+        let why = lock(&self.shared.ended).clone();
+        UpstreamError::Closed {
+            method: method.to_owned(),
+            status: why.map_or_else(String::new, |w| format!(" ({w})")),
+            stderr: String::new(),
         }
     }
 }
@@ -358,9 +279,7 @@ fn read_stream(
         .unwrap_or_else(|| "the event stream ended".to_owned());
     let _ = endpoint_tx.send(Err(why.clone()));
     *lock(&shared.ended) = Some(why);
-    shared.closed.store(true, Ordering::Relaxed);
-    // Dropping the senders wakes every waiting request.
-    lock(&shared.pending).clear();
+    shared.pending.close();
 }
 
 fn stream(
@@ -419,11 +338,7 @@ fn stream(
                 continue;
             };
             match classify(&message) {
-                Incoming::Response { id, outcome } => {
-                    if let Some(waiter) = lock(&shared.pending).remove(&id) {
-                        let _ = waiter.send(outcome);
-                    }
-                }
+                Incoming::Response { id, outcome } => shared.pending.answer(id, outcome),
                 Incoming::Request { id, method } => {
                     if let Some(url) = &endpoint {
                         let answer = method_not_found(&id, &method);
@@ -448,92 +363,41 @@ fn stream(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{self, Hangs, Seen, SlowFast};
     use super::*;
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::{TcpListener, TcpStream};
+    use std::io::Write;
+    use std::net::TcpStream;
 
     /// The event stream a test server writes to.
     type Stream = Arc<Mutex<Option<TcpStream>>>;
 
-    /// A legacy SSE server on 127.0.0.1: GET opens the event stream (endpoint `/message`);
-    /// every POST's body goes to `handler`, which writes the POST's answer itself and may push
-    /// events on the stream. Its stream URL.
-    fn serve<F>(handler: F) -> String
+    /// A legacy SSE server on 127.0.0.1: GET opens the event stream (endpoint `/message`) and
+    /// makes it `events`; every POST goes to `handler`, which writes the POST's answer itself
+    /// and may push events on the stream. Its stream URL.
+    fn serve<F>(events: &Stream, handler: F) -> String
     where
-        F: Fn(&Value, &mut TcpStream, &Stream) + Send + Sync + 'static,
+        F: Fn(&Seen, &mut TcpStream) + Send + Sync + 'static,
     {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let handler = Arc::new(handler);
-        let events: Stream = Arc::default();
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let (handler, events) = (Arc::clone(&handler), Arc::clone(&events));
-                thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    while let Some((verb, body)) = read_request(&mut reader) {
-                        if verb == "GET" {
-                            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
-                            let _ = stream.write_all(head.as_bytes());
-                            let _ = stream.write_all(b"event: endpoint\ndata: /message\n\n");
-                            *lock(&events) = stream.try_clone().ok();
-                        } else {
-                            handler(&body, &mut stream, &events);
-                        }
-                    }
-                });
+        let events = Arc::clone(events);
+        let base = testing::serve(move |seen, stream| {
+            if seen.verb == "GET" {
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(b"event: endpoint\ndata: /message\n\n");
+                *lock(&events) = stream.try_clone().ok();
+            } else {
+                handler(seen, stream);
             }
         });
-        format!("http://127.0.0.1:{port}/sse")
-    }
-
-    fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Value)> {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let verb = line.split(' ').next().unwrap_or("").to_owned();
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).ok()? == 0 {
-                return None;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-            if line.trim_end().is_empty() {
-                break;
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).ok()?;
-        Some((verb, serde_json::from_slice(&body).unwrap_or(Value::Null)))
-    }
-
-    fn accepted(stream: &mut TcpStream) {
-        let _ = stream.write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+        format!("{base}/sse")
     }
 
     /// Sends the response to `request` on the event stream.
-    fn push(events: &Stream, request: &Value, result: Value) {
-        let message = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+    fn push(events: &Stream, request: &Seen, result: Value) {
+        let message = json!({"jsonrpc": "2.0", "id": request.body["id"], "result": result});
         if let Some(stream) = lock(events).as_mut() {
             let _ = stream.write_all(format!("event: message\ndata: {message}\n\n").as_bytes());
         }
-    }
-
-    /// Waits up to `limit` for `done`.
-    fn until(limit: Duration, done: impl Fn() -> bool) -> bool {
-        let end = Instant::now() + limit;
-        while !done() {
-            if Instant::now() >= end {
-                return false;
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-        true
     }
 
     fn open(url: &str) -> Arc<SseTransport> {
@@ -543,115 +407,36 @@ mod tests {
 
     #[test]
     fn the_transport_can_be_shared_between_threads() {
-        fn shared<T: Send + Sync>() {}
-        shared::<SseTransport>();
+        testing::shareable::<SseTransport>();
     }
 
     #[test]
     fn requests_in_flight_at_once_do_not_wait_for_each_other() {
-        let slow_seen = Arc::new(AtomicBool::new(false));
-        let fast_answered = Arc::new(AtomicBool::new(false));
-        let url = {
-            let (slow_seen, fast_answered) = (Arc::clone(&slow_seen), Arc::clone(&fast_answered));
-            serve(move |body, stream, events| match body["method"].as_str() {
-                Some("slow") => {
-                    slow_seen.store(true, Ordering::SeqCst);
-                    // Even the POST is held until the second request was answered: a single
-                    // POST connection, or serialized requests, would make this wait run out.
-                    let after = until(Duration::from_secs(5), || {
-                        fast_answered.load(Ordering::SeqCst)
-                    });
-                    accepted(stream);
-                    push(events, body, json!({"after_fast": after}));
-                }
-                Some("fast") => {
-                    accepted(stream);
-                    push(events, body, json!({"fast": true}));
-                    fast_answered.store(true, Ordering::SeqCst);
-                }
-                _ => accepted(stream),
-            })
-        };
-        let t = open(&url);
-        let slow = {
-            let t = Arc::clone(&t);
-            thread::spawn(move || {
-                let never = AtomicBool::new(false);
-                t.request("slow", json!({}), Duration::from_secs(10), &never)
-            })
-        };
-        assert!(until(Duration::from_secs(5), || slow_seen.load(Ordering::SeqCst)));
-        let started = Instant::now();
-        let never = AtomicBool::new(false);
-        let fast = t
-            .request("fast", json!({}), Duration::from_secs(10), &never)
-            .expect("fast");
-        assert_eq!(fast, json!({"fast": true}));
-        assert!(
-            started.elapsed() < Duration::from_secs(3),
-            "fast waited for slow"
+        let (race, events) = (SlowFast::default(), Stream::default());
+        // Even the POST of "slow" is held until "fast" was answered: a single POST connection,
+        // or serialized requests, would make its wait run out.
+        let on_stream = Arc::clone(&events);
+        let url = serve(
+            &events,
+            race.server(move |seen, stream, value| {
+                testing::accepted(stream);
+                push(&on_stream, seen, value);
+            }),
         );
-        let slow = slow.join().expect("thread").expect("slow");
-        assert_eq!(slow, json!({"after_fast": true}));
-        assert!(lock(&t.shared.pending).is_empty());
+        let t = open(&url);
+        race.check(&t, SseTransport::request);
+        assert!(t.shared.pending.is_empty());
     }
 
     #[test]
     fn a_cancelled_request_ends_at_once_and_the_server_is_told() {
-        let hung: Arc<Mutex<Option<Value>>> = Arc::default();
-        let told: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let url = {
-            let (hung, told) = (Arc::clone(&hung), Arc::clone(&told));
-            serve(move |body, stream, _| {
-                match body["method"].as_str() {
-                    // Accepted, never answered on the stream.
-                    Some("hang") => *lock(&hung) = Some(body["id"].clone()),
-                    Some("notifications/cancelled") => lock(&told).push(body["params"].clone()),
-                    _ => {}
-                }
-                accepted(stream);
-            })
-        };
-        let t = open(&url);
-        let cancel = Arc::new(AtomicBool::new(false));
-        let setter = {
-            let (cancel, hung) = (Arc::clone(&cancel), Arc::clone(&hung));
-            thread::spawn(move || {
-                assert!(until(Duration::from_secs(5), || lock(&hung).is_some()));
-                thread::sleep(Duration::from_millis(100));
-                cancel.store(true, Ordering::SeqCst);
-                Instant::now()
-            })
-        };
-        let err = t
-            .request("hang", json!({}), Duration::from_secs(30), &cancel)
-            .expect_err("cancelled");
-        let ended = Instant::now();
-        let set = setter.join().expect("setter");
-        assert!(
-            matches!(&err, UpstreamError::Cancelled { method } if method == "hang"),
-            "{err}"
-        );
-        assert!(
-            ended - set < Duration::from_millis(1500),
-            "{:?}",
-            ended - set
-        );
-        let id = lock(&hung).clone().expect("the request reached the server");
-        assert!(until(Duration::from_secs(2), || !lock(&told).is_empty()));
-        let told_now = lock(&told).clone();
-        assert_eq!(told_now.len(), 1, "{told_now:?}");
-        assert_eq!(told_now[0]["requestId"], id);
-        assert!(told_now[0]["reason"].is_string());
-        assert!(lock(&t.shared.pending).is_empty());
-        // A timeout is told the same way.
-        let never = AtomicBool::new(false);
-        let err = t
-            .request("hang", json!({}), Duration::from_millis(200), &never)
-            .expect_err("timeout");
-        assert!(matches!(err, UpstreamError::Timeout { .. }), "{err}");
-        assert!(until(Duration::from_secs(2), || lock(&told).len() == 2));
-        assert_eq!(lock(&told)[1]["requestId"], 2);
+        let hangs = Hangs::default();
+        // "hang" is accepted, and never answered on the stream.
+        let t = open(&serve(&Stream::default(), hangs.server(true)));
+        hangs.cancel(&*t, SseTransport::request);
+        assert!(t.shared.pending.is_empty());
+        hangs.time_out(&*t, SseTransport::request, 2);
+        assert!(t.shared.pending.is_empty());
     }
 
     #[test]

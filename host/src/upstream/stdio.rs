@@ -10,13 +10,17 @@
 //!   reported as a warning; stderr is a ring.
 //! - A request waits at most its timeout; when the server goes away every waiting request ends
 //!   at once with [`UpstreamError::Closed`], carrying the exit status and recent stderr.
+//! - A request is cancelled when its caller's `cancel` flag is set (polled at least every
+//!   [`SLICE`](super::wait::SLICE), 50 ms) or its timeout passes: it leaves the pending map,
+//!   the server is told with `notifications/cancelled` (best effort, never for `initialize`),
+//!   and the call ends with [`UpstreamError::Cancelled`] or [`UpstreamError::Timeout`] (the
+//!   wait is [`Pending::wait`], shared with the legacy SSE transport).
 //! - Dropping the transport kills the server's process group.
 
-use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -26,28 +30,21 @@ use serde_json::{json, Value};
 use super::lines::{Line, Lines};
 use super::ring::Ring;
 use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
+use super::wait::{lock, Call, Peer, Pending};
 use crate::mcp::MAX_LINE_BYTES;
 
 /// How much of the server's stderr is kept for reports.
 pub const STDERR_KEPT: usize = 4096;
 /// How long a report waits for the last stderr and the exit status of a server that went away.
 const SETTLE: Duration = Duration::from_millis(1000);
-/// How often a waiting request looks at its cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(50);
-
-type Outcome = Result<Value, (i64, String)>;
 
 struct Shared {
-    pending: Mutex<HashMap<u64, mpsc::Sender<Outcome>>>,
+    /// Closed when the server's stdout ends.
+    pending: Pending,
     stdin: Mutex<Option<ChildStdin>>,
     stderr: Mutex<Ring>,
     stderr_done: AtomicBool,
-    closed: AtomicBool,
     notices: Arc<Notices>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {
@@ -75,11 +72,10 @@ impl StdioTransport {
     pub fn start(spec: &Spec, notices: Arc<Notices>) -> Result<Self, UpstreamError> {
         let mut running = coremcp_spawn::start(spec)?;
         let shared = Arc::new(Shared {
-            pending: Mutex::new(HashMap::new()),
+            pending: Pending::default(),
             stdin: Mutex::new(running.stdin.take()),
             stderr: Mutex::new(Ring::new(STDERR_KEPT)),
             stderr_done: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
             notices,
         });
         if let Some(stdout) = running.stdout.take() {
@@ -102,7 +98,7 @@ impl StdioTransport {
 
     /// Whether the server has gone away (its stdout closed).
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.load(Ordering::Relaxed)
+        self.shared.pending.is_closed()
     }
 
     /// Sends a request and waits up to `timeout` for its answer, or until `cancel` is set.
@@ -115,59 +111,23 @@ impl StdioTransport {
         cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel();
-        lock(&self.shared.pending).insert(id, tx);
-        if self.shared.closed.load(Ordering::Relaxed) {
-            lock(&self.shared.pending).remove(&id);
+        let pending = &self.shared.pending;
+        let Some(answer) = pending.register(id) else {
             return Err(self.closed(method));
-        }
+        };
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if self.shared.write(&message).is_err() {
-            lock(&self.shared.pending).remove(&id);
+            pending.forget(id);
             return Err(self.closed(method));
         }
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left.min(CANCEL_POLL)) {
-                Ok(Ok(result)) => return Ok(result),
-                Ok(Err((code, message))) => {
-                    return Err(UpstreamError::Rpc {
-                        method: method.to_owned(),
-                        code,
-                        message,
-                    })
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    let cancelled = cancel.load(Ordering::Relaxed);
-                    if !cancelled && !left.is_zero() {
-                        continue;
-                    }
-                    lock(&self.shared.pending).remove(&id);
-                    let reason = if cancelled {
-                        "the client cancelled the call"
-                    } else {
-                        "the request timed out"
-                    };
-                    let _ = self.notify(
-                        "notifications/cancelled",
-                        Some(json!({"requestId": id, "reason": reason})),
-                    );
-                    return Err(if cancelled {
-                        UpstreamError::Cancelled {
-                            method: method.to_owned(),
-                        }
-                    } else {
-                        UpstreamError::Timeout {
-                            method: method.to_owned(),
-                            timeout,
-                            stderr: stderr_suffix(self.stderr_excerpt()),
-                        }
-                    });
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.closed(method)),
-            }
-        }
+        let call = Call {
+            method,
+            id,
+            timeout,
+            deadline: Instant::now() + timeout,
+            cancel,
+        };
+        pending.wait(&call, answer, self)
     }
 
     /// Sends a notification.
@@ -190,16 +150,6 @@ impl StdioTransport {
         format!("the server exited{status}{stderr}")
     }
 
-    /// The error for a server that went away.
-    fn closed(&self, method: &str) -> UpstreamError {
-        let (status, stderr) = self.exit_details();
-        UpstreamError::Closed {
-            method: method.to_owned(),
-            status,
-            stderr,
-        }
-    }
-
     /// Waits briefly for the exit status and the last of stderr of a server that went away,
     /// so a report says why: `(" (exit status: N)", "; recent stderr: …")`, either empty.
     fn exit_details(&self) -> (String, String) {
@@ -218,6 +168,27 @@ impl StdioTransport {
             status.map_or_else(String::new, |s| format!(" ({s})")),
             stderr_suffix(self.stderr_excerpt()),
         )
+    }
+}
+
+impl Peer for StdioTransport {
+    fn tell_cancelled(&self, id: u64, reason: &str) {
+        let params = json!({"requestId": id, "reason": reason});
+        let _ = self.notify("notifications/cancelled", Some(params));
+    }
+
+    /// The error for a server that went away, with its exit status and recent stderr.
+    fn closed(&self, method: &str) -> UpstreamError {
+        let (status, stderr) = self.exit_details();
+        UpstreamError::Closed {
+            method: method.to_owned(),
+            status,
+            stderr,
+        }
+    }
+
+    fn stderr(&self) -> String {
+        stderr_suffix(self.stderr_excerpt())
     }
 }
 
@@ -252,11 +223,7 @@ fn read_stdout(stdout: impl Read, shared: &Shared) {
             }
         };
         match classify(&message) {
-            Incoming::Response { id, outcome } => {
-                if let Some(waiter) = lock(&shared.pending).remove(&id) {
-                    let _ = waiter.send(outcome);
-                }
-            }
+            Incoming::Response { id, outcome } => shared.pending.answer(id, outcome),
             Incoming::Request { id, method } => {
                 let _ = shared.write(&method_not_found(&id, &method));
             }
@@ -264,9 +231,7 @@ fn read_stdout(stdout: impl Read, shared: &Shared) {
             Incoming::Invalid(why) => shared.notices.warn(format!("ignored a message: {why}")),
         }
     }
-    shared.closed.store(true, Ordering::Relaxed);
-    // Dropping the senders wakes every waiting request.
-    lock(&shared.pending).clear();
+    shared.pending.close();
 }
 
 fn read_stderr(mut stderr: impl Read, shared: &Shared) {

@@ -76,17 +76,10 @@ impl StdioClient {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        let mut line = String::new();
         loop {
-            line.clear();
-            let read = self
-                .stdout
-                .read_line(&mut line)
-                .map_err(|e| e.to_string())?;
-            if read == 0 {
+            let Some(message) = self.read_message()? else {
                 return Err(format!("coremcp closed stdout during {method}"));
-            }
-            let message: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
+            };
             if message["id"] == json!(id) {
                 return match message.get("result") {
                     Some(result) => Ok(result.clone()),
@@ -99,17 +92,10 @@ impl StdioClient {
     /// The next response (a message with an id and no method). Notifications are skipped; a
     /// request of the server's is answered -32601.
     pub fn receive(&mut self) -> Result<Value, String> {
-        let mut line = String::new();
         loop {
-            line.clear();
-            let read = self
-                .stdout
-                .read_line(&mut line)
-                .map_err(|e| e.to_string())?;
-            if read == 0 {
+            let Some(message) = self.read_message()? else {
                 return Err("the server closed stdout".to_owned());
-            }
-            let message: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
+            };
             match (message.get("id"), message.get("method")) {
                 (Some(_), None) => return Ok(message),
                 (Some(id), Some(method)) => {
@@ -120,6 +106,21 @@ impl StdioClient {
                 (None, _) => {}
             }
         }
+    }
+
+    /// The next message the server wrote, or `None` once it closed stdout.
+    fn read_message(&mut self) -> Result<Option<Value>, String> {
+        let mut line = String::new();
+        let read = self
+            .stdout
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        if read == 0 {
+            return Ok(None);
+        }
+        serde_json::from_str(&line)
+            .map(Some)
+            .map_err(|e| e.to_string())
     }
 
     /// `total` calls of `tool` with `arguments` with `in_flight` outstanding at a time on this

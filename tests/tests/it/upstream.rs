@@ -6,12 +6,11 @@
 //! `mcp-server-time`, which scripts/test installs and names in `COREMCP_TEST_EVERYTHING` and
 //! `COREMCP_TEST_TIME`.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use coremcp_tests::{plugins, run, TempDir};
+use coremcp_tests::{free_port, plugins, run, KillOnDrop, TempDir};
 use serde_json::{json, Value};
 
 fn tools_with(env: &[(&str, &str)]) -> (i32, String) {
@@ -361,23 +360,6 @@ fn a_server_that_never_answers_fails_after_the_30_s_handshake() {
     );
 }
 
-/// A server process killed on drop.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
 fn wait_listening(port: u16) {
     let until = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -398,7 +380,7 @@ fn streamable_http_sets_a_lost_session_up_again_and_reads_event_streams() {
         .spawn()
         .expect("start the HTTP fixture");
     let stdout = child.stdout.take().expect("stdout");
-    let server = Server(child);
+    let server = KillOnDrop(child);
     let mut port = String::new();
     std::io::BufReader::new(stdout)
         .read_line(&mut port)
@@ -423,7 +405,7 @@ fn real_servers_connect_and_publish_their_tools() {
     let start = |mode: &str| {
         let port = free_port();
         #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
-        let server = Server(
+        let server = KillOnDrop(
             Command::new(&everything)
                 .arg(mode)
                 .env("PORT", port.to_string())

@@ -7,11 +7,11 @@
 //! scripts/test installs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coremcp_tests::http::{EventStream, Serve};
-use coremcp_tests::{is_error, nulls, plugins, text, Server, TempDir};
+use coremcp_tests::{free_port, is_error, nulls, plugins, text, KillOnDrop, Server, TempDir};
 use serde_json::{json, Value};
 
 const OFF_LINE: &str =
@@ -57,6 +57,18 @@ impl Setup {
         let temp = format!("{}.new", self.config);
         std::fs::write(&temp, json!({ "servers": servers }).to_string()).expect("write");
         std::fs::rename(&temp, &self.config).expect("rename");
+    }
+
+    /// The fixture in `calls` mode as server "m" (its call log is [`Setup::calls`]).
+    fn calls_server() -> Self {
+        let setup = Self::new(json!([]));
+        setup.write(json!([misbehave("m", "calls", &setup.calls())]));
+        setup
+    }
+
+    /// The call log the fixtures of this setup write.
+    fn calls(&self) -> PathBuf {
+        self.log("calls.log")
     }
 
     fn log(&self, name: &str) -> PathBuf {
@@ -135,29 +147,13 @@ fn log_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
-struct Background(Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port()
-}
-
 #[test]
 fn real_servers_are_called_through_the_host_with_a_scrubbed_environment() {
     let everything = installed("COREMCP_TEST_EVERYTHING");
     let time = installed("COREMCP_TEST_TIME");
     let port = free_port();
     #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
-    let _http = Background(
+    let _http = KillOnDrop(
         Command::new(&everything)
             .arg("streamableHttp")
             .env("PORT", port.to_string())
@@ -234,9 +230,8 @@ fn real_servers_are_called_through_the_host_with_a_scrubbed_environment() {
 
 #[test]
 fn nothing_is_listed_or_called_without_a_grant() {
-    let setup = Setup::new(json!([]));
-    let log = setup.log("calls.log");
-    setup.write(json!([misbehave("m", "calls", &log)]));
+    let setup = Setup::calls_server();
+    let log = setup.calls();
     for (grants, why) in [
         ("none", "no grant"),
         ("ci-bot=m", "a grant to another principal"),
@@ -295,9 +290,8 @@ fn nothing_is_listed_or_called_without_a_grant() {
 
 #[test]
 fn approval_is_asked_once_per_connection_and_again_after_a_crash() {
-    let setup = Setup::new(json!([]));
-    let log = setup.log("calls.log");
-    setup.write(json!([misbehave("m", "calls", &log)]));
+    let setup = Setup::calls_server();
+    let log = setup.calls();
     let (_plugins, mut server) = setup.stdio(&[("COREMCP_MCP_GRANTS", "stdio=m")]);
     initialize_eliciting(&mut server);
     wait_listed(&mut server, "mcp__m__echo");
@@ -374,9 +368,8 @@ fn approval_is_asked_once_per_connection_and_again_after_a_crash() {
 
 #[test]
 fn a_decline_is_final_for_the_connection_and_a_client_that_cannot_ask_fails_closed() {
-    let setup = Setup::new(json!([]));
-    let log = setup.log("calls.log");
-    setup.write(json!([misbehave("m", "calls", &log)]));
+    let setup = Setup::calls_server();
+    let log = setup.calls();
     let (_plugins, mut server) = setup.stdio(&[("COREMCP_MCP_GRANTS", "stdio=m")]);
     initialize_eliciting(&mut server);
     wait_listed(&mut server, "mcp__m__echo");
@@ -575,9 +568,8 @@ fn sighup_refresh_swaps_servers_and_upstream_list_changed_passes_through() {
 
 #[test]
 fn over_http_approval_rides_the_call_stream_and_refresh_has_an_endpoint() {
-    let setup = Setup::new(json!([]));
-    let log = setup.log("calls.log");
-    setup.write(json!([misbehave("m", "calls", &log)]));
+    let setup = Setup::calls_server();
+    let log = setup.calls();
     let dir = plugins(&["fixture"]);
     let serve = Serve::start_on(
         dir.path(),

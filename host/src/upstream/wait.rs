@@ -1,0 +1,173 @@
+//! Waiting for answers on a transport whose reader thread matches responses to requests by id
+//! (stdio, legacy SSE): the map of waiting requests ([`Pending`]) and the wait of one request
+//! ([`Pending::wait`]), with what differs between transports behind [`Peer`].
+//!
+//! Invariants:
+//! - Once [`Pending::close`] ran, nothing waits in vain: every waiting request ends at once
+//!   (its channel is dropped; it ends with [`Peer::closed`]) and [`Pending::register`] refuses
+//!   new ones. Both happen under the map's lock, so no request slips in between.
+//! - A waiting request looks at its caller's cancel flag at least every [`SLICE`] (50 ms) and
+//!   never waits past its deadline.
+//! - A request given up (cancelled, or its timeout passed) leaves the map before the server is
+//!   told with `notifications/cancelled` ([`Peer::tell_cancelled`], best effort; never for
+//!   `initialize`, which MCP says is never cancelled), so a late answer is dropped; the call ends with [`UpstreamError::Cancelled`] or
+//!   [`UpstreamError::Timeout`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::rpc::UpstreamError;
+
+/// The longest wait for an answer between two looks at the caller's cancel flag.
+pub const SLICE: Duration = Duration::from_millis(50);
+
+/// The answer to a request: its result, or its JSON-RPC error (code, message).
+pub type Outcome = Result<Value, (i64, String)>;
+
+/// Locks `mutex`, recovering the data if another thread panicked while holding it.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a transport does when a request ends without its answer.
+pub trait Peer {
+    /// Tells the server request `id` is abandoned, for `reason`; best effort,
+    /// a failure is ignored.
+    fn tell_cancelled(&self, id: u64, reason: &str);
+    /// The error `method` ends with when the transport closed before its answer came.
+    fn closed(&self, method: &str) -> UpstreamError;
+    /// The `stderr` of a timeout error: empty, or `"; recent stderr: …"`.
+    fn stderr(&self) -> String {
+        String::new()
+    }
+}
+
+/// Why a request stopped waiting.
+pub enum GaveUp {
+    Cancelled,
+    Timeout,
+}
+
+/// One request sent (or being sent) and waited for.
+pub struct Call<'a> {
+    pub method: &'a str,
+    pub id: u64,
+    /// What the caller allowed, for the timeout error.
+    pub timeout: Duration,
+    pub deadline: Instant,
+    /// Set by the caller to give up.
+    pub cancel: &'a AtomicBool,
+}
+
+/// The requests waiting for their answers, each on its own channel.
+#[derive(Default)]
+pub struct Pending {
+    waiting: Mutex<HashMap<u64, mpsc::Sender<Outcome>>>,
+    closed: AtomicBool,
+}
+
+impl Pending {
+    /// Registers request `id` before it is sent; where its answer will come, or `None` once
+    /// the transport closed.
+    pub fn register(&self, id: u64) -> Option<mpsc::Receiver<Outcome>> {
+        let mut waiting = lock(&self.waiting);
+        if self.closed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel();
+        waiting.insert(id, tx);
+        Some(rx)
+    }
+
+    /// Stops waiting for request `id` (it could not be sent).
+    pub fn forget(&self, id: u64) {
+        lock(&self.waiting).remove(&id);
+    }
+
+    /// Hands the answer to request `id` to its caller, if it still waits.
+    pub fn answer(&self, id: u64, outcome: Outcome) {
+        if let Some(waiter) = lock(&self.waiting).remove(&id) {
+            let _ = waiter.send(outcome);
+        }
+    }
+
+    /// The transport closed: every waiting request ends now, and later ones at once.
+    pub fn close(&self) {
+        let mut waiting = lock(&self.waiting);
+        self.closed.store(true, Ordering::Relaxed);
+        // Dropping the senders wakes every waiting request.
+        waiting.clear();
+    }
+
+    /// Whether [`Pending::close`] ran.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    /// Whether no request waits.
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        lock(&self.waiting).is_empty()
+    }
+
+    /// Waits for the answer to `call` on `answer` (from [`Pending::register`]) until its
+    /// deadline or its cancel flag; given up, see [`Pending::give_up`].
+    pub fn wait(
+        &self,
+        call: &Call<'_>,
+        answer: mpsc::Receiver<Outcome>,
+        peer: &impl Peer,
+    ) -> Result<Value, UpstreamError> {
+        loop {
+            let left = call.deadline.saturating_duration_since(Instant::now());
+            match answer.recv_timeout(left.min(SLICE)) {
+                Ok(Ok(result)) => return Ok(result),
+                Ok(Err((code, message))) => {
+                    return Err(UpstreamError::Rpc {
+                        method: call.method.to_owned(),
+                        code,
+                        message,
+                    })
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if call.cancel.load(Ordering::Relaxed) {
+                        return Err(self.give_up(call, GaveUp::Cancelled, peer));
+                    }
+                    if Instant::now() >= call.deadline {
+                        return Err(self.give_up(call, GaveUp::Timeout, peer));
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(peer.closed(call.method)),
+            }
+        }
+    }
+
+    /// Stops waiting for `call`, tells the server, and returns the error the call ends with.
+    pub fn give_up(&self, call: &Call<'_>, why: GaveUp, peer: &impl Peer) -> UpstreamError {
+        self.forget(call.id);
+        let method = call.method.to_owned();
+        let (reason, error) = match why {
+            GaveUp::Cancelled => (
+                "the caller cancelled the request".to_owned(),
+                UpstreamError::Cancelled { method },
+            ),
+            GaveUp::Timeout => (
+                format!("no answer within {} ms", call.timeout.as_millis()),
+                UpstreamError::Timeout {
+                    method,
+                    timeout: call.timeout,
+                    stderr: peer.stderr(),
+                },
+            ),
+        };
+        // MCP: `initialize` is never cancelled.
+        if call.method != "initialize" {
+            peer.tell_cancelled(call.id, &reason);
+        }
+        error
+    }
+}
