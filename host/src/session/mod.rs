@@ -42,6 +42,8 @@ pub trait Outbox: Send + Sync + 'static {
 const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(605);
 /// Time a tool's own `timeout_s` gets on top, to report its own timeout before the host's.
 const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
+/// Time an upstream call that may ask the human for approval gets on top of its deadline.
+const APPROVAL_WAIT: Duration = Duration::from_secs(120);
 
 /// MCP log levels, in rising severity (`logging/setLevel`).
 const LOG_LEVELS: &[&str] = &[
@@ -453,7 +455,12 @@ impl Session {
         let name = params.name.as_ref();
         let route = inner.plugins.route(name);
         if route.is_none() && name.starts_with("mcp__") {
-            let call = inner.calls.start(id, name, self.timeout_for(args));
+            let mut timeout = self.timeout_for(args);
+            if inner.upstreams.may_ask(name) {
+                // A human answers in minutes, not seconds.
+                timeout += APPROVAL_WAIT;
+            }
+            let call = inner.calls.start(id, name, timeout);
             let job_inner = Arc::clone(inner);
             let args = args.to_owned();
             pool::global().spawn(Box::new(move || job_inner.answer_upstream(&call, &args)));

@@ -271,6 +271,16 @@ impl Upstreams {
         })
     }
 
+    /// Whether a call of `full` may have to ask a human first (its server needs approval and
+    /// its current connection, if any, is not approved yet).
+    pub fn may_ask(&self, full: &str) -> bool {
+        let Ok(target) = self.resolve(full) else {
+            return false;
+        };
+        self.policy.needs_approval(target.server.id())
+            && !matches!(target.server.state(), State::Connected(conn) if conn.approved())
+    }
+
     /// Re-reads the configuration and applies it; sessions then get `list_changed`.
     pub fn refresh(&self) -> Result<RefreshReport, String> {
         let _one_at_a_time = lock(&self.refreshing);

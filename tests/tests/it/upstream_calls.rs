@@ -367,6 +367,30 @@ fn approval_is_asked_once_per_connection_and_again_after_a_crash() {
 }
 
 #[test]
+fn the_human_gets_longer_than_the_call_deadline_to_answer() {
+    let setup = Setup::calls_server();
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=m"),
+        ("COREMCP_CALL_TIMEOUT", "1"),
+    ]);
+    initialize_eliciting(&mut server);
+    wait_listed(&mut server, "mcp__m__echo");
+    server.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                        "params": {"name": "mcp__m__echo", "arguments": {"message": "slow"}}}));
+    let ask = loop {
+        let message = server.recv(Duration::from_secs(10)).expect("the question");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    std::thread::sleep(Duration::from_millis(2500));
+    server.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}));
+    let answer = server.answer(&json!(5), Duration::from_secs(10));
+    assert_eq!(text(&answer["result"]), "slow", "{answer}");
+    assert_eq!(log_lines(&setup.calls()), ["echo"]);
+}
+
+#[test]
 fn a_decline_is_final_for_the_connection_and_a_client_that_cannot_ask_fails_closed() {
     let setup = Setup::calls_server();
     let log = setup.calls();
