@@ -77,7 +77,12 @@ struct Inner {
     declined: Mutex<HashSet<(String, u64)>>,
     /// The upstream entries of the client's last listing (`None` until it lists).
     upstream_listed: Mutex<Option<Vec<String>>>,
+    /// Upstream calls sent without a waiting thread, by request id (JSON text).
+    detached: Detachments,
 }
+
+/// The detached upstream calls of a session, shared with its deadline watchdog.
+type Detachments = Arc<Mutex<std::collections::HashMap<String, upstream::Detached>>>;
 
 /// An MCP session.
 #[derive(Clone)]
@@ -95,9 +100,18 @@ impl Session {
         out: Arc<dyn Outbox>,
     ) -> Self {
         let timeout_out = Arc::clone(&out);
+        let detached: Detachments = Arc::default();
+        let timed_out = Arc::clone(&detached);
         let calls = Calls::new(
             config.call_timeout,
             Box::new(move |call: &Call| {
+                let gone = timed_out
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&call.id);
+                if let Some(gone) = gone {
+                    gone.abandon("no answer within the call's deadline");
+                }
                 let text = format!(
                     "{} did not finish within {} s (the call's deadline) and was asked to stop; \
                      pass a larger timeout_s if the tool takes one, or narrow the request",
@@ -120,6 +134,7 @@ impl Session {
             asks: ask::Asks::default(),
             declined: Mutex::new(HashSet::new()),
             upstream_listed: Mutex::new(None),
+            detached,
         });
         let listener: Arc<dyn Listener> = Arc::clone(&inner) as Arc<dyn Listener>;
         let weak: Weak<dyn Listener> = Arc::downgrade(&listener);
@@ -217,6 +232,10 @@ impl Session {
                 match params.map(|p| serde_json::from_str::<Cancelled<'_>>(p.get())) {
                     Some(Ok(c)) => {
                         let found = self.inner.calls.cancel(c.request_id.get());
+                        let gone = self.inner.detached_lock().remove(c.request_id.get());
+                        if let Some(gone) = gone {
+                            gone.abandon("the client cancelled the call");
+                        }
                         tracing::debug!(id = c.request_id.get(), found, "request cancelled");
                     }
                     _ => tracing::warn!("notifications/cancelled without a requestId"),
@@ -546,17 +565,25 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn detached_lock(
+        &self,
+    ) -> MutexGuard<'_, std::collections::HashMap<String, upstream::Detached>> {
+        self.detached.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn declined_lock(&self) -> MutexGuard<'_, HashSet<(String, u64)>> {
         self.declined.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Runs an upstream call on a pool thread and answers it, unless the watchdog or a cancel
     /// did.
-    fn answer_upstream(self: &Arc<Self>, call: &Call, args: &str) {
+    fn answer_upstream(self: &Arc<Self>, call: &Arc<Call>, args: &str) {
         let message = match self.run_upstream(call, args) {
             upstream::Outcome::Result(result) => rpc::response(&call.id, &result),
             // The cancel or the watchdog claimed it; nothing is left to answer.
             upstream::Outcome::Cancelled => return,
+            // The thread that reads the server's answer sends it.
+            upstream::Outcome::Detached => return,
         };
         if self.calls.finish(call) {
             self.out.send(message);

@@ -20,34 +20,61 @@ use serde_json::{json, Value};
 use super::ask::AskError;
 use super::Inner;
 use crate::calls::Call;
-use crate::render;
 use crate::upstream::approval::{self, Answer};
 use crate::upstream::grants::Caller;
 use crate::upstream::publish::cap_result;
 use crate::upstream::rpc::UpstreamError;
 use crate::upstream::supervisor::Connection;
+use crate::upstream::wait::Done;
+use crate::{pool, render, rpc};
 
 /// Time kept back from the call's deadline so the server's timeout is reported first.
 const MARGIN: Duration = Duration::from_millis(250);
 
-/// How an upstream call ended: a result to send, or nothing (the client cancelled it).
+/// How an upstream call went on its pool thread.
 pub(super) enum Outcome {
+    /// The `CallToolResult` to send.
     Result(String),
+    /// Nothing to send: the client cancelled it (or its deadline passed).
     Cancelled,
+    /// Sent without waiting: the server's answer will be sent from the thread that reads it.
+    Detached,
+}
+
+/// A detached upstream call in flight, so that a cancel or the deadline can abandon it.
+pub(super) struct Detached {
+    conn: Arc<Connection>,
+    id: u64,
+}
+
+impl Detached {
+    /// Tells the server the call is abandoned (on a pool thread: a write to a server that does
+    /// not read could block).
+    pub(super) fn abandon(self, reason: &'static str) {
+        pool::global().spawn(Box::new(move || {
+            if let Some(transport) = self.conn.client.stdio() {
+                transport.abandon(self.id, reason);
+            }
+        }));
+    }
 }
 
 impl Inner {
-    /// Runs one upstream call; the `CallToolResult` as JSON text.
-    pub(super) fn run_upstream(self: &Arc<Self>, call: &Call, args: &str) -> Outcome {
+    /// Runs one upstream call: its result, or how it goes on.
+    pub(super) fn run_upstream(self: &Arc<Self>, call: &Arc<Call>, args: &str) -> Outcome {
         match self.upstream_call(call, args) {
-            Ok(result) => Outcome::Result(result),
+            Ok(outcome) => outcome,
             Err(None) => Outcome::Cancelled,
             Err(Some(text)) => Outcome::Result(render::call_error_text(&text)),
         }
     }
 
     /// `Err(Some(text))` is an error result; `Err(None)` means the call was cancelled.
-    fn upstream_call(&self, call: &Call, args: &str) -> Result<String, Option<String>> {
+    fn upstream_call(
+        self: &Arc<Self>,
+        call: &Arc<Call>,
+        args: &str,
+    ) -> Result<Outcome, Option<String>> {
         let full = call.tool.as_str();
         let hub = &self.upstreams;
         let target = hub.resolve(full).map_err(Some)?;
@@ -80,14 +107,19 @@ impl Inner {
             .deadline
             .saturating_duration_since(Instant::now())
             .saturating_sub(MARGIN);
-        let timeout = conn.client.timeout().min(left);
         let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
         let params = json!({"name": target.tool, "arguments": arguments});
+        // When the call's own deadline comes first, the watchdog times it out: nobody needs to
+        // wait, and the answer is sent by the thread that reads it.
+        if conn.client.timeout() >= left && conn.client.stdio().is_some() {
+            return self.send_detached(call, &conn, id, params);
+        }
+        let timeout = conn.client.timeout().min(left);
         match conn
             .client
             .request("tools/call", params, timeout, &call.cancelled)
         {
-            Ok(result) => Ok(finish(result)),
+            Ok(result) => Ok(Outcome::Result(finish(result))),
             Err(UpstreamError::Cancelled { .. }) => Err(None),
             Err(UpstreamError::Http { source, .. }) if source.is_before_send() => {
                 let why = source.to_string();
@@ -97,7 +129,73 @@ impl Inner {
                      called, and Core MCP is reconnecting to it"
                 )))
             }
-            Err(e) => Err(Some(format!("{full} failed: the MCP server \"{id}\": {e}"))),
+            Err(e) => Err(Some(failed(full, id, &e))),
+        }
+    }
+
+    /// Sends the call on a stdio server without waiting; the reader thread answers it.
+    fn send_detached(
+        self: &Arc<Self>,
+        call: &Arc<Call>,
+        conn: &Arc<Connection>,
+        server: &str,
+        params: Value,
+    ) -> Result<Outcome, Option<String>> {
+        let Some(transport) = conn.client.stdio() else {
+            return Err(Some(format!("{}: not a stdio server", call.tool)));
+        };
+        let id = transport.next_id();
+        self.detached_lock().insert(
+            call.id.clone(),
+            Detached {
+                conn: Arc::clone(conn),
+                id,
+            },
+        );
+        let inner = Arc::clone(self);
+        let (call_done, conn_done, server_done) =
+            (Arc::clone(call), Arc::clone(conn), server.to_owned());
+        let done: Done = Box::new(move |outcome| {
+            if inner.detached_lock().remove(&call_done.id).is_none() {
+                return; // abandoned: cancelled, or past its deadline
+            }
+            let text = match outcome {
+                Some(Ok(result)) => finish(result),
+                Some(Err((code, message))) => {
+                    let e = UpstreamError::Rpc {
+                        method: "tools/call".to_owned(),
+                        code,
+                        message,
+                    };
+                    render::call_error_text(&failed(&call_done.tool, &server_done, &e))
+                }
+                None => {
+                    // Gone: say why from a pool thread (the exit status takes a moment).
+                    pool::global().spawn(Box::new(move || {
+                        let why = conn_done.client.stdio().map_or_else(String::new, |t| {
+                            failed(&call_done.tool, &server_done, &t.closed_error("tools/call"))
+                        });
+                        inner.answer_with(&call_done, &render::call_error_text(&why));
+                    }));
+                    return;
+                }
+            };
+            inner.answer_with(&call_done, &text);
+        });
+        match transport.send_detached(id, "tools/call", params, done) {
+            Ok(()) => Ok(Outcome::Detached),
+            Err(e) => {
+                self.detached_lock().remove(&call.id);
+                Err(Some(failed(&call.tool, server, &e)))
+            }
+        }
+    }
+
+    /// Sends `result` as the answer of `call`, unless the watchdog or a cancel claimed it.
+    fn answer_with(&self, call: &Call, result: &str) {
+        if self.calls.finish(call) {
+            self.out.send(rpc::response(&call.id, result));
+            self.calls.answered();
         }
     }
 
@@ -149,6 +247,11 @@ impl Inner {
             Err(e) => Err(Some(approval::not_answered(id, full, &e.to_string()))),
         }
     }
+}
+
+/// The error text of a call the server did not answer with a result.
+fn failed(full: &str, server: &str, e: &UpstreamError) -> String {
+    format!("{full} failed: the MCP server \"{server}\": {e}")
 }
 
 /// The refusal for a caller no grant names, with the grant that would allow it.

@@ -198,6 +198,15 @@ impl Client {
         }
     }
 
+    /// The stdio transport, which can also send a request without waiting for it
+    /// ([`StdioTransport::send_detached`]).
+    pub fn stdio(&self) -> Option<&StdioTransport> {
+        match &self.link {
+            Link::Stdio(t) => Some(t),
+            Link::Http(_) | Link::Sse(_) => None,
+        }
+    }
+
     /// Whether the connection is known to be gone: a stdio server that exited, or a legacy
     /// SSE stream that ended. (A Streamable HTTP server is only found gone by a request.)
     pub fn is_closed(&self) -> bool {

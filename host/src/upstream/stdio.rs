@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use super::lines::{Line, Lines};
 use super::ring::Ring;
 use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
-use super::wait::{lock, Call, Peer, Pending};
+use super::wait::{lock, Call, Done, Peer, Pending};
 use crate::mcp::MAX_LINE_BYTES;
 
 /// How much of the server's stderr is kept for reports.
@@ -128,6 +128,49 @@ impl StdioTransport {
             cancel,
         };
         pending.wait(&call, answer, self)
+    }
+
+    /// A fresh request id, for [`StdioTransport::send_detached`].
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sends request `id` without waiting: `done` runs on the reader thread with the answer,
+    /// or with `None` if the server goes away first (then [`StdioTransport::closed_error`]
+    /// says why). An error means it was not sent and `done` will not run. Nothing times it
+    /// out: the caller gives up with [`StdioTransport::abandon`].
+    pub fn send_detached(
+        &self,
+        id: u64,
+        method: &str,
+        params: Value,
+        done: Done,
+    ) -> Result<(), UpstreamError> {
+        let pending = &self.shared.pending;
+        if pending.register_done(id, done).is_err() {
+            return Err(self.closed(method));
+        }
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        // A write that fails because the server went away: if the reader already ended the
+        // request, `done` has run (with `None`) and answers for it.
+        if self.shared.write(&message).is_err() && pending.forget(id) {
+            return Err(self.closed(method));
+        }
+        Ok(())
+    }
+
+    /// Gives up detached request `id`: its callback will not run, and the server is told
+    /// (unless it had already answered).
+    pub fn abandon(&self, id: u64, reason: &str) {
+        if self.shared.pending.forget(id) {
+            self.tell_cancelled(id, reason);
+        }
+    }
+
+    /// The error a request ends with because the server went away (waits up to a second for
+    /// its exit status).
+    pub fn closed_error(&self, method: &str) -> UpstreamError {
+        self.closed(method)
     }
 
     /// Sends a notification.

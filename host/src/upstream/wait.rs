@@ -1,11 +1,16 @@
 //! Waiting for answers on a transport whose reader thread matches responses to requests by id
 //! (stdio, legacy SSE): the map of waiting requests ([`Pending`]) and the wait of one request
-//! ([`Pending::wait`]), with what differs between transports behind [`Peer`].
+//! ([`Pending::wait`]), with what differs between transports behind [`Peer`]. A request may
+//! also be detached ([`Pending::register_done`]): nobody blocks, and its callback runs with
+//! the answer on the reader's thread, one thread hand-off less per call.
 //!
 //! Invariants:
 //! - Once [`Pending::close`] ran, nothing waits in vain: every waiting request ends at once
-//!   (its channel is dropped; it ends with [`Peer::closed`]) and [`Pending::register`] refuses
-//!   new ones. Both happen under the map's lock, so no request slips in between.
+//!   (its channel is dropped; it ends with [`Peer::closed`]; a detached one's callback runs
+//!   with `None`) and [`Pending::register`] refuses new ones. Both happen under the map's lock,
+//!   so no request slips in between; callbacks run after the lock is released.
+//! - A detached request's callback runs at most once: with its answer, with `None` at close,
+//!   or never if [`Pending::forget`] took it first.
 //! - A waiting request looks at its caller's cancel flag at least every [`SLICE`] (50 ms) and
 //!   never waits past its deadline.
 //! - A request given up (cancelled, or its timeout passed) leaves the map before the server is
@@ -63,10 +68,22 @@ pub struct Call<'a> {
     pub cancel: &'a AtomicBool,
 }
 
-/// The requests waiting for their answers, each on its own channel.
+/// What runs with the answer to a detached request ([`Pending::register_done`]): the outcome,
+/// or `None` when the transport closed first.
+pub type Done = Box<dyn FnOnce(Option<Outcome>) + Send>;
+
+/// Who gets a request's answer.
+enum Waiter {
+    /// A thread blocked in [`Pending::wait`].
+    Channel(mpsc::Sender<Outcome>),
+    /// A detached request: its callback runs on the thread that read the answer.
+    Done(Done),
+}
+
+/// The requests waiting for their answers, each on its own channel or callback.
 #[derive(Default)]
 pub struct Pending {
-    waiting: Mutex<HashMap<u64, mpsc::Sender<Outcome>>>,
+    waiting: Mutex<HashMap<u64, Waiter>>,
     closed: AtomicBool,
 }
 
@@ -79,28 +96,54 @@ impl Pending {
             return None;
         }
         let (tx, rx) = mpsc::channel();
-        waiting.insert(id, tx);
+        waiting.insert(id, Waiter::Channel(tx));
         Some(rx)
     }
 
-    /// Stops waiting for request `id` (it could not be sent).
-    pub fn forget(&self, id: u64) {
-        lock(&self.waiting).remove(&id);
+    /// Registers detached request `id` before it is sent: `done` runs with its answer (on the
+    /// reader's thread), or with `None` if the transport closes first. `Err(done)` back once
+    /// the transport closed.
+    pub fn register_done(&self, id: u64, done: Done) -> Result<(), Done> {
+        let mut waiting = lock(&self.waiting);
+        if self.closed.load(Ordering::Relaxed) {
+            return Err(done);
+        }
+        waiting.insert(id, Waiter::Done(done));
+        Ok(())
+    }
+
+    /// Stops waiting for request `id` (it could not be sent, or its caller gave up); false if
+    /// it no longer waited (answered, or the transport closed).
+    pub fn forget(&self, id: u64) -> bool {
+        lock(&self.waiting).remove(&id).is_some()
     }
 
     /// Hands the answer to request `id` to its caller, if it still waits.
     pub fn answer(&self, id: u64, outcome: Outcome) {
-        if let Some(waiter) = lock(&self.waiting).remove(&id) {
-            let _ = waiter.send(outcome);
+        let waiter = lock(&self.waiting).remove(&id);
+        match waiter {
+            Some(Waiter::Channel(tx)) => {
+                let _ = tx.send(outcome);
+            }
+            Some(Waiter::Done(done)) => done(Some(outcome)),
+            None => {}
         }
     }
 
     /// The transport closed: every waiting request ends now, and later ones at once.
     pub fn close(&self) {
-        let mut waiting = lock(&self.waiting);
-        self.closed.store(true, Ordering::Relaxed);
-        // Dropping the senders wakes every waiting request.
-        waiting.clear();
+        let ended: Vec<Waiter> = {
+            let mut waiting = lock(&self.waiting);
+            self.closed.store(true, Ordering::Relaxed);
+            waiting.drain().map(|(_, waiter)| waiter).collect()
+        };
+        for waiter in ended {
+            match waiter {
+                // Dropping the sender wakes the waiting request.
+                Waiter::Channel(_) => {}
+                Waiter::Done(done) => done(None),
+            }
+        }
     }
 
     /// Whether [`Pending::close`] ran.

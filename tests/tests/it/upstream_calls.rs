@@ -139,6 +139,22 @@ fn call_answering(
     }
 }
 
+/// Starts `mcp__m__sleep` as request `id`, cancels it after 300 ms, and checks the server
+/// still serves.
+fn cancel_a_sleep(server: &mut Server, id: u64) {
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                        "params": {"name": "mcp__m__sleep", "arguments": {"seconds": 0.9}}}));
+    std::thread::sleep(Duration::from_millis(300));
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": id}}),
+    );
+    assert_eq!(
+        text(&server.call("mcp__m__echo", json!({"message": "after"}))),
+        "after"
+    );
+}
+
 fn log_lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -479,17 +495,7 @@ fn timeouts_cancels_and_big_results_leave_the_server_serving() {
     );
 
     // A call the client cancels gets no answer; the server is told and keeps serving.
-    server.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
-                        "params": {"name": "mcp__m__sleep", "arguments": {"seconds": 0.8}}}));
-    std::thread::sleep(Duration::from_millis(200));
-    server.send(
-        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                        "params": {"requestId": 77}}),
-    );
-    assert_eq!(
-        text(&server.call("mcp__m__echo", json!({"message": "after"}))),
-        "after"
-    );
+    cancel_a_sleep(&mut server, 77);
     std::thread::sleep(Duration::from_millis(1000));
     while let Some(message) = server.recv(Duration::from_millis(100)) {
         assert_ne!(
@@ -506,6 +512,49 @@ fn timeouts_cancels_and_big_results_leave_the_server_serving() {
         &body[body.len() - 200..]
     );
     assert!(body.chars().count() < 20_200);
+}
+
+/// Without a shorter `requestTimeoutMs`, a call is sent without a thread waiting for it: the
+/// host's deadline and the client's cancel must still end it, and tell the server.
+#[test]
+fn the_call_deadline_and_a_cancel_end_calls_nobody_waits_for() {
+    let setup = Setup::calls_server();
+    let log = setup.calls();
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=m"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+        ("COREMCP_CALL_TIMEOUT", "1"),
+    ]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__m__sleep");
+
+    let started = Instant::now();
+    let slow = server.call("mcp__m__sleep", json!({"seconds": 5}));
+    assert!(is_error(&slow), "{slow}");
+    assert!(text(&slow).contains("did not finish within 1 s"), "{slow}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+
+    cancel_a_sleep(&mut server, 78);
+    let until = Instant::now() + Duration::from_secs(5);
+    while log_lines(&log).iter().filter(|l| *l == "cancelled").count() < 2 {
+        assert!(Instant::now() < until, "{:?}", log_lines(&log));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        log_lines(&log),
+        ["sleep", "cancelled", "sleep", "cancelled", "echo"]
+    );
+    std::thread::sleep(Duration::from_millis(1000));
+    while let Some(message) = server.recv(Duration::from_millis(100)) {
+        assert_ne!(
+            message["id"], 78,
+            "a cancelled call was answered: {message}"
+        );
+    }
 }
 
 #[test]
