@@ -9,8 +9,9 @@
 //!   [`CRASH_LOOP_FAILURES`] failures within [`CRASH_LOOP_WINDOW`] a stdio server is stopped
 //!   with the reason (crash-loop guard) until a refresh starts it again. An HTTP server keeps
 //!   being retried at the capped backoff (a retry is one connect, not a process).
-//! - An HTTP server has no process to watch: a call that cannot reach it reports it lost
-//!   ([`Server::report_lost`]) and the supervisor reconnects.
+//! - An HTTP server has no process to watch: it is pinged every [`PING_EVERY`], and a call
+//!   that cannot reach it reports it lost ([`Server::report_lost`]); either way the supervisor
+//!   withdraws its tools and reconnects.
 //! - Every connection gets a new generation number: approval is per generation, so a server
 //!   that reconnects is asked for again.
 //! - Stopping (refresh removed or changed the server) ends the thread and drops the
@@ -30,6 +31,7 @@ use super::client::{Client, MAX_PAGES};
 use super::config::{ServerConfig, Transport};
 use super::probe::transport_name;
 use super::publish::{publish, Withheld};
+use super::rpc::UpstreamError;
 
 /// The first wait before a restart.
 pub const BACKOFF_START: Duration = Duration::from_millis(250);
@@ -42,6 +44,11 @@ pub const CRASH_LOOP_WINDOW: Duration = Duration::from_secs(60);
 const WATCH: Duration = Duration::from_millis(50);
 /// A connection that lived this long resets the backoff.
 const STABLE: Duration = Duration::from_secs(60);
+/// How often a Streamable HTTP server is pinged, and how long it has to answer.
+pub const PING_EVERY: Duration = Duration::from_secs(10);
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// A cancel flag nobody sets, for the supervisor's own requests.
+static NEVER: AtomicBool = AtomicBool::new(false);
 
 /// Called with the server's id whenever its state or tools changed.
 pub type OnChange = Arc<dyn Fn(&str) + Send + Sync>;
@@ -479,9 +486,20 @@ impl Server {
 
     /// Watches a live connection until it ends (or supervision stops); why it ended.
     fn watch(&self, conn: &Connection) -> String {
+        // A Streamable HTTP server has no process or stream to watch: ask it now and then.
+        let pings = matches!(self.config.transport, Transport::Http { .. });
+        let mut next_ping = Instant::now() + PING_EVERY;
         loop {
             if self.pause(WATCH) {
                 return "stopped".to_owned();
+            }
+            if pings && Instant::now() >= next_ping {
+                match conn.client.request("ping", json!({}), PING_TIMEOUT, &NEVER) {
+                    // An error answer is an answer: the server is there.
+                    Ok(_) | Err(UpstreamError::Rpc { .. }) => {}
+                    Err(e) => return format!("it stopped answering ping: {e}"),
+                }
+                next_ping = Instant::now() + PING_EVERY;
             }
             if conn.client.is_closed() {
                 return conn.client.exit_reason();

@@ -168,17 +168,7 @@ fn real_servers_are_called_through_the_host_with_a_scrubbed_environment() {
     let everything = installed("COREMCP_TEST_EVERYTHING");
     let time = installed("COREMCP_TEST_TIME");
     let port = free_port();
-    #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
-    let _http = KillOnDrop(
-        Command::new(&everything)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start server-everything"),
-    );
+    let _http = everything_http(&everything, port);
     let setup = Setup::new(json!([
         {"id": "everything", "command": everything, "args": ["stdio"],
          "env": {"HANDED_TOKEN": "given-explicitly"}},
@@ -242,6 +232,83 @@ fn real_servers_are_called_through_the_host_with_a_scrubbed_environment() {
         json!({"timezone": "Mars/Base"}),
     );
     assert!(is_error(&bad), "{bad}");
+}
+
+/// server-everything over Streamable HTTP on `port`.
+fn everything_http(everything: &str, port: u16) -> KillOnDrop {
+    #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
+    let child = Command::new(everything)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start server-everything");
+    KillOnDrop(child)
+}
+
+#[test]
+fn an_http_server_that_goes_away_is_withdrawn_and_reconnected() {
+    let everything = installed("COREMCP_TEST_EVERYTHING");
+    let port = free_port();
+    let web = everything_http(&everything, port);
+    let setup = Setup::new(json!([
+        {"id": "web", "type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
+    ]));
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=web"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+    ]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__web__echo");
+    assert_eq!(
+        text(&server.call("mcp__web__echo", json!({"message": "up"}))),
+        "Echo: up"
+    );
+
+    // Nobody calls: the supervisor's ping finds it gone and withdraws its tools.
+    server
+        .pending
+        .retain(|m| m["method"] != "notifications/tools/list_changed");
+    drop(web);
+    server.notification("notifications/tools/list_changed", Duration::from_secs(25));
+    let until = Instant::now() + Duration::from_secs(5);
+    while server
+        .tool_names()
+        .iter()
+        .any(|n| n.starts_with("mcp__web__"))
+    {
+        assert!(
+            Instant::now() < until,
+            "the dead server's tools are still listed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let started = Instant::now();
+    let down = server.call("mcp__web__echo", json!({"message": "down"}));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        is_error(&down) && text(&down).contains("restarting"),
+        "{down}"
+    );
+    assert!(
+        server.stderr().contains("stopped answering ping"),
+        "{}",
+        server.stderr()
+    );
+
+    let _web = everything_http(&everything, port);
+    let names = wait_listed(&mut server, "mcp__web__echo");
+    assert!(names.iter().any(|n| n == "mcp__web__echo"), "{names:?}");
+    assert_eq!(
+        text(&server.call("mcp__web__echo", json!({"message": "back"}))),
+        "Echo: back"
+    );
 }
 
 #[test]
