@@ -107,6 +107,9 @@ impl Inner {
             .deadline
             .saturating_duration_since(Instant::now())
             .saturating_sub(MARGIN);
+        if call.cancelled.load(Ordering::Relaxed) {
+            return Err(None); // cancelled, or past its deadline, while it was being prepared
+        }
         let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
         let params = json!({"name": target.tool, "arguments": arguments});
         // When the call's own deadline comes first, the watchdog times it out: nobody needs to
