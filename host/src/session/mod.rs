@@ -142,9 +142,10 @@ impl Session {
         Self { inner }
     }
 
-    /// Whether handling `line` cannot block: a `tools/call` of a tool whose group is loaded
-    /// only registers the call and hands it to the pool. An async transport may then handle it
-    /// on its own thread instead of a blocking one (one thread hand-off less per call).
+    /// Whether handling `line` cannot block: a `tools/call` of a tool whose group is loaded, or
+    /// of an upstream tool, only registers the call and hands it to the pool. An async
+    /// transport may then handle it on its own thread instead of a blocking one (one thread
+    /// hand-off less per call).
     pub fn is_quick(&self, line: &[u8]) -> bool {
         #[derive(Deserialize)]
         struct Probe<'a> {
@@ -162,7 +163,10 @@ impl Session {
             Ok(Probe {
                 method: Some(method),
                 params: Some(Params { name: Some(name) }),
-            }) if method == "tools/call" => self.inner.plugins.loaded_route(&name).is_some(),
+            }) if method == "tools/call" => {
+                self.inner.plugins.loaded_route(&name).is_some()
+                    || (name.starts_with("mcp__") && self.inner.plugins.route(&name).is_none())
+            }
             _ => false,
         }
     }

@@ -231,16 +231,23 @@ impl Server {
     /// The live connection, waiting (until `until`) while the server is connecting. Anything
     /// else fails at once with the state and its reason.
     pub fn connection(&self, until: Instant) -> Result<Arc<Connection>, String> {
+        let conn = self.live(until)?;
+        if conn.client.is_closed() {
+            // Gone, and the supervisor has not seen it yet: it will restart it. (Outside the
+            // state lock: the exit status may take a moment.)
+            return Err(format!(
+                "is down and restarting: {}",
+                conn.client.exit_reason()
+            ));
+        }
+        Ok(conn)
+    }
+
+    /// The connection of the state, waiting while connecting.
+    fn live(&self, until: Instant) -> Result<Arc<Connection>, String> {
         let mut state = lock(&self.state);
         loop {
             match &*state {
-                // Gone, and the supervisor has not seen it yet: it will restart it.
-                State::Connected(conn) if conn.client.is_closed() => {
-                    return Err(format!(
-                        "is down and restarting: {}",
-                        conn.client.exit_reason()
-                    ));
-                }
                 State::Connected(conn) => return Ok(Arc::clone(conn)),
                 State::Connecting { .. } => {
                     let left = until.saturating_duration_since(Instant::now());
