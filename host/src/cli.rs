@@ -115,6 +115,13 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<PluginsAction>,
     },
+    /// Internal: opens one plugin library in this short-lived process and reports what it
+    /// found, so that a damaged library can only crash the probe (run by Core MCP itself)
+    #[command(name = "probe-plugin", hide = true)]
+    ProbePlugin {
+        /// The library file
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -218,6 +225,7 @@ impl Cli {
             service_mode: matches!(self.command, Command::Serve { service: true, .. }),
             upstream: crate::upstream::Settings::from_env(&config::install_root(&exe))
                 .map_err(Failure::usage)?,
+            probe_program: Some(exe),
         })
     }
 }
@@ -226,6 +234,10 @@ impl Cli {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     crate::logging::init(std::env::var(env::LOG).ok().as_deref());
+    if let Command::ProbePlugin { file } = &cli.command {
+        // Takes nothing from the configuration: it runs with a scrubbed environment.
+        return crate::commands::probe::run(file);
+    }
     let outcome = cli.resolve().and_then(|config| match cli.command {
         Command::Stdio => crate::commands::stdio::run(config),
         Command::Tools { json } => crate::commands::tools::run(config, json),
@@ -243,6 +255,7 @@ pub fn main() -> ExitCode {
         Command::Plugins {
             action: Some(PluginsAction::Install { ref file }),
         } => crate::commands::plugins::install(&config, file),
+        Command::ProbePlugin { .. } => Err(Failure::usage("probe-plugin runs on its own")),
     });
     match outcome {
         Ok(code) => code,

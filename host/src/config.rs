@@ -123,6 +123,9 @@ pub struct Config {
     pub service_mode: bool,
     /// The upstream MCP servers.
     pub upstream: crate::upstream::Settings,
+    /// The program that opens a new plugin file in a probe process before this one maps it
+    /// (`coremcp` itself); `None`: only the structural check.
+    pub probe_program: Option<PathBuf>,
 }
 
 impl Config {
@@ -145,7 +148,14 @@ impl Config {
             relay_retry: Duration::from_secs(30),
             service_mode: false,
             upstream: crate::upstream::Settings::default(),
+            probe_program: None,
         }
+    }
+
+    /// How plugin files are vetted before they are mapped: probed by `probe_program`, passes
+    /// remembered under the data folder.
+    pub fn vetting(&self) -> crate::plugins::vetting::Vetting {
+        crate::plugins::vetting::Vetting::new(self.probe_program.clone(), self.data_dir.as_deref())
     }
 
     /// The values handed to plugins through the host's `config` callback.

@@ -4,6 +4,7 @@
 pub mod call;
 pub mod hosts;
 pub mod plugins;
+pub mod probe;
 pub mod serve;
 pub mod stdio;
 pub mod tools;

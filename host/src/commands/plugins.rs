@@ -3,7 +3,6 @@
 //! `coremcp plugins install FILE`, which puts a new build of a group in place safely.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -70,11 +69,46 @@ pub fn run(mut config: Config) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Checks `file` (API version, layout, manifest) and installs it as its group's library: the
-/// bytes go to a temporary file beside the target, are synced, and the temporary file is
-/// renamed over the target — a library a running host has loaded is never overwritten in place.
+/// Checks `file` (whole, opens in a probe, API version, layout, manifest) and installs it as its
+/// group's library: the bytes are copied once to a temporary file in the plugins folder, that
+/// copy is what gets checked, and it is synced and renamed over the target — so the installed
+/// bytes are exactly the checked ones, and a library a running host has loaded is never
+/// overwritten in place.
 pub fn install(config: &Config, file: &Path) -> Result<ExitCode, Failure> {
-    let manifest = loader::inspect(file)
+    let dir = &config.plugins_dir;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::runtime(format!("plugins folder {}: {e}", dir.display())))?;
+    let temporary = dir.join(format!(".coremcp-install.{}.tmp", std::process::id()));
+    let outcome = stage(config, file, &temporary);
+    if outcome.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    let (manifest, target) = outcome?;
+    let text = format!(
+        "installed {} {} (plugin API {}, {} tools) as {}\nrunning hosts use it after a reload (SIGHUP for `coremcp stdio`) or a restart\n",
+        manifest.group,
+        manifest.plugin_version,
+        manifest.api_version,
+        manifest.tools.len(),
+        target.display()
+    );
+    super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Copies `file` to `temporary`, checks the copy and renames it into place.
+fn stage(
+    config: &Config,
+    file: &Path,
+    temporary: &Path,
+) -> Result<(coremcp_plugin_api::Manifest, std::path::PathBuf), Failure> {
+    let copied = std::fs::File::open(file).and_then(|mut from| {
+        let mut out = File::create(temporary)?;
+        std::io::copy(&mut from, &mut out)?;
+        out.sync_all()
+    });
+    copied.map_err(|e| Failure::usage(format!("not installed: {}: {e}", file.display())))?;
+    let manifest = loader::inspect(temporary, file, &config.vetting())
         .map_err(|e: LoadError| Failure::usage(format!("not installed: {e}")))?;
     let group = manifest.group.as_str();
     if crate::plugins::group_of_file(&library_file(group)) != Some(group) {
@@ -84,36 +118,9 @@ pub fn install(config: &Config, file: &Path) -> Result<ExitCode, Failure> {
         )));
     }
     let dir = &config.plugins_dir;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::runtime(format!("plugins folder {}: {e}", dir.display())))?;
     let target = dir.join(library_file(group));
-    let temporary = dir.join(format!(
-        ".{}.{}.tmp",
-        library_file(group),
-        std::process::id()
-    ));
-    let written = std::fs::read(file)
-        .and_then(|bytes| {
-            let mut out = File::create(&temporary)?;
-            out.write_all(&bytes)?;
-            out.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temporary, &target))
-        .and_then(|()| File::open(dir)?.sync_all());
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(Failure::runtime(format!(
-            "installing {}: {e}",
-            target.display()
-        )));
-    }
-    let text = format!(
-        "installed {group} {} (plugin API {}, {} tools) as {}\nrunning hosts use it after a reload (SIGHUP for `coremcp stdio`) or a restart\n",
-        manifest.plugin_version,
-        manifest.api_version,
-        manifest.tools.len(),
-        target.display()
-    );
-    super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
-    Ok(ExitCode::SUCCESS)
+    std::fs::rename(temporary, &target)
+        .and_then(|()| File::open(dir)?.sync_all())
+        .map_err(|e| Failure::runtime(format!("installing {}: {e}", target.display())))?;
+    Ok((manifest, target))
 }

@@ -1,7 +1,9 @@
-//! Loads one plugin library: the version gate, abi_stable's layout check, the manifest and
-//! `init`, in that order.
+//! Loads one plugin library: the vetting of the file ([`super::vetting`]), the version gate,
+//! abi_stable's layout check, the manifest and `init`, in that order.
 //!
 //! Invariants:
+//! - No file is mapped before it passed its vetting (a truncated or damaged library is refused,
+//!   never mapped).
 //! - The ABI version is read from the library header, and an incompatible plugin refused,
 //!   before any plugin function runs.
 //! - Every failure is one line that names the file; abi_stable's multi-KB layout report is
@@ -14,6 +16,7 @@ use abi_stable::library::{lib_header_from_path, LibraryError};
 use coremcp_plugin_api::{ApiVersion, Manifest, PluginModRef, ToolError};
 
 use super::host_api::host_api;
+use super::vetting::Vetting;
 
 /// A loaded, initialised plugin.
 pub struct Library {
@@ -41,6 +44,10 @@ pub enum LoadError {
     },
     #[error("{path}: cannot be loaded: {reason}")]
     Open { path: PathBuf, reason: String },
+    #[error("{path}: not a whole plugin library, so it was not loaded: {reason}")]
+    Malformed { path: PathBuf, reason: String },
+    #[error("{path}: opening it in a probe process failed ({how}), so it was not loaded: the file is damaged or not a Core MCP plugin")]
+    Crashed { path: PathBuf, how: String },
     #[error("{path}: built against plugin API {plugin}; this host speaks plugin API {host} (the major versions must match)")]
     Incompatible {
         path: PathBuf,
@@ -72,13 +79,18 @@ pub enum LoadError {
 }
 
 /// Loads and initialises the library at `path`, which must declare group `group`.
-pub fn load(path: &Path, group: &str) -> Result<Library, LoadError> {
-    load_as(path, path, group)
+pub fn load(path: &Path, group: &str, vetting: &Vetting) -> Result<Library, LoadError> {
+    load_as(path, path, group, vetting)
 }
 
 /// Like [`load`], for a copy at `path` of the file `shown`: errors name `shown`.
-pub fn load_as(path: &Path, shown: &Path, group: &str) -> Result<Library, LoadError> {
-    let (module, manifest) = open(path, shown)?;
+pub fn load_as(
+    path: &Path,
+    shown: &Path,
+    group: &str,
+    vetting: &Vetting,
+) -> Result<Library, LoadError> {
+    let (module, manifest) = open(path, shown, vetting)?;
     if manifest.group != group {
         return Err(LoadError::GroupMismatch {
             path: shown.to_owned(),
@@ -95,20 +107,23 @@ pub fn load_as(path: &Path, shown: &Path, group: &str) -> Result<Library, LoadEr
     Ok(Library { module, manifest })
 }
 
-/// Checks a library and reads its manifest without initialising it (for installing it).
-pub fn inspect(path: &Path) -> Result<Manifest, LoadError> {
-    open(path, path).map(|(_, manifest)| manifest)
+/// Checks a library and reads its manifest without initialising it (for installing it); errors
+/// name `shown`.
+pub fn inspect(path: &Path, shown: &Path, vetting: &Vetting) -> Result<Manifest, LoadError> {
+    open(path, shown, vetting).map(|(_, manifest)| manifest)
 }
 
-/// The version gate, abi_stable's layout check and the manifest, in that order.
-fn open(path: &Path, shown: &Path) -> Result<(PluginModRef, Manifest), LoadError> {
+/// The vetting, the version gate, abi_stable's layout check and the manifest, in that order.
+fn open(
+    path: &Path,
+    shown: &Path,
+    vetting: &Vetting,
+) -> Result<(PluginModRef, Manifest), LoadError> {
+    vetting.vet(path, shown)?;
     let host = ApiVersion::current();
     // dlopen runs the library's static initialisers (a Rust cdylib has none of its own);
     // nothing else of the plugin runs until the checks below pass.
-    let header = lib_header_from_path(path).map_err(|e| LoadError::Open {
-        path: shown.to_owned(),
-        reason: one_line(&e.to_string()),
-    })?;
+    let header = lib_header_from_path(path).map_err(|e| condense(shown, host, e))?;
     let declared = header.version_strings().to_string();
     match ApiVersion::parse(&declared) {
         Some(plugin) if host.accepts(plugin) => {}
@@ -150,11 +165,32 @@ fn condense(path: &Path, host: ApiVersion, err: LibraryError) -> LoadError {
             host,
             detail: layout_summary(&report.to_string()),
         },
+        // The loader's own message (it names the file: say it once).
+        LibraryError::OpenError { err, path: opened } => LoadError::Open {
+            path: path.to_owned(),
+            reason: one_line(strip_path(&err.to_string(), &opened)),
+        },
+        LibraryError::GetSymbolError { symbol, .. } => LoadError::Open {
+            path: path.to_owned(),
+            reason: format!(
+                "it exports no Core MCP plugin (no symbol {}): not a plugin library",
+                String::from_utf8_lossy(&symbol).trim_end_matches('\0')
+            ),
+        },
         other => LoadError::Open {
             path: path.to_owned(),
             reason: one_line(&other.to_string()),
         },
     }
+}
+
+/// `message` without a leading `PATH: ` (the dynamic loader's messages start with the file).
+fn strip_path<'a>(message: &'a str, path: &Path) -> &'a str {
+    let text = path.to_string_lossy();
+    message
+        .strip_prefix(text.as_ref())
+        .and_then(|rest| rest.strip_prefix(':'))
+        .map_or(message, str::trim_start)
 }
 
 /// The gist of abi_stable's layout report (which runs to kilobytes): its `Error:` lines with
@@ -232,9 +268,16 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("libcoremcp_junk.so");
         std::fs::write(&path, b"not an ELF file").expect("write");
-        let err = load(&path, "junk").expect_err("refused");
-        assert!(matches!(err, LoadError::Open { .. }), "{err}");
-        assert!(!err.to_string().contains('\n'));
+        let err = load(&path, "junk", &Vetting::structure_only()).expect_err("refused");
+        assert!(matches!(err, LoadError::Malformed { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: not a whole plugin library, so it was not loaded: not an ELF file (no ELF \
+                 magic number)",
+                path.display()
+            )
+        );
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

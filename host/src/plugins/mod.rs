@@ -14,8 +14,10 @@
 //! loader hands back the old library for a path it already has open.
 
 pub mod catalog;
+mod elf;
 pub mod host_api;
 pub mod loader;
+pub mod vetting;
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -30,6 +32,7 @@ use crate::config::{Config, GroupSelection};
 use crate::pool::Gate;
 use catalog::CatalogGroup;
 use loader::{Library, LoadError};
+use vetting::Vetting;
 
 /// How long a listing waits for groups to load before it leaves the slow ones out.
 pub const LOAD_WAIT: Duration = Duration::from_secs(5);
@@ -142,6 +145,7 @@ pub struct ReloadReport {
 /// The groups of one session.
 pub struct PluginSet {
     dir: PathBuf,
+    vetting: Vetting,
     slots: Vec<Slot>,
     routes: RwLock<HashMap<String, usize>>,
 }
@@ -206,6 +210,7 @@ impl PluginSet {
         }
         Ok(Self {
             dir,
+            vetting: config.vetting(),
             slots,
             routes: RwLock::new(routes),
         })
@@ -213,6 +218,11 @@ impl PluginSet {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// How this set vets a plugin file before mapping it.
+    pub fn vetting(&self) -> &Vetting {
+        &self.vetting
     }
 
     pub fn slots(&self) -> &[Slot] {
@@ -290,13 +300,13 @@ impl PluginSet {
         }
         let outcome = if fresh {
             private_copy(&slot.path).and_then(|copy| {
-                let loaded = loader::load_as(&copy, &slot.path, &slot.id);
+                let loaded = loader::load_as(&copy, &slot.path, &slot.id, &self.vetting);
                 // The mapping outlives the file.
                 let _ = std::fs::remove_file(&copy);
                 loaded
             })
         } else {
-            loader::load(&slot.path, &slot.id)
+            loader::load(&slot.path, &slot.id, &self.vetting)
         }
         .and_then(|library| self.register(index, library, fingerprint));
         match &outcome {

@@ -2,6 +2,7 @@
 //! fixture plugin, the real Publishing plugin and real child processes.
 
 mod commands;
+mod damaged;
 mod docs;
 mod files;
 mod git;

@@ -137,7 +137,7 @@ fn a_file_that_is_not_a_plugin_is_reported_and_contained() {
     assert!(is_error(&result));
     assert!(
         text(&result).contains("git_status is unavailable")
-            && text(&result).contains("cannot be loaded"),
+            && text(&result).contains("not a whole plugin library"),
         "{result}"
     );
     assert!(server

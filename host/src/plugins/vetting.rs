@@ -1,0 +1,284 @@
+//! The gate every plugin file passes before this process maps it: a library that is not whole
+//! and well-formed must never be able to crash the host.
+//!
+//! Two checks, in order:
+//! 1. **Structure** ([`super::elf`]), every time: the file is a whole ELF shared object for
+//!    this machine. This catches the ordinary accident — a copy or download cut short — whose
+//!    mapping would raise `SIGBUS` in the process that maps it.
+//! 2. **A probe process**, for a file not seen to pass before: `coremcp probe-plugin FILE`
+//!    opens the library and reads its manifest in a short-lived child, so whatever a damaged
+//!    library does while it is mapped and relocated kills only the probe. A file that passed is
+//!    remembered in `plugin-checks.json` under the data folder: its path, identity, size and
+//!    mtime are the fast path (no read at all); when they change, its SHA-256 is compared with
+//!    the files that passed (a rebuilt or re-copied library with the same bytes is not probed
+//!    again).
+//!
+//! Invariants:
+//! - No library is mapped in this process before its structure passed, and, when a probe
+//!   program is configured, before a probe survived it or its bytes match a file that did.
+//! - A refusal is one line that names the file and what is wrong with it.
+//! - The record is only ever replaced whole (written beside, then renamed); a record that is
+//!   missing, unreadable or malformed only costs a probe.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::elf;
+use super::loader::LoadError;
+
+/// The record's file name, under the data folder.
+pub const RECORD_FILE: &str = "plugin-checks.json";
+/// How long a probe may take to open a library.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+/// Files remembered at most (the newest are kept).
+const RECORD_LIMIT: usize = 128;
+/// The hidden subcommand the probe runs.
+pub const PROBE_COMMAND: &str = "probe-plugin";
+
+/// How plugin files are vetted before they are mapped.
+#[derive(Debug, Clone, Default)]
+pub struct Vetting {
+    /// The program run as the probe (`coremcp` itself); `None`: the structural check only.
+    probe: Option<PathBuf>,
+    /// Where files that passed are remembered; `None`: nowhere (every new process probes).
+    record: Option<PathBuf>,
+}
+
+/// One file that passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Passed {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime_ns: i128,
+    sha256: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record {
+    passed: Vec<Passed>,
+}
+
+/// Serialises this process's updates of the record (loads run on several threads).
+static RECORD_LOCK: Mutex<()> = Mutex::new(());
+
+impl Vetting {
+    /// Probes with `probe` (the `coremcp` binary) and remembers passes under `data_dir`.
+    pub fn new(probe: Option<PathBuf>, data_dir: Option<&Path>) -> Self {
+        Self {
+            probe,
+            record: data_dir.map(|dir| dir.join(RECORD_FILE)),
+        }
+    }
+
+    /// The structural check only: what the probe process itself applies.
+    pub fn structure_only() -> Self {
+        Self::default()
+    }
+
+    /// Vets the file at `path` (errors name `shown`, the file the user knows).
+    pub fn vet(&self, path: &Path, shown: &Path) -> Result<(), LoadError> {
+        let refuse = |reason: String| LoadError::Malformed {
+            path: shown.to_owned(),
+            reason,
+        };
+        let mut file = File::open(path).map_err(|e| LoadError::Open {
+            path: shown.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(refuse("not a regular file".to_owned()));
+        }
+        elf::check(&file, meta.len()).map_err(refuse)?;
+        let Some(probe) = &self.probe else {
+            return Ok(());
+        };
+        let mut seen = Passed {
+            path: path.to_owned(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            sha256: String::new(),
+        };
+        let record = self.read_record();
+        if record.passed.iter().any(|p| same_file(p, &seen)) {
+            return Ok(());
+        }
+        seen.sha256 = sha256(&mut file).map_err(|e| refuse(format!("reading it: {e}")))?;
+        if !record.passed.iter().any(|p| p.sha256 == seen.sha256) {
+            run_probe(probe, path, shown)?;
+        }
+        self.remember(seen);
+        Ok(())
+    }
+
+    fn read_record(&self) -> Record {
+        self.record
+            .as_deref()
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Adds (or refreshes) a file that passed; failures only cost a later probe.
+    fn remember(&self, passed: Passed) {
+        let Some(path) = &self.record else { return };
+        let _guard = RECORD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let mut record = self.read_record();
+        record.passed.retain(|p| p.path != passed.path);
+        record.passed.push(passed);
+        let excess = record.passed.len().saturating_sub(RECORD_LIMIT);
+        record.passed.drain(..excess);
+        if let Err(e) = write_whole(path, &record) {
+            tracing::debug!("cannot remember checked plugins in {}: {e}", path.display());
+        }
+    }
+}
+
+fn same_file(known: &Passed, seen: &Passed) -> bool {
+    known.path == seen.path
+        && known.dev == seen.dev
+        && known.ino == seen.ino
+        && known.len == seen.len
+        && known.mtime_ns == seen.mtime_ns
+}
+
+fn sha256(file: &mut File) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+fn write_whole(path: &Path, record: &Record) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let temporary = dir.join(format!(".{RECORD_FILE}.{}.tmp", std::process::id()));
+    let written = serde_json::to_vec(record)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| File::create(&temporary)?.write_all(&bytes))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// Opens the library in a probe process; an error if the probe did not survive it.
+fn run_probe(program: &Path, path: &Path, shown: &Path) -> Result<(), LoadError> {
+    let crashed = |how: String| LoadError::Crashed {
+        path: shown.to_owned(),
+        how,
+    };
+    let mut spec = coremcp_spawn::Spec::new(program)
+        .args([std::ffi::OsStr::new(PROBE_COMMAND), path.as_os_str()]);
+    spec.timeout = PROBE_TIMEOUT;
+    spec.max_output = 64 * 1024;
+    match coremcp_spawn::run(&spec, None) {
+        Ok(done) if done.status.success() => {
+            tracing::debug!(
+                file = %shown.display(),
+                elapsed_us = done.duration.as_micros() as u64,
+                "plugin probe: {}",
+                done.stdout.excerpt(300)
+            );
+            Ok(())
+        }
+        Ok(done) => Err(crashed(match done.status.signal() {
+            Some(signal) => format!("killed by {}", signal_name(signal)),
+            None => format!(
+                "exit status {}: {}",
+                done.status.code().unwrap_or(-1),
+                done.stderr.excerpt(300).replace('\n', " ")
+            ),
+        })),
+        Err(coremcp_spawn::SpawnError::TimedOut { .. }) => Err(crashed(format!(
+            "it did not finish opening within {} s",
+            PROBE_TIMEOUT.as_secs()
+        ))),
+        Err(e) => {
+            // Without a probe the structural check still stands; say so and go on.
+            tracing::warn!(
+                file = %shown.display(),
+                "cannot start the plugin probe ({e}); loading after the structural check only"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// `SIGBUS (bus error)` and the like.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGBUS => "SIGBUS (bus error: a mapped page is missing from the file)",
+        libc::SIGSEGV => "SIGSEGV (segmentation fault)",
+        libc::SIGABRT => "SIGABRT (aborted)",
+        libc::SIGILL => "SIGILL (illegal instruction)",
+        libc::SIGFPE => "SIGFPE (arithmetic fault)",
+        libc::SIGKILL => "SIGKILL",
+        other => return format!("signal {other}"),
+    };
+    name.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_keeps_the_newest_and_replaces_a_path() {
+        let dir = std::env::temp_dir().join(format!("coremcp-vetting-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let vetting = Vetting::new(None, Some(&dir));
+        let entry = |n: usize| Passed {
+            path: PathBuf::from(format!("/p/{n}")),
+            dev: 1,
+            ino: n as u64,
+            len: 2,
+            mtime_ns: 3,
+            sha256: format!("{n:064x}"),
+        };
+        for n in 0..RECORD_LIMIT + 5 {
+            vetting.remember(entry(n));
+        }
+        let mut again = entry(RECORD_LIMIT + 4);
+        again.sha256 = "ab".repeat(32);
+        vetting.remember(again.clone());
+        let record = vetting.read_record();
+        assert_eq!(record.passed.len(), RECORD_LIMIT);
+        assert_eq!(record.passed.first(), Some(&entry(5)));
+        assert_eq!(record.passed.last(), Some(&again));
+        // A malformed record is no record.
+        std::fs::write(dir.join(RECORD_FILE), b"{not json").expect("write");
+        assert!(vetting.read_record().passed.is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn signals_are_named() {
+        assert!(signal_name(libc::SIGBUS).starts_with("SIGBUS"));
+        assert_eq!(signal_name(64), "signal 64");
+    }
+}

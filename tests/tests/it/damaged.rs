@@ -1,0 +1,254 @@
+//! Damaged plugin libraries — a copy cut short, a file whose relocations are garbage — are
+//! refused in one line by every command, and never take the host down with them.
+
+use std::path::Path;
+use std::time::Duration;
+
+use coremcp_tests::http::Serve;
+use coremcp_tests::{is_error, library, plugin_status, plugins, run, text, Server, TempDir, WAIT};
+use serde_json::json;
+
+/// Replaces `path` with its first `keep` bytes (an interrupted copy).
+fn truncate(path: &Path, keep: usize) {
+    let bytes = std::fs::read(path).expect("read library");
+    std::fs::write(path, &bytes[..keep]).expect("write truncated");
+}
+
+/// The file offset and size of the named section of an ELF64 little-endian file.
+fn section(bytes: &[u8], wanted: &str) -> (usize, usize) {
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]) as usize;
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) as usize;
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8")) as usize;
+    let (shoff, entsize, count, names) = (u64_at(40), u16_at(58), u16_at(60), u16_at(62));
+    let header = |i: usize| shoff + i * entsize;
+    let names_at = u64_at(header(names) + 24);
+    (0..count)
+        .find_map(|i| {
+            let name_at = names_at + u32_at(header(i));
+            let end = bytes[name_at..].iter().position(|b| *b == 0)?;
+            (&bytes[name_at..name_at + end] == wanted.as_bytes())
+                .then(|| (u64_at(header(i) + 24), u64_at(header(i) + 32)))
+        })
+        .unwrap_or_else(|| panic!("no section {wanted}"))
+}
+
+/// Writes a copy of `from` whose dynamic relocations point far outside the library: a whole,
+/// well-formed file (every part inside it) that crashes the dynamic loader while it relocates.
+fn with_wild_relocations(from: &Path, to: &Path) {
+    let mut bytes = std::fs::read(from).expect("read library");
+    let (offset, size) = section(&bytes, ".rela.dyn");
+    for (n, entry) in bytes[offset..offset + size]
+        .chunks_exact_mut(24)
+        .enumerate()
+    {
+        entry[..8].copy_from_slice(&(0x7fff_0000_0000u64 + n as u64 * 24).to_le_bytes());
+    }
+    std::fs::write(to, bytes).expect("write damaged copy");
+}
+
+fn dir_arg(dir: &TempDir) -> String {
+    dir.path().to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_truncated_library_is_refused_by_every_command_and_the_host_keeps_serving() {
+    let dir = plugins(&["files", "fixture"]);
+    let file = dir.path().join("libcoremcp_files.so");
+    truncate(&file, 20_000);
+    let refusal = format!(
+        "{}: not a whole plugin library, so it was not loaded: ",
+        file.display()
+    );
+
+    // coremcp call: a tool error (exit 1) naming the file, not a dead process.
+    let (code, out, err) = run(
+        &["call", "files_list", "{}", "--plugins", &dir_arg(&dir)],
+        &[],
+    );
+    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert!(
+        out.contains(&refusal) || err.contains(&refusal),
+        "{out}\n{err}"
+    );
+    assert!(
+        err.contains("past the end of the file (20000 bytes)"),
+        "{err}"
+    );
+
+    // coremcp plugins: the file's row says why; the other group loads.
+    let row = plugin_status(dir.path(), "files");
+    assert!(row.contains(&format!("failed: {refusal}")), "{row}");
+    assert!(
+        row.contains("(a copy cut short? install it again)"),
+        "{row}"
+    );
+    assert!(plugin_status(dir.path(), "fixture").ends_with("loaded"));
+
+    // coremcp stdio: listed groups serve, the damaged one answers with the reason.
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    assert!(server.tool_names().contains(&"fixture_echo".to_owned()));
+    let result = server.call("files_list", json!({}));
+    assert!(is_error(&result), "{result}");
+    assert!(text(&result).contains(&refusal), "{result}");
+    assert!(server
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
+
+    // coremcp serve: every session survives.
+    let serve = Serve::start(dir.path(), &[]);
+    let mut client = serve.client();
+    client.initialize();
+    let result = client.call("files_list", json!({}));
+    assert!(text(&result).contains(&refusal), "{result}");
+    let mut other = serve.client();
+    other.initialize();
+    assert!(other
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
+    assert!(client
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
+
+    // coremcp plugins install: refused before anything is put in place.
+    let target = TempDir::new("install-target");
+    let (code, _, err) = run(
+        &[
+            "plugins",
+            "install",
+            &file.to_string_lossy(),
+            "--plugins",
+            &dir_arg(&target),
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not installed: "), "{err}");
+    assert!(err.contains("not a whole plugin library"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(target.path()).expect("dir").collect();
+    assert!(left.is_empty(), "nothing written: {left:?}");
+}
+
+#[test]
+fn a_truncated_file_renamed_over_a_loaded_library_is_refused_on_reload() {
+    let dir = plugins(&["fixture"]);
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    assert!(server
+        .call("fixture_echo", json!({"n": 1}))
+        .get("isError")
+        .is_none());
+
+    let staged = dir.path().join(".staged");
+    std::fs::copy(library("fixture"), &staged).expect("stage");
+    truncate(&staged, 100_000);
+    std::fs::rename(&staged, dir.path().join("libcoremcp_fixture.so")).expect("rename");
+    server.signal(libc::SIGHUP);
+    server.wait_stderr(
+        "reload refused the new plugin file, the previous copy keeps serving",
+        WAIT,
+    );
+    let said = server.wait_stderr("not a whole plugin library", WAIT);
+    assert!(
+        said.contains("past the end of the file (100000 bytes)"),
+        "{said}"
+    );
+    assert_eq!(
+        server.call("fixture_echo", json!({"n": 2}))["structuredContent"]["n"],
+        2,
+        "the previous copy serves on"
+    );
+}
+
+#[test]
+fn a_library_that_crashes_the_loader_kills_only_the_probe() {
+    let dir = plugins(&["fixture"]);
+    let file = dir.path().join("libcoremcp_git.so");
+    with_wild_relocations(&library("git"), &file);
+    let data = TempDir::new("probe-data");
+    let data_env = [("COREMCP_DATA", data.path().to_str().expect("utf-8"))];
+
+    let mut server = Server::start(dir.path(), &[], &data_env);
+    server.initialize();
+    let result = server.call("git_status", json!({}));
+    assert!(is_error(&result), "{result}");
+    assert!(
+        text(&result).contains(&format!(
+            "{}: opening it in a probe process failed (killed by SIGSEGV",
+            file.display()
+        )),
+        "{result}"
+    );
+    assert!(server
+        .call("fixture_echo", json!({}))
+        .get("isError")
+        .is_none());
+    // A file that crashed is never remembered as passed: it is probed (and refused) again.
+    let record =
+        std::fs::read_to_string(data.path().join("plugin-checks.json")).unwrap_or_default();
+    assert!(!record.contains("libcoremcp_git.so"), "{record}");
+    let (code, out, err) = run(
+        &["call", "git_status", "{}", "--plugins", &dir_arg(&dir)],
+        &data_env,
+    );
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("killed by SIGSEGV"), "{err}");
+
+    let (code, _, err) = run(
+        &[
+            "plugins",
+            "install",
+            &file.to_string_lossy(),
+            "--plugins",
+            &dir_arg(&data),
+        ],
+        &data_env,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not installed: ") && err.contains("killed by SIGSEGV"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_file_that_passed_is_not_probed_again_even_when_copied_anew() {
+    let dir = plugins(&["fixture"]);
+    let data = TempDir::new("probe-record");
+    let env = [
+        ("COREMCP_DATA", data.path().to_str().expect("utf-8")),
+        ("COREMCP_LOG", "debug"),
+    ];
+    let call = || {
+        let (code, _, err) = run(
+            &["call", "fixture_echo", "{}", "--plugins", &dir_arg(&dir)],
+            &env,
+        );
+        assert_eq!(code, 0, "{err}");
+        err.contains("plugin probe: ok: group fixture")
+    };
+    assert!(call(), "a new file is probed");
+    assert!(
+        !call(),
+        "the same file is not: size, mtime and identity match"
+    );
+    // The same bytes copied again (a rebuild, a re-install): new mtime and inode, same hash.
+    let file = dir.path().join("libcoremcp_fixture.so");
+    let staged = dir.path().join(".staged");
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::copy(library("fixture"), &staged).expect("stage");
+    std::fs::rename(&staged, &file).expect("rename");
+    assert!(!call(), "same bytes: no probe");
+    // Other bytes are probed.
+    std::fs::copy(library("fixture_swap_v2"), &staged).expect("stage");
+    std::fs::rename(&staged, dir.path().join("libcoremcp_swap.so")).expect("rename");
+    let (code, _, err) = run(
+        &["call", "swap_hello", "{}", "--plugins", &dir_arg(&dir)],
+        &env,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("plugin probe: ok: group swap"), "{err}");
+}
