@@ -72,6 +72,8 @@ const REDIRECTING_VARS: &[&str] = &[
     "GIT_INDEX_FILE",
     "GIT_COMMON_DIR",
     "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
 ];
 
 /// Refuses to run when the server's own environment redirects git (children inherit it and

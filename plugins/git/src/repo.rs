@@ -2,9 +2,12 @@
 //!
 //! Invariants:
 //! - `repo_path` resolves inside the roots (the kit's `Roots::resolve`: no `..`, no absolute
-//!   path outside, no symlink out, no symlink loop), and the work tree git finds there has its
-//!   top level inside the roots too; repository discovery stops at the roots
-//!   (`GIT_CEILING_DIRECTORIES`).
+//!   path outside, no symlink out, no symlink loop), and what git finds there lies inside the
+//!   roots too: the top level of the work tree, the git directory (a `.git` *file* can point
+//!   anywhere: `gitdir: /elsewhere/.git`), the common directory (a worktree's `commondir`) and
+//!   every alternate object store (`objects/info/alternates`). Otherwise git would read, and a
+//!   commit write (running that repository's hooks), a repository outside the roots.
+//!   Repository discovery stops at the roots (`GIT_CEILING_DIRECTORIES`).
 //! - Every path argument passes the same checks (`Roots::resolve_new`, so deleted files and
 //!   folders are allowed) relative to `repo_path`, must lie inside the work tree, and reaches git as a path
 //!   relative to the top level, after `--`, with literal pathspecs.
@@ -49,7 +52,13 @@ impl<'c> Repo<'c> {
         }
         let ceilings = ceilings(&roots);
         let shown = repo_path.map_or_else(|| base.display().to_string(), str::to_owned);
-        let args = vec!["rev-parse".to_owned(), "--show-toplevel".to_owned()];
+        let args = owned(&[
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-dir",
+            "--git-common-dir",
+        ]);
         let out = git::invoke(ctx, &base, &ceilings, Mode::Read, &args)?;
         if !out.success() {
             let said = out.said();
@@ -63,9 +72,36 @@ impl<'c> Repo<'c> {
                 format!("argument \"repo_path\" ({shown}): {why}"),
             ));
         }
-        let top = PathBuf::from(out.line())
-            .canonicalize()
-            .map_err(|e| ToolError::new(codes::FAILED, format!("the work tree of {shown}: {e}")))?;
+        let text = out.text();
+        let mut lines = text.lines().map(str::trim);
+        let mut next = |what: &str| -> Result<PathBuf, ToolError> {
+            let line = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| {
+                ToolError::new(
+                    codes::FAILED,
+                    format!("git rev-parse did not name the {what} of {shown}"),
+                )
+            })?;
+            PathBuf::from(line).canonicalize().map_err(|e| {
+                ToolError::new(
+                    codes::FAILED,
+                    format!("the {what} of {shown} ({line}): {e}"),
+                )
+            })
+        };
+        let top = next("work tree")?;
+        let git_dir = next("git directory")?;
+        let common_dir = next("common git directory")?;
+        let outside = |what: &str, path: &Path| {
+            ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                format!(
+                    "argument \"repo_path\" ({shown}): not a git repository (inside the roots): \
+                     its {what} {} is outside them (work tree {})",
+                    path.display(),
+                    top.display()
+                ),
+            )
+        };
         if !roots.contains(&top) {
             return Err(ToolError::new(
                 codes::INVALID_ARGUMENTS,
@@ -75,6 +111,20 @@ impl<'c> Repo<'c> {
                     top.display()
                 ),
             ));
+        }
+        if !roots.contains(&git_dir) {
+            return Err(outside("git directory", &git_dir));
+        }
+        if !roots.contains(&common_dir) {
+            return Err(outside("common git directory", &common_dir));
+        }
+        for store in alternates(&common_dir) {
+            match store.canonicalize() {
+                Ok(store) if roots.contains(&store) => {}
+                // A store that does not exist cannot be read; git ignores it too.
+                Err(_) => {}
+                Ok(store) => return Err(outside("alternate object store", &store)),
+            }
         }
         Ok(Self {
             ctx,
@@ -143,6 +193,20 @@ impl<'c> Repo<'c> {
         )?;
         Ok(out.success().then(|| out.line()).filter(|b| !b.is_empty()))
     }
+}
+
+/// The alternate object stores a repository borrows objects from (relative ones are relative
+/// to its `objects` folder).
+fn alternates(common_dir: &Path) -> Vec<PathBuf> {
+    let objects = common_dir.join("objects");
+    let Ok(text) = std::fs::read_to_string(objects.join("info/alternates")) else {
+        return Vec::new();
+    };
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| objects.join(l))
+        .collect()
 }
 
 /// Strings for an argument list.

@@ -1198,3 +1198,99 @@ fn git_repository_discovery_stops_at_the_roots() {
     assert!(is_error(&result), "{result}");
     assert!(text(&result).contains("not a git repository"), "{result}");
 }
+
+#[test]
+fn git_tools_refuse_a_repository_whose_git_directory_lies_outside_the_roots() {
+    let mut lab = Lab::new();
+    let root = lab.root();
+    // The victim, outside the roots, with a hook that would tell if a commit ran there.
+    let victim = lab.outside().join("victim");
+    lab.init(&victim);
+    lab.commit(&victim, &[("v.txt", "v\n")], "victim");
+    let marker = lab.outside().join("hook-ran");
+    let hook = victim.join(".git/hooks/pre-commit");
+    write(&hook, &format!("#!/bin/sh\ntouch '{}'\n", s(&marker)));
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let victim_git = victim.join(".git").canonicalize().expect("canonical");
+
+    // 1. A `.git` file inside the roots pointing at the victim's git directory.
+    let pointer = root.join("pointer");
+    std::fs::create_dir_all(&pointer).expect("mkdir");
+    write(
+        &pointer.join(".git"),
+        &format!("gitdir: {}\n", s(&victim_git)),
+    );
+    write(&pointer.join("new.txt"), "n\n");
+    // 2. A worktree whose own admin folder is inside the roots but whose common directory
+    //    (`commondir`) is the victim's.
+    lab.git(
+        &victim,
+        &["worktree", "add", "-q", &s(&root.join("wt")), "-b", "wt"],
+    );
+    let admin = root.join("wt-admin");
+    std::fs::rename(victim_git.join("worktrees/wt"), &admin).expect("move admin");
+    write(&admin.join("commondir"), &format!("{}\n", s(&victim_git)));
+    write(&root.join("wt/.git"), &format!("gitdir: {}\n", s(&admin)));
+    // 3. A repository inside the roots that borrows the victim's objects.
+    let borrower = root.join("borrower");
+    lab.init(&borrower);
+    write(
+        &borrower.join(".git/objects/info/alternates"),
+        &format!("{}\n", s(&victim_git.join("objects"))),
+    );
+
+    let cases = [
+        ("pointer", "its git directory"),
+        ("wt", "its common git directory"),
+        ("borrower", "its alternate object store"),
+    ];
+    let tools = [
+        ("git_status", json!({})),
+        ("git_diff", json!({})),
+        ("git_log", json!({})),
+        ("git_show", json!({"revision": "HEAD"})),
+        ("git_branch_list", json!({})),
+        ("git_add", json!({"paths": ["."]})),
+        ("git_commit", json!({"message": "m", "allow_empty": true})),
+        ("git_push", json!({})),
+    ];
+    for (repo_path, what) in cases {
+        for (tool, base) in &tools {
+            let mut args = base.clone();
+            args["repo_path"] = json!(repo_path);
+            let message = lab.err(tool, args);
+            assert!(
+                message.contains(&format!("argument \"repo_path\" ({repo_path})"))
+                    && message.contains(what)
+                    && message.contains(&s(&victim_git))
+                    && message.contains("is outside them (work tree "),
+                "{tool} {repo_path}: {message}"
+            );
+        }
+    }
+    assert!(!marker.exists(), "the victim's hook never ran");
+    assert_eq!(
+        lab.git(&victim, &["rev-list", "--count", "--all"]),
+        "1",
+        "nothing was committed there"
+    );
+    assert_eq!(lab.git(&victim, &["status", "--porcelain"]), "");
+
+    // A worktree kept wholly inside the roots is served as usual.
+    let main = root.join("main");
+    lab.init(&main);
+    lab.commit(&main, &[("m.txt", "m\n")], "main");
+    lab.git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            &s(&root.join("inside-wt")),
+            "-b",
+            "side",
+        ],
+    );
+    let status = lab.ok("git_status", json!({"repo_path": "inside-wt"}));
+    assert_eq!(status["branch"], "side", "{status}");
+}
