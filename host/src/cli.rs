@@ -40,6 +40,10 @@ pub struct Cli {
     /// A PostgreSQL connection for sql_query, NAME=URL (repeatable; a bare URL is "default")
     #[arg(long = "sql", global = true, value_name = "NAME=URL")]
     pub sql: Vec<String>,
+    /// Let sql_query use connection NAME although its role is a superuser or may run programs
+    /// or touch files on the database server (repeatable)
+    #[arg(long = "sql-allow-privileged", global = true, value_name = "NAME")]
+    pub sql_allow_privileged: Vec<String>,
     /// Folder of the embedded stores [default: $XDG_DATA_HOME/coremcp or ~/.local/share/coremcp]
     #[arg(long, global = true, env = env::DATA, value_name = "DIR")]
     pub data: Option<PathBuf>,
@@ -192,6 +196,14 @@ impl Cli {
         } else {
             self.sql.clone()
         };
+        let sql_allowed = if self.sql_allow_privileged.is_empty() {
+            std::env::var(env::SQL_ALLOW_PRIVILEGED)
+                .map(|v| vec![v])
+                .unwrap_or_default()
+        } else {
+            self.sql_allow_privileged.clone()
+        };
+        let sql = config::parse_sql(&sql).map_err(Failure::usage)?;
         let relays = if self.relays.is_empty() {
             std::env::var(env::RELAYS)
                 .map(|v| vec![v])
@@ -210,7 +222,9 @@ impl Cli {
             page_size: self.page_size,
             group_concurrency: self.group_concurrency as usize,
             roots: config::resolve_roots(&roots).map_err(Failure::usage)?,
-            sql: config::parse_sql(&sql).map_err(Failure::usage)?,
+            sql_allow_privileged: config::parse_sql_allowed(&sql_allowed, &sql)
+                .map_err(Failure::usage)?,
+            sql,
             docs: config::parse_docs(&docs).map_err(Failure::usage)?,
             data_dir: config::resolve_data_dir(
                 self.data.as_deref(),

@@ -24,6 +24,9 @@ pub mod env {
     pub const ROOTS: &str = "COREMCP_ROOTS";
     /// Named PostgreSQL connections for `sql_query`: `name=url;name2=url2` (`--sql`, repeatable).
     pub const SQL: &str = "COREMCP_SQL";
+    /// `sql_query` connections allowed to log in as a privileged role, comma separated
+    /// (`--sql-allow-privileged`, repeatable).
+    pub const SQL_ALLOW_PRIVILEGED: &str = "COREMCP_SQL_ALLOW_PRIVILEGED";
     /// Documentation repositories for the docs tools: `dir;name=dir` (`--docs`, repeatable).
     pub const DOCS: &str = "COREMCP_DOCS";
     /// Where the embedded stores live (`--data`; default the XDG data dir).
@@ -106,6 +109,9 @@ pub struct Config {
     pub roots: Vec<PathBuf>,
     /// Named PostgreSQL connections (`name`, `url`) for `sql_query`.
     pub sql: Vec<(String, String)>,
+    /// The connections allowed to log in as a role with superuser or server-file/program
+    /// powers (otherwise `sql_query` refuses them).
+    pub sql_allow_privileged: Vec<String>,
     /// Documentation repositories (`name`, canonical folder), in the order given.
     pub docs: Vec<(String, PathBuf)>,
     /// The folder of the embedded stores (absolute), when one could be determined.
@@ -140,6 +146,7 @@ impl Config {
             group_concurrency: 16,
             roots: Vec::new(),
             sql: Vec::new(),
+            sql_allow_privileged: Vec::new(),
             docs: Vec::new(),
             data_dir: None,
             store: String::new(),
@@ -204,6 +211,12 @@ impl Config {
             values.push((
                 "sql.connections".to_owned(),
                 serde_json::Value::Object(map).to_string(),
+            ));
+        }
+        if !self.sql_allow_privileged.is_empty() {
+            values.push((
+                "sql.allow_privileged".to_owned(),
+                serde_json::Value::from(self.sql_allow_privileged.clone()).to_string(),
             ));
         }
         values
@@ -364,6 +377,35 @@ pub fn parse_sql(entries: &[String]) -> Result<Vec<(String, String)>, String> {
             return Err(format!("--sql: connection \"{name}\" is given twice"));
         }
         out.push((name.to_owned(), url.to_owned()));
+    }
+    Ok(out)
+}
+
+/// Parses `--sql-allow-privileged` names (repeatable, or comma separated in the variable):
+/// each must name a configured `sql_query` connection.
+pub fn parse_sql_allowed(
+    entries: &[String],
+    sql: &[(String, String)],
+) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
+        if name.is_empty() {
+            continue;
+        }
+        if !sql.iter().any(|(n, _)| n == name) {
+            let known: Vec<&str> = sql.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(format!(
+                "--sql-allow-privileged {name}: no such --sql connection (configured: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        }
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
     }
     Ok(out)
 }

@@ -1,6 +1,9 @@
 # Throwaway PostgreSQL for tests, sourced by scripts/test.
 #
-#   pg_start DIR   initdb + start on a free loopback port; exports COREMCP_TEST_PG_URL
+#   pg_start DIR   initdb + start on a free loopback port; exports COREMCP_TEST_PG_URL (the
+#                  superuser) and COREMCP_TEST_PG_SQL_URL (coremcp_sql, a role without
+#                  superuser or server-file powers that may create tables: what sql_query
+#                  accepts without --sql-allow-privileged)
 #   pg_stop DIR    stop it (fast) and remove DIR
 #
 # Uses the server binaries Debian installs under /usr/lib/postgresql/<version>/bin. As root the
@@ -46,7 +49,11 @@ pg_start() {
     pg_as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 30 -l "$dir/server.log" \
         -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off" start >/dev/null \
         || { cat "$dir/server.log" >&2; return 1; }
+    "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 \
+        -c "CREATE ROLE coremcp_sql LOGIN" -c "GRANT CREATE ON SCHEMA public TO coremcp_sql" >&2 \
+        || return 1
     export COREMCP_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
+    export COREMCP_TEST_PG_SQL_URL="postgres://coremcp_sql@127.0.0.1:$port/postgres"
     echo "PostgreSQL ready at 127.0.0.1:$port"
 }
 

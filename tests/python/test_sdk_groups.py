@@ -52,9 +52,10 @@ def workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 @pytest.fixture
 def groups(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path, workspace: tuple[Path, dict[str, str]]) -> Iterator[CoreMcpServer]:
-    pg_url = os.environ.get("COREMCP_TEST_PG_URL")
+    # A role without superuser or server-file powers: sql_query refuses a privileged one.
+    pg_url = os.environ.get("COREMCP_TEST_PG_SQL_URL")
     if not pg_url:
-        pytest.fail("COREMCP_TEST_PG_URL is not set; scripts/test starts a throwaway PostgreSQL", pytrace=False)
+        pytest.fail("COREMCP_TEST_PG_SQL_URL is not set; scripts/test starts a throwaway PostgreSQL", pytrace=False)
     plugins = tmp_path / "group-plugins"
     plugins.mkdir()
     for name in GROUP_LIBS:

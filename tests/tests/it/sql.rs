@@ -1,6 +1,8 @@
-//! `sql_query` against a real, throwaway PostgreSQL that `scripts/test` starts
-//! (`COREMCP_TEST_PG_URL`): types, parameters, read-only enforcement, timeouts, the row cap and
-//! PostgreSQL's own errors.
+//! `sql_query` against a real, throwaway PostgreSQL that `scripts/test` starts: types,
+//! parameters, read-only enforcement, timeouts, the row cap, PostgreSQL's own errors, and the
+//! refusal of roles that can act outside the database. Ordinary tests log in as the
+//! unprivileged role `coremcp_sql` (`COREMCP_TEST_PG_SQL_URL`); the superuser
+//! (`COREMCP_TEST_PG_URL`) sets up the privileged cases.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -8,13 +10,23 @@ use std::time::{Duration, Instant};
 use coremcp_tests::{is_error, plugins, text, Server, TempDir};
 use serde_json::{json, Value};
 
-fn pg_url() -> String {
-    std::env::var("COREMCP_TEST_PG_URL").unwrap_or_else(|_| {
+fn env_url(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
         panic!(
-            "COREMCP_TEST_PG_URL is not set: these tests need a PostgreSQL server; scripts/test \
-             starts a throwaway one (see scripts/lib/postgres.sh)"
+            "{name} is not set: these tests need a PostgreSQL server; scripts/test starts a \
+             throwaway one (see scripts/lib/postgres.sh)"
         )
     })
+}
+
+/// The unprivileged role sql_query accepts.
+fn pg_url() -> String {
+    env_url("COREMCP_TEST_PG_SQL_URL")
+}
+
+/// The superuser.
+fn superuser_url() -> String {
+    env_url("COREMCP_TEST_PG_URL")
 }
 
 fn server(extra: &[&str]) -> (TempDir, Server) {
@@ -273,4 +285,170 @@ fn connections_are_named_and_never_shown() {
         text(&result).contains("cannot connect to \"default\""),
         "{result}"
     );
+}
+
+/// Runs statements as the superuser (test setup only).
+fn as_superuser(database: &str, statements: &str) {
+    let url = superuser_url();
+    let url = match database {
+        "postgres" => url,
+        other => format!(
+            "{}/{other}",
+            url.rsplit_once('/').expect("a URL with a database").0
+        ),
+    };
+    let mut client =
+        postgres::Client::connect(&url, postgres::NoTls).expect("connect as superuser");
+    client.batch_execute(statements).expect("setup statements");
+}
+
+/// A role (created once) that logs in with `membership` granted, and its URL for `database`.
+fn role_url(role: &str, membership: &str, database: &str) -> String {
+    as_superuser(
+        "postgres",
+        &format!(
+            "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;\
+             {membership}"
+        ),
+    );
+    let url = superuser_url();
+    let (scheme, rest) = url.split_once("://").expect("scheme");
+    let (_, host) = rest.split_once('@').expect("user@host");
+    let host = host.rsplit_once('/').expect("database").0;
+    format!("{scheme}://{role}@{host}/{database}")
+}
+
+fn refusal(url: &str, allow: &[&str]) -> String {
+    let dir = plugins(&["files"]);
+    let conn = format!("default={url}");
+    let mut args = vec!["--sql", conn.as_str()];
+    for name in allow {
+        args.extend(["--sql-allow-privileged", name]);
+    }
+    let mut server = Server::start(dir.path(), &args, &[]);
+    server.initialize();
+    let result = server.call("sql_query", json!({"sql": "select 1 as one"}));
+    if is_error(&result) {
+        text(&result).to_owned()
+    } else {
+        assert_eq!(result["structuredContent"]["rows"][0]["one"], 1, "{result}");
+        String::new()
+    }
+}
+
+#[test]
+fn roles_that_can_act_outside_the_database_are_refused_unless_allowed() {
+    let marker = std::env::temp_dir().join(format!("coremcp-sql-marker-{}", std::process::id()));
+    let program = format!("copy (select 1) to program 'touch {}'", marker.display());
+
+    // The superuser: refused, whatever the statement, before it runs.
+    let dir = plugins(&["files"]);
+    let conn = format!("default={}", superuser_url());
+    let mut server = Server::start(dir.path(), &["--sql", &conn], &[]);
+    server.initialize();
+    let result = server.call("sql_query", json!({"sql": program}));
+    assert!(is_error(&result), "{result}");
+    let said = text(&result);
+    assert!(
+        said.contains("connection \"default\" logs in as role \"postgres\", which is a superuser")
+            && said.contains("COPY … TO PROGRAM")
+            && said.contains("--sql-allow-privileged default (COREMCP_SQL_ALLOW_PRIVILEGED)"),
+        "{said}"
+    );
+    assert!(!marker.exists(), "the program never ran");
+    assert!(!said.contains("postgres://"), "{said}");
+
+    // Members of the server-power roles are refused too, each power named.
+    let url = role_url(
+        "coremcp_sql_program",
+        "GRANT pg_execute_server_program TO coremcp_sql_program;",
+        "postgres",
+    );
+    assert!(
+        refusal(&url, &[]).contains(
+            "which is a member of pg_execute_server_program: it can run programs on the database server"
+        )
+    );
+    let url = role_url(
+        "coremcp_sql_files",
+        "GRANT pg_write_server_files, pg_read_server_files TO coremcp_sql_files;",
+        "postgres",
+    );
+    let said = refusal(&url, &[]);
+    assert!(
+        said.contains("pg_write_server_files") && said.contains("pg_read_server_files"),
+        "{said}"
+    );
+    // A member of a superuser role could SET ROLE to it.
+    let url = role_url(
+        "coremcp_sql_inherits",
+        "DO $$ BEGIN CREATE ROLE coremcp_sql_admins SUPERUSER NOLOGIN; \
+         EXCEPTION WHEN duplicate_object THEN NULL; END $$; \
+         GRANT coremcp_sql_admins TO coremcp_sql_inherits;",
+        "postgres",
+    );
+    assert!(refusal(&url, &[]).contains("is a superuser (or a member of one)"));
+
+    // A database with dblink: its functions commit through connections of their own.
+    // (It may exist from an earlier run on the same server.)
+    let _ = postgres::Client::connect(&superuser_url(), postgres::NoTls)
+        .expect("connect")
+        .batch_execute("CREATE DATABASE coremcp_links");
+    as_superuser("coremcp_links", "CREATE EXTENSION IF NOT EXISTS dblink");
+    let plain = role_url("coremcp_sql", "", "coremcp_links");
+    let said = refusal(&plain, &[]);
+    assert!(
+        said.contains("can use the dblink extension installed in this database"),
+        "{said}"
+    );
+
+    // Allowed by name: it runs, and says nothing more.
+    assert_eq!(refusal(&superuser_url(), &["default"]), "");
+    // A name that is no connection is a usage error at start.
+    let (code, _, err) = coremcp_tests::run(
+        &["tools", "--sql", &conn, "--sql-allow-privileged", "prod"],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--sql-allow-privileged prod: no such --sql connection (configured: default)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn read_only_holds_for_an_unprivileged_role() {
+    let (_dir, mut server) = server(&[]);
+    let marker = std::env::temp_dir().join(format!("coremcp-sql-ro-{}", std::process::id()));
+    for (sql, code) in [
+        (
+            format!("copy (select 1) to program 'touch {}'", marker.display()),
+            "42501",
+        ),
+        (
+            format!("copy (select 1) to '{}'", marker.display()),
+            "42501",
+        ),
+        ("select lo_import('/etc/hostname')".to_owned(), "42501"),
+        ("create table t_never (v int)".to_owned(), "25006"),
+    ] {
+        let result = server.call("sql_query", json!({"sql": sql}));
+        assert!(is_error(&result), "{sql}: {result}");
+        assert!(text(&result).contains(code), "{sql}: {result}");
+    }
+    assert!(!marker.exists());
+    // PostgreSQL lets a read-only transaction create a large object; a read-only call is
+    // rolled back, so it is not kept.
+    let made = server.call(
+        "sql_query",
+        json!({"sql": "select lo_from_bytea(0, 'x'::bytea) as oid"}),
+    );
+    let oid = made["structuredContent"]["rows"][0]["oid"].clone();
+    assert!(oid.is_u64(), "{made}");
+    let kept = server.call(
+        "sql_query",
+        json!({"sql": "select count(*) as n from pg_largeobject_metadata where oid = $1::oid",
+               "params": [oid]}),
+    );
+    assert_eq!(kept["structuredContent"]["rows"][0]["n"], 0, "{kept}");
 }

@@ -4,11 +4,19 @@
 //! Invariants:
 //! - Every statement runs in a transaction that is `READ ONLY` unless the caller passes
 //!   `read_only: false`, with `statement_timeout` set inside it; a client cancel or the call's
-//!   deadline cancels the statement on the server.
+//!   deadline cancels the statement on the server. A read-only transaction is rolled back,
+//!   never committed, so what PostgreSQL lets one do anyway (create a large object) is not
+//!   kept.
 //! - At most `max_rows` rows are fetched from the server (a portal), never the whole result.
 //! - Parameters are sent in text format, so PostgreSQL parses them for whatever type the
 //!   statement infers; values come back as JSON (numeric as exact strings).
 //! - Errors carry PostgreSQL's message, SQLSTATE and position; connection URLs are never shown.
+//! - Nothing runs on a connection whose role can act outside the database — a superuser (or a
+//!   member of one), a member of `pg_execute_server_program`, `pg_write_server_files` or
+//!   `pg_read_server_files`, or a database with `dblink` or `postgres_fdw`, which open
+//!   connections outside the transaction — unless that connection is allowed by name
+//!   (`--sql-allow-privileged`): `READ ONLY` cannot stop `COPY … TO PROGRAM`, server files or
+//!   another connection's commit. Checked on every connection, before the statement.
 
 use std::error::Error as StdError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +34,8 @@ use serde_json::{json, Map, Value};
 
 /// The host configuration key: a JSON object of connection name → URL.
 const CONNECTIONS_KEY: &str = "sql.connections";
+/// The host configuration key: a JSON array of the connections allowed a privileged role.
+const ALLOWED_KEY: &str = "sql.allow_privileged";
 const DEFAULT_MAX_ROWS: u64 = 200;
 const DEFAULT_TIMEOUT_S: u64 = 30;
 /// How long connecting may take, at most.
@@ -72,6 +82,9 @@ fn sql_query(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let url = connection_url(name)?;
     let started = Instant::now();
     let mut client = connect(name, &url, timeout.min(CONNECT_TIMEOUT))?;
+    if !allowed_privileged(name) {
+        check_role(&mut client, name)?;
+    }
     let token = client.cancel_token();
     let outcome = with_cancel(token, ctx.raw().cancelled, || {
         run(&mut client, sql, &params, read_only, max_rows, timeout)
@@ -129,6 +142,96 @@ fn connect(name: &str, url: &str, timeout: Duration) -> Result<Client, ToolError
             format!("cannot connect to \"{name}\": {}", error_chain(&e)),
         )
     })
+}
+
+/// Whether connection `name` may log in as a privileged role (`--sql-allow-privileged`).
+fn allowed_privileged(name: &str) -> bool {
+    sdk::config(ALLOWED_KEY)
+        .and_then(|text| serde_json::from_str::<Vec<String>>(&text).ok())
+        .is_some_and(|names| names.iter().any(|n| n == name))
+}
+
+/// What the role of a connection can do beyond its own database and transaction, from one
+/// round trip: `(role, superuser, [powers…], [extensions…])`.
+const ROLE_CHECK: &str = "SELECT current_user, \
+    EXISTS (SELECT 1 FROM pg_catalog.pg_roles s \
+            WHERE s.rolsuper AND pg_catalog.pg_has_role(current_user, s.oid, 'MEMBER')), \
+    pg_catalog.pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER'), \
+    pg_catalog.pg_has_role(current_user, 'pg_write_server_files', 'MEMBER'), \
+    pg_catalog.pg_has_role(current_user, 'pg_read_server_files', 'MEMBER'), \
+    coalesce((SELECT string_agg(extname::text, ',' ORDER BY extname) FROM pg_catalog.pg_extension \
+              WHERE extname IN ('dblink', 'postgres_fdw')), '')";
+
+/// Refuses a connection whose role can act outside the database or outside the transaction.
+fn check_role(client: &mut Client, name: &str) -> Result<(), ToolError> {
+    let failed = |why: String| {
+        ToolError::new(
+            codes::FAILED,
+            format!("cannot check the role of connection \"{name}\": {why}"),
+        )
+    };
+    let messages = client
+        .simple_query(ROLE_CHECK)
+        .map_err(|e| failed(error_chain(&e)))?;
+    let row = messages
+        .iter()
+        .find_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(row) => Some(row),
+            _ => None,
+        })
+        .ok_or_else(|| failed("no answer".to_owned()))?;
+    let field = |i: usize| row.get(i).unwrap_or_default();
+    let role = field(0);
+    let mut reasons: Vec<String> = Vec::new();
+    if field(1) == "t" {
+        reasons.push(
+            "is a superuser (or a member of one): it can run programs on the database server \
+             (COPY … TO PROGRAM), write and read its files, and keep large objects"
+                .to_owned(),
+        );
+    } else {
+        let powers = [
+            (
+                2,
+                "pg_execute_server_program",
+                "run programs on the database server",
+            ),
+            (
+                3,
+                "pg_write_server_files",
+                "write files on the database server",
+            ),
+            (
+                4,
+                "pg_read_server_files",
+                "read files on the database server",
+            ),
+        ];
+        for (i, power, what) in powers {
+            if field(i) == "t" {
+                reasons.push(format!("is a member of {power}: it can {what}"));
+            }
+        }
+    }
+    for extension in field(5).split(',').filter(|e| !e.is_empty()) {
+        reasons.push(format!(
+            "can use the {extension} extension installed in this database, which opens \
+             connections of its own, outside the transaction"
+        ));
+    }
+    if reasons.is_empty() {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        codes::NOT_CONFIGURED,
+        format!(
+            "connection \"{name}\" logs in as role \"{role}\", which {}; even a read-only \
+             transaction could then change things, so sql_query does not use it. Give the \
+             connection a role without these powers, or allow it with --sql-allow-privileged \
+             {name} (COREMCP_SQL_ALLOW_PRIVILEGED)",
+            reasons.join("; and ")
+        ),
+    ))
 }
 
 /// Runs `f` while a watcher cancels the server-side statement if `cancelled` is set.
@@ -200,7 +303,11 @@ fn run(
             .collect();
         json!({"columns": columns, "rows": rows, "row_count": rows.len(), "truncated": truncated})
     };
-    tx.commit()?;
+    if read_only {
+        tx.rollback()?;
+    } else {
+        tx.commit()?;
+    }
     Ok(result)
 }
 
