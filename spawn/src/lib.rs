@@ -4,9 +4,12 @@
 //! (an upstream MCP server) whose pipes the caller owns ([`Running`]).
 //!
 //! Invariants:
-//! - Every child gets a **scrubbed environment**: credential-named variables
-//!   ([`is_credential_name`]) are dropped; a caller passes one on only through an explicit
-//!   `env` entry.
+//! - Every child gets a **scrubbed environment** ([`Inherit`]): variables whose name marks a
+//!   credential ([`is_credential_name`]: credential words such as `KEY`, `TOKEN`, `PAT`,
+//!   `COOKIE`, `AUTH`, every `COREMCP_*`, agent sockets) or whose value holds one
+//!   ([`is_credential_value`]: a URL with a password) are dropped; third-party children get
+//!   only a short base list. A caller passes a credential on only through an explicit `env`
+//!   entry.
 //! - A child never inherits the caller's stdin or stdout: stdin is a pipe or null, stdout is
 //!   captured, so a child can never write into the MCP protocol stream.
 //! - Captured output is bounded ([`Spec::max_output`]): the rest is drained and counted, never
@@ -26,31 +29,143 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Exact variable names dropped from every child's environment.
-const CREDENTIAL_NAMES: &[&str] = &[
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "NPM_TOKEN",
-    "PGPASSWORD",
+/// Words of a variable name (split on `_`, `-` and `.`, compared in upper case) that mark it as
+/// a credential: `GITLAB_PAT`, `SESSION_COOKIE`, `SLACK_WEBHOOK_URL`, `DOCKER_AUTH_CONFIG`.
+const SECRET_WORDS: &[&str] = &[
+    "KEY",
+    "KEYS",
+    "APIKEY",
+    "SECRET",
+    "SECRETS",
+    "TOKEN",
+    "TOKENS",
+    "PASSWORD",
+    "PASSWORDS",
+    "PASSWD",
+    "PASS",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "CRED",
+    "CREDS",
+    "PAT",
+    "COOKIE",
+    "COOKIES",
+    "AUTH",
+    "WEBHOOK",
+    "PRIVATE",
+    "KEYRING",
+    "DSN",
 ];
 
-/// Name endings dropped from every child's environment.
-const CREDENTIAL_SUFFIXES: &[&str] = &["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD"];
+/// Parts that mark a name as a credential wherever they appear, for names written without
+/// separators (`PGPASSWORD`, `MYAPIKEY`).
+const SECRET_PARTS: &[&str] = &[
+    "PASSWORD",
+    "PASSWD",
+    "APIKEY",
+    "CREDENTIAL",
+    "PRIVATEKEY",
+    "SECRETKEY",
+    "CLIENTSECRET",
+    "AUTHTOKEN",
+    "ACCESSTOKEN",
+    "APITOKEN",
+    "AUTHKEY",
+];
 
-/// Whether an environment variable name looks like a credential and is scrubbed.
+/// Whole names that are credentials (or lead to them) without a telling word.
+const SECRET_NAMES: &[&str] = &["KUBECONFIG", "NETRC", "SSH_AGENT_PID", "GPG_AGENT_INFO"];
+
+/// Names that keep the SSH agent reachable: scrubbed, except for git ([`Inherit::ScrubbedWithSsh`]).
+const SSH_AGENT_NAMES: &[&str] = &["SSH_AUTH_SOCK", "SSH_AGENT_PID"];
+
+/// What third-party children (upstream MCP servers) inherit by default, as the official MCP
+/// SDKs do: who and where the user is, and nothing that could be a secret.
+pub const BASE_NAMES: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TMP",
+    "TEMP",
+];
+
+/// Whether a variable *name* marks a credential: every `COREMCP_*` variable (Core MCP's own
+/// settings carry connection URLs and token files), a credential word or part, or a known name.
 pub fn is_credential_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    CREDENTIAL_NAMES.contains(&upper.as_str())
-        || CREDENTIAL_SUFFIXES.iter().any(|s| upper.ends_with(s))
+    if upper.starts_with("COREMCP_") || SECRET_NAMES.contains(&upper.as_str()) {
+        return true;
+    }
+    let words: Vec<&str> = upper
+        .split(['_', '-', '.'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    // `PWD` alone is the working directory; as a word of a longer name it is a password.
+    words
+        .iter()
+        .any(|w| SECRET_WORDS.contains(w) || (*w == "PWD" && words.len() > 1))
+        || SECRET_PARTS.iter().any(|part| upper.contains(part))
 }
 
-/// The current environment minus credential-named variables.
-pub fn scrubbed_env() -> Vec<(OsString, OsString)> {
+/// Whether a variable's *value* carries a credential: a URL with a password in it
+/// (`postgres://user:pw@host`, a proxy `http://user:pw@proxy:3128`), or a connection string
+/// with `password=`.
+pub fn is_credential_value(value: &OsStr) -> bool {
+    let text = value.to_string_lossy();
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("password=") || lower.contains("passwd=") {
+        return true;
+    }
+    let mut rest = text.as_ref();
+    while let Some(at) = rest.find("://") {
+        rest = &rest[at + 3..];
+        let authority = rest
+            .split(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .next()
+            .unwrap_or_default();
+        if let Some((userinfo, _host)) = authority.rsplit_once('@') {
+            if userinfo.contains(':') {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether a variable is scrubbed from children: by its name or by its value.
+pub fn is_secret(name: &OsStr, value: &OsStr) -> bool {
+    name.to_str().is_none_or(is_credential_name) || is_credential_value(value)
+}
+
+/// What a child inherits of this process's environment; [`Spec::env`] is added on top.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Inherit {
+    /// Everything but credentials ([`is_secret`]): the CLIs and shells Core MCP runs for its
+    /// user.
+    #[default]
+    Scrubbed,
+    /// As [`Inherit::Scrubbed`], keeping the SSH agent (`SSH_AUTH_SOCK`, `SSH_AGENT_PID`) a
+    /// `git push` over SSH needs.
+    ScrubbedWithSsh,
+    /// Only [`BASE_NAMES`] and these names, and never a credential: third-party code (an
+    /// upstream MCP server), which gets what the official SDKs give it.
+    Base(Vec<String>),
+}
+
+/// The environment a child gets under `inherit` (before its explicit `env`).
+pub fn child_env(inherit: &Inherit) -> Vec<(OsString, OsString)> {
     std::env::vars_os()
-        .filter(|(name, _)| !name.to_str().is_some_and(is_credential_name))
+        .filter(|(name, value)| {
+            let named = |list: &[&str]| name.to_str().is_some_and(|n| list.contains(&n));
+            match inherit {
+                Inherit::Scrubbed => !is_secret(name, value),
+                Inherit::ScrubbedWithSsh => named(SSH_AGENT_NAMES) || !is_secret(name, value),
+                Inherit::Base(also) => {
+                    let listed = named(BASE_NAMES)
+                        || name.to_str().is_some_and(|n| n.starts_with("LC_"))
+                        || name.to_str().is_some_and(|n| also.iter().any(|a| a == n));
+                    listed && !is_secret(name, value)
+                }
+            }
+        })
         .collect()
 }
 
@@ -60,6 +175,8 @@ pub struct Spec {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub cwd: Option<PathBuf>,
+    /// What it inherits of this process's environment.
+    pub inherit: Inherit,
     /// Extra variables, set after the scrub (the explicit way to pass a credential).
     pub env: Vec<(OsString, OsString)>,
     /// Bytes written to the child's stdin, which is then closed; `None` gives it no stdin.
@@ -75,6 +192,7 @@ impl Spec {
             program: program.into(),
             args: Vec::new(),
             cwd: None,
+            inherit: Inherit::Scrubbed,
             env: Vec::new(),
             stdin: None,
             timeout: Duration::from_secs(30),
@@ -230,7 +348,7 @@ fn start_child(spec: &Spec, stdin: Stdio) -> Result<Child, SpawnError> {
     command
         .args(&spec.args)
         .env_clear()
-        .envs(scrubbed_env())
+        .envs(child_env(&spec.inherit))
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(stdin)
         .stdout(Stdio::piped())
@@ -374,12 +492,101 @@ mod tests {
             "db_password",
             "AWS_ACCESS_KEY_ID",
             "X_SECRET",
+            "API_KEY",
+            "SECRET_KEY",
+            "PRIVATE_KEY",
+            "ACCESS_KEY",
+            "PASSWD",
+            "CREDENTIALS",
+            "GITLAB_PAT",
+            "SLACK_WEBHOOK_URL",
+            "SESSION_COOKIE",
+            "DOCKER_AUTH_CONFIG",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "KUBECONFIG",
+            "SSH_AUTH_SOCK",
+            "SSH_AGENT_PID",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "COREMCP_SQL",
+            "coremcp_tokens",
+            "SENTRY_DSN",
+            "npm_config__auth",
+            "npm_config__authToken",
+            "MYAPITOKEN",
         ] {
             assert!(is_credential_name(name), "{name} should be scrubbed");
         }
-        for name in ["PATH", "HOME", "TOKENIZER", "SECRETARY"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "TOKENIZER",
+            "SECRETARY",
+            "PWD",
+            "OLDPWD",
+            "PATHEXT",
+            "KEYBOARD_LAYOUT",
+            "HTTP_PROXY",
+            "GIT_SSH_COMMAND",
+            "XDG_SESSION_ID",
+            "LANG",
+        ] {
             assert!(!is_credential_name(name), "{name} should be kept");
         }
+    }
+
+    #[test]
+    fn credential_values() {
+        for value in [
+            "postgres://app:s3cret@db:5432/app",
+            "http://user:pass@proxy:3128",
+            "see https://a.example and redis://:hunter2@cache:6379/0",
+            "host=db user=app password=x",
+            "Server=x;Passwd=y",
+        ] {
+            assert!(is_credential_value(OsStr::new(value)), "{value}");
+        }
+        for value in [
+            "http://proxy:3128",
+            "postgres://app@db/app",
+            "https://user@example.com/path:with:colons",
+            "/usr/bin:/bin",
+            "mailto:someone@example.com",
+        ] {
+            assert!(!is_credential_value(OsStr::new(value)), "{value}");
+        }
+    }
+
+    #[test]
+    fn what_each_kind_of_child_inherits() {
+        std::env::set_var("COREMCP_SPAWN_KEEP_ME", "1");
+        std::env::set_var("SPAWN_TEST_PLAIN", "1");
+        std::env::set_var("SSH_AUTH_SOCK", "/tmp/agent.sock");
+        std::env::set_var("SPAWN_TEST_URL", "postgres://u:p@h/d");
+        let names = |inherit: Inherit| -> Vec<String> {
+            child_env(&inherit)
+                .into_iter()
+                .filter_map(|(n, _)| n.into_string().ok())
+                .collect()
+        };
+        let scrubbed = names(Inherit::Scrubbed);
+        assert!(scrubbed.contains(&"SPAWN_TEST_PLAIN".to_owned()));
+        assert!(scrubbed.contains(&"PATH".to_owned()));
+        for gone in ["COREMCP_SPAWN_KEEP_ME", "SSH_AUTH_SOCK", "SPAWN_TEST_URL"] {
+            assert!(!scrubbed.contains(&gone.to_owned()), "{gone}");
+        }
+        let git = names(Inherit::ScrubbedWithSsh);
+        assert!(git.contains(&"SSH_AUTH_SOCK".to_owned()));
+        assert!(!git.contains(&"SPAWN_TEST_URL".to_owned()));
+        let base = names(Inherit::Base(vec!["SPAWN_TEST_URL".into()]));
+        assert!(base.contains(&"PATH".to_owned()));
+        assert!(!base.contains(&"SPAWN_TEST_PLAIN".to_owned()));
+        assert!(
+            !base.contains(&"SPAWN_TEST_URL".to_owned()),
+            "never a credential, even when named"
+        );
+        let base = names(Inherit::Base(vec!["SPAWN_TEST_PLAIN".into()]));
+        assert!(base.contains(&"SPAWN_TEST_PLAIN".to_owned()));
     }
 
     fn sh(script: &str) -> Spec {
@@ -396,8 +603,8 @@ mod tests {
 
     #[test]
     fn scrubs_credentials_unless_passed_explicitly() {
-        std::env::set_var("COREMCP_SPAWN_TEST_TOKEN", "leak");
-        let mut spec = sh("echo \"[$COREMCP_SPAWN_TEST_TOKEN][$EXPLICIT_TOKEN]\"");
+        std::env::set_var("SPAWN_TEST_TOKEN", "leak");
+        let mut spec = sh("echo \"[$SPAWN_TEST_TOKEN][$EXPLICIT_TOKEN]\"");
         spec.env.push(("EXPLICIT_TOKEN".into(), "given".into()));
         let done = run(&spec, None).expect("runs");
         assert_eq!(String::from_utf8_lossy(&done.stdout.bytes), "[][given]\n");

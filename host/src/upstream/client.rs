@@ -52,8 +52,37 @@ pub struct Client {
 #[derive(Debug, Default)]
 pub struct ToolList {
     pub tools: Vec<Value>,
-    /// Set when paging stopped at [`MAX_PAGES`] with more to read.
-    pub stopped_at_limit: bool,
+    /// Why paging stopped before the server said it had no more, if it did.
+    pub stopped: Option<PagingStop>,
+}
+
+/// Why `tools/list` paging stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PagingStop {
+    /// [`MAX_PAGES`] pages were read and the server had more.
+    Limit,
+    /// The server gave a cursor it had given before (it would page forever).
+    RepeatedCursor(String),
+}
+
+impl ToolList {
+    /// The warning to report when paging stopped early.
+    pub fn paging_warning(&self) -> Option<String> {
+        let count = self.tools.len();
+        self.stopped.as_ref().map(|stop| match stop {
+            PagingStop::Limit => format!(
+                "tools/list stopped after {MAX_PAGES} pages ({count} tools); the server has \
+                 more, which are not published"
+            ),
+            PagingStop::RepeatedCursor(cursor) => {
+                let shown: String = cursor.chars().take(40).collect();
+                format!(
+                    "tools/list stopped: the server repeated the cursor {shown:?} (it would page \
+                     forever); the {count} tools read until then are the ones published"
+                )
+            }
+        })
+    }
 }
 
 /// Why connecting failed, with what the server wrote to stderr meanwhile (stdio).
@@ -97,10 +126,12 @@ impl Client {
                 command,
                 args,
                 env,
+                inherit,
                 cwd,
             } => {
                 let mut spec = Spec::new(command).args(args);
                 spec.cwd.clone_from(cwd);
+                spec.inherit = inherit.clone();
                 spec.env = env
                     .iter()
                     .map(|(k, v)| (OsString::from(k), OsString::from(v)))
@@ -226,6 +257,7 @@ impl Client {
     pub fn list_tools(&self) -> Result<ToolList, UpstreamError> {
         let mut list = ToolList::default();
         let mut cursor: Option<String> = None;
+        let mut seen: Vec<String> = Vec::new();
         for page in 1..=MAX_PAGES {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
@@ -244,11 +276,16 @@ impl Client {
                 .and_then(Value::as_str)
                 .filter(|c| !c.is_empty())
                 .map(str::to_owned);
-            if cursor.is_none() {
+            let Some(next) = &cursor else {
+                return Ok(list);
+            };
+            if seen.contains(next) {
+                list.stopped = Some(PagingStop::RepeatedCursor(next.clone()));
                 return Ok(list);
             }
+            seen.push(next.clone());
             if page == MAX_PAGES {
-                list.stopped_at_limit = true;
+                list.stopped = Some(PagingStop::Limit);
             }
         }
         Ok(list)

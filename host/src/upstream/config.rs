@@ -20,6 +20,10 @@ use serde_json::{Map, Value};
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest `requestTimeoutMs` accepted.
 const MAX_REQUEST_TIMEOUT_MS: u64 = 600_000;
+/// Tools one server may publish unless its `maxTools` says otherwise (the rest are withheld).
+pub const DEFAULT_MAX_TOOLS: usize = 200;
+/// The largest `maxTools` accepted.
+const MAX_MAX_TOOLS: u64 = 2000;
 
 /// One configured upstream server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +32,8 @@ pub struct ServerConfig {
     pub description: Option<String>,
     pub enabled: bool,
     pub request_timeout: Duration,
+    /// Tools published at most; the rest are withheld with the reason.
+    pub max_tools: usize,
     pub transport: Transport,
     /// Where it was configured (for messages).
     pub origin: Origin,
@@ -40,9 +46,13 @@ pub enum Transport {
     Stdio {
         command: String,
         args: Vec<String>,
-        /// Passed to the child on top of the scrubbed environment: the explicit way to hand a
-        /// server a credential.
+        /// Passed to the child on top of what it inherits: the explicit way to hand a server
+        /// a credential.
         env: BTreeMap<String, String>,
+        /// What it inherits of Core MCP's environment: by default only the base list
+        /// (`HOME`, `PATH`, `USER`, locale, temp dirs…), as the official SDKs do; `inheritEnv`
+        /// names more, or `true` gives it the whole scrubbed environment.
+        inherit: coremcp_spawn::Inherit,
         cwd: Option<PathBuf>,
     },
     /// MCP Streamable HTTP.
@@ -170,9 +180,11 @@ const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
     "env",
+    "inheritEnv",
     "cwd",
     "url",
     "headers",
+    "maxTools",
 ];
 
 fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig, String> {
@@ -207,6 +219,15 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
             }
         },
     };
+    let max_tools = match object.get("maxTools") {
+        None => DEFAULT_MAX_TOOLS,
+        Some(value) => match value.as_u64() {
+            Some(n) if (1..=MAX_MAX_TOOLS).contains(&n) => n as usize,
+            _ => return Err(format!(
+                "{at}.maxTools: expected a number of tools from 1 to {MAX_MAX_TOOLS}, got {value}"
+            )),
+        },
+    };
     let enabled = match object.get("enabled") {
         None => true,
         Some(Value::Bool(b)) => *b,
@@ -228,11 +249,12 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
                 command,
                 args: strings(object, "args", at)?,
                 env: string_map(object, "env", at)?,
+                inherit: inherit(object, at)?,
                 cwd: string(object, "cwd", at)?.map(PathBuf::from),
             }
         }
         "http" | "sse" => {
-            forbid(&["command", "args", "env", "cwd"], &kind)?;
+            forbid(&["command", "args", "env", "inheritEnv", "cwd"], &kind)?;
             let url = string(object, "url", at)?
                 .ok_or_else(|| format!("{at}: an {kind} server needs \"url\""))?;
             check_url(&url).map_err(|e| format!("{at}.url: {e}"))?;
@@ -254,9 +276,44 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
         description: string(object, "description", at)?,
         enabled,
         request_timeout,
+        max_tools,
         transport,
         origin,
     })
+}
+
+/// `inheritEnv`: absent (the base list), `true` (the whole scrubbed environment), `false`
+/// (the base list), or more names to inherit — never one that looks like a credential.
+fn inherit(object: &Map<String, Value>, at: &str) -> Result<coremcp_spawn::Inherit, String> {
+    use coremcp_spawn::Inherit;
+    match object.get("inheritEnv") {
+        None | Some(Value::Bool(false)) => return Ok(Inherit::Base(Vec::new())),
+        Some(Value::Bool(true)) => return Ok(Inherit::Scrubbed),
+        Some(Value::Array(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "{at}.inheritEnv: expected true, false or an array of variable names, got {other}"
+            ))
+        }
+    }
+    let names = strings(object, "inheritEnv", at)?;
+    for name in &names {
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "{at}.inheritEnv: \"{name}\" is not an environment variable name"
+            ));
+        }
+        if coremcp_spawn::is_credential_name(name) {
+            return Err(format!(
+                "{at}.inheritEnv: \"{name}\" looks like a credential, and credentials are never \
+                 inherited; hand it to the server in \"env\""
+            ));
+        }
+    }
+    Ok(Inherit::Base(names))
 }
 
 /// Parses `COREMCP_MCP_SERVERS`: `id=command args;id2=command args` (split on whitespace, no
@@ -287,10 +344,12 @@ pub fn parse_inline(text: &str) -> Result<Vec<ServerConfig>, String> {
             description: None,
             enabled: true,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_tools: DEFAULT_MAX_TOOLS,
             transport: Transport::Stdio {
                 command,
                 args: words.collect(),
                 env: BTreeMap::new(),
+                inherit: coremcp_spawn::Inherit::Base(Vec::new()),
                 cwd: None,
             },
             origin: Origin::Inline,

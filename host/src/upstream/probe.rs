@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::client::{Client, MAX_PAGES};
+use super::client::Client;
 use super::config::{ServerConfig, Transport};
 use super::publish::{publish, Withheld};
 
@@ -153,17 +153,11 @@ pub fn probe(server: &ServerConfig) -> ServerReport {
                 Ok(list) => {
                     report.state = State::Connected;
                     report.tools = list.tools.len();
-                    let publication = publish(&server.id, &list.tools);
+                    let publication = publish(&server.id, &list.tools, server.max_tools);
                     report.published = publication.names();
                     report.definitions = publication.published;
                     report.withheld = publication.withheld;
-                    if list.stopped_at_limit {
-                        report.warnings.push(format!(
-                            "tools/list stopped after {MAX_PAGES} pages ({} tools); the \
-                             server has more, which are not published",
-                            list.tools.len()
-                        ));
-                    }
+                    report.warnings.extend(list.paging_warning());
                 }
             }
             report.warnings.extend(client.warnings());

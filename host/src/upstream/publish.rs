@@ -8,6 +8,8 @@
 //!   clients refuse, or that would take a built-in tool's name, is **withheld** with a reason,
 //!   never cut or repaired silently.
 //! - A description over [`MAX_DESCRIPTION_CHARS`] is cut, ending in `…`.
+//! - A server never publishes more than its `maxTools` (default 200): the rest are withheld
+//!   with the reason, so one server cannot flood every client's context.
 //! - A published tool never carries `null` for an optional field: absent or wrong-typed
 //!   optional fields are left out.
 
@@ -50,8 +52,8 @@ pub fn full_name(id: &str, tool: &str) -> String {
     format!("mcp__{id}__{tool}")
 }
 
-/// Publishes the `tools/list` entries of server `id`.
-pub fn publish(id: &str, tools: &[Value]) -> Publication {
+/// Publishes the `tools/list` entries of server `id`, at most `max_tools` of them.
+pub fn publish(id: &str, tools: &[Value], max_tools: usize) -> Publication {
     let mut out = Publication::default();
     let mut seen: Vec<String> = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
@@ -63,7 +65,14 @@ pub fn publish(id: &str, tools: &[Value]) -> Publication {
                 if seen.iter().any(|s| s == name) {
                     return Err("the server lists this name twice; the first one is kept".into());
                 }
-                publish_one(id, name, tool)
+                let published = publish_one(id, name, tool)?;
+                if out.published.len() >= max_tools {
+                    return Err(format!(
+                        "the server lists more than {max_tools} tools, its limit (maxTools in \
+                         its mcp.json entry); the first {max_tools} are published"
+                    ));
+                }
+                Ok(published)
             });
         match outcome {
             Ok(published) => {
@@ -227,7 +236,7 @@ mod tests {
                             "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}},
                             "annotations": null, "outputSchema": null}),
         ];
-        let out = publish("everything", &tools);
+        let out = publish("everything", &tools, 200);
         assert!(out.withheld.is_empty(), "{:?}", out.withheld);
         assert_eq!(out.names(), ["mcp__everything__echo"]);
         let text = out.published[0].to_string();
@@ -239,7 +248,7 @@ mod tests {
     fn long_descriptions_are_capped_with_an_ellipsis() {
         let mut t = tool("long");
         t["description"] = Value::String("é".repeat(2000));
-        let out = publish("s", &[t]);
+        let out = publish("s", &[t], 200);
         let description = out.published[0]["description"].as_str().expect("text");
         assert_eq!(description.chars().count(), MAX_DESCRIPTION_CHARS);
         assert!(description.ends_with('…'));
@@ -252,7 +261,7 @@ mod tests {
                           "description": "x".repeat(10_000)}});
         let array = json!({"name": "array", "inputSchema": {"type": "array"}});
         let none = json!({"name": "none"});
-        let out = publish("s", &[big, array, none, tool("fine")]);
+        let out = publish("s", &[big, array, none, tool("fine")], 200);
         assert_eq!(out.names(), ["mcp__s__fine"]);
         let reasons: Vec<(&str, &str)> = out
             .withheld
@@ -277,6 +286,7 @@ mod tests {
         let out = publish(
             "s",
             &[tool(&long), tool(&fits), tool("a.b"), json!({"x": 1})],
+            200,
         );
         assert_eq!(out.names(), [format!("mcp__s__{fits}")]);
         assert!(out.withheld[0].reason.contains("78 characters"));
@@ -286,8 +296,26 @@ mod tests {
     }
 
     #[test]
+    fn a_server_publishes_at_most_its_limit() {
+        let tools: Vec<Value> = (0..10).map(|i| tool(&format!("t{i}"))).collect();
+        let mut with_broken = tools.clone();
+        with_broken.insert(1, json!({"name": "bad", "inputSchema": {"type": "array"}}));
+        let out = publish("s", &with_broken, 3);
+        assert_eq!(out.names(), ["mcp__s__t0", "mcp__s__t1", "mcp__s__t2"]);
+        assert_eq!(
+            out.withheld.len(),
+            8,
+            "the broken one and seven over the limit"
+        );
+        assert!(out.withheld[1]
+            .reason
+            .contains("more than 3 tools, its limit (maxTools"));
+        assert_eq!(out.withheld[1].tool, "t3");
+    }
+
+    #[test]
     fn duplicates_and_built_in_names_are_withheld() {
-        let out = publish("s", &[tool("a"), tool("a")]);
+        let out = publish("s", &[tool("a"), tool("a")], 200);
         assert_eq!(out.names(), ["mcp__s__a"]);
         assert!(out.withheld[0].reason.contains("twice"));
         // No built-in starts with mcp__, so the check can only be exercised directly.

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::client::{Client, MAX_PAGES};
+use super::client::Client;
 use super::config::{ServerConfig, Transport};
 use super::probe::transport_name;
 use super::publish::{publish, Withheld};
@@ -463,14 +463,9 @@ impl Server {
         let list = client
             .list_tools()
             .map_err(|e| format!("tools/list failed: {e}"))?;
-        let publication = publish(&self.config.id, &list.tools);
+        let publication = publish(&self.config.id, &list.tools, self.config.max_tools);
         let mut warnings = client.warnings();
-        if list.stopped_at_limit {
-            let text = format!(
-                "tools/list stopped after {MAX_PAGES} pages ({} tools); the server has more, \
-                 which are not published",
-                list.tools.len()
-            );
+        if let Some(text) = list.paging_warning() {
             tracing::warn!(server = %self.config.id, "{text}");
             warnings.push(text);
         }

@@ -1,8 +1,9 @@
 //! Running the `git` CLI: one function, [`invoke`], that every tool goes through.
 //!
 //! Invariants:
-//! - git starts only through `coremcp_spawn` (scrubbed environment, bounded output, killed with
-//!   its process group at the call's deadline or when the call is cancelled).
+//! - git starts only through `coremcp_spawn` (scrubbed environment that keeps only the SSH
+//!   agent for a push over SSH, bounded output, killed with its process group at the call's
+//!   deadline or when the call is cancelled). Hooks inherit the same environment.
 //! - git never waits on a person: stdin is null, `GIT_TERMINAL_PROMPT=0`, no pager, no editor.
 //! - Pathspecs are literal (`GIT_LITERAL_PATHSPECS=1`): `:(…)` magic and globs are plain names.
 //! - Read-only invocations run with `LC_ALL=C` (messages and `%(upstream:track)` are parsed)
@@ -15,7 +16,7 @@ use std::path::Path;
 
 use coremcp_plugin_api::sdk::{codes, Ctx};
 use coremcp_plugin_api::ToolError;
-use coremcp_spawn::{Captured, SpawnError, Spec};
+use coremcp_spawn::{Captured, Inherit, SpawnError, Spec};
 
 /// How much of git's stderr (or hook output) an error quotes.
 pub const EXCERPT_CHARS: usize = 2000;
@@ -107,6 +108,8 @@ pub fn invoke(
         .args(["--no-pager", "-c", "color.ui=false"])
         .args(args);
     spec.cwd = Some(cwd.to_owned());
+    // A push over SSH needs the agent; nothing else that could be a credential is passed.
+    spec.inherit = Inherit::ScrubbedWithSsh;
     spec.stdin = None;
     spec.timeout = ctx.remaining();
     let mut env = vec![

@@ -16,6 +16,7 @@ mod protocol;
 mod publishing;
 mod registry;
 mod relays;
+mod scrub;
 mod session;
 mod sql;
 mod stores;
