@@ -223,9 +223,11 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
         None => DEFAULT_MAX_TOOLS,
         Some(value) => match value.as_u64() {
             Some(n) if (1..=MAX_MAX_TOOLS).contains(&n) => n as usize,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "{at}.maxTools: expected a number of tools from 1 to {MAX_MAX_TOOLS}, got {value}"
-            )),
+            ))
+            }
         },
     };
     let enabled = match object.get("enabled") {

@@ -302,3 +302,56 @@ fn path_arguments_cannot_leave_the_root() {
     assert!(!snapshot.to_string().contains("evil"), "{snapshot}");
     assert!(Path::new(&root_of(&top)).join("out").exists());
 }
+
+#[test]
+fn a_huge_pattern_is_refused_at_once_with_bounded_memory() {
+    let top = tree();
+    let (_dir, mut server) = server(&top);
+    let huge = "needle ".repeat(8_000_000 / 7);
+    let started = std::time::Instant::now();
+    for literal in [true, true, false, false] {
+        let result = server.call("files_search", json!({"pattern": huge, "literal": literal}));
+        assert!(
+            is_error(&result),
+            "{}",
+            &text(&result)[..200.min(text(&result).len())]
+        );
+        let kind = if literal { "literal text" } else { "regex" };
+        assert!(
+            text(&result).contains(&format!(
+                "argument \"pattern\" ({kind}) is {} characters; the most searched is 10000",
+                huge.len()
+            )),
+            "{}",
+            text(&result)
+        );
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let peak_mb = server.memory_kb("VmHWM") / 1024;
+    assert!(peak_mb < 400, "peak RSS {peak_mb} MB");
+
+    // A short regex that would compile into a huge automaton is refused by the size limit.
+    let result = server.call(
+        "files_search",
+        json!({"pattern": "\\w{200}\\w{200}\\w{200}"}),
+    );
+    assert!(is_error(&result), "{result}");
+    assert!(
+        text(&result).contains("argument \"pattern\" (regex) is too large to search"),
+        "{result}"
+    );
+    // A literal is never called a regex.
+    let long_literal = "x(".repeat(4_000);
+    let found = ok(
+        &mut server,
+        "files_search",
+        json!({"pattern": long_literal, "literal": true}),
+    );
+    assert_eq!(found["counts"]["matches"], 0);
+    let bad = server.call("files_search", json!({"pattern": "x("}));
+    assert!(text(&bad).contains("is not a valid regex"), "{bad}");
+}

@@ -9,6 +9,9 @@
 //!   is true exactly when more matches exist. Memory stays bounded by about twice
 //!   `max_results` matches: files that can no longer make the cut are dropped or not read.
 //! - A bad regex is an `invalid_arguments` error carrying the regex error.
+//! - A pattern is at most [`MAX_PATTERN_CHARS`] characters, and the compiled matcher is
+//!   bounded ([`REGEX_SIZE_LIMIT`], [`DFA_SIZE_LIMIT`]): a huge literal or an exploding regex is
+//!   refused with a clear error instead of taking gigabytes.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -32,6 +35,12 @@ const DEFAULT_MAX_RESULTS: usize = 200;
 pub const MAX_LINE_CHARS: usize = 300;
 /// Walk errors (unreadable folders) reported at most.
 const MAX_ERRORS: usize = 10;
+/// The longest pattern searched, in characters.
+pub const MAX_PATTERN_CHARS: usize = 10_000;
+/// The most memory one compiled regex may take.
+pub const REGEX_SIZE_LIMIT: usize = 16 << 20;
+/// The most memory the lazy DFA of one search may take.
+pub const DFA_SIZE_LIMIT: usize = 16 << 20;
 
 pub const TOOL: Tool = Tool {
     name: "files_search",
@@ -141,9 +150,26 @@ pub struct Hit {
 
 /// Builds the matcher: smart case unless `case_sensitive` says otherwise.
 pub fn matcher(params: &Params) -> Result<RegexMatcher, ToolError> {
+    let what = if params.literal {
+        "literal text"
+    } else {
+        "regex"
+    };
+    let chars = params.pattern.chars().count();
+    if chars > MAX_PATTERN_CHARS {
+        return Err(ToolError::new(
+            codes::INVALID_ARGUMENTS,
+            format!(
+                "argument \"pattern\" ({what}) is {chars} characters; the most searched is \
+                 {MAX_PATTERN_CHARS}: search for a distinctive part of it"
+            ),
+        ));
+    }
     let mut builder = RegexMatcherBuilder::new();
     builder
         .line_terminator(Some(b'\n'))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(DFA_SIZE_LIMIT)
         .fixed_strings(params.literal);
     match params.case_sensitive {
         Some(true) => builder.case_insensitive(false).case_smart(false),
@@ -151,10 +177,20 @@ pub fn matcher(params: &Params) -> Result<RegexMatcher, ToolError> {
         None => builder.case_smart(true),
     };
     builder.build(&params.pattern).map_err(|e| {
-        ToolError::new(
-            codes::INVALID_ARGUMENTS,
-            format!("argument \"pattern\" is not a valid regex: {e}"),
-        )
+        let text = e.to_string();
+        let message = if text.contains("size limit") {
+            format!(
+                "argument \"pattern\" ({what}) is too large to search: it compiles past the \
+                 {} MB limit ({})",
+                REGEX_SIZE_LIMIT >> 20,
+                text.trim()
+            )
+        } else if params.literal {
+            format!("argument \"pattern\" (literal text) cannot be searched: {text}")
+        } else {
+            format!("argument \"pattern\" is not a valid regex: {text}")
+        };
+        ToolError::new(codes::INVALID_ARGUMENTS, message)
     })
 }
 
