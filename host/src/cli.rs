@@ -82,6 +82,12 @@ pub enum Command {
         /// Bearer tokens to accept: a file of `NAME TOKEN` lines (required off loopback)
         #[arg(long, env = env::TOKENS, value_name = "FILE")]
         tokens: Option<PathBuf>,
+        /// Connections one client address may hold at once; more are closed as they arrive
+        /// (relays and balancers bring many users from one address)
+        #[arg(long, env = env::MAX_CONNECTIONS_PER_CLIENT, value_name = "N",
+              default_value_t = crate::http::connections::DEFAULT_PER_CLIENT as u64,
+              value_parser = clap::value_parser!(u64).range(1..=65536))]
+        max_connections_per_client: u64,
     },
     /// The tools a session would see, with group, route and availability
     Tools {
@@ -261,8 +267,16 @@ pub fn main() -> ExitCode {
         Command::Serve {
             ref listen,
             ref tokens,
+            max_connections_per_client,
             ..
-        } => crate::commands::serve::run(config, listen, tokens.as_deref()),
+        } => crate::commands::serve::run(
+            config,
+            &crate::http::Options {
+                listen,
+                tokens: tokens.as_deref(),
+                per_client: max_connections_per_client as usize,
+            },
+        ),
         Command::Hosts { json } => crate::commands::hosts::run(config, json),
         Command::Upstream { json } => crate::commands::upstream::run(config, json),
         Command::Plugins { action: None } => crate::commands::plugins::run(config),

@@ -41,6 +41,8 @@ pub mod env {
     pub const LISTEN: &str = "COREMCP_LISTEN";
     /// The bearer tokens `coremcp serve` accepts: a file of `NAME TOKEN` lines (`--tokens`).
     pub const TOKENS: &str = "COREMCP_TOKENS";
+    /// Connections one client address may hold (`--max-connections-per-client`, default 512).
+    pub const MAX_CONNECTIONS_PER_CLIENT: &str = "COREMCP_MAX_CONNECTIONS_PER_CLIENT";
     /// The XDG base directory for user data (`$XDG_DATA_HOME/coremcp`).
     pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
     /// The home directory (`$HOME/.local/share/coremcp` without `XDG_DATA_HOME`).

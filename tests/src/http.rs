@@ -199,6 +199,59 @@ pub fn sse_messages(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Connects to `to` from the loopback address `from` (a second "machine"), with a read
+/// deadline.
+pub fn connect_from(from: std::net::Ipv4Addr, to: SocketAddr) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    let SocketAddr::V4(to) = to else {
+        return Err(std::io::Error::other("IPv4 only"));
+    };
+    let sockaddr = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(ip).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    let (source, target) = (sockaddr(from, 0), sockaddr(*to.ip(), to.port()));
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a new socket of ours; bind and connect read the local address structs; the
+    // descriptor is owned by the TcpStream from then on (or closed here on failure).
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let bound = libc::bind(fd, (&source as *const libc::sockaddr_in).cast(), len);
+        if bound != 0 || libc::connect(fd, (&target as *const libc::sockaddr_in).cast(), len) != 0 {
+            let err = std::io::Error::last_os_error();
+            libc::close(fd);
+            return Err(err);
+        }
+        let stream = TcpStream::from_raw_fd(fd);
+        stream.set_read_timeout(Some(WAIT))?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    }
+}
+
+/// Raises this process's descriptor limit to its hard limit (a test that holds a thousand
+/// sockets needs more than the usual 1 024).
+pub fn raise_fd_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the local struct only.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 /// Connects with a read deadline.
 fn connect(addr: SocketAddr) -> TcpStream {
     let stream = TcpStream::connect_timeout(&addr, WAIT).expect("connect");

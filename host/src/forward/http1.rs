@@ -218,9 +218,14 @@ impl Response<'_> {
 
 impl Drop for Response<'_> {
     fn drop(&mut self) {
-        if !self.finished() {
-            match &mut self.body {
-                Body::Length(c, _) | Body::Chunked(c, _) | Body::Close(c) => c.reusable = false,
+        let finished = self.finished();
+        match &mut self.body {
+            Body::Length(c, _) | Body::Chunked(c, _) | Body::Close(c) => {
+                if finished {
+                    c.idle_since = Instant::now();
+                } else {
+                    c.reusable = false;
+                }
             }
         }
     }
@@ -231,7 +236,14 @@ pub struct Conn {
     reader: BufReader<TcpStream>,
     /// False once the connection is in an unknown state (broken, half-read, closed by the peer).
     reusable: bool,
+    /// When it last finished an exchange (or connected).
+    idle_since: Instant,
 }
+
+/// A connection idle longer than this is not reused: servers close idle connections (ours
+/// after 5 s, Node's by default after 5 s too), and one closing just as a request goes out would
+/// fail that request after it was sent.
+const REUSE_IDLE_LIMIT: Duration = Duration::from_secs(4);
 
 impl Conn {
     /// Connects to `url`'s host within `timeout` (each resolved address in turn).
@@ -252,6 +264,7 @@ impl Conn {
                     return Ok(Self {
                         reader: BufReader::new(stream),
                         reusable: true,
+                        idle_since: Instant::now(),
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
@@ -266,7 +279,10 @@ impl Conn {
     /// Whether the connection can carry another request: reusable, and not closed by the peer
     /// while idle (a peek that would block means it is still open and quiet).
     pub fn alive(&mut self) -> bool {
-        if !self.reusable || !self.reader.buffer().is_empty() {
+        if !self.reusable
+            || !self.reader.buffer().is_empty()
+            || self.idle_since.elapsed() > REUSE_IDLE_LIMIT
+        {
             return false;
         }
         let stream = self.reader.get_mut();

@@ -10,8 +10,10 @@
 //! Invariants:
 //! - A listener off loopback never starts without bearer tokens.
 //! - Every accepted socket has `TCP_NODELAY` (an SSE event must not wait for Nagle's ACK).
-//! - At most [`MAX_CONNECTIONS`] connections are open at once; a client must send its request
-//!   headers within 30 s.
+//! - At most [`connections::total_limit`] connections are open at once, and at most
+//!   `--max-connections-per-client` (default 512) from one address: one over that is closed at
+//!   once, and established connections keep being served. A client must send each request's
+//!   headers within [`HEADER_TIMEOUT`] (5 s), so a half-open connection is gone within it.
 //! - The tokio runtime is small (two workers) and never runs plugin code: sessions are handled
 //!   on its blocking pool, tool calls on the plugin pool.
 //! - SIGTERM or SIGINT stop accepting at once, end the GET streams, let requests in flight
@@ -21,6 +23,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod connections;
 pub mod endpoint;
 pub mod origin;
 pub mod outbox;
@@ -57,12 +60,21 @@ use auth::{Tokens, TokensError};
 
 /// How long requests in flight may finish after a stop signal.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
-/// A client must send its request headers within this long.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// A client must send a request's headers within this long (hyper counts an idle kept-alive
+/// connection's wait for its next request too, so idle connections also close after it).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often idle sessions are looked for.
 const REAP_EVERY: Duration = Duration::from_secs(60);
-/// Connections served at once; the next waits in the kernel's backlog until one closes.
-pub const MAX_CONNECTIONS: usize = 1024;
+/// What `coremcp serve` takes beyond the shared configuration.
+#[derive(Debug, Clone)]
+pub struct Options<'a> {
+    /// `--listen`.
+    pub listen: &'a str,
+    /// `--tokens`.
+    pub tokens: Option<&'a Path>,
+    /// `--max-connections-per-client`.
+    pub per_client: usize,
+}
 
 /// Why the server did not start (or stopped).
 #[derive(Debug, thiserror::Error)]
@@ -120,9 +132,9 @@ pub fn check_exposure(addr: SocketAddr, tokens: Option<&Tokens>) -> Result<(), S
 }
 
 /// Runs `coremcp serve` until a stop signal.
-pub fn serve(config: Config, listen: &str, tokens: Option<&Path>) -> Result<(), ServeError> {
-    let addr = resolve_listen(listen)?;
-    let tokens = tokens.map(Tokens::load).transpose()?;
+pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
+    let addr = resolve_listen(options.listen)?;
+    let tokens = options.tokens.map(Tokens::load).transpose()?;
     check_exposure(addr, tokens.as_ref())?;
     let plugins = Arc::new(PluginSet::discover(&config).map_err(ServeError::Plugins)?);
     // Before any other thread starts, so that every thread inherits the mask.
@@ -135,7 +147,8 @@ pub fn serve(config: Config, listen: &str, tokens: Option<&Path>) -> Result<(), 
         .enable_time()
         .build()
         .map_err(ServeError::Runtime)?;
-    let outcome = runtime.block_on(run(config, plugins, tokens, addr, signals));
+    let per_client = connections::PerClient::new(options.per_client);
+    let outcome = runtime.block_on(run(config, plugins, tokens, addr, signals, per_client));
     // Requests still being handled after the drain are abandoned, not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     outcome
@@ -147,6 +160,7 @@ async fn run(
     tokens: Option<Tokens>,
     addr: SocketAddr,
     signals: libc::sigset_t,
+    per_client: Arc<connections::PerClient>,
 ) -> Result<(), ServeError> {
     let listener = TcpListener::bind(addr)
         .await
@@ -192,7 +206,7 @@ async fn run(
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
         .keep_alive(true);
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(Semaphore::new(connections::total_limit()));
     loop {
         let slot = match race(
             Arc::clone(&slots).acquire_owned(),
@@ -207,8 +221,12 @@ async fn run(
             First(accepted) => accepted,
             Second(_) => break,
         };
-        let stream = match accepted {
-            Ok((stream, _peer)) => stream,
+        let (stream, held) = match accepted {
+            Ok((stream, peer)) => match per_client.admit(peer.ip()) {
+                Some(held) => (stream, held),
+                // Closed at once: this address holds its share already.
+                None => continue,
+            },
             Err(e) => {
                 // Out of descriptors and the like: back off instead of spinning.
                 tracing::warn!("accept failed: {e}");
@@ -232,6 +250,7 @@ async fn run(
             if let Err(e) = watched.await {
                 tracing::debug!("connection ended: {e}");
             }
+            drop(held);
             drop(slot);
         });
     }

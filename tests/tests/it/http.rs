@@ -662,3 +662,115 @@ fn sigterm_lets_calls_in_flight_finish_and_exits_zero() {
         "no longer listening"
     );
 }
+
+/// Sends `GET /healthz` on a kept-alive connection and reads the answer; how long it took.
+fn health_on(stream: &mut std::net::TcpStream, addr: std::net::SocketAddr) -> Duration {
+    use std::io::{BufRead, BufReader, Read};
+    let started = std::time::Instant::now();
+    stream
+        .write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .expect("write");
+    let mut reader = BufReader::new(&mut *stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("status line");
+    assert!(line.starts_with("HTTP/1.1 200"), "{line:?}");
+    let mut length = 0;
+    loop {
+        line.clear();
+        reader.read_line(&mut line).expect("header");
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().expect("length");
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).expect("body");
+    assert_eq!(String::from_utf8_lossy(&body).trim(), "ok", "healthz");
+    started.elapsed()
+}
+
+#[test]
+fn half_open_connections_from_one_address_cannot_starve_the_others() {
+    use coremcp_tests::http::{connect_from, raise_fd_limit};
+    use std::io::Read;
+    use std::net::Ipv4Addr;
+
+    raise_fd_limit();
+    let (_dir, serve) = fixture_server();
+    let addr = serve.addr;
+    // A client already connected, kept alive.
+    let mut kept = connect_from(Ipv4Addr::new(127, 0, 0, 1), addr).expect("connect");
+    health_on(&mut kept, addr);
+
+    // The attacker: 1 024 connections from 127.0.0.3 that send a request line and Host, then
+    // nothing more.
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    let mut attack = Vec::new();
+    for _ in 0..1024 {
+        match connect_from(Ipv4Addr::new(127, 0, 0, 3), addr) {
+            Ok(mut stream) => {
+                let _ = stream.write_all(head.as_bytes());
+                attack.push(stream);
+            }
+            Err(e) => panic!("attacker connect {}: {e}", attack.len()),
+        }
+    }
+    let started = std::time::Instant::now();
+
+    // Another machine is served at once, and so is the kept-alive client.
+    let mut other = connect_from(Ipv4Addr::new(127, 0, 0, 2), addr).expect("connect");
+    let took = health_on(&mut other, addr);
+    assert!(
+        took < Duration::from_secs(1),
+        "a new client waited {took:?}"
+    );
+    let took = health_on(&mut kept, addr);
+    assert!(
+        took < Duration::from_secs(1),
+        "the kept-alive client waited {took:?}"
+    );
+    let status = request(addr, "GET", "/api/status", &[], b"");
+    assert_eq!(status.status, 200);
+
+    // The server holds 512 of the attacker's connections and closed the rest at once; the held
+    // ones are closed once their headers are 5 s late.
+    let closed = |attack: &[std::net::TcpStream]| -> usize {
+        attack
+            .iter()
+            .filter(|stream| {
+                let mut stream: &std::net::TcpStream = stream;
+                stream.set_nonblocking(true).expect("nonblocking");
+                let mut byte = [0u8; 1];
+                let gone = match stream.read(&mut byte) {
+                    Ok(0) => true,
+                    Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+                    Ok(_) => false,
+                };
+                stream.set_nonblocking(false).expect("blocking");
+                gone
+            })
+            .count()
+    };
+    let poll_until = |attack: &[std::net::TcpStream], want: usize, limit: Duration| loop {
+        let n = closed(attack);
+        if n >= want || started.elapsed() > limit {
+            return (n, started.elapsed());
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let (at_once, _) = poll_until(&attack, 512, Duration::from_secs(3));
+    assert!(
+        at_once >= 512,
+        "the connections over the per-address limit were closed at once ({at_once} closed)"
+    );
+    let (all, when) = poll_until(&attack, attack.len(), Duration::from_secs(15));
+    assert_eq!(all, attack.len(), "every half-open connection was closed");
+    assert!(
+        when < Duration::from_secs(9),
+        "half-open connections were held {when:?} (the header timeout is 5 s)"
+    );
+    let said = serve.wait_stderr("its limit (--max-connections-per-client)", WAIT);
+    assert!(said.contains("client=127.0.0.3"), "{said}");
+}
