@@ -3,15 +3,16 @@
 //! output as structured content.
 //!
 //! Invariants: arguments are never interpreted, quoted or joined; the CLI runs through the
-//! spawn crate (scrubbed environment, bounded output, killed at its deadline); output that is
-//! not JSON, a non-zero exit, a timeout or a missing CLI are errors that carry an excerpt of
-//! what the CLI said.
+//! spawn crate (scrubbed environment, bounded output, killed at its deadline) in a folder
+//! inside the roots (`cwd` is confined like every local path argument; default: the first
+//! root); output that is not JSON, a non-zero exit, a timeout or a missing CLI are errors that
+//! carry an excerpt of what the CLI said.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use coremcp_plugin_api::sdk::{codes, Args, Ctx, Group, Tool};
 use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_kit::Roots;
 use coremcp_spawn::{Finished, SpawnError, Spec};
 use serde_json::Value;
 
@@ -35,7 +36,7 @@ pub static GROUP: Group = Group {
             "properties": {
                 "args": {"type": "array", "items": {"type": "string"},
                          "description": "argv passed verbatim to the publishing CLI"},
-                "cwd": {"type": "string", "description": "working directory for the CLI"},
+                "cwd": {"type": "string", "description": "working directory for the CLI, inside the roots (default: the first root)"},
                 "stdin": {"type": "string", "description": "text written to the CLI's stdin"},
                 "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600,
                               "description": "time limit in seconds (default 120)"}
@@ -56,14 +57,19 @@ coremcp_plugin_api::export_plugin!(GROUP);
 
 fn publishing(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let command = coremcp_plugin_api::sdk::config(CMD_KEY).unwrap_or_default();
-    let spec = build_spec(&command, &args, ctx.remaining())?;
+    let spec = build_spec(&command, &args, &Roots::from_host()?, ctx.remaining())?;
     let finished = coremcp_spawn::run(&spec, Some(ctx.raw().cancelled)).map_err(spawn_error)?;
     interpret(&finished)
 }
 
 /// The child to run: the configured command (program plus fixed leading arguments, split on
 /// whitespace) followed by the caller's `args` exactly as given.
-fn build_spec(command: &str, args: &Args, remaining: Duration) -> Result<Spec, ToolError> {
+fn build_spec(
+    command: &str,
+    args: &Args,
+    roots: &Roots,
+    remaining: Duration,
+) -> Result<Spec, ToolError> {
     let mut words = command.split_whitespace();
     let program = words.next().ok_or_else(|| {
         ToolError::new(
@@ -72,7 +78,18 @@ fn build_spec(command: &str, args: &Args, remaining: Duration) -> Result<Spec, T
         )
     })?;
     let mut spec = Spec::new(program).args(words).args(args.str_list("args")?);
-    spec.cwd = args.opt_str("cwd")?.map(PathBuf::from);
+    let cwd = args.opt_str("cwd")?;
+    let dir = roots.resolve("cwd", cwd, None)?;
+    if !dir.is_dir() {
+        return Err(ToolError::new(
+            codes::INVALID_ARGUMENTS,
+            format!(
+                "argument \"cwd\" ({}): not a folder",
+                cwd.unwrap_or_default()
+            ),
+        ));
+    }
+    spec.cwd = Some(dir);
     spec.stdin = args.opt_str("stdin")?.map(|s| s.as_bytes().to_vec());
     let asked = Duration::from_secs(args.opt_u64("timeout_s")?.unwrap_or(DEFAULT_TIMEOUT_S));
     // The host's deadline for the call wins over a longer CLI limit.
@@ -153,7 +170,8 @@ mod tests {
     }
 
     fn run(command: &str, call: Value) -> Result<Value, ToolError> {
-        let spec = build_spec(command, &args(call), Duration::from_secs(10))?;
+        let roots = Roots::new(vec![std::env::temp_dir()]).expect("roots");
+        let spec = build_spec(command, &args(call), &roots, Duration::from_secs(10))?;
         interpret(&coremcp_spawn::run(&spec, None).map_err(spawn_error)?)
     }
 
@@ -224,12 +242,16 @@ mod tests {
     }
 
     #[test]
-    fn reads_stdin_and_cwd() {
+    fn reads_stdin_and_cwd_inside_the_roots() {
+        let tmp = std::env::temp_dir().canonicalize().expect("temp dir");
+        let script = "printf '{\"in\":\"%s\",\"cwd\":\"%s\"}' \"$(cat)\" \"$PWD\"";
         let out = run(
             "sh -c",
-            json!({"args": ["printf '{\"in\":\"%s\",\"cwd\":\"%s\"}' \"$(cat)\" \"$PWD\""], "stdin": "hi", "cwd": "/"}),
+            json!({"args": [script], "stdin": "hi", "cwd": tmp.to_string_lossy()}),
         )
         .expect("runs");
-        assert_eq!(out, json!({"in": "hi", "cwd": "/"}));
+        assert_eq!(out, json!({"in": "hi", "cwd": tmp.to_string_lossy()}));
+        let err = run("sh -c", json!({"args": [script], "cwd": "/"})).expect_err("outside");
+        assert!(err.message.as_str().contains("outside the roots"), "{err}");
     }
 }

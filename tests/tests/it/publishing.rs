@@ -21,12 +21,20 @@ for a in "$@"; do printf '%s"%s"' "$sep" "$a"; sep=","; done
 printf ']}\n'
 "#;
 
+/// The host, with the CLI's own folder as its only root.
 fn server(cli: &std::path::Path) -> (TempDir, Server) {
     let dir = plugins(&["publishing"]);
     let cmd = cli.to_string_lossy().into_owned();
+    // (A CLI that does not exist has no folder to be a root: then the temp folder.)
+    let root = cli
+        .parent()
+        .filter(|dir| dir.is_dir())
+        .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf)
+        .to_string_lossy()
+        .into_owned();
     let mut server = Server::start(
         dir.path(),
-        &[],
+        &["--root", &root],
         &[
             ("COREMCP_PUBLISH_CMD", cmd.as_str()),
             ("FAKE_API_TOKEN", "s3cret"),
@@ -127,4 +135,45 @@ fn the_cli_gets_a_scrubbed_environment_stdin_and_cwd() {
         result["structuredContent"],
         json!({"stdin": "hello", "cwd": cwd})
     );
+}
+
+#[test]
+fn the_cli_runs_only_in_a_folder_inside_the_roots() {
+    let bin = TempDir::new("cli");
+    let cli = bin.script("publish", CLI);
+    std::fs::create_dir_all(bin.path().join("site")).expect("mkdir");
+    let (_dir, mut server) = server(&cli);
+    let root = bin.path().canonicalize().expect("canonical");
+    let at = |server: &mut Server, cwd: Option<&str>| {
+        let mut args = json!({"args": ["stdin"], "stdin": ""});
+        if let Some(cwd) = cwd {
+            args["cwd"] = json!(cwd);
+        }
+        server.call("publishing", args)
+    };
+    let result = at(&mut server, None);
+    assert_eq!(
+        result["structuredContent"]["cwd"],
+        root.to_string_lossy().as_ref(),
+        "the first root by default: {result}"
+    );
+    let result = at(&mut server, Some("site"));
+    assert_eq!(
+        result["structuredContent"]["cwd"],
+        root.join("site").to_string_lossy().as_ref()
+    );
+    for (cwd, needle) in [
+        ("/etc", "an absolute path outside the roots"),
+        ("../", "\"..\" is not allowed"),
+        ("site/../..", "\"..\" is not allowed"),
+        ("publish", "not a folder"),
+        ("missing", "missing"),
+    ] {
+        let result = at(&mut server, Some(cwd));
+        assert!(is_error(&result), "{cwd}: {result}");
+        assert!(
+            text(&result).contains("argument \"cwd\"") && text(&result).contains(needle),
+            "{cwd}: {result}"
+        );
+    }
 }
