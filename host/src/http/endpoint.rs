@@ -334,7 +334,7 @@ impl Endpoint<'_> {
                     if method == "initialize" && headers.get(SESSION_HEADER).is_none() {
                         match self.sessions.create(principal) {
                             Ok(session) => (session, true),
-                            Err(e @ CreateError::Full(_)) => {
+                            Err(e @ CreateError::Full { .. }) => {
                                 return body::rpc_error(
                                     StatusCode::SERVICE_UNAVAILABLE,
                                     Some(&id),

@@ -7,9 +7,13 @@
 //! Invariants:
 //! - A session id is 16 bytes from `/dev/urandom`, in hex: unguessable, and never reused.
 //! - An ended session is gone from the table at once: its id answers 404 from then on.
-//! - The table never holds more than its limit: at the limit, the least recently active *idle*
-//!   session (no request in flight, no GET stream) is ended to make room; if none is idle, the
-//!   new session is refused. A session idle for [`IDLE_LIMIT`] is ended by [`Sessions::reap`].
+//! - No principal holds more than its limit of sessions ([`MAX_SESSIONS_PER_PRINCIPAL`]): at
+//!   the limit, *its own* least recently active idle session (no request in flight, no GET
+//!   stream) is ended to make room; if none of its sessions is idle, the new one is refused.
+//!   One principal never ends another's session, so a token holder opening sessions in a loop
+//!   only ever evicts its own. Principals are the token names (or `local`), so the table is
+//!   bounded by the tokens file. A session idle for [`IDLE_LIMIT`] is ended by
+//!   [`Sessions::reap`].
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -26,16 +30,19 @@ use crate::upstream::hub::Upstreams;
 use super::auth::Principal;
 use super::outbox::Router;
 
-/// Sessions kept at most.
-pub const MAX_SESSIONS: usize = 256;
+/// Sessions one principal keeps at most.
+pub const MAX_SESSIONS_PER_PRINCIPAL: usize = 256;
 /// A session with no request in flight and no GET stream is ended after this long.
 pub const IDLE_LIMIT: Duration = Duration::from_secs(60 * 60);
 
 /// Why a session could not be created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateError {
-    #[error("too many sessions ({0}), all of them active: end one (DELETE /mcp) or retry later")]
-    Full(usize),
+    #[error(
+        "too many sessions for {principal} ({limit}), all of them active: end one (DELETE /mcp) \
+         or retry later"
+    )]
+    Full { principal: Principal, limit: usize },
     #[error("cannot read /dev/urandom for a session id: {0}")]
     Entropy(#[from] std::io::Error),
 }
@@ -107,7 +114,7 @@ pub struct Sessions {
 
 impl Sessions {
     pub fn new(config: Config, plugins: Arc<PluginSet>, upstreams: Arc<Upstreams>) -> Self {
-        Self::with_limit(config, plugins, upstreams, MAX_SESSIONS)
+        Self::with_limit(config, plugins, upstreams, MAX_SESSIONS_PER_PRINCIPAL)
     }
 
     pub fn with_limit(
@@ -133,15 +140,18 @@ impl Sessions {
     pub fn create(&self, principal: Principal) -> Result<Arc<HttpSession>, CreateError> {
         let id = random_id()?;
         let mut table = self.lock();
-        if table.len() >= self.limit {
-            let evict = table
-                .values()
+        let own = table.values().filter(|s| s.principal == principal);
+        if own.clone().count() >= self.limit {
+            let evict = own
                 .filter_map(|s| s.idle_since().map(|at| (at, s.id.clone())))
                 .min()
                 .map(|(_, id)| id)
-                .ok_or(CreateError::Full(self.limit))?;
+                .ok_or_else(|| CreateError::Full {
+                    principal: principal.clone(),
+                    limit: self.limit,
+                })?;
             if let Some(old) = table.remove(&evict) {
-                tracing::info!(session = %short(&old.id), "session limit reached; ended the least recently active idle session");
+                tracing::info!(session = %short(&old.id), principal = %principal, "session limit reached; ended this principal's least recently active idle session");
                 old.router.close();
             }
         }
@@ -292,8 +302,44 @@ mod tests {
             .expect("busy: a request");
         assert!(matches!(
             sessions.create(Principal::Local),
-            Err(CreateError::Full(2))
+            Err(CreateError::Full { limit: 2, .. })
         ));
+    }
+
+    #[test]
+    fn one_principal_never_ends_anothers_sessions() {
+        let (_dir, sessions) = sessions(2);
+        let theirs = sessions
+            .create(Principal::Token("victim".into()))
+            .expect("victim");
+        let attacker = Principal::Token("attacker".into());
+        let mut mine = Vec::new();
+        for _ in 0..20 {
+            mine.push(sessions.create(attacker.clone()).expect("evicts its own"));
+        }
+        assert!(
+            sessions.get(theirs.id()).is_some(),
+            "the victim's idle session lives"
+        );
+        assert_eq!(sessions.len(), 3);
+        // With every one of its sessions busy, the attacker is refused, naming it…
+        let last = mine.pop().expect("last");
+        let before = mine.pop().expect("before");
+        let _a = last.router().listen().expect("busy");
+        let _b = before.router().listen().expect("busy");
+        let err = match sessions.create(attacker) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("refused"),
+        };
+        assert!(
+            err.starts_with("too many sessions for attacker (2)"),
+            "{err}"
+        );
+        // …and the victim can still open another.
+        sessions
+            .create(Principal::Token("victim".into()))
+            .expect("the victim has room");
+        assert!(sessions.get(theirs.id()).is_some());
     }
 
     #[test]
