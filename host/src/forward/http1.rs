@@ -44,6 +44,9 @@ pub enum HttpError {
     /// The connection broke, or the answer is not valid HTTP, after the request was sent.
     #[error("{0}")]
     Answer(String),
+    /// The answer is over [`MAX_BODY`] (`bytes`: its length, when the peer said it).
+    #[error("the answer{} is over the {MAX_BODY}-byte limit", bytes.map_or_else(String::new, |b| format!(" of {b} bytes")))]
+    TooLarge { bytes: Option<u64> },
 }
 
 impl HttpError {
@@ -199,9 +202,7 @@ impl Response<'_> {
             }
             body.extend_from_slice(&piece);
             if body.len() > MAX_BODY {
-                return Err(HttpError::Answer(format!(
-                    "the answer is over {MAX_BODY} bytes"
-                )));
+                return Err(HttpError::TooLarge { bytes: None });
             }
         }
     }
@@ -363,9 +364,9 @@ impl Conn {
                 .parse::<usize>()
                 .map_err(|_| HttpError::Answer(format!("bad Content-Length {length:?}")))?;
             if length > MAX_BODY {
-                return Err(HttpError::Answer(format!(
-                    "the answer is {length} bytes, over the {MAX_BODY}-byte limit"
-                )));
+                return Err(HttpError::TooLarge {
+                    bytes: Some(length as u64),
+                });
             }
             Body::Length(self, length)
         } else if status == 204 || status == 304 || (100..200).contains(&status) {

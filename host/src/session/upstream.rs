@@ -164,12 +164,8 @@ impl Inner {
             }
             let text = match outcome {
                 Some(Ok(result)) => finish(result),
-                Some(Err((code, message))) => {
-                    let e = UpstreamError::Rpc {
-                        method: "tools/call".to_owned(),
-                        code,
-                        message,
-                    };
+                Some(Err(refused)) => {
+                    let e = refused.into_error("tools/call");
                     render::call_error_text(&failed(&call_done.tool, &server_done, &e))
                 }
                 None => {
@@ -253,7 +249,12 @@ impl Inner {
 }
 
 /// The error text of a call the server did not answer with a result.
+/// The text a failed call answers with; an answer discarded for its size is logged too (the
+/// server misbehaves, and whoever runs Core MCP should hear of it).
 fn failed(full: &str, server: &str, e: &UpstreamError) -> String {
+    if let UpstreamError::TooLarge { bytes, .. } = e {
+        tracing::warn!(server = %server, tool = %full, bytes, "an upstream answer over the size limit was discarded: {e}");
+    }
     format!("{full} failed: the MCP server \"{server}\": {e}")
 }
 

@@ -224,6 +224,10 @@ impl HttpTransport {
         let never = AtomicBool::new(false);
         match self.post(&message, None, sent, deadline, &never) {
             Ok(_) => Ok(()),
+            Err(Failure::Http(HttpError::TooLarge { bytes })) => Err(UpstreamError::TooLarge {
+                method: method.to_owned(),
+                bytes,
+            }),
             Err(Failure::Http(source)) => Err(UpstreamError::Http {
                 method: method.to_owned(),
                 source,
@@ -365,6 +369,10 @@ impl HttpTransport {
                 self.tell_cancelled(method, id, sent, &reason);
                 Err(timed_out(method, timeout))
             }
+            Err(Failure::Http(HttpError::TooLarge { bytes })) => Err(UpstreamError::TooLarge {
+                method: method.to_owned(),
+                bytes,
+            }),
             Err(Failure::Http(source)) => Err(UpstreamError::Http {
                 method: method.to_owned(),
                 source,
@@ -568,7 +576,7 @@ fn read_answer(
         }
         read += piece.len();
         if read > MAX_BODY {
-            return Err(HttpError::Answer(format!("the answer is over {MAX_BODY} bytes")).into());
+            return Err(HttpError::TooLarge { bytes: None }.into());
         }
         for event in events.feed(&piece) {
             let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
@@ -766,5 +774,40 @@ mod tests {
             .request("ping", json!({}), Duration::from_secs(5), &never)
             .expect_err("404");
         assert!(err.to_string().contains("404"), "{err}");
+    }
+
+    #[test]
+    fn an_answer_over_the_limit_fails_its_request_at_once_and_the_next_one_works() {
+        let base = serve(|seen, stream| match seen.method() {
+            "initialize" => {
+                let answer = result(seen, json!({"protocolVersion": "2025-06-18"}));
+                reply(stream, 200, &[("Mcp-Session-Id", "s")], &answer);
+            }
+            "notifications/initialized" => accepted(stream),
+            "huge" => {
+                let text = "h".repeat(MAX_BODY + 1);
+                reply(stream, 200, &[], &result(seen, json!({"text": text})));
+            }
+            _ => reply(stream, 200, &[], &result(seen, json!("small"))),
+        });
+        let t = transport(&base);
+        let never = AtomicBool::new(false);
+        t.request("initialize", json!({}), Duration::from_secs(5), &never)
+            .expect("initialize");
+        let started = Instant::now();
+        let err = t
+            .request("huge", json!({}), Duration::from_secs(20), &never)
+            .expect_err("too large");
+        assert!(started.elapsed() < Duration::from_secs(5), "at once");
+        assert!(matches!(err, UpstreamError::TooLarge { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("its answer to huge (8388654 bytes) is over the 8388608-byte limit"),
+            "{err}"
+        );
+        let next = t
+            .request("small", json!({}), Duration::from_secs(5), &never)
+            .expect("the transport still works");
+        assert_eq!(next, json!("small"));
     }
 }

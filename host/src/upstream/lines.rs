@@ -3,7 +3,10 @@
 //!
 //! Invariant: memory held is at most the bound plus one read buffer, whatever the peer sends. A
 //! line longer than the bound is discarded as it streams (never buffered whole) and reported as
-//! [`Line::TooLong`] with its length once its newline (or the end) arrives.
+//! [`Line::TooLong`] with its length once its newline (or the end) arrives — and with the
+//! top-level `"id"` of the JSON-RPC message it held, wherever in the line that was
+//! ([`IdScan`]), so the request it answered can be failed at once instead of waiting out its
+//! deadline.
 
 use std::io::{self, BufRead};
 
@@ -12,8 +15,9 @@ use std::io::{self, BufRead};
 pub enum Line {
     /// A complete line, without its newline (and without a trailing `\r`).
     Text(Vec<u8>),
-    /// A line over the bound, discarded; `bytes` is its length.
-    TooLong { bytes: u64 },
+    /// A line over the bound, discarded; `bytes` is its length, `id` the numeric top-level
+    /// `"id"` of the JSON object it held, if it had one.
+    TooLong { bytes: u64, id: Option<u64> },
 }
 
 /// Reads bounded lines from `reader`.
@@ -31,6 +35,7 @@ impl<R: BufRead> Lines<R> {
     pub fn next_line(&mut self) -> io::Result<Option<Line>> {
         let mut line = Vec::new();
         let mut discarded: Option<u64> = None;
+        let mut scan = IdScan::default();
         loop {
             let buf = match self.reader.fill_buf() {
                 Ok(buf) => buf,
@@ -39,7 +44,10 @@ impl<R: BufRead> Lines<R> {
             };
             if buf.is_empty() {
                 return Ok(match discarded {
-                    Some(bytes) => Some(Line::TooLong { bytes }),
+                    Some(bytes) => Some(Line::TooLong {
+                        bytes,
+                        id: scan.id(),
+                    }),
                     None if line.is_empty() => None,
                     None => Some(Line::Text(trim_cr(line))),
                 });
@@ -49,9 +57,14 @@ impl<R: BufRead> Lines<R> {
                 None => (buf, None),
             };
             match &mut discarded {
-                Some(bytes) => *bytes += piece.len() as u64,
+                Some(bytes) => {
+                    *bytes += piece.len() as u64;
+                    scan.feed(piece);
+                }
                 None if line.len() + piece.len() > self.max => {
                     discarded = Some((line.len() + piece.len()) as u64);
+                    scan.feed(&line);
+                    scan.feed(piece);
                     line = Vec::new();
                 }
                 None => line.extend_from_slice(piece),
@@ -60,9 +73,113 @@ impl<R: BufRead> Lines<R> {
             self.reader.consume(used);
             if found.is_some() {
                 return Ok(Some(match discarded {
-                    Some(bytes) => Line::TooLong { bytes },
+                    Some(bytes) => Line::TooLong {
+                        bytes,
+                        id: scan.id(),
+                    },
                     None => Line::Text(trim_cr(line)),
                 }));
+            }
+        }
+    }
+}
+
+/// Finds the numeric top-level `"id"` of a JSON object fed in pieces, keeping nothing of it
+/// but a few bytes of state: it tracks strings, escapes and nesting, and reads the value of the
+/// key `id` at depth 1 wherever it comes (first, as most servers write it, or last, after a
+/// megabyte of `result`).
+#[derive(Debug, Default)]
+pub struct IdScan {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    /// At depth 1, the next string is a key (after `{` or `,`).
+    key_next: bool,
+    /// The key being read, while it still may be `id` (`None` once it cannot).
+    key: Option<Vec<u8>>,
+    state: IdState,
+    digits: Vec<u8>,
+    found: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum IdState {
+    #[default]
+    Looking,
+    /// Read the key `id`: a `:` comes next.
+    Colon,
+    /// After `"id":`: the value comes next.
+    Value,
+    /// Reading its digits.
+    Number,
+}
+
+impl IdScan {
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.step(b);
+        }
+    }
+
+    /// The id, once its value was read whole.
+    pub fn id(&self) -> Option<u64> {
+        self.found
+    }
+
+    fn step(&mut self, b: u8) {
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+                self.key = None;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if self.key.take().is_some_and(|k| k == b"id") && self.found.is_none() {
+                    self.state = IdState::Colon;
+                }
+            } else if let Some(key) = &mut self.key {
+                key.push(b);
+                if key.len() > 2 {
+                    self.key = None;
+                }
+            }
+            return;
+        }
+        if self.state == IdState::Number {
+            if b.is_ascii_digit() && self.digits.len() < 20 {
+                self.digits.push(b);
+                return;
+            }
+            self.found = std::str::from_utf8(&self.digits)
+                .ok()
+                .and_then(|d| d.parse().ok());
+            self.state = IdState::Looking;
+        }
+        match (self.state, b) {
+            (_, b' ' | b'\t' | b'\r' | b'\n') => {}
+            (IdState::Colon, b':') => self.state = IdState::Value,
+            (IdState::Value, b'0'..=b'9') => {
+                self.digits.clear();
+                self.digits.push(b);
+                self.state = IdState::Number;
+            }
+            _ => {
+                self.state = IdState::Looking;
+                match b {
+                    b'"' => {
+                        self.in_string = true;
+                        self.key = (self.depth == 1 && self.key_next).then(Vec::new);
+                        self.key_next = false;
+                    }
+                    b'{' | b'[' => {
+                        self.depth += 1;
+                        self.key_next = b == b'{' && self.depth == 1;
+                    }
+                    b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                    b',' => self.key_next = self.depth == 1,
+                    _ => self.key_next = false,
+                }
             }
         }
     }
@@ -92,7 +209,10 @@ mod tests {
                 all(input, 8, buffer),
                 [
                     Line::Text(b"one".to_vec()),
-                    Line::TooLong { bytes: 16 },
+                    Line::TooLong {
+                        bytes: 16,
+                        id: None
+                    },
                     Line::Text(b"two".to_vec()),
                     Line::Text(Vec::new()),
                     Line::Text(b"last".to_vec()),
@@ -100,8 +220,59 @@ mod tests {
                 "buffer {buffer}"
             );
         }
-        assert_eq!(all(b"0123456789", 4, 2), [Line::TooLong { bytes: 10 }]);
+        assert_eq!(
+            all(b"0123456789", 4, 2),
+            [Line::TooLong {
+                bytes: 10,
+                id: None
+            }]
+        );
         assert_eq!(all(b"", 4, 2), []);
+    }
+
+    fn id_of(text: &str) -> Option<u64> {
+        let mut scan = IdScan::default();
+        // Fed a byte at a time: pieces may split anything.
+        for b in text.as_bytes() {
+            scan.feed(std::slice::from_ref(b));
+        }
+        scan.id()
+    }
+
+    #[test]
+    fn the_top_level_id_is_found_wherever_it_is() {
+        let check = |text: &str, want: Option<u64>| assert_eq!(id_of(text), want, "{text}");
+        check(r#"{"jsonrpc":"2.0","id":7,"result":{"x":1}}"#, Some(7));
+        check(
+            r#"{"result":{"id":1,"t":"\"id\":2"},"jsonrpc":"2.0","id":42}"#,
+            Some(42),
+        );
+        check(r#"{ "id" : 12345 , "result": [ {"id": 9} ] }"#, Some(12345));
+        check(r#"{"result":"a \"id\": 3 \\","id":8}"#, Some(8));
+        check(r#"{"result":{"nested":{"id":5}}}"#, None);
+        check(r#"{"idx":4,"id":"s1"}"#, None);
+        check(r#"{"xid":4}"#, None);
+        check(r#"["id", 3]"#, None);
+        check(r#"{"id":18446744073709551616}"#, None);
+    }
+
+    #[test]
+    fn a_long_line_reports_the_id_it_answered() {
+        let big = format!(r#"{{"result":{{"text":"{}"}},"id":31}}"#, "h".repeat(5000));
+        let input = format!("{big}\n{{\"id\":1}}\n");
+        for buffer in [7, 64, 8192] {
+            assert_eq!(
+                all(input.as_bytes(), 100, buffer),
+                [
+                    Line::TooLong {
+                        bytes: big.len() as u64,
+                        id: Some(31)
+                    },
+                    Line::Text(b"{\"id\":1}".to_vec())
+                ],
+                "buffer {buffer}"
+            );
+        }
     }
 
     #[test]
@@ -120,7 +291,10 @@ mod tests {
         let mut lines = Lines::new(reader, 1024);
         assert_eq!(
             lines.next_line().expect("read"),
-            Some(Line::TooLong { bytes: 64 << 20 })
+            Some(Line::TooLong {
+                bytes: 64 << 20,
+                id: None
+            })
         );
         assert_eq!(
             lines.next_line().expect("read"),

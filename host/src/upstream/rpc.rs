@@ -54,6 +54,47 @@ pub enum UpstreamError {
     /// The server broke the protocol (bad answer, unsupported version…).
     #[error("{0}")]
     Protocol(String),
+    /// The answer was over the size limit and was discarded unread (the connection stays
+    /// usable: the line was skipped whole).
+    #[error(
+        "its answer to {method}{} is over the {limit}-byte limit and was discarded unread",
+        bytes.map_or_else(String::new, |b| format!(" ({b} bytes)")),
+        limit = crate::mcp::MAX_LINE_BYTES
+    )]
+    TooLarge { method: String, bytes: Option<u64> },
+}
+
+/// An answer that is not a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The server answered with a JSON-RPC error.
+    Error { code: i64, message: String },
+    /// The answer was over the size limit and was discarded unread.
+    TooLarge { bytes: u64 },
+}
+
+impl From<(i64, String)> for Refused {
+    fn from((code, message): (i64, String)) -> Self {
+        Refused::Error { code, message }
+    }
+}
+
+impl Refused {
+    /// The error request `method` ends with.
+    pub fn into_error(self, method: &str) -> UpstreamError {
+        let method = method.to_owned();
+        match self {
+            Refused::Error { code, message } => UpstreamError::Rpc {
+                method,
+                code,
+                message,
+            },
+            Refused::TooLarge { bytes } => UpstreamError::TooLarge {
+                method,
+                bytes: Some(bytes),
+            },
+        }
+    }
 }
 
 /// One message from the server, classified.

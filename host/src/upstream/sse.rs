@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::http::Pool;
-use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
+use super::rpc::{classify, method_not_found, Incoming, Notices, Refused, UpstreamError};
 use super::wait::{lock, Call, GaveUp, Peer, Pending};
 use crate::forward::events::Events;
 use crate::forward::http1::{Conn, HttpError, Url, MAX_BODY};
@@ -338,7 +338,9 @@ fn stream(
                 continue;
             };
             match classify(&message) {
-                Incoming::Response { id, outcome } => shared.pending.answer(id, outcome),
+                Incoming::Response { id, outcome } => {
+                    shared.pending.answer(id, outcome.map_err(Refused::from))
+                }
                 Incoming::Request { id, method } => {
                     if let Some(url) = &endpoint {
                         let answer = method_not_found(&id, &method);

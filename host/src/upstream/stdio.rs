@@ -7,7 +7,9 @@
 //!
 //! Invariants:
 //! - Memory is bounded: a stdout line over [`MAX_LINE_BYTES`] is discarded as it streams and
-//!   reported as a warning; stderr is a ring.
+//!   reported as a warning; the request it answered (its top-level `id`, found as it streams)
+//!   ends at once with [`UpstreamError::TooLarge`], and the connection carries on. stderr is a
+//!   ring.
 //! - A request waits at most its timeout; when the server goes away every waiting request ends
 //!   at once with [`UpstreamError::Closed`], carrying the exit status and recent stderr.
 //! - A request is cancelled when its caller's `cancel` flag is set (polled at least every
@@ -29,7 +31,7 @@ use serde_json::{json, Value};
 
 use super::lines::{Line, Lines};
 use super::ring::Ring;
-use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
+use super::rpc::{classify, method_not_found, Incoming, Notices, Refused, UpstreamError};
 use super::wait::{lock, Call, Done, Peer, Pending};
 use crate::mcp::MAX_LINE_BYTES;
 
@@ -244,11 +246,16 @@ fn read_stdout(stdout: impl Read, shared: &Shared) {
     while let Ok(Some(line)) = lines.next_line() {
         let text = match line {
             Line::Text(text) => text,
-            Line::TooLong { bytes } => {
+            Line::TooLong { bytes, id } => {
                 shared.notices.warn(format!(
                     "discarded a stdout line of {bytes} bytes (over the {MAX_LINE_BYTES}-byte \
-                     limit)"
+                     limit){}",
+                    id.map_or_else(String::new, |id| format!(", the answer to request {id}"))
                 ));
+                // The request it answered ends now, saying why, instead of at its deadline.
+                if let Some(id) = id {
+                    shared.pending.answer(id, Err(Refused::TooLarge { bytes }));
+                }
                 continue;
             }
         };
@@ -266,7 +273,9 @@ fn read_stdout(stdout: impl Read, shared: &Shared) {
             }
         };
         match classify(&message) {
-            Incoming::Response { id, outcome } => shared.pending.answer(id, outcome),
+            Incoming::Response { id, outcome } => {
+                shared.pending.answer(id, outcome.map_err(Refused::from))
+            }
             Incoming::Request { id, method } => {
                 let _ = shared.write(&method_not_found(&id, &method));
             }

@@ -25,13 +25,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::rpc::UpstreamError;
+use super::rpc::{Refused, UpstreamError};
 
 /// The longest wait for an answer between two looks at the caller's cancel flag.
 pub const SLICE: Duration = Duration::from_millis(50);
 
-/// The answer to a request: its result, or its JSON-RPC error (code, message).
-pub type Outcome = Result<Value, (i64, String)>;
+/// The answer to a request: its result, or why there is none (its JSON-RPC error, or an
+/// answer too large to read).
+pub type Outcome = Result<Value, Refused>;
 
 /// Locks `mutex`, recovering the data if another thread panicked while holding it.
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -169,13 +170,7 @@ impl Pending {
             let left = call.deadline.saturating_duration_since(Instant::now());
             match answer.recv_timeout(left.min(SLICE)) {
                 Ok(Ok(result)) => return Ok(result),
-                Ok(Err((code, message))) => {
-                    return Err(UpstreamError::Rpc {
-                        method: call.method.to_owned(),
-                        code,
-                        message,
-                    })
-                }
+                Ok(Err(refused)) => return Err(refused.into_error(call.method)),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if call.cancel.load(Ordering::Relaxed) {
                         return Err(self.give_up(call, GaveUp::Cancelled, peer));

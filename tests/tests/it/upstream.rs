@@ -541,3 +541,43 @@ fn grants_are_default_deny_and_name_who_may_call_what() {
     assert_eq!(code, 2);
     assert!(stderr.contains("COREMCP_MCP_GRANTS rule 1"), "{stderr}");
 }
+
+#[test]
+fn a_server_publishes_at_most_its_max_tools_and_a_repeated_cursor_is_named() {
+    let mut capped = misbehave("capped", "flood");
+    capped["maxTools"] = json!(50);
+    let (code, servers, stderr) = upstream_json(
+        json!([
+            misbehave("flood", "flood"),
+            capped,
+            misbehave("loops", "samecursor")
+        ]),
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let flood = by_id(&servers, "flood");
+    assert_eq!(flood["tools"], 10_000, "{flood}");
+    assert_eq!(names(flood).len(), 200, "the default cap");
+    assert_eq!(names(flood)[199], "mcp__flood__f00199");
+    let withheld = flood["withheld"].as_array().expect("withheld");
+    assert_eq!(withheld.len(), 9_800);
+    assert_eq!(withheld[0]["tool"], "f00200");
+    assert!(
+        withheld[0]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("more than 200 tools, its limit (maxTools in its mcp.json entry)"),
+        "{}",
+        withheld[0]
+    );
+    assert_eq!(names(by_id(&servers, "capped")).len(), 50);
+
+    let loops = by_id(&servers, "loops");
+    assert_eq!(names(loops).len(), 4, "{loops}");
+    let warnings = loops["warnings"].to_string();
+    assert!(
+        warnings.contains("the server repeated the cursor \\\"again\\\" (it would page forever)"),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("the server has more"), "{warnings}");
+}

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coremcp_tests::http::{EventStream, Serve};
-use coremcp_tests::{free_port, is_error, nulls, plugins, text, KillOnDrop, Server, TempDir};
+use coremcp_tests::{free_port, is_error, nulls, plugins, text, KillOnDrop, Server, TempDir, WAIT};
 use serde_json::{json, Value};
 
 const OFF_LINE: &str =
@@ -789,4 +789,39 @@ fn over_http_approval_rides_the_call_stream_and_refresh_has_an_endpoint() {
     );
     let status = coremcp_tests::http::request(serve.addr, "GET", "/api/status", &[], b"").json();
     assert_eq!(status["upstream"][0]["id"], "n", "{status}");
+}
+
+#[test]
+fn an_answer_over_8_mb_fails_its_call_at_once_and_the_server_keeps_serving() {
+    let setup = Setup::calls_server();
+    let (_dir, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=m"),
+        ("COREMCP_MCP_PREAPPROVED", "m"),
+    ]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__m__huge");
+    for tool in ["huge", "huge_id_last"] {
+        let started = Instant::now();
+        let result = server.call(&format!("mcp__m__{tool}"), json!({}));
+        let took = started.elapsed();
+        assert!(is_error(&result), "{result}");
+        let said = text(&result);
+        assert!(
+            said.starts_with(&format!(
+                "mcp__m__{tool} failed: the MCP server \"m\": its answer to tools/call ("
+            )) && said.contains("bytes) is over the 8388608-byte limit and was discarded unread"),
+            "{said}"
+        );
+        assert!(
+            took < Duration::from_secs(10),
+            "{tool}: answered after {took:?}"
+        );
+        let echoed = server.call("mcp__m__echo", json!({"message": "still here"}));
+        assert_eq!(text(&echoed), "still here", "{echoed}");
+    }
+    let log = server.wait_stderr("an upstream answer over the size limit was discarded", WAIT);
+    assert!(
+        log.contains("server=m") && log.contains("bytes=94"),
+        "{log}"
+    );
 }
