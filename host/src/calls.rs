@@ -94,13 +94,16 @@ impl Calls {
         Self { inner }
     }
 
-    /// Registers a call.
-    pub fn start(&self, id: &str, tool: &str, timeout: Duration) -> Arc<Call> {
+    /// Registers a call; `None` when a call with this id is already in flight.
+    pub fn start(&self, id: &str, tool: &str, timeout: Duration) -> Option<Arc<Call>> {
         let deadline = Instant::now() + timeout;
         let deadline_unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| (d + timeout).as_millis() as u64);
         let mut table = self.lock();
+        if table.by_id.contains_key(id) {
+            return None;
+        }
         table.seq += 1;
         let call = Arc::new(Call {
             id: id.to_owned(),
@@ -121,7 +124,7 @@ impl Calls {
         if wake {
             self.inner.wake.notify_one();
         }
-        call
+        Some(call)
     }
 
     /// Removes a finished call; true if its answer should be sent (then report
@@ -267,8 +270,12 @@ mod tests {
     #[test]
     fn a_call_that_overruns_is_answered_by_the_watchdog_once() {
         let (calls, timeouts) = calls();
-        let call = calls.start("1", "slow", Duration::from_millis(50));
-        let fast = calls.start("2", "fast", Duration::from_secs(30));
+        let call = calls
+            .start("1", "slow", Duration::from_millis(50))
+            .expect("registered");
+        let fast = calls
+            .start("2", "fast", Duration::from_secs(30))
+            .expect("registered");
         assert!(
             !calls.wait_idle(Duration::from_millis(1)),
             "answers are owed"
@@ -301,7 +308,9 @@ mod tests {
     #[test]
     fn cancelled_calls_are_never_answered() {
         let (calls, timeouts) = calls();
-        let call = calls.start("\"a\"", "t", Duration::from_millis(100));
+        let call = calls
+            .start("\"a\"", "t", Duration::from_millis(100))
+            .expect("registered");
         assert!(calls.cancel("\"a\""));
         assert!(!calls.cancel("\"a\""), "already gone");
         assert!(call.cancelled.load(Ordering::Relaxed));
@@ -311,12 +320,31 @@ mod tests {
     }
 
     #[test]
+    fn an_id_in_flight_is_not_registered_twice() {
+        let (calls, _timeouts) = calls();
+        let first = calls
+            .start("7", "t", Duration::from_secs(30))
+            .expect("first");
+        assert!(calls.start("7", "t", Duration::from_secs(30)).is_none());
+        assert!(calls.finish(&first));
+        calls.answered();
+        assert!(
+            calls.start("7", "t", Duration::from_secs(30)).is_some(),
+            "free again once answered"
+        );
+    }
+
+    #[test]
     fn an_earlier_deadline_wakes_the_watchdog() {
         let (calls, timeouts) = calls();
-        let _long = calls.start("1", "t", Duration::from_secs(60));
+        let _long = calls
+            .start("1", "t", Duration::from_secs(60))
+            .expect("registered");
         thread::sleep(Duration::from_millis(20));
         let started = Instant::now();
-        let _short = calls.start("2", "t", Duration::from_millis(30));
+        let _short = calls
+            .start("2", "t", Duration::from_millis(30))
+            .expect("registered");
         assert_eq!(
             timeouts
                 .recv_timeout(Duration::from_secs(5))

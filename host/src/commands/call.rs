@@ -54,6 +54,14 @@ pub fn run(config: Config, tool: &str, arguments: Option<&str>) -> Result<ExitCo
         Caller::Stdio,
         Arc::new(ChannelOutbox(Mutex::new(tx))),
     );
+    // The lifecycle an agent's session goes through: initialize (answered as id 0 and not
+    // waited for: it is answered before the call is even read), then the call.
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                            "params": {"protocolVersion": crate::mcp::PREFERRED_VERSION,
+                                       "capabilities": {},
+                                       "clientInfo": {"name": "coremcp call",
+                                                      "version": env!("CARGO_PKG_VERSION")}}});
+    session.handle(initialize.to_string().as_bytes());
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                          "params": {"name": tool, "arguments": args}});
     session.handle(request.to_string().as_bytes());

@@ -3,6 +3,9 @@
 //!
 //! Invariants: every request gets exactly one answer, except a call the client cancelled
 //! (which gets none, as the spec asks); a method we do not serve is answered -32601 at once;
+//! nothing but `initialize` and `ping` is served before `initialize`, and a second
+//! `initialize` is refused (the 2025 lifecycle); a request whose id is already in flight is
+//! refused, naming the id;
 //! tool calls run on the pool, so the transport's reader never waits for a plugin or an
 //! upstream server. A session lists the plugin tools and the upstream tools its caller is
 //! granted, and hears of upstream changes as a [`Listener`].
@@ -79,6 +82,8 @@ struct Inner {
     upstream_listed: Mutex<Option<Vec<String>>>,
     /// Upstream calls sent without a waiting thread, by request id (JSON text).
     detached: Detachments,
+    /// The protocol version `initialize` negotiated; empty until then.
+    negotiated: Mutex<Option<&'static str>>,
 }
 
 /// The detached upstream calls of a session, shared with its deadline watchdog.
@@ -135,6 +140,7 @@ impl Session {
             declined: Mutex::new(HashSet::new()),
             upstream_listed: Mutex::new(None),
             detached,
+            negotiated: Mutex::new(None),
         });
         let listener: Arc<dyn Listener> = Arc::clone(&inner) as Arc<dyn Listener>;
         let weak: Weak<dyn Listener> = Arc::downgrade(&listener);
@@ -210,12 +216,28 @@ impl Session {
 
     fn request(&self, id: &str, method: &str, params: Option<&RawValue>) {
         let inner = &self.inner;
-        let answer = match method {
-            "initialize" => Ok(self.initialize(params)),
-            "ping" => Ok("{}".to_owned()),
-            "tools/list" => self.tools_list(params),
-            "tools/call" => return self.tools_call(id, params),
-            "logging/setLevel" => self.set_level(params),
+        let served = matches!(method, "tools/list" | "tools/call" | "logging/setLevel");
+        let negotiated = *inner
+            .negotiated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let answer = match (method, negotiated) {
+            ("initialize", None) => Ok(self.initialize(params)),
+            ("initialize", Some(version)) => Err((
+                rpc::INVALID_REQUEST,
+                format!(
+                    "this session is already initialized (protocol {version}); a second \
+                     initialize is refused: start a new session to negotiate again"
+                ),
+            )),
+            ("ping", _) => Ok("{}".to_owned()),
+            (_, None) if served => Err((
+                rpc::INVALID_REQUEST,
+                format!("{method} before initialize: send initialize first (MCP lifecycle)"),
+            )),
+            ("tools/list", Some(_)) => self.tools_list(params),
+            ("tools/call", Some(_)) => return self.tools_call(id, params),
+            ("logging/setLevel", Some(_)) => self.set_level(params),
             _ => Err((rpc::METHOD_NOT_FOUND, format!("method not found: {method}"))),
         };
         inner.out.send(match answer {
@@ -282,6 +304,11 @@ impl Session {
         }
         let offered = params.and_then(|p| p.protocol_version);
         let version = mcp::negotiate(offered.as_deref());
+        *self
+            .inner
+            .negotiated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(version);
         tracing::info!(
             offered = offered.as_deref().unwrap_or("none"),
             version,
@@ -483,7 +510,9 @@ impl Session {
                 // A human answers in minutes, not seconds.
                 timeout += APPROVAL_WAIT;
             }
-            let call = inner.calls.start(id, name, timeout);
+            let Some(call) = inner.calls.start(id, name, timeout) else {
+                return reject(rpc::INVALID_REQUEST, duplicate(id));
+            };
             let job_inner = Arc::clone(inner);
             let args = args.to_owned();
             pool::global().spawn(Box::new(move || job_inner.answer_upstream(&call, &args)));
@@ -516,7 +545,9 @@ impl Session {
                 .out
                 .send(rpc::response(id, &render::call_error_text(&text)));
         }
-        let call = inner.calls.start(id, name, self.timeout_for(args));
+        let Some(call) = inner.calls.start(id, name, self.timeout_for(args)) else {
+            return reject(rpc::INVALID_REQUEST, duplicate(id));
+        };
         let job_inner = Arc::clone(inner);
         let args = args.to_owned();
         inner.plugins.slots()[index].gate.submit(
@@ -721,6 +752,14 @@ fn missing_gated_tools(catalog: Option<&catalog::CatalogGroup>) -> Vec<ToolSpec>
             }),
         })
         .collect()
+}
+
+/// The refusal of a request whose id is already in flight.
+fn duplicate(id: &str) -> String {
+    format!(
+        "request id {id} is already in flight in this session; a second request with it is \
+         refused (ids must be unique among the requests in flight)"
+    )
 }
 
 /// The error text for a tool whose group cannot serve it.

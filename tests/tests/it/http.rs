@@ -30,7 +30,7 @@ fn fixture_server() -> (TempDir, Serve) {
 #[test]
 fn a_session_lists_and_calls_over_json() {
     let (_dir, server) = fixture_server();
-    let stderr = server.stderr();
+    let stderr = server.wait_stderr("(proxy mode", WAIT);
     assert!(
         stderr.contains(&format!(
             "listening on http://{}/mcp (proxy mode, no tokens: loopback only)",
@@ -474,11 +474,7 @@ fn status_shows_the_relays_with_their_state() {
 fn service_mode_says_so() {
     let dir = plugins(&["fixture"]);
     let server = Serve::start(dir.path(), &["--service"]);
-    assert!(
-        server.stderr().contains("(service mode, "),
-        "{}",
-        server.stderr()
-    );
+    server.wait_stderr("(service mode, ", WAIT);
     let doc = request(server.addr, "GET", "/api/status", &[], b"").json();
     assert_eq!(doc["mode"], "service");
 }
@@ -500,11 +496,7 @@ fn tokens_guard_a_server_on_another_loopback_address() {
         &[],
     );
     assert_eq!(server.addr.ip().to_string(), "127.0.0.2");
-    assert!(
-        server.stderr().contains("bearer tokens: 2"),
-        "{}",
-        server.stderr()
-    );
+    server.wait_stderr("bearer tokens: 2", WAIT);
 
     let mut client = server.client();
     let init = client.message(
@@ -542,11 +534,8 @@ fn tokens_guard_a_server_on_another_loopback_address() {
         client.call("fixture_echo", json!({"x": 1}))["structuredContent"],
         json!({"x": 1})
     );
-    assert!(
-        server.stderr().contains("principal=ci"),
-        "the session records its principal: {}",
-        server.stderr()
-    );
+    // The session records its principal.
+    server.wait_stderr("principal=ci", WAIT);
     let status = request(
         server.addr,
         "GET",

@@ -87,7 +87,7 @@ fn a_panic_is_a_tool_error_and_the_host_keeps_serving() {
         json!({"result": 42}),
         "{result}"
     );
-    assert!(server.stderr().contains("panic"), "the panic is logged");
+    server.wait_stderr("panic", WAIT); // the panic is logged
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
         .get("isError")
         .is_none());
     let refusals: Vec<String> = server
-        .stderr()
+        .wait_stderr("plugin API 2.0.0", WAIT)
         .lines()
         .filter(|l| l.contains("plugin API 2.0.0"))
         .map(str::to_owned)

@@ -214,12 +214,8 @@ fn stdout_carries_nothing_but_json_rpc() {
             "{line}"
         );
     }
-    assert!(
-        server
-            .stderr()
-            .contains("this line must not reach the protocol stream"),
-        "the plugin's print went to stderr"
-    );
+    // The plugin's print went to stderr.
+    server.wait_stderr("this line must not reach the protocol stream", WAIT);
 }
 
 #[test]
@@ -238,10 +234,8 @@ fn plugin_logs_reach_the_client_at_its_level() {
         })
         .collect();
     assert_eq!(levels, ["error", "warning"]);
-    assert!(
-        server.stderr().contains("fixture log at Info"),
-        "all levels still go to stderr"
-    );
+    // All levels still go to stderr (polled: the line may still be in the pipe).
+    server.wait_stderr("fixture log at Info", WAIT);
 }
 
 #[test]
@@ -255,4 +249,78 @@ fn stdin_closing_lets_calls_in_flight_answer() {
     assert_eq!(answer["result"]["structuredContent"]["slept_ms"], 300);
     let _ = text(&answer["result"]);
     assert!(!is_error(&answer["result"]));
+}
+
+#[test]
+fn nothing_but_ping_is_served_before_initialize_and_initialize_happens_once() {
+    let (_dir, mut server) = server();
+    for method in ["tools/list", "tools/call", "logging/setLevel"] {
+        let answer = server.request(method, json!({"name": "fixture_echo", "level": "info"}));
+        assert_eq!(answer["error"]["code"], -32600, "{method}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(&format!(
+                    "{method} before initialize: send initialize first"
+                )),
+            "{answer}"
+        );
+    }
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    // Methods we do not serve are still answered -32601 at once (clients probe them).
+    assert_eq!(
+        server.request("server/discover", json!({}))["error"]["code"],
+        -32601
+    );
+    let first = server.initialize_with("2025-06-18");
+    assert_eq!(first["protocolVersion"], "2025-06-18");
+    let again = server.request(
+        "initialize",
+        json!({"protocolVersion": "2024-11-05", "capabilities": {},
+               "clientInfo": {"name": "again", "version": "0"}}),
+    );
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("already initialized (protocol 2025-06-18)"),
+        "{again}"
+    );
+    assert!(server.tool_names().contains(&"fixture_echo".to_owned()));
+}
+
+#[test]
+fn a_second_request_with_an_id_in_flight_is_refused() {
+    let (_dir, mut server) = server();
+    server.initialize();
+    let call = |ms: u64| {
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+               "params": {"name": "fixture_sleep", "arguments": {"ms": ms}}})
+    };
+    server.send(&call(500));
+    server.send(&call(1));
+    let first = server.answer(&json!(9), WAIT);
+    let second = server.answer(&json!(9), WAIT);
+    let (refused, ran) = if first.get("error").is_some() {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("request id 9 is already in flight"),
+        "{refused}"
+    );
+    assert_eq!(ran["result"]["structuredContent"]["slept_ms"], 500, "{ran}");
+    // Once answered, the id may be used again.
+    server.send(&call(1));
+    assert_eq!(
+        server.answer(&json!(9), WAIT)["result"]["structuredContent"]["slept_ms"],
+        1
+    );
 }

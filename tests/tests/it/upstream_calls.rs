@@ -200,7 +200,7 @@ fn real_servers_are_called_through_the_host_with_a_scrubbed_environment() {
     }
     let listing = server.request("tools/list", json!({}));
     assert!(nulls(&listing).is_empty(), "{:?}", nulls(&listing));
-    assert!(server.stderr().contains(OFF_LINE), "{}", server.stderr());
+    server.wait_stderr(OFF_LINE, WAIT);
 
     let echoed = server.call(
         "mcp__everything__echo",
@@ -296,11 +296,7 @@ fn an_http_server_that_goes_away_is_withdrawn_and_reconnected() {
         is_error(&down) && text(&down).contains("restarting"),
         "{down}"
     );
-    assert!(
-        server.stderr().contains("stopped answering ping"),
-        "{}",
-        server.stderr()
-    );
+    server.wait_stderr("stopped answering ping", WAIT);
 
     let _web = everything_http(&everything, port);
     let names = wait_listed(&mut server, "mcp__web__echo");
