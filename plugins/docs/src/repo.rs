@@ -3,8 +3,9 @@
 //! of name → path in the order given.
 //!
 //! Invariants: the first configured repository is the default; every path a tool touches is
-//! confined to the selected repository ([`Roots`] with that one folder); `project` (which needs
-//! the Registry) is refused as `unavailable`, never guessed.
+//! confined to the selected repository ([`Roots`] with that one folder) and lies outside any
+//! `.git` folder (git's own data: hooks and config there would run or leak); `project` (which
+//! needs the Registry) is refused as `unavailable`, never guessed.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,26 @@ impl Repo {
     /// The repository folder, canonical.
     pub fn dir(&self) -> &Path {
         self.roots.default_dir()
+    }
+
+    /// Refuses a path inside a `.git` folder, as asked (`shown`) or as resolved (`target`, a
+    /// symlink may lead there).
+    pub fn outside_git(&self, shown: &str, target: &Path) -> Result<(), ToolError> {
+        let is_git = |name: &std::ffi::OsStr| name.eq_ignore_ascii_case(".git");
+        let asked = Path::new(shown).components().any(|c| is_git(c.as_os_str()));
+        let resolved = target
+            .strip_prefix(self.dir())
+            .is_ok_and(|rel| rel.components().any(|c| is_git(c.as_os_str())));
+        if asked || resolved {
+            return Err(ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                format!(
+                    "argument \"path\" ({shown}): it is inside a .git folder, git's own data, \
+                     which the docs tools never touch"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// A canonical path inside the repository as a repo-relative `/`-separated path (`.` for

@@ -93,6 +93,7 @@ pub(crate) mod imp {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Value, ToolError> {
         let target = repo.roots.resolve("path", Some(&params.path), None)?;
+        repo.outside_git(&params.path, &target)?;
         let meta = fs::metadata(&target).map_err(|e| io_error(&params.path, &e))?;
         if meta.is_dir() {
             return list(repo, &target, cancelled);

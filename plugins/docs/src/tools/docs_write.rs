@@ -169,6 +169,7 @@ pub(crate) mod imp {
         }
         let _one_at_a_time = WRITES.lock().unwrap_or_else(PoisonError::into_inner);
         let target = repo.roots.resolve_new("path", shown, None)?;
+        repo.outside_git(shown, &target)?;
         // The path may be a symlink to another file inside the repository: that file is written.
         if !is_markdown(&target) {
             return Err(refusal(
@@ -499,7 +500,9 @@ pub(crate) mod imp {
                 .symlink(&tree.outside().join("secret.md"), "secret.md")
                 .symlink(&tree.repo().join("notes.txt"), "alias.md")
                 .symlink(&tree.repo().join("loop2.md"), "loop1.md")
-                .symlink(&tree.repo().join("loop1.md"), "loop2.md");
+                .symlink(&tree.repo().join("loop1.md"), "loop2.md")
+                .write(".git/HEAD", "ref: refs/heads/main\n")
+                .symlink(&tree.repo().join(".git"), "to-git");
             let repo = tree.open();
             let outside = tree.outside().join("new.md");
             let outside = outside.to_string_lossy();
@@ -514,6 +517,9 @@ pub(crate) mod imp {
                 ("notes.txt", ".md documents only"),
                 ("alias.md", "not a .md document"),
                 ("folder.md", "it is a folder"),
+                (".git/hooks/x.md", "inside a .git folder"),
+                ("sub/.GIT/config.md", "inside a .git folder"),
+                ("to-git/x.md", "inside a .git folder"),
             ];
             for (path, needle) in cases {
                 let err = write(&repo, &request(path, "x"), "a", NOW).expect_err(path);
@@ -527,6 +533,10 @@ pub(crate) mod imp {
             assert!(!tree.outside().join("new.md").exists());
             assert!(!tree.outside().join("deeper").exists());
             assert_eq!(tree.read("notes.txt"), "x");
+            assert!(
+                !tree.repo().join(".git/hooks").exists(),
+                "nothing under .git"
+            );
             // An absolute path inside the repository is fine.
             let inside = tree.repo().join("abs.md");
             let out =
