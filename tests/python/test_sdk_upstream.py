@@ -51,6 +51,10 @@ DECLINED = (
     f'The human declined to use the MCP server "{SERVER_ID}", so "{ECHO}" was not called. '
     "Do not retry it; carry on with the tools you have."
 )
+DISMISSED = (
+    f'The question whether "{ECHO}" may use the MCP server "{SERVER_ID}" was dismissed without an '
+    "answer, so nothing was called. Ask the user to approve it, or carry on with the tools you have."
+)
 APPROVAL_OFF_LINE = "MCP approval is OFF (COREMCP_MCP_REQUIRE_APPROVAL=false) — calls run unattended."
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
@@ -218,10 +222,9 @@ async def test_an_accepted_approval_holds_for_later_calls(upstream: Any) -> None
     assert up.calls_received() == ["echo", "echo"]
 
 
-@pytest.mark.parametrize("action", ["decline", "cancel"])
-async def test_a_declined_approval_refuses_the_call_and_later_ones(upstream: Any, action: str) -> None:
+async def test_a_declined_approval_refuses_the_call_and_later_ones(upstream: Any) -> None:
     up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
-    human = Human(action)
+    human = Human("decline")
     with anyio.fail_after(TEST_TIMEOUT):
         async with up.session(elicitation_callback=human) as session:
             await wait_for_tool(session, ECHO)
@@ -233,8 +236,22 @@ async def test_a_declined_approval_refuses_the_call_and_later_ones(upstream: Any
             second = await session.call_tool(ECHO, {"message": "hi"})
             assert second.is_error, describe(second)
             assert texts(second) == [DECLINED], describe(second)
-            assert len(human.asked) == 1, f"asked again after a {action}: {human.asked}"
+            assert len(human.asked) == 1, f"asked again after a decline: {human.asked}"
     assert up.calls_received() == [], "a refused call reached the server"
+
+
+async def test_a_dismissed_question_says_so_and_the_next_call_asks_again(upstream: Any) -> None:
+    up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
+    human = Human("cancel")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session(elicitation_callback=human) as session:
+            await wait_for_tool(session, ECHO)
+            for asked in (1, 2):
+                result = await session.call_tool(ECHO, {"message": "hi"})
+                assert result.is_error, describe(result)
+                assert texts(result) == [DISMISSED], describe(result)
+                assert len(human.asked) == asked, human.asked
+    assert up.calls_received() == [], "a dismissed call reached the server"
 
 
 async def test_a_client_without_elicitation_is_told_how_to_pre_approve(upstream: Any) -> None:

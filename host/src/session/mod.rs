@@ -506,7 +506,7 @@ impl Session {
         let route = inner.plugins.route(name);
         if route.is_none() && name.starts_with("mcp__") {
             let mut timeout = self.timeout_for(args);
-            if inner.upstreams.may_ask(name) {
+            if inner.upstreams.may_ask(name, &inner.caller) {
                 // A human answers in minutes, not seconds.
                 timeout += APPROVAL_WAIT;
             }

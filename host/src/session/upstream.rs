@@ -100,7 +100,7 @@ impl Inner {
                 "unknown tool: {full} (the MCP server \"{id}\" does not publish it{why})"
             )));
         }
-        if hub.policy().needs_approval(id) && !conn.approved() {
+        if hub.policy().needs_approval(id) && !conn.approved_for(&self.caller) {
             self.approve(call, &conn, id, &target.tool, args)?;
         }
         let left = call
@@ -216,7 +216,7 @@ impl Inner {
             return Err(Some(approval::cannot_ask(id, full)));
         }
         let _one_question = conn.asking();
-        if conn.approved() {
+        if conn.approved_for(&self.caller) {
             return Ok(());
         }
         if self.declined_lock().contains(&key) {
@@ -233,9 +233,16 @@ impl Inner {
         );
         match answer.as_ref().map(approval::answer) {
             Ok(Answer::Approved) => {
-                tracing::info!(server = id, "the human approved the server");
-                conn.approve();
+                tracing::info!(server = id, principal = %self.caller.principal(), "the human approved the server");
+                conn.approve(&self.caller);
                 Ok(())
+            }
+            Ok(Answer::Dismissed) => {
+                tracing::info!(
+                    server = id,
+                    "the approval question was dismissed; nothing was called"
+                );
+                Err(Some(approval::dismissed(id, full)))
             }
             Ok(Answer::Declined) => {
                 tracing::info!(server = id, "the human declined the server");
@@ -248,7 +255,6 @@ impl Inner {
     }
 }
 
-/// The error text of a call the server did not answer with a result.
 /// The text a failed call answers with; an answer discarded for its size is logged too (the
 /// server misbehaves, and whoever runs Core MCP should hear of it).
 fn failed(full: &str, server: &str, e: &UpstreamError) -> String {

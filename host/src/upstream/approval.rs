@@ -5,7 +5,11 @@
 //! - Approval is required unless `COREMCP_MCP_REQUIRE_APPROVAL=false` (which prints the boot
 //!   line [`OFF_LINE`]) or the server is named in `COREMCP_MCP_PREAPPROVED`.
 //! - Only an explicit `accept` approves; `decline`, `cancel`, an error, a malformed answer or
-//!   no answer in time all mean "not approved" (fail closed).
+//!   no answer in time all mean "not approved" (fail closed). A `decline` is final for the
+//!   connection; a `cancel` (the question was dismissed, as a headless client does) is said to
+//!   be one, and the next call asks again.
+//! - An approval holds for the principal that gave it on that connection only: another
+//!   principal's first call asks its own human.
 
 use serde_json::{json, Value};
 
@@ -73,6 +77,8 @@ impl Policy {
 pub enum Answer {
     Approved,
     Declined,
+    /// The question was dismissed without an answer (`cancel`).
+    Dismissed,
 }
 
 /// The `elicitation/create` parameters that ask whether `tool` of `server` may be called.
@@ -98,8 +104,18 @@ pub fn request(server: &str, server_info: Option<&str>, tool: &str, arguments: &
 pub fn answer(result: &Value) -> Answer {
     match result.get("action").and_then(Value::as_str) {
         Some("accept") => Answer::Approved,
+        Some("cancel") => Answer::Dismissed,
         Some(_) | None => Answer::Declined,
     }
+}
+
+/// The result text of a call whose question the client dismissed (`cancel`).
+pub fn dismissed(server: &str, tool: &str) -> String {
+    format!(
+        "The question whether \"{tool}\" may use the MCP server \"{server}\" was dismissed \
+         without an answer, so nothing was called. Ask the user to approve it, or carry on with \
+         the tools you have."
+    )
 }
 
 /// The result text of a call the human refused (exactly DESIGN §6's).

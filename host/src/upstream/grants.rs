@@ -21,6 +21,17 @@ pub enum Caller {
     Anonymous,
 }
 
+impl Caller {
+    /// The principal as grants name it: `stdio`, the token's NAME, or `*` (no token).
+    pub fn principal(&self) -> String {
+        match self {
+            Caller::Stdio => "stdio".to_owned(),
+            Caller::Token(name) => name.clone(),
+            Caller::Anonymous => "*".to_owned(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Principal {
     Stdio,

@@ -271,14 +271,14 @@ impl Upstreams {
         })
     }
 
-    /// Whether a call of `full` may have to ask a human first (its server needs approval and
-    /// its current connection, if any, is not approved yet).
-    pub fn may_ask(&self, full: &str) -> bool {
+    /// Whether a call of `full` by `caller` may have to ask a human first (its server needs
+    /// approval and its current connection, if any, is not approved for `caller` yet).
+    pub fn may_ask(&self, full: &str, caller: &Caller) -> bool {
         let Ok(target) = self.resolve(full) else {
             return false;
         };
         self.policy.needs_approval(target.server.id())
-            && !matches!(target.server.state(), State::Connected(conn) if conn.approved())
+            && !matches!(target.server.state(), State::Connected(conn) if conn.approved_for(caller))
     }
 
     /// Re-reads the configuration and applies it; sessions then get `list_changed`.
@@ -346,7 +346,41 @@ impl Upstreams {
                     .filter(|tool| self.grants.granted_to(server.id(), tool).is_empty())
                     .count();
                 value["ungranted"] = ungranted.into();
-                value["needs_approval"] = self.policy.needs_approval(server.id()).into();
+                let needs = self.policy.needs_approval(server.id());
+                value["needs_approval"] = needs.into();
+                let approvers: Vec<String> = value["approved_for"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let (approved, why) = if !self.policy.required {
+                    (
+                        true,
+                        "approval is off (COREMCP_MCP_REQUIRE_APPROVAL=false)".to_owned(),
+                    )
+                } else if !needs {
+                    (true, "pre-approved (COREMCP_MCP_PREAPPROVED)".to_owned())
+                } else if approvers.is_empty() {
+                    (
+                        false,
+                        "not approved yet: the first call of each principal on this connection \
+                         asks a human"
+                            .to_owned(),
+                    )
+                } else {
+                    (
+                        true,
+                        format!(
+                            "approved by a human for {} on this connection",
+                            approvers.join(", ")
+                        ),
+                    )
+                };
+                value["approved"] = approved.into();
+                value["approval"] = why.into();
                 value
             })
             .collect()

@@ -29,6 +29,7 @@ use serde_json::{json, Value};
 
 use super::client::Client;
 use super::config::{ServerConfig, Transport};
+use super::grants::Caller;
 use super::probe::transport_name;
 use super::publish::{publish, Withheld};
 use super::rpc::UpstreamError;
@@ -61,18 +62,28 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Connection {
     pub client: Client,
     pub generation: u64,
-    approved: AtomicBool,
+    /// The principals a human approved this connection for.
+    approved: Mutex<Vec<Caller>>,
     asking: Mutex<()>,
 }
 
 impl Connection {
-    /// Whether a human approved this connection.
-    pub fn approved(&self) -> bool {
-        self.approved.load(Ordering::Acquire)
+    /// Whether a human approved this connection for `caller`.
+    pub fn approved_for(&self, caller: &Caller) -> bool {
+        lock(&self.approved).contains(caller)
     }
 
-    pub fn approve(&self) {
-        self.approved.store(true, Ordering::Release);
+    /// Records a human's approval for `caller`.
+    pub fn approve(&self, caller: &Caller) {
+        let mut approved = lock(&self.approved);
+        if !approved.contains(caller) {
+            approved.push(caller.clone());
+        }
+    }
+
+    /// Who it was approved for, as principals are named in grants.
+    pub fn approvers(&self) -> Vec<String> {
+        lock(&self.approved).iter().map(Caller::principal).collect()
     }
 
     /// Held while a human is asked, so concurrent first calls ask once.
@@ -314,7 +325,7 @@ impl Server {
             }
             State::Stopped { reason } => value["reason"] = json!(reason),
             State::Disabled => value["reason"] = json!("enabled: false in its configuration"),
-            State::Connected(conn) => value["approved"] = json!(conn.approved()),
+            State::Connected(conn) => value["approved_for"] = json!(conn.approvers()),
             State::Connecting { .. } => {}
         }
         if let Some(info) = lock(&self.server_info).as_ref() {
@@ -451,7 +462,7 @@ impl Server {
         let conn = Arc::new(Connection {
             client,
             generation: generations.fetch_add(1, Ordering::Relaxed) + 1,
-            approved: AtomicBool::new(false),
+            approved: Mutex::new(Vec::new()),
             asking: Mutex::new(()),
         });
         self.set_tools(tools);

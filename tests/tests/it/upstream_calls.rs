@@ -821,3 +821,156 @@ fn an_answer_over_8_mb_fails_its_call_at_once_and_the_server_keeps_serving() {
         "{log}"
     );
 }
+
+/// A tools/call over HTTP whose approval question (which must come) is answered with
+/// `action`; the call's result.
+fn http_call_answering(
+    serve: &Serve,
+    client: &mut coremcp_tests::http::Client,
+    action: &str,
+) -> Value {
+    let call = client.message(
+        "tools/call",
+        json!({"name": "mcp__m__echo", "arguments": {"message": "hello"}}),
+    );
+    let headers = client.headers();
+    let pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let mut stream = EventStream::open(
+        serve.addr,
+        "POST",
+        "/mcp",
+        &pairs,
+        call.to_string().as_bytes(),
+    );
+    assert_eq!(stream.status, 200);
+    let ask = stream.wait_for("elicitation/create");
+    let reply =
+        client.post(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": action}}));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let answer = stream.next_message().expect("the call's answer");
+    assert_eq!(answer["id"], call["id"]);
+    answer["result"].clone()
+}
+
+#[test]
+fn an_approval_holds_only_for_the_principal_that_gave_it_and_a_dismissal_is_said_to_be_one() {
+    let setup = Setup::calls_server();
+    let dir = plugins(&["fixture"]);
+    let tokens = TempDir::new("approval-tokens");
+    let file = tokens.path().join("tokens");
+    std::fs::write(
+        &file,
+        "alice alice-token-0123456789\nbob bob-token-0123456789ab\n",
+    )
+    .expect("tokens");
+    let serve = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &["--tokens", &file.to_string_lossy()],
+        &[
+            ("COREMCP_MCP_CONFIG", &setup.config),
+            ("COREMCP_MCP_SERVERS", ""),
+            ("COREMCP_MCP_GRANTS", "alice=m;bob=m"),
+        ],
+    );
+    let session = |token: &str| {
+        let mut client = serve.client();
+        client.token = Some(token.to_owned());
+        client.initialize_with(json!({"elicitation": {}}));
+        let until = Instant::now() + Duration::from_secs(30);
+        while !client.request("tools/list", json!({}))["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "mcp__m__echo"))
+        {
+            assert!(Instant::now() < until, "{}", serve.stderr());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        client
+    };
+    let status = || {
+        coremcp_tests::http::request(
+            serve.addr,
+            "GET",
+            "/api/status",
+            &[("Authorization", "Bearer alice-token-0123456789")],
+            b"",
+        )
+        .json()["upstream"][0]
+            .clone()
+    };
+    let mut alice = session("alice-token-0123456789");
+    assert_eq!(
+        text(&http_call_answering(&serve, &mut alice, "accept")),
+        "hello"
+    );
+    let shown = status();
+    assert_eq!(shown["approved"], true, "{shown}");
+    assert_eq!(
+        shown["approval"], "approved by a human for alice on this connection",
+        "{shown}"
+    );
+    // Alice is not asked again.
+    assert_eq!(
+        text(&alice.call("mcp__m__echo", json!({"message": "again"}))),
+        "again"
+    );
+
+    // Bob's human is asked: Alice's yes is not his.
+    let mut bob = session("bob-token-0123456789ab");
+    let dismissed = http_call_answering(&serve, &mut bob, "cancel");
+    assert!(is_error(&dismissed), "{dismissed}");
+    assert_eq!(
+        text(&dismissed),
+        "The question whether \"mcp__m__echo\" may use the MCP server \"m\" was dismissed \
+         without an answer, so nothing was called. Ask the user to approve it, or carry on \
+         with the tools you have."
+    );
+    // A dismissal is not a decline: the next call asks again, and a decline is final.
+    let declined = http_call_answering(&serve, &mut bob, "decline");
+    assert!(text(&declined).starts_with("The human declined to use the MCP server \"m\""));
+    let calls = std::fs::read_to_string(setup.calls()).unwrap_or_default();
+    assert_eq!(
+        calls.lines().collect::<Vec<_>>(),
+        ["echo", "echo"],
+        "only Alice's calls ran"
+    );
+}
+
+#[test]
+fn a_pre_approved_server_shows_approved_and_why() {
+    let setup = Setup::calls_server();
+    let dir = plugins(&["fixture"]);
+    let serve = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &[],
+        &[
+            ("COREMCP_MCP_CONFIG", &setup.config),
+            ("COREMCP_MCP_SERVERS", ""),
+            ("COREMCP_MCP_GRANTS", "*=m"),
+            ("COREMCP_MCP_PREAPPROVED", "m"),
+        ],
+    );
+    let mut client = serve.client();
+    client.initialize();
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let result = client.call("mcp__m__echo", json!({"message": "ok"}));
+        if text(&result) == "ok" {
+            break;
+        }
+        assert!(Instant::now() < until, "{result}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = coremcp_tests::http::request(serve.addr, "GET", "/api/status", &[], b"").json();
+    let upstream = &status["upstream"][0];
+    assert_eq!(upstream["approved"], true, "{upstream}");
+    assert_eq!(
+        upstream["approval"],
+        "pre-approved (COREMCP_MCP_PREAPPROVED)"
+    );
+    assert_eq!(upstream["needs_approval"], false);
+}
