@@ -18,6 +18,8 @@ pub mod commands;
 pub mod config;
 pub mod dispatch;
 pub mod forward;
+#[cfg(test)]
+mod fuzz;
 pub mod http;
 pub mod logging;
 pub mod mcp;

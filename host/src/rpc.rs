@@ -82,6 +82,15 @@ pub fn parse(line: &[u8]) -> Incoming<'_> {
             };
         }
     };
+    // serde reads a struct from an array too (`["2.0", 5, "ping"]` would pass for a request):
+    // a message is an object, and an array a batch.
+    if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Incoming::Invalid {
+            id: None,
+            code: INVALID_REQUEST,
+            message: "batch requests are not supported".to_owned(),
+        };
+    }
     let id = match envelope.id {
         Some(id) if !valid_id(id) => {
             return Incoming::Invalid {
@@ -250,6 +259,12 @@ mod tests {
             r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
             "invalid - -32600 batch requests are not supported",
         );
+        // An array that reads as the fields of a request in order is still a batch.
+        check(
+            r#" ["2.0", 5, "ping"]"#,
+            "invalid - -32600 batch requests are not supported",
+        );
+        check("[]", "invalid - -32600 batch requests are not supported");
         check(r#"42"#, "invalid - -32600 not a JSON-RPC message");
         check(
             r#"{"jsonrpc":"2.0","id":1,"method""#,

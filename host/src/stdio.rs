@@ -71,7 +71,7 @@ impl<R: BufRead> LineReader<R> {
                 Some(pos) => {
                     if let Some(bytes) = self.discarding.take() {
                         on(Event::Oversize(bytes + pos as u64));
-                    } else if self.partial.is_empty() {
+                    } else if self.partial.is_empty() && pos <= self.limit {
                         on(Event::Line(&chunk[..pos]));
                     } else if self.partial.len() + pos > self.limit {
                         on(Event::Oversize((self.partial.len() + pos) as u64));
@@ -258,6 +258,11 @@ mod tests {
         check(b"0123456789\nok\n", 10, &["0123456789", "ok"]);
         check(b"0123456789X\nok\n", 10, &["<oversize 11>", "ok"]);
         check(b"0123456789XYZ", 10, &["<oversize 13>"]);
+        // A whole over-long line in one read of the buffer is over the limit all the same.
+        let mut reader = LineReader::new(io::BufReader::with_capacity(64, &b"xxxx\nok\n"[..]), 2);
+        let mut got = Vec::new();
+        while reader.next(|e| got.push(format!("{e:?}"))).expect("read") {}
+        assert_eq!(got, ["Oversize(4)", "Line([111, 107])"]);
         check(
             b"ab\n0123456789abcdefghij\ncd\n",
             10,

@@ -13,6 +13,41 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
+/// What the check reads from: a file, or bytes in memory (tests).
+pub trait ReadAt {
+    /// Fills `buf` from `offset`; how many bytes were there.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+
+    /// Fills `buf` whole from `offset`, or fails.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.read_at(&mut buf[done..], offset + done as u64)? {
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                n => done += n,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ReadAt for File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        FileExt::read_at(self, buf, offset)
+    }
+}
+
+impl ReadAt for [u8] {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const ET_DYN: u16 = 3;
@@ -114,7 +149,7 @@ fn host_machine() -> Option<u16> {
 }
 
 /// Checks that `file` (of `len` bytes) is a whole ELF shared object for this machine.
-pub fn check(file: &File, len: u64) -> Result<(), Problem> {
+pub fn check(file: &(impl ReadAt + ?Sized), len: u64) -> Result<(), Problem> {
     let read = |at: u64, n: u64, what: &str| -> Result<Vec<u8>, Problem> {
         let end = at
             .checked_add(n)
@@ -326,26 +361,19 @@ mod tests {
     }
 
     fn check_bytes(bytes: &[u8]) -> Result<(), Problem> {
-        let mut file = tempfile();
-        file.write_all(bytes).expect("write");
-        check(&file, bytes.len() as u64)
+        check(bytes, bytes.len() as u64)
     }
 
-    fn tempfile() -> File {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "coremcp-elf-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .expect("temp file");
+    #[test]
+    fn a_file_reads_like_its_bytes() {
+        let bytes = as_library(own_bytes());
+        let path = std::env::temp_dir().join(format!("coremcp-elf-{}", std::process::id()));
+        std::fs::File::create(&path)
+            .and_then(|mut f| f.write_all(&bytes[..50_000]))
+            .expect("write");
+        let file = File::open(&path).expect("open");
+        assert_eq!(check(&file, 50_000), check_bytes(&bytes[..50_000]));
         let _ = std::fs::remove_file(&path);
-        file
     }
 
     /// The same bytes with the ELF type changed to "shared object".

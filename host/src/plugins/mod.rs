@@ -14,7 +14,7 @@
 //! loader hands back the old library for a path it already has open.
 
 pub mod catalog;
-mod elf;
+pub(crate) mod elf;
 pub mod host_api;
 pub mod loader;
 pub mod vetting;

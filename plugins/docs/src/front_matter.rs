@@ -639,3 +639,101 @@ mod tests {
         }
     }
 }
+
+/// Property tests (`PROPTEST_CASES` cases each; `scripts/fuzz` runs many more): no text makes
+/// the parser panic, and what is rendered or edited parses back to exactly its keys and values.
+#[cfg(all(test, feature = "docs-write"))]
+mod fuzz {
+    use super::*;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    /// JSON values front matter holds: scalars, lists and small maps.
+    fn value() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            any::<bool>().prop_map(Json::from),
+            any::<i32>().prop_map(Json::from),
+            "[ -~]{0,16}".prop_map(Json::from),
+            "[a-z \\n:#'\"-]{0,24}".prop_map(Json::from),
+        ];
+        leaf.prop_recursive(2, 12, 4, |inner| {
+            prop_oneof![
+                vec(inner.clone(), 0..4).prop_map(Json::Array),
+                vec(("[a-z]{1,6}", inner), 0..4)
+                    .prop_map(|pairs| Json::Object(pairs.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn parsing_any_text_never_panics(text in "(---\n)?[ -~\n\t]{0,300}(\n---\n)?[ -~\n]{0,40}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn what_is_rendered_parses_back(entries in vec(("[a-z_][a-z0-9_]{0,10}", value()), 0..6), body in "[ -~\n]{0,60}") {
+            let mut front = FrontMatter::default();
+            let mut want = Map::new();
+            for (key, value) in &entries {
+                front.set(key, json_to_yaml(value));
+                want.insert(key.clone(), value.clone());
+            }
+            let text = compose(&front, &body).map_err(TestCaseError::fail)?;
+            let doc = parse(&text).map_err(|m| TestCaseError::fail(format!("{m}: {text}")))?;
+            let got = doc.front.map(|f| f.to_json()).unwrap_or_default();
+            prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+            for (key, value) in &want {
+                prop_assert_eq!(yaml_to_json(&json_to_yaml(value)), got[key].clone(), "{}", text);
+            }
+        }
+
+        #[test]
+        fn an_edit_changes_one_key_and_keeps_the_others(
+            entries in vec(("[a-z][a-z0-9]{0,6}", value()), 1..6),
+            comment in "(# [a-z ]{0,20}\n)?",
+            edited in value(),
+        ) {
+            // A document as a person writes it: one line per key, a comment before them.
+            let mut yaml = comment.clone();
+            let mut want = Map::new();
+            for (key, value) in &entries {
+                if want.contains_key(key) {
+                    continue;
+                }
+                yaml.push_str(&format!("{key}: {value}\n"));
+                want.insert(key.clone(), value.clone());
+            }
+            let text = format!("---\n{yaml}---\nbody\n");
+            // JSON text is YAML as written, nearly always; the rare case that is not is
+            // rejected (and proptest fails if that stops being rare).
+            let parsed = parse(&text);
+            prop_assume!(parsed.is_ok());
+            let doc = parsed.map_err(|m| TestCaseError::fail(m.to_string()))?;
+            let mut front = doc.front.expect("front matter");
+            let before = front.to_json();
+            let key = entries[0].0.clone();
+            front.set(&key, json_to_yaml(&edited));
+            let again = compose(&front, doc.body).map_err(TestCaseError::fail)?;
+            let after = parse(&again)
+                .map_err(|m| TestCaseError::fail(format!("{m}: {again}")))?
+                .front
+                .expect("front matter")
+                .to_json();
+            prop_assert_eq!(after.keys().collect::<Vec<_>>(), before.keys().collect::<Vec<_>>());
+            for (k, v) in &before {
+                let expected = if *k == key { yaml_to_json(&json_to_yaml(&edited)) } else { v.clone() };
+                prop_assert_eq!(&after[k], &expected, "{}", again);
+            }
+        }
+    }
+}
