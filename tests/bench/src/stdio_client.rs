@@ -61,6 +61,11 @@ impl StdioClient {
         Ok(this)
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Writes one message.
     pub fn send(&mut self, message: &Value) -> Result<(), String> {
         let mut line = message.to_string();
