@@ -1,3 +1,5 @@
-//! What the bench binaries share: an MCP client over `coremcp stdio` pipes.
+//! What the bench binaries share: an MCP client over `coremcp stdio` pipes, and child
+//! processes and addresses.
 
+pub mod procs;
 pub mod stdio_client;

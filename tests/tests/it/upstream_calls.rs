@@ -728,30 +728,8 @@ fn over_http_approval_rides_the_call_stream_and_refresh_has_an_endpoint() {
         std::thread::sleep(Duration::from_millis(100));
     }
 
-    let call = client.message(
-        "tools/call",
-        json!({"name": "mcp__m__echo", "arguments": {"message": "via http"}}),
-    );
-    let headers = client.headers();
-    let pairs: Vec<(&str, &str)> = headers
-        .iter()
-        .map(|(n, v)| (n.as_str(), v.as_str()))
-        .collect();
-    let mut stream = EventStream::open(
-        serve.addr,
-        "POST",
-        "/mcp",
-        &pairs,
-        call.to_string().as_bytes(),
-    );
-    assert_eq!(stream.status, 200);
-    let ask = stream.wait_for("elicitation/create");
-    let reply =
-        client.post(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let answer = stream.next_message().expect("the call's answer");
-    assert_eq!(answer["id"], call["id"]);
-    assert_eq!(text(&answer["result"]), "via http", "{answer}");
+    let answer = http_call_answering(&serve, &mut client, "via http", "accept");
+    assert_eq!(text(&answer), "via http", "{answer}");
 
     let status = coremcp_tests::http::request(serve.addr, "GET", "/api/status", &[], b"").json();
     let upstream = &status["upstream"][0];
@@ -822,16 +800,17 @@ fn an_answer_over_8_mb_fails_its_call_at_once_and_the_server_keeps_serving() {
     );
 }
 
-/// A tools/call over HTTP whose approval question (which must come) is answered with
-/// `action`; the call's result.
+/// `mcp__m__echo` of `message` over HTTP, its approval question (which must come) answered
+/// with `action` on the call's own event stream; the call's result.
 fn http_call_answering(
     serve: &Serve,
     client: &mut coremcp_tests::http::Client,
+    message: &str,
     action: &str,
 ) -> Value {
     let call = client.message(
         "tools/call",
-        json!({"name": "mcp__m__echo", "arguments": {"message": "hello"}}),
+        json!({"name": "mcp__m__echo", "arguments": {"message": message}}),
     );
     let headers = client.headers();
     let pairs: Vec<(&str, &str)> = headers
@@ -903,7 +882,7 @@ fn an_approval_holds_only_for_the_principal_that_gave_it_and_a_dismissal_is_said
     };
     let mut alice = session("alice-token-0123456789");
     assert_eq!(
-        text(&http_call_answering(&serve, &mut alice, "accept")),
+        text(&http_call_answering(&serve, &mut alice, "hello", "accept")),
         "hello"
     );
     let shown = status();
@@ -920,7 +899,7 @@ fn an_approval_holds_only_for_the_principal_that_gave_it_and_a_dismissal_is_said
 
     // Bob's human is asked: Alice's yes is not his.
     let mut bob = session("bob-token-0123456789ab");
-    let dismissed = http_call_answering(&serve, &mut bob, "cancel");
+    let dismissed = http_call_answering(&serve, &mut bob, "hello", "cancel");
     assert!(is_error(&dismissed), "{dismissed}");
     assert_eq!(
         text(&dismissed),
@@ -929,7 +908,7 @@ fn an_approval_holds_only_for_the_principal_that_gave_it_and_a_dismissal_is_said
          with the tools you have."
     );
     // A dismissal is not a decline: the next call asks again, and a decline is final.
-    let declined = http_call_answering(&serve, &mut bob, "decline");
+    let declined = http_call_answering(&serve, &mut bob, "hello", "decline");
     assert!(text(&declined).starts_with("The human declined to use the MCP server \"m\""));
     let calls = std::fs::read_to_string(setup.calls()).unwrap_or_default();
     assert_eq!(

@@ -11,14 +11,14 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use coremcp::forward::client::{McpClient, Reply};
 use coremcp::forward::http1::Url;
+use coremcp_bench::procs::{free_addr, wait_listening, Proc};
 use coremcp_bench::stdio_client::StdioClient;
 use serde_json::{json, Value};
 
@@ -47,24 +47,6 @@ fn parse_args() -> Result<Options, String> {
     })
 }
 
-/// A child process killed on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_addr(ip: &str) -> Result<String, String> {
-    let listener = TcpListener::bind((ip, 0)).map_err(|e| format!("bind {ip}: {e}"))?;
-    Ok(listener
-        .local_addr()
-        .map_err(|e| e.to_string())?
-        .to_string())
-}
-
 /// `coremcp serve --listen ADDR ARGS…`, once it accepts connections.
 fn serve(opts: &Options, addr: &str, args: &[&str]) -> Result<Proc, String> {
     #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
@@ -79,13 +61,7 @@ fn serve(opts: &Options, addr: &str, args: &[&str]) -> Result<Proc, String> {
         .spawn()
         .map_err(|e| format!("start coremcp serve: {e}"))?;
     let proc = Proc(child);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(addr).is_err() {
-        if Instant::now() > deadline {
-            return Err(format!("coremcp serve never listened on {addr}"));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_listening(addr)?;
     Ok(proc)
 }
 

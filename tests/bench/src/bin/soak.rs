@@ -10,9 +10,8 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -20,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use coremcp::forward::client::{McpClient, Reply};
 use coremcp::forward::http1::Url;
+use coremcp_bench::procs::{free_addr, wait_listening, Proc};
 use coremcp_bench::stdio_client::StdioClient;
 use serde_json::{json, Value};
 
@@ -62,35 +62,6 @@ fn parse_args() -> Result<Options, String> {
     }
     opts.every = opts.every.clamp(5, opts.seconds.max(5));
     Ok(opts)
-}
-
-/// A child process killed on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_addr(ip: &str) -> Result<String, String> {
-    let listener = TcpListener::bind((ip, 0)).map_err(|e| format!("bind {ip}: {e}"))?;
-    Ok(listener
-        .local_addr()
-        .map_err(|e| e.to_string())?
-        .to_string())
-}
-
-fn wait_listening(addr: &str) -> Result<(), String> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(addr).is_err() {
-        if Instant::now() > deadline {
-            return Err(format!("nothing listens on {addr}"));
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
 }
 
 /// What one host process holds now: (RSS kB, open descriptors, threads).
