@@ -302,20 +302,16 @@ pub fn check(file: &(impl ReadAt + ?Sized), len: u64) -> Result<(), Problem> {
         n if n >= SHN_LORESERVE => 0,
         n => u64::from(n),
     };
-    // Section names, when the name table itself is whole; they only make messages clearer.
-    let names: Option<Vec<u8>> = (names_index > 0 && names_index < shnum)
-        .then(|| section(names_index))
-        .filter(|(kind, offset, size, _)| {
-            *kind != SHT_NOBITS && offset.checked_add(*size).is_some_and(|end| end <= len)
-        })
-        .and_then(|(_, offset, size, _)| {
-            if size <= 1 << 20 {
-                read(offset, size, "section names").ok()
-            } else {
-                None
-            }
-        });
+    // Section names, read only to word a refusal, when the name table itself is whole.
     let name_of = |at: u32| -> String {
+        let names = (names_index > 0 && names_index < shnum)
+            .then(|| section(names_index))
+            .filter(|(kind, offset, size, _)| {
+                *kind != SHT_NOBITS
+                    && *size <= 1 << 20
+                    && offset.checked_add(*size).is_some_and(|end| end <= len)
+            })
+            .and_then(|(_, offset, size, _)| read(offset, size, "section names").ok());
         names
             .as_deref()
             .and_then(|names| names.get(at as usize..))
@@ -326,7 +322,7 @@ pub fn check(file: &(impl ReadAt + ?Sized), len: u64) -> Result<(), Problem> {
     };
     for index in 1..shnum {
         let (kind, offset, size, name) = section(index);
-        if kind == SHT_NOBITS {
+        if kind == SHT_NOBITS || offset.checked_add(size).is_some_and(|end| end <= len) {
             continue;
         }
         within(
