@@ -301,8 +301,11 @@ impl PluginSet {
         let outcome = if fresh {
             private_copy(&slot.path).and_then(|copy| {
                 let loaded = loader::load_as(&copy, &slot.path, &slot.id, &self.vetting);
-                // The mapping outlives the file.
+                // The mapping outlives the file (and its folder, once empty).
                 let _ = std::fs::remove_file(&copy);
+                if let Some(dir) = copy.parent() {
+                    let _ = std::fs::remove_dir(dir);
+                }
                 loaded
             })
         } else {

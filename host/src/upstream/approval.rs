@@ -174,9 +174,11 @@ mod tests {
             answer(&json!({"action": "accept", "content": {}})),
             Answer::Approved
         );
+        // A dismissed question is not an approval either (and not a decline: asked again).
+        assert_eq!(answer(&json!({"action": "cancel"})), Answer::Dismissed);
         for other in [
             json!({"action": "decline"}),
-            json!({"action": "cancel"}),
+            json!({"action": "whatever"}),
             json!({}),
             json!(null),
         ] {
