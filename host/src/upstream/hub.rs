@@ -197,7 +197,11 @@ impl Upstreams {
 
     /// Adds a session to tell about changes.
     pub fn subscribe(&self, listener: Weak<dyn Listener>) {
-        lock(&self.listeners.sessions).push(listener);
+        let mut sessions = lock(&self.listeners.sessions);
+        // Ended sessions leave here too, not only when something is announced: a dead weak
+        // reference still holds its session's allocation, and sessions come and go all day.
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(listener);
     }
 
     pub fn servers(&self) -> Vec<Arc<Server>> {
@@ -414,5 +418,32 @@ impl Drop for Upstreams {
         {
             server.stop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Quiet;
+
+    impl Listener for Quiet {
+        fn upstream_changed(&self) {}
+    }
+
+    #[test]
+    fn ended_sessions_do_not_pile_up_among_the_listeners() {
+        let hub = Upstreams::none();
+        let live: Arc<dyn Listener> = Arc::new(Quiet);
+        hub.subscribe(Arc::downgrade(&live));
+        for _ in 0..1000 {
+            let ended: Arc<dyn Listener> = Arc::new(Quiet);
+            hub.subscribe(Arc::downgrade(&ended));
+        }
+        assert_eq!(
+            lock(&hub.listeners.sessions).len(),
+            2,
+            "the live one and the last"
+        );
     }
 }
