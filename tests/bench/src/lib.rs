@@ -1,5 +1,6 @@
-//! What the bench binaries share: an MCP client over `coremcp stdio` pipes, and child
-//! processes and addresses.
+//! What the bench binaries share: an MCP client over `coremcp stdio` pipes, one tool call over
+//! HTTP, and child processes and addresses.
 
+pub mod http_call;
 pub mod procs;
 pub mod stdio_client;

@@ -13,14 +13,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use coremcp::forward::client::{McpClient, Reply};
+use coremcp::forward::client::McpClient;
 use coremcp::forward::http1::Url;
+use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{free_addr, wait_listening, Proc};
 use coremcp_bench::stdio_client::StdioClient;
-use serde_json::{json, Value};
+use serde_json::json;
 
 struct Options {
     host: PathBuf,
@@ -73,24 +73,6 @@ fn start_stdio(opts: &Options, args: &[&str]) -> Result<StdioClient, String> {
     ];
     all.extend_from_slice(args);
     StdioClient::start(&opts.host, all, "http-bench")
-}
-
-fn http_call(client: &mut McpClient, tool: &str, args: &Value) -> Result<(), String> {
-    let cancelled = AtomicBool::new(false);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    match client
-        .call_tool(
-            tool,
-            &args.to_string(),
-            deadline,
-            &cancelled,
-            Duration::from_secs(3),
-        )
-        .map_err(|e| format!("{tool}: {e}"))?
-    {
-        Reply::Result(result) if !result.contains("\"isError\":true") => Ok(()),
-        other => Err(format!("{tool}: {other:?}")),
-    }
 }
 
 /// p50 of `n` serial calls of `call`.

@@ -17,8 +17,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use coremcp::forward::client::{McpClient, Reply};
+use coremcp::forward::client::McpClient;
 use coremcp::forward::http1::Url;
+use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{free_addr, wait_listening, Proc};
 use coremcp_bench::stdio_client::StdioClient;
 use serde_json::{json, Value};
@@ -104,24 +105,6 @@ struct Tallies {
     upstream: Tally,
     crashloop: Tally,
     sessions: Tally,
-}
-
-fn http_call(client: &mut McpClient, tool: &str, args: &Value) -> Result<(), String> {
-    let cancelled = AtomicBool::new(false);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    match client
-        .call_tool(
-            tool,
-            &args.to_string(),
-            deadline,
-            &cancelled,
-            Duration::from_secs(3),
-        )
-        .map_err(|e| format!("{tool}: {e}"))?
-    {
-        Reply::Result(result) if !result.contains("\"isError\":true") => Ok(()),
-        other => Err(format!("{tool}: {other:?}")),
-    }
 }
 
 fn stdio_call(client: &mut StdioClient, tool: &str, args: Value) -> Result<(), String> {
