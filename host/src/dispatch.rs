@@ -20,7 +20,6 @@ use serde_json::{Map, Value};
 use crate::config::Config;
 use crate::forward::client::Reply;
 use crate::forward::{self, ForwardError, Relays};
-use crate::plugins::catalog::{self, GroupRuns};
 use crate::plugins::PluginSet;
 use crate::registry;
 
@@ -67,7 +66,7 @@ pub fn destination(
     let group = plugins.slots()[index].catalog;
     if let Some(host) = remote_host {
         let accepted = match group {
-            Some(group) => catalog::takes_remote_host(group, tool),
+            Some(group) => group.settings_of(tool).is_some_and(|s| s.remote_host),
             // Outside the catalog the plugin's manifest says.
             None => plugins
                 .load(index)
@@ -87,7 +86,7 @@ pub fn destination(
             Err(e) => Destination::Refused(format!("{tool}: {e}")),
         };
     }
-    let forwarded = group.is_some_and(|g| g.runs == GroupRuns::Forwarded);
+    let forwarded = group.is_some_and(|g| g.runs == coremcp_plugin_api::Runs::Forwarded);
     if forwarded && !config.service_mode {
         if let Some(relays) = forward::relays(config) {
             return Destination::Relays(relays, args);

@@ -1,7 +1,6 @@
 //! MCP protocol facts: version negotiation, the `initialize` answer, the server instructions,
 //! and the limits of DESIGN §7.
 
-use crate::plugins::catalog;
 use crate::rpc::json_string;
 
 /// The version we prefer and answer with when the client offers one we do not speak.
@@ -47,7 +46,7 @@ pub fn instructions(groups: &[&str]) -> String {
     let mut text =
         String::from("Core MCP gives you the tools of this development environment, in groups:\n");
     for id in groups {
-        match catalog::group(id) {
+        match coremcp_catalog::group(id) {
             Some(g) => text.push_str(&format!("- {} ({}): {}.\n", g.title, g.id, g.purpose)),
             None => text.push_str(&format!("- {id}: an additional group installed here.\n")),
         }

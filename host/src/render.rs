@@ -122,7 +122,7 @@ pub fn call_success(json_text: &str) -> String {
 /// (its feature is not built, say) did not fail: its message, which names it, is shown alone,
 /// exactly as when the host answers for a missing plugin.
 pub fn call_error(tool: &str, err: &ToolError) -> String {
-    if err.code.as_str() == coremcp_plugin_api::sdk::codes::UNAVAILABLE {
+    if err.code.as_str() == coremcp_plugin_api::codes::UNAVAILABLE {
         return call_error_text(&err.message);
     }
     call_error_text(&format!("{tool} failed ({}): {}", err.code, err.message))

@@ -90,7 +90,7 @@ impl CallCtx<'_> {
 
 /// A structured tool error: a stable machine-readable `code` and a human message.
 ///
-/// Codes in use: see [`crate::sdk::codes`].
+/// Codes in use: see [`crate::codes`].
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {

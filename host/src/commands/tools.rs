@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::cli::Failure;
 use crate::config::Config;
 use crate::plugins::loader::LoadError;
-use crate::plugins::{catalog, PluginSet};
+use crate::plugins::PluginSet;
 use crate::upstream::hub::Upstreams;
 
 /// How long `coremcp tools` waits for the upstream servers' first connections (the handshake
@@ -71,8 +71,8 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                     Some(Err(e)) => format!("plugin failed to load: {e}"),
                     _ => "not loaded".to_owned(),
                 };
-                for tool in slot.catalog.map_or(&[][..], |g| g.tools) {
-                    let reason = match catalog::feature_of(tool) {
+                for tool in slot.catalog.into_iter().flat_map(|g| g.names()) {
+                    let reason = match coremcp_catalog::feature_of(tool) {
                         Some(f) if !slot.installed() => {
                             format!("not in this build: needs the \"{f}\" feature")
                         }

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::std_types::{ROption, RResult, RStr, RString};
-use coremcp_plugin_api::sdk::codes;
+use coremcp_plugin_api::codes;
 use coremcp_plugin_api::{HostApi, HostApiRef, LogLevel, ToolError};
 
 /// Where plugin log messages go besides stderr (the MCP client, when it asked for them).

@@ -13,7 +13,6 @@
 //! file is never opened twice under one path: a reload loads a private copy, because the dynamic
 //! loader hands back the old library for a path it already has open.
 
-pub mod catalog;
 pub(crate) mod elf;
 pub mod host_api;
 pub mod loader;
@@ -30,7 +29,7 @@ use coremcp_plugin_api::ToolSpec;
 
 use crate::config::{Config, GroupSelection};
 use crate::pool::Gate;
-use catalog::CatalogGroup;
+use coremcp_catalog::Group as CatalogGroup;
 use loader::{Library, LoadError};
 use vetting::Vetting;
 
@@ -93,10 +92,9 @@ impl Loaded {
     /// Catalog tools of the group that this plugin does not provide.
     pub fn missing_catalog_tools(&self, catalog: Option<&CatalogGroup>) -> Vec<&'static str> {
         catalog
-            .map_or(&[][..], |g| g.tools)
-            .iter()
-            .filter(|name| !self.tools().iter().any(|t| t.name == **name))
-            .copied()
+            .into_iter()
+            .flat_map(|g| g.names())
+            .filter(|name| !self.tools().iter().any(|t| t.name == *name))
             .collect()
     }
 }
@@ -158,9 +156,9 @@ impl PluginSet {
         let dir = config.plugins_dir.clone();
         let mut found = discover_files(&dir);
         let mut slots = Vec::new();
-        for group in catalog::GROUPS {
+        for &group in coremcp_catalog::GROUPS {
             // A service-mode Core MCP never even looks at a local group's library.
-            if config.service_mode && !group.runs.served_in_service_mode() {
+            if config.service_mode && !coremcp_catalog::served_in_service_mode(group.runs) {
                 found.remove(group.id);
                 continue;
             }
@@ -185,7 +183,7 @@ impl PluginSet {
         if let GroupSelection::Only(ids) = &config.groups {
             for id in ids {
                 if !slots.iter().any(|s| &s.id == id) {
-                    let known: Vec<&str> = catalog::GROUPS
+                    let known: Vec<&str> = coremcp_catalog::GROUPS
                         .iter()
                         .map(|g| g.id)
                         .chain(
@@ -204,8 +202,8 @@ impl PluginSet {
         }
         let mut routes = HashMap::new();
         for (index, slot) in slots.iter().enumerate() {
-            for tool in slot.catalog.map_or(&[][..], |g| g.tools) {
-                routes.insert((*tool).to_owned(), index);
+            for tool in slot.catalog.into_iter().flat_map(|g| g.names()) {
+                routes.insert(tool.to_owned(), index);
             }
         }
         Ok(Self {
@@ -345,10 +343,10 @@ impl PluginSet {
         }
         // Names the previous copy had and this one dropped stop routing here (catalog names
         // always route to their group).
-        let catalog_names = slot.catalog.map_or(&[][..], |g| g.tools);
+        let catalog = slot.catalog;
         routes.retain(|name, owner| {
             *owner != index
-                || catalog_names.contains(&name.as_str())
+                || catalog.is_some_and(|g| g.entry(name).is_some())
                 || library.manifest.tools.iter().any(|t| &t.name == name)
         });
         for tool in &library.manifest.tools {
@@ -390,9 +388,9 @@ impl PluginSet {
             if now.is_none() {
                 slot.installed.store(false, Ordering::Relaxed);
                 let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
-                let catalog_names = slot.catalog.map_or(&[][..], |g| g.tools);
+                let catalog = slot.catalog;
                 routes.retain(|name, owner| {
-                    *owner != index || catalog_names.contains(&name.as_str())
+                    *owner != index || catalog.is_some_and(|g| g.entry(name).is_some())
                 });
                 drop(routes);
                 tracing::info!(group = %slot.id, "plugin file removed; group withdrawn");

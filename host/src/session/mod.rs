@@ -30,7 +30,7 @@ use crate::calls::{Call, Calls};
 use crate::config::Config;
 use crate::dispatch::{self, Destination};
 use crate::plugins::loader::LoadError;
-use crate::plugins::{catalog, host_api, PluginSet, ReloadReport};
+use crate::plugins::{host_api, PluginSet, ReloadReport};
 use crate::rpc::{self, Incoming};
 use crate::upstream::grants::Caller;
 use crate::upstream::hub::{Listener, Upstreams};
@@ -520,7 +520,7 @@ impl Session {
         }
         let Some(index) = route else {
             if inner.config.service_mode {
-                if let Some(group) = catalog::group_of(name) {
+                if let Some(group) = coremcp_catalog::group_of(name) {
                     let text = format!(
                         "{name} is not served in service mode (not_available_in_service_mode): \
                          this Core MCP (coremcp serve --service) serves only the forwarded groups \
@@ -538,7 +538,7 @@ impl Session {
             && !inner.config.relays.is_empty()
             && inner.plugins.slots()[index]
                 .catalog
-                .is_some_and(|g| g.runs == catalog::GroupRuns::Forwarded);
+                .is_some_and(|g| g.runs == Runs::Forwarded);
         if let (false, Some(Err(e))) = (relayed, inner.plugins.slots()[index].state()) {
             let text = unavailable(name, &e);
             return inner
@@ -734,20 +734,23 @@ pub fn refresh_upstreams(upstreams: &Upstreams) {
 
 /// Listing entries for the feature-gated tools of a catalog group whose plugin is missing:
 /// marked unavailable, with the feature named.
-fn missing_gated_tools(catalog: Option<&catalog::CatalogGroup>) -> Vec<ToolSpec> {
+fn missing_gated_tools(catalog: Option<&coremcp_catalog::Group>) -> Vec<ToolSpec> {
     catalog
         .map_or(&[][..], |g| g.tools)
         .iter()
-        .filter_map(|tool| catalog::gate_of(tool))
-        .map(|gate| ToolSpec {
-            name: gate.tool.to_owned(),
-            description: gate.description.to_owned(),
+        .filter_map(|tool| {
+            tool.feature
+                .map(|(feature, description)| (tool.name, feature, description))
+        })
+        .map(|(name, feature, description)| ToolSpec {
+            name: name.to_owned(),
+            description: description.to_owned(),
             input_schema: serde_json::json!({"type": "object"}),
             annotations: Annotations::default(),
             runs: Runs::Local,
             remote_host: false,
             feature: Some(FeatureGate {
-                name: gate.feature.to_owned(),
+                name: feature.to_owned(),
                 enabled: false,
             }),
         })
@@ -764,7 +767,7 @@ fn duplicate(id: &str) -> String {
 
 /// The error text for a tool whose group cannot serve it.
 fn unavailable(tool: &str, error: &LoadError) -> String {
-    match (error, catalog::feature_of(tool)) {
+    match (error, coremcp_catalog::feature_of(tool)) {
         (LoadError::NotInstalled { .. }, Some(feature)) => {
             format!("{tool} is not in this build: it needs the \"{feature}\" feature")
         }

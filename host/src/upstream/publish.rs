@@ -16,7 +16,7 @@
 use serde_json::{Map, Value};
 
 use crate::mcp::{MAX_DESCRIPTION_CHARS, MAX_RESULT_CHARS, MAX_SCHEMA_CHARS};
-use crate::plugins::catalog::GROUPS;
+use coremcp_catalog::GROUPS;
 
 /// The longest full tool name clients accept.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -130,7 +130,7 @@ fn check_name(full: &str) -> Result<(), String> {
             "its full name {full} contains {bad:?}; clients accept only letters, digits, _ and -"
         ));
     }
-    if GROUPS.iter().any(|g| g.tools.contains(&full)) {
+    if GROUPS.iter().any(|g| g.entry(full).is_some()) {
         return Err(format!("{full} is the name of a built-in tool"));
     }
     Ok(())

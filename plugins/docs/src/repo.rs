@@ -10,9 +10,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use coremcp_plugin_api::sdk::{self, codes, Args};
-use coremcp_plugin_api::ToolError;
 use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{self as sdk, codes};
 use serde::de::{Deserializer, MapAccess, Visitor};
 
 /// The host configuration key holding the repositories.

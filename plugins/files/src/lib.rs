@@ -12,11 +12,11 @@ mod testing;
 mod tools;
 mod walk;
 
-use coremcp_plugin_api::sdk::Group;
+use coremcp_plugin_sdk::Group;
 
 /// The group table, in catalog order.
 pub static GROUP: Group = Group {
-    id: "files",
+    catalog: &coremcp_plugin_sdk::catalog::FILES,
     version: env!("CARGO_PKG_VERSION"),
     tools: &[
         tools::files_search::TOOL,
@@ -27,30 +27,12 @@ pub static GROUP: Group = Group {
     init: None,
 };
 
-coremcp_plugin_api::export_plugin!(GROUP);
+coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
-    use super::GROUP;
-
     #[test]
-    fn the_table_follows_the_catalog_and_every_schema_is_a_closed_object() {
-        let names: Vec<&str> = GROUP.tools.iter().map(|t| t.name).collect();
-        assert_eq!(
-            names,
-            ["files_search", "files_list", "code_snapshot", "sql_query"]
-        );
-        for tool in GROUP.tools {
-            let schema: serde_json::Value =
-                serde_json::from_str(tool.input_schema).expect("schema is JSON");
-            assert_eq!(schema["type"], "object", "{}", tool.name);
-            assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
-            assert!(
-                schema["properties"].get("remote_host").is_none(),
-                "{}",
-                tool.name
-            );
-            assert!(tool.remote_host, "{}", tool.name);
-        }
+    fn the_table_follows_the_catalog() {
+        coremcp_plugin_sdk::testing::assert_group(&super::GROUP);
     }
 }

@@ -11,8 +11,8 @@ use std::cmp::Ordering;
 use std::path::{Component, Path};
 use std::sync::Arc;
 
-use coremcp_plugin_api::sdk::codes;
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::codes;
+use coremcp_plugin_sdk::ToolError;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::WalkBuilder;
 

@@ -14,8 +14,8 @@
 
 use std::path::Path;
 
-use coremcp_plugin_api::sdk::{codes, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{codes, Ctx};
 use coremcp_spawn::{Captured, Inherit, SpawnError, Spec};
 
 /// How much of git's stderr (or hook output) an error quotes.

@@ -15,8 +15,9 @@ pub mod repo;
 pub mod text;
 pub mod tools;
 
-use coremcp_plugin_api::sdk::{Group, Tool};
-use coremcp_plugin_api::{Annotations, Runs};
+use coremcp_plugin_sdk::legacy::Untyped;
+use coremcp_plugin_sdk::Annotations;
+use coremcp_plugin_sdk::{Group, Hints, Tool};
 
 /// The `repo_path` property every tool shares.
 macro_rules! repo_path {
@@ -36,28 +37,28 @@ const fn writes(idempotent: bool) -> Annotations {
 }
 
 pub static GROUP: Group = Group {
-    id: "git",
+    catalog: &coremcp_plugin_sdk::catalog::GIT,
     version: env!("CARGO_PKG_VERSION"),
     tools: &[
-        Tool {
-            name: "git_status",
-            description: "Working-tree state: branch, upstream, ahead/behind, and staged, \
+        Tool::new(
+            "git_status",
+            "Working-tree state: branch, upstream, ahead/behind, and staged, \
                 unstaged, untracked and conflicted files.",
-            input_schema: concat!(
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#"}, "required": [], "additionalProperties": false}"#
             ),
-            annotations: Annotations::READ_ONLY,
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::status::run,
-        },
-        Tool {
-            name: "git_diff",
-            description: "Diff of the working tree, the index, or between revisions.",
-            input_schema: concat!(
+                tools::status::run,
+            ),
+        )
+        .hints(Hints::of(Annotations::READ_ONLY)),
+        Tool::new(
+            "git_diff",
+            "Diff of the working tree, the index, or between revisions.",
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#",
@@ -69,16 +70,15 @@ pub static GROUP: Group = Group {
                 "max_chars": {"type": "integer", "minimum": 200, "maximum": 19000, "description": "cut the patch text at this many characters (default 12000)"}
                 }, "required": [], "additionalProperties": false}"#
             ),
-            annotations: Annotations::READ_ONLY,
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::diff::run,
-        },
-        Tool {
-            name: "git_log",
-            description: "Commit history.",
-            input_schema: concat!(
+                tools::diff::run,
+            ),
+        )
+        .hints(Hints::of(Annotations::READ_ONLY)),
+        Tool::new(
+            "git_log",
+            "Commit history.",
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#",
@@ -91,17 +91,16 @@ pub static GROUP: Group = Group {
                 "grep": {"type": "string", "description": "only commits whose message matches this pattern"}
                 }, "required": [], "additionalProperties": false}"#
             ),
-            annotations: Annotations::READ_ONLY,
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::log::run,
-        },
-        Tool {
-            name: "git_show",
-            description: "Show one commit (message plus diff or stat), or a file's content at \
+                tools::log::run,
+            ),
+        )
+        .hints(Hints::of(Annotations::READ_ONLY)),
+        Tool::new(
+            "git_show",
+            "Show one commit (message plus diff or stat), or a file's content at \
                 a revision.",
-            input_schema: concat!(
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#",
@@ -111,16 +110,15 @@ pub static GROUP: Group = Group {
                 "max_chars": {"type": "integer", "minimum": 200, "maximum": 19000, "description": "cut the patch or file text at this many characters (default 12000)"}
                 }, "required": ["revision"], "additionalProperties": false}"#
             ),
-            annotations: Annotations::READ_ONLY,
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::show::run,
-        },
-        Tool {
-            name: "git_branch_list",
-            description: "Branches with upstream, ahead/behind and last commit.",
-            input_schema: concat!(
+                tools::show::run,
+            ),
+        )
+        .hints(Hints::of(Annotations::READ_ONLY)),
+        Tool::new(
+            "git_branch_list",
+            "Branches with upstream, ahead/behind and last commit.",
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#",
@@ -128,32 +126,30 @@ pub static GROUP: Group = Group {
                 "contains": {"type": "string", "description": "only branches that contain this commit"}
                 }, "required": [], "additionalProperties": false}"#
             ),
-            annotations: Annotations::READ_ONLY,
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::branch_list::run,
-        },
-        Tool {
-            name: "git_add",
-            description: "Stage paths ([\".\"] for all changes).",
-            input_schema: concat!(
+                tools::branch_list::run,
+            ),
+        )
+        .hints(Hints::of(Annotations::READ_ONLY)),
+        Tool::new(
+            "git_add",
+            "Stage paths ([\".\"] for all changes).",
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#",
                 "paths": {"type": "array", "items": {"type": "string"}, "description": "files or folders to stage, relative to repo_path; deleted files stage their deletion"}
                 }, "required": ["paths"], "additionalProperties": false}"#
             ),
-            annotations: writes(true),
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::add::run,
-        },
-        Tool {
-            name: "git_commit",
-            description: "Commit staged changes. Returns the new SHA.",
-            input_schema: concat!(
+                tools::add::run,
+            ),
+        )
+        .hints(Hints::of(writes(true))),
+        Tool::new(
+            "git_commit",
+            "Commit staged changes. Returns the new SHA.",
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#",
@@ -162,16 +158,15 @@ pub static GROUP: Group = Group {
                 "allow_empty": {"type": "boolean", "description": "commit even when nothing changed (default false)"}
                 }, "required": ["message"], "additionalProperties": false}"#
             ),
-            annotations: writes(false),
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::commit::run,
-        },
-        Tool {
-            name: "git_push",
-            description: "Push the current (or a named) branch.",
-            input_schema: concat!(
+                tools::commit::run,
+            ),
+        )
+        .hints(Hints::of(writes(false))),
+        Tool::new(
+            "git_push",
+            "Push the current (or a named) branch.",
+            &Untyped::new(
+                concat!(
                 r#"{"type": "object", "properties": {"#,
                 repo_path!(),
                 r#",
@@ -182,56 +177,34 @@ pub static GROUP: Group = Group {
                 "tags": {"type": "boolean", "description": "push all tags too (default false)"}
                 }, "required": [], "additionalProperties": false}"#
             ),
-            annotations: Annotations::OPEN_WORLD_DESTRUCTIVE,
-            runs: Runs::Local,
-            remote_host: true,
-            feature: None,
-            handler: tools::push::run,
-        },
+                tools::push::run,
+            ),
+        )
+        .hints(Hints::of(Annotations::OPEN_WORLD_DESTRUCTIVE)),
     ],
     init: None,
 };
 
-coremcp_plugin_api::export_plugin!(GROUP);
+coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     #[test]
-    fn the_table_has_the_eight_catalog_tools_with_closed_object_schemas() {
-        let names: Vec<&str> = GROUP.tools.iter().map(|t| t.name).collect();
-        assert_eq!(
-            names,
-            [
-                "git_status",
-                "git_diff",
-                "git_log",
-                "git_show",
-                "git_branch_list",
-                "git_add",
-                "git_commit",
-                "git_push"
-            ]
-        );
+    fn the_table_follows_the_catalog() {
+        coremcp_plugin_sdk::testing::assert_group(&GROUP);
         for tool in GROUP.tools {
-            let schema: Value = serde_json::from_str(tool.input_schema)
-                .unwrap_or_else(|e| panic!("{}: schema is not JSON: {e}", tool.name));
-            assert_eq!(schema["type"], "object", "{}", tool.name);
-            assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
+            let schema = tool.handler.schema();
             assert!(
                 schema["properties"]["repo_path"].is_object(),
                 "{}",
                 tool.name
             );
-            assert!(schema["properties"].get("remote_host").is_none());
-            assert!(tool.remote_host && tool.runs == Runs::Local);
         }
         let push = &GROUP.tools[7];
-        assert_eq!(push.annotations.open_world_hint, Some(true));
-        assert_eq!(push.annotations.destructive_hint, Some(true));
-        assert_eq!(GROUP.tools[5].annotations.idempotent_hint, Some(true));
-        assert_eq!(GROUP.tools[6].annotations.read_only_hint, Some(false));
+        assert!(push.hints.destructive);
+        assert!(GROUP.tools[5].hints.idempotent);
+        assert!(!GROUP.tools[6].hints.read_only);
     }
 }

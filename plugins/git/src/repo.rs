@@ -15,9 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
-use coremcp_plugin_api::sdk::{codes, Ctx};
-use coremcp_plugin_api::ToolError;
 use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{codes, Ctx};
 
 use crate::git::{self, Mode, Output};
 

@@ -1,11 +1,11 @@
 //! Helpers shared by Core MCP's local groups (Git, Code and files, Global docs, …): path
-//! confinement ([`roots`]) and RFC 3339 timestamps ([`time`]). Plugins depend on this
-//! and on `coremcp-plugin-api`, never on the host. The `testing` feature adds [`testing`], the
+//! confinement ([`roots`]), and the SDK's RFC 3339 timestamps re-exported as [`time`]. Plugins
+//! depend on this and on the SDK, never on the host. The `testing` feature adds [`testing`], the
 //! temporary trees plugins' own tests use.
 
 pub mod roots;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod time;
+pub use coremcp_plugin_sdk::time;
 
 pub use roots::Roots;

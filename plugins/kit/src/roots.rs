@@ -8,8 +8,8 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use coremcp_plugin_api::sdk::{self, codes};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{self as sdk, codes};
 
 /// The host configuration key: canonical root paths, one per line.
 pub const CONFIG_KEY: &str = "roots";

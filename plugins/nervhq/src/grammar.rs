@@ -2,7 +2,7 @@
 //! note scopes and keys, the byte limit of a value, and session ids. Every refusal is
 //! `invalid_arguments` naming the argument (`scope`, `entries[57].key`, …) and showing the rule.
 
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::invalid;
 
 /// The most bytes a note's value may hold (16 KiB).

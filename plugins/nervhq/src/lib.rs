@@ -17,7 +17,7 @@ pub mod grammar;
 pub mod query;
 pub mod result;
 
-use coremcp_plugin_api::Annotations;
+use coremcp_plugin_sdk::Annotations;
 use coremcp_store::plugin::Service;
 use coremcp_store::Migration;
 

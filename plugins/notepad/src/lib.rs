@@ -9,13 +9,13 @@
 
 mod tools;
 
-use coremcp_plugin_api::sdk::Group;
+use coremcp_plugin_sdk::{catalog, Group};
 
 /// The group table, in catalog order.
-pub static GROUP: Group = Group {
-    id: "notepad",
-    version: env!("CARGO_PKG_VERSION"),
-    tools: &[
+pub static GROUP: Group = Group::new(
+    &catalog::NOTEPAD,
+    env!("CARGO_PKG_VERSION"),
+    &[
         tools::notepad_get::TOOL,
         tools::notepad_set::TOOL,
         tools::notepad_delete::TOOL,
@@ -23,50 +23,29 @@ pub static GROUP: Group = Group {
         tools::notepad_bulk_set::TOOL,
         tools::notepad_cleanup::TOOL,
     ],
-    init: None,
-};
+);
 
-coremcp_plugin_api::export_plugin!(GROUP);
+coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
     use super::GROUP;
-    use coremcp_plugin_api::Runs;
+    use coremcp_plugin_sdk::Hints;
 
     #[test]
-    fn the_table_follows_the_catalog_and_every_schema_is_a_closed_object() {
-        let names: Vec<&str> = GROUP.tools.iter().map(|t| t.name).collect();
+    fn the_table_follows_the_catalog() {
+        coremcp_plugin_sdk::testing::assert_group(&GROUP);
+        let hints: Vec<Hints> = GROUP.tools.iter().map(|t| t.hints).collect();
         assert_eq!(
-            names,
+            hints,
             [
-                "notepad_get",
-                "notepad_set",
-                "notepad_delete",
-                "notepad_list",
-                "notepad_bulk_set",
-                "notepad_cleanup"
+                Hints::READ,
+                Hints::IDEMPOTENT,
+                Hints::DESTRUCTIVE_IDEMPOTENT,
+                Hints::READ,
+                Hints::DESTRUCTIVE_IDEMPOTENT,
+                Hints::DESTRUCTIVE
             ]
         );
-        coremcp_plugin_api::sdk::check_table(&GROUP).expect("a well-formed table");
-        for tool in GROUP.tools {
-            assert!(tool.remote_host, "{}", tool.name);
-            assert_eq!(tool.runs, Runs::Forwarded, "{}", tool.name);
-            assert_eq!(
-                tool.annotations.open_world_hint,
-                Some(false),
-                "{}",
-                tool.name
-            );
-        }
-        let hints = |i: usize| {
-            let a = GROUP.tools[i].annotations;
-            (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
-        };
-        assert_eq!(hints(0), (Some(true), Some(false), Some(true)));
-        assert_eq!(hints(1), (Some(false), Some(false), Some(true)));
-        assert_eq!(hints(2), (Some(false), Some(true), Some(true)));
-        assert_eq!(hints(3), (Some(true), Some(false), Some(true)));
-        assert_eq!(hints(4), (Some(false), Some(true), Some(true)));
-        assert_eq!(hints(5), (Some(false), Some(true), Some(false)));
     }
 }

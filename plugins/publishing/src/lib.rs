@@ -10,9 +10,10 @@
 
 use std::time::Duration;
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx, Group, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
 use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{codes, Ctx, Group, Hints, Tool};
+use coremcp_plugin_sdk::{Annotations, ToolError};
 use coremcp_spawn::{Finished, SpawnError, Spec};
 use serde_json::Value;
 
@@ -24,14 +25,15 @@ const DEFAULT_TIMEOUT_S: u64 = 120;
 const EXCERPT_CHARS: usize = 2000;
 
 pub static GROUP: Group = Group {
-    id: "publishing",
+    catalog: &coremcp_plugin_sdk::catalog::PUBLISHING,
     version: env!("CARGO_PKG_VERSION"),
-    tools: &[Tool {
-        name: "publishing",
-        description: "Pass the arguments to the publishing CLI unchanged (argv, no shell) and \
+    tools: &[Tool::new(
+        "publishing",
+        "Pass the arguments to the publishing CLI unchanged (argv, no shell) and \
             return its JSON stdout. Output that is not JSON gives an error carrying a raw-text \
             excerpt.",
-        input_schema: r#"{
+        &Untyped::new(
+            r#"{
             "type": "object",
             "properties": {
                 "args": {"type": "array", "items": {"type": "string"},
@@ -44,19 +46,17 @@ pub static GROUP: Group = Group {
             "required": ["args"],
             "additionalProperties": false
         }"#,
-        annotations: Annotations::OPEN_WORLD_DESTRUCTIVE,
-        runs: Runs::Local,
-        remote_host: true,
-        feature: None,
-        handler: publishing,
-    }],
+            publishing,
+        ),
+    )
+    .hints(Hints::of(Annotations::OPEN_WORLD_DESTRUCTIVE))],
     init: None,
 };
 
-coremcp_plugin_api::export_plugin!(GROUP);
+coremcp_plugin_sdk::export_plugin!(GROUP);
 
 fn publishing(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let command = coremcp_plugin_api::sdk::config(CMD_KEY).unwrap_or_default();
+    let command = coremcp_plugin_sdk::config(CMD_KEY).unwrap_or_default();
     let spec = build_spec(&command, &args, &Roots::from_host()?, ctx.remaining())?;
     let finished = coremcp_spawn::run(&spec, Some(ctx.raw().cancelled)).map_err(spawn_error)?;
     interpret(&finished)

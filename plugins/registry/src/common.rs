@@ -10,8 +10,9 @@
 //! - SQL text only ever holds `$n` placeholders and literals of our own; caller text is always
 //!   bound as a parameter.
 
-use coremcp_plugin_api::sdk::{codes, Args};
-use coremcp_plugin_api::{Annotations, ToolError};
+use coremcp_plugin_sdk::codes;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::{Annotations, ToolError};
 use coremcp_store::plugin::{self, decode_cursor, encode_cursor, invalid, Service};
 use coremcp_store::{Param, Row, StoreError};
 use serde_json::{Map, Value};

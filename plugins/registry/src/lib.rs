@@ -20,13 +20,13 @@ mod snapshot;
 mod tools;
 mod validate;
 
-use coremcp_plugin_api::sdk::Group;
+use coremcp_plugin_sdk::Group;
 
 use tools::{host, project, snapshot as snapshots, source, theme};
 
 /// The group table, in catalog order.
 pub static GROUP: Group = Group {
-    id: "registry",
+    catalog: &coremcp_plugin_sdk::catalog::REGISTRY,
     version: env!("CARGO_PKG_VERSION"),
     tools: &[
         theme::LIST,
@@ -47,65 +47,27 @@ pub static GROUP: Group = Group {
     init: None,
 };
 
-coremcp_plugin_api::export_plugin!(GROUP);
+coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
     use super::GROUP;
-    use coremcp_plugin_api::{Annotations, Runs};
-    use serde_json::Value;
+    use coremcp_plugin_sdk::Hints;
 
     #[test]
-    fn the_table_follows_the_catalog() {
-        let names: Vec<&str> = GROUP.tools.iter().map(|t| t.name).collect();
-        assert_eq!(
-            names,
-            [
-                "registry_theme_list",
-                "registry_theme_add",
-                "registry_theme_update",
-                "registry_project_list",
-                "registry_project_add",
-                "registry_project_update",
-                "registry_source_list",
-                "registry_source_add",
-                "registry_source_update",
-                "registry_host_list",
-                "registry_host_add",
-                "registry_host_update",
-                "registry_snapshot_save",
-                "registry_snapshot_get",
-            ]
-        );
-        assert_eq!(GROUP.id, "registry");
-    }
-
-    #[test]
-    fn every_tool_runs_on_the_registry_without_remote_host_and_with_a_closed_schema() {
-        coremcp_plugin_api::sdk::check_table(&GROUP).expect("a well-formed table");
+    fn every_tool_follows_the_catalog_with_honest_hints() {
+        coremcp_plugin_sdk::testing::assert_group(&GROUP);
         for tool in GROUP.tools {
             let name = tool.name;
-            assert_eq!(tool.runs, Runs::Registry, "{name}");
-            assert!(!tool.remote_host, "{name}");
-            assert!(tool.feature.is_none(), "{name}");
-            let schema: Value = serde_json::from_str(tool.input_schema).expect(name);
+            let schema = tool.handler.schema();
             let properties = schema["properties"].as_object().expect(name);
-            let annotations = tool.annotations;
-            assert_eq!(annotations.open_world_hint, Some(false), "{name}");
+            let h = tool.hints;
             if name.ends_with("_list") || name.ends_with("_get") {
-                assert_eq!(annotations, Annotations::READ_ONLY, "{name}");
+                assert_eq!(h, Hints::READ, "{name}");
             } else {
-                assert_eq!(annotations.read_only_hint, Some(false), "{name}");
-                assert_eq!(
-                    annotations.idempotent_hint,
-                    Some(name.ends_with("_update")),
-                    "{name}"
-                );
-                assert_eq!(
-                    annotations.destructive_hint,
-                    Some(name == "registry_snapshot_save"),
-                    "{name}"
-                );
+                assert!(!h.read_only, "{name}");
+                assert_eq!(h.idempotent, name.ends_with("_update"), "{name}");
+                assert_eq!(h.destructive, name == "registry_snapshot_save", "{name}");
             }
             if name.ends_with("_list") {
                 for arg in ["query", "limit", "cursor"] {

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::invalid;
 use serde_json::{json, Map, Value};
 

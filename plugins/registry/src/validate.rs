@@ -4,7 +4,7 @@
 //! here by hand. Invariant: each check returns `invalid_arguments` naming the argument, the
 //! value and the rule it broke, so a caller can fix the call from the message alone.
 
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::invalid;
 
 /// `^[a-z0-9][a-z0-9-]{0,39}$`

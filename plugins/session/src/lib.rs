@@ -15,11 +15,11 @@
 
 mod tools;
 
-use coremcp_plugin_api::sdk::Group;
+use coremcp_plugin_sdk::Group;
 
 /// The group table, in catalog order.
 pub static GROUP: Group = Group {
-    id: "session",
+    catalog: &coremcp_plugin_sdk::catalog::SESSION,
     version: env!("CARGO_PKG_VERSION"),
     tools: &[
         tools::session_register::TOOL,
@@ -33,47 +33,27 @@ pub static GROUP: Group = Group {
     init: None,
 };
 
-coremcp_plugin_api::export_plugin!(GROUP);
+coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
     use super::GROUP;
-    use coremcp_plugin_api::Runs;
 
     #[test]
-    fn the_table_follows_the_catalog_and_every_schema_is_a_closed_object() {
-        let names: Vec<&str> = GROUP.tools.iter().map(|t| t.name).collect();
-        assert_eq!(
-            names,
-            [
-                "session_register",
-                "session_heartbeat",
-                "session_close",
-                "session_close_stale",
-                "session_list_active",
-                "session_get",
-                "session_list_recorded"
-            ]
-        );
-        coremcp_plugin_api::sdk::check_table(&GROUP).expect("a well-formed table");
-        for tool in GROUP.tools {
-            assert!(tool.remote_host, "{}", tool.name);
-            assert_eq!(tool.runs, Runs::Forwarded, "{}", tool.name);
+    fn the_table_follows_the_catalog() {
+        coremcp_plugin_sdk::testing::assert_group(&GROUP);
+        for (tool, read_only) in GROUP
+            .tools
+            .iter()
+            .zip([false, false, false, false, true, true, true])
+        {
+            let h = tool.hints;
             assert_eq!(
-                tool.annotations.open_world_hint,
-                Some(false),
+                (h.read_only, h.destructive, h.idempotent),
+                (read_only, false, true),
                 "{}",
                 tool.name
             );
-        }
-        for (i, read_only) in [false, false, false, false, true, true, true]
-            .into_iter()
-            .enumerate()
-        {
-            let a = GROUP.tools[i].annotations;
-            assert_eq!(a.read_only_hint, Some(read_only), "{}", GROUP.tools[i].name);
-            assert_eq!(a.destructive_hint, Some(false), "{}", GROUP.tools[i].name);
-            assert_eq!(a.idempotent_hint, Some(true), "{}", GROUP.tools[i].name);
         }
     }
 }

@@ -9,7 +9,7 @@ use std::error::Error as StdError;
 
 use ::postgres::error::{DbError, ErrorPosition};
 use ::postgres::types::{to_sql_checked, Format, IsNull, ToSql, Type};
-use coremcp_plugin_kit::time::civil_from_days;
+use coremcp_plugin_sdk::time::civil_from_days;
 
 /// The error type `FromSql`/`ToSql` use.
 pub type WireError = Box<dyn StdError + Sync + Send>;

@@ -18,8 +18,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use coremcp_plugin_api::sdk::{self, codes, Args};
-use coremcp_plugin_api::ToolError;
+pub use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::legacy::Args;
+pub use coremcp_plugin_sdk::page::{decode_cursor, encode_cursor};
+pub use coremcp_plugin_sdk::time::{now, now_ms, parse_timestamp, timestamp, timestamp_out};
+use coremcp_plugin_sdk::{self as sdk, codes, ToolError};
 use serde_json::Value;
 
 use crate::{Migration, Store, StoreError, StoreUrl, Tx};
@@ -153,109 +156,6 @@ pub fn conflict(what: &str, current: i64, expected: i64) -> ToolError {
     )
 }
 
-/// `invalid_arguments` naming the argument.
-pub fn invalid(name: &str, problem: impl std::fmt::Display) -> ToolError {
-    ToolError::new(
-        codes::INVALID_ARGUMENTS,
-        format!("argument \"{name}\": {problem}"),
-    )
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-/// Now as a fixed-width RFC 3339 UTC timestamp with milliseconds.
-pub fn now() -> String {
-    timestamp(now_ms())
-}
-
-/// Milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub fn timestamp(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let base = coremcp_plugin_kit::time::rfc3339(secs);
-    // `rfc3339` ends in `Z`: put the milliseconds before it.
-    format!("{}.{:03}Z", &base[..base.len() - 1], ms.rem_euclid(1000))
-}
-
-/// Parses an RFC 3339 timestamp (any offset, any fraction) into milliseconds since the epoch.
-pub fn parse_timestamp(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    if b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let num = |from: usize, to: usize| -> Option<i64> {
-        let s = text.get(from..to)?;
-        if s.bytes().all(|c| c.is_ascii_digit()) {
-            s.parse().ok()
-        } else {
-            None
-        }
-    };
-    let (year, month, day) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
-    let (hour, minute, second) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    let mut rest = &text[19..];
-    let mut millis = 0;
-    if let Some(fraction) = rest.strip_prefix('.') {
-        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let padded = format!("{:0<3}", &fraction[..digits.min(3)]);
-        millis = padded.parse::<i64>().ok()?;
-        rest = &fraction[digits..];
-    }
-    let offset_s = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let rb = rest.as_bytes();
-            if rest.len() != 6 || rb[3] != b':' {
-                return None;
-            }
-            let h: i64 = rest[1..3].parse().ok()?;
-            let m: i64 = rest[4..6].parse().ok()?;
-            sign * (h * 3600 + m * 60)
-        }
-    };
-    let days = days_from_civil(year, month, day);
-    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) - offset_s) * 1000 + millis)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of `civil_from_days`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// A timestamp read from either backend, in the groups' fixed-width form.
-pub fn timestamp_out(stored: &str) -> String {
-    parse_timestamp(stored).map_or_else(|| stored.to_owned(), timestamp)
-}
-
 /// A new id: a ULID (48-bit millisecond time, 80 random bits, Crockford base32), so ids sort by
 /// creation time.
 pub fn new_id() -> String {
@@ -285,7 +185,8 @@ pub fn new_id() -> String {
         .collect()
 }
 
-/// The `limit` argument: default 50, at most 200 (the schema says so too).
+/// The `limit` argument of a tool not yet on typed arguments (`page::Paging` replaces it):
+/// default 50, at most 200 (the schema says so too).
 pub fn limit(args: &Args) -> Result<usize, ToolError> {
     let limit = args.opt_u64("limit")?.unwrap_or(50);
     if !(1..=200).contains(&limit) {
@@ -295,36 +196,6 @@ pub fn limit(args: &Args) -> Result<usize, ToolError> {
         ));
     }
     Ok(limit as usize)
-}
-
-/// An opaque cursor carrying the sort key of the last row returned (keyset paging).
-pub fn encode_cursor(parts: &[&str]) -> String {
-    let json = Value::from(parts.to_vec()).to_string();
-    json.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The parts of a cursor this tool returned; anything else names the `cursor` argument.
-pub fn decode_cursor(cursor: &str, parts: usize) -> Result<Vec<String>, ToolError> {
-    let bad = || {
-        invalid(
-            "cursor",
-            "is not a cursor this tool returned (pass next_cursor unchanged)",
-        )
-    };
-    if cursor.len() % 2 != 0 {
-        return Err(bad());
-    }
-    let bytes: Option<Vec<u8>> = (0..cursor.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
-        .collect();
-    let decoded: Vec<String> = bytes
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(bad)?;
-    if decoded.len() != parts {
-        return Err(bad());
-    }
-    Ok(decoded)
 }
 
 /// A JSON value as text for a `JSONB` column.
@@ -344,47 +215,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_are_fixed_width_and_round_trip() {
-        assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(timestamp(1_764_684_246_123), "2025-12-02T14:04:06.123Z");
-        assert_eq!(now().len(), 24);
-        for text in [
-            "2025-12-02T14:04:06.123Z",
-            "1999-12-31T23:59:59.999Z",
-            "2000-02-29T00:00:00.000Z",
-        ] {
-            assert_eq!(timestamp(parse_timestamp(text).expect(text)), text);
-        }
-        // What PostgreSQL hands back (trimmed fractions), and offsets.
-        assert_eq!(
-            timestamp_out("2025-12-02T14:04:06.1Z"),
-            "2025-12-02T14:04:06.100Z"
-        );
-        assert_eq!(
-            timestamp_out("2025-12-02T14:04:06Z"),
-            "2025-12-02T14:04:06.000Z"
-        );
-        assert_eq!(
-            timestamp_out("2025-12-02T16:04:06.5+02:00"),
-            "2025-12-02T14:04:06.500Z"
-        );
-        assert_eq!(
-            timestamp_out("2025-12-02T14:04:06.123456Z"),
-            "2025-12-02T14:04:06.123Z"
-        );
-        for bad in [
-            "",
-            "2025-12-02",
-            "2025-13-02T00:00:00Z",
-            "2025-12-02T14:04:06",
-            "2025-12-02T14:04:06.Z",
-            "x025-12-02T14:04:06Z",
-        ] {
-            assert_eq!(parse_timestamp(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
     fn ids_are_ulids_that_sort_by_time_and_differ() {
         let a = new_id();
         let b = new_id();
@@ -395,17 +225,6 @@ mod tests {
             .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
         // The first 10 characters are the time: equal or increasing.
         assert!(a[..10] <= b[..10]);
-    }
-
-    #[test]
-    fn cursors_round_trip_and_refuse_anything_else() {
-        let c = encode_cursor(&["global", "a/b"]);
-        assert_eq!(decode_cursor(&c, 2).expect("round trip"), ["global", "a/b"]);
-        for bad in ["", "zz", "abc", &encode_cursor(&["one"])] {
-            let err = decode_cursor(bad, 2).expect_err(bad);
-            assert_eq!(err.code.as_str(), codes::INVALID_ARGUMENTS);
-            assert!(err.message.contains("\"cursor\""), "{err}");
-        }
     }
 
     #[test]

@@ -10,16 +10,18 @@
 //!   failing, and is cut to the result limit with `truncated` and `omitted`.
 //! - A single document with malformed front matter is an error naming the line.
 
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use serde_json::Value;
 
-pub const TOOL: Tool = Tool {
-    name: "docs_read",
-    description: "Read one Markdown document of a documentation repository (front matter as a \
+pub const TOOL: Tool = Tool::new(
+    "docs_read",
+    "Read one Markdown document of a documentation repository (front matter as a \
         JSON object, plus the body), or list a docs folder: its .md documents with their front \
         matter, and its sub-folders. Repositories come from local configuration (--docs).",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "repo-relative .md file or folder (\".\" for the repository's top folder)"},
@@ -31,18 +33,17 @@ pub const TOOL: Tool = Tool {
         "required": ["path"],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Local,
-    remote_host: true,
-    feature: Some(("docs-read", cfg!(feature = "docs-read"))),
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY))
+.built(cfg!(feature = "docs-read"));
 
 #[cfg(not(feature = "docs-read"))]
 fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
     // Never called: the SDK refuses a tool whose feature is off before running its handler.
     Err(ToolError::new(
-        coremcp_plugin_api::sdk::codes::UNAVAILABLE,
+        coremcp_plugin_sdk::codes::UNAVAILABLE,
         "docs_read is not in this build: it needs the \"docs-read\" feature",
     ))
 }
@@ -67,8 +68,8 @@ pub(crate) mod imp {
     use std::fs;
     use std::path::Path;
 
-    use coremcp_plugin_api::sdk::codes;
-    use coremcp_plugin_api::ToolError;
+    use coremcp_plugin_sdk::codes;
+    use coremcp_plugin_sdk::ToolError;
     use serde_json::{json, Map, Value};
 
     use crate::front_matter;

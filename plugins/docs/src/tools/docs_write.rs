@@ -15,17 +15,19 @@
 //! - Writes through this plugin are serialised, so `expected_revision` is checked and the new
 //!   revision written without another call of this process in between.
 
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use serde_json::Value;
 
-pub const TOOL: Tool = Tool {
-    name: "docs_write",
-    description: "Create or replace a Markdown document in a documentation repository. Front \
+pub const TOOL: Tool = Tool::new(
+    "docs_write",
+    "Create or replace a Markdown document in a documentation repository. Front \
         matter is merged into the existing keys (others keep their place and text) and kept \
         current: updated, updated_by and revision (+1) are set by the tool, title defaults from \
         the first # heading. Atomic. It does not commit: use git_add/git_commit.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "repo-relative .md file; missing folders are created"},
@@ -40,23 +42,22 @@ pub const TOOL: Tool = Tool {
         "required": ["path", "body"],
         "additionalProperties": false
     }"#,
-    annotations: Annotations {
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations {
         read_only_hint: Some(false),
         destructive_hint: Some(true),
         idempotent_hint: Some(false),
         open_world_hint: Some(false),
-    },
-    runs: Runs::Local,
-    remote_host: true,
-    feature: Some(("docs-write", cfg!(feature = "docs-write"))),
-    handler,
-};
+    }))
+.built(cfg!(feature = "docs-write"));
 
 #[cfg(not(feature = "docs-write"))]
 fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
     // Never called: the SDK refuses a tool whose feature is off before running its handler.
     Err(ToolError::new(
-        coremcp_plugin_api::sdk::codes::UNAVAILABLE,
+        coremcp_plugin_sdk::codes::UNAVAILABLE,
         "docs_write is not in this build: it needs the \"docs-write\" feature",
     ))
 }
@@ -65,7 +66,7 @@ fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
 fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let repo = crate::repo::from_args(&args)?;
     let request = imp::Request::from_args(&args)?;
-    let client = coremcp_plugin_api::sdk::config(imp::CLIENT_KEY)
+    let client = coremcp_plugin_sdk::config(imp::CLIENT_KEY)
         .map(|c| c.trim().to_owned())
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| imp::DEFAULT_CLIENT.to_owned());
@@ -79,8 +80,9 @@ pub(crate) mod imp {
     use std::io;
     use std::sync::{Mutex, PoisonError};
 
-    use coremcp_plugin_api::sdk::{codes, Args};
-    use coremcp_plugin_api::ToolError;
+    use coremcp_plugin_sdk::codes;
+    use coremcp_plugin_sdk::legacy::Args;
+    use coremcp_plugin_sdk::ToolError;
     use serde_json::{json, Map, Value};
     use serde_norway::Value as Yaml;
 

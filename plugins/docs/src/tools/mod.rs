@@ -13,8 +13,8 @@ mod shared {
     use std::io;
     use std::path::Path;
 
-    use coremcp_plugin_api::sdk::codes;
-    use coremcp_plugin_api::ToolError;
+    use coremcp_plugin_sdk::codes;
+    use coremcp_plugin_sdk::ToolError;
 
     /// Whether a path names a Markdown document (`.md`, any case).
     pub fn is_markdown(path: &Path) -> bool {

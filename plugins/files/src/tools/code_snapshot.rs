@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
 use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{Annotations, ToolError};
 use ignore::WalkState;
 use serde::Serialize;
 use serde_json::Value;
@@ -35,14 +36,15 @@ pub const MAX_PARSE_BYTES: u64 = 1024 * 1024;
 /// Parsing threads at most (the host's pool runs other calls too).
 const MAX_THREADS: usize = 8;
 
-pub const TOOL: Tool = Tool {
-    name: "code_snapshot",
-    description: "Structural snapshot of a code tree: per file its language and symbols \
+pub const TOOL: Tool = Tool::new(
+    "code_snapshot",
+    "Structural snapshot of a code tree: per file its language and symbols \
         (modules, types, functions, methods with their parent, signatures, 1-based line ranges), \
         read with tree-sitter for Rust, Python, TypeScript/TSX, JavaScript and Go; other files \
         are listed by path. .gitignore-aware; files sorted by path, symbols by position. \
         save_to (store in the Registry) is not available in this build yet.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "folder (or file) to snapshot, relative to the first root or absolute inside the roots (default: the first root)"},
@@ -55,12 +57,10 @@ pub const TOOL: Tool = Tool {
         },
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Local,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
 fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let params = Params::from_args(&args)?;
@@ -328,7 +328,7 @@ fn outline_file(
 mod tests {
     use super::*;
     use crate::testing::Tree;
-    use coremcp_plugin_api::CallCtx;
+    use coremcp_plugin_sdk::CallCtx;
     use serde_json::json;
 
     fn params(args: Value) -> Result<Params, ToolError> {

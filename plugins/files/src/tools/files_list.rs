@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
 use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{Annotations, ToolError};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -27,12 +28,13 @@ const DEFAULT_MAX_ENTRIES: usize = 500;
 /// Walk errors (unreadable folders) reported at most.
 const MAX_ERRORS: usize = 10;
 
-pub const TOOL: Tool = Tool {
-    name: "files_list",
-    description: "List a directory, or a tree to depth, with type (file, dir, symlink), size and \
+pub const TOOL: Tool = Tool::new(
+    "files_list",
+    "List a directory, or a tree to depth, with type (file, dir, symlink), size and \
         mtime (RFC 3339 UTC). .gitignore-aware; hidden entries only with include_hidden; \
         symlinks are listed, never followed. Sorted by path, relative to the listed folder.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "folder (or file) to list, relative to the first root or absolute inside the roots (default: the first root)"},
@@ -43,12 +45,10 @@ pub const TOOL: Tool = Tool {
         },
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Local,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
 fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let params = Params::from_args(&args)?;

@@ -19,9 +19,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
 use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{Annotations, ToolError};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
@@ -42,14 +43,15 @@ pub const REGEX_SIZE_LIMIT: usize = 16 << 20;
 /// The most memory the lazy DFA of one search may take.
 pub const DFA_SIZE_LIMIT: usize = 16 << 20;
 
-pub const TOOL: Tool = Tool {
-    name: "files_search",
-    description: "Search file contents, ripgrep-style: regex or literal, .gitignore-aware, with \
+pub const TOOL: Tool = Tool::new(
+    "files_search",
+    "Search file contents, ripgrep-style: regex or literal, .gitignore-aware, with \
         context lines. Smart case by default (case-insensitive unless the pattern has an \
         uppercase letter). Binary files, hidden entries (unless include_hidden) and ignored \
         files are skipped. Matches come sorted by path and line, paths relative to the searched \
         folder.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "description": "regular expression (Rust regex syntax), or literal text with literal: true"},
@@ -65,12 +67,10 @@ pub const TOOL: Tool = Tool {
         "required": ["pattern"],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Local,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
 fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let params = Params::from_args(&args)?;

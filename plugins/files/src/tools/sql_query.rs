@@ -22,8 +22,9 @@ use std::error::Error as StdError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use coremcp_plugin_api::sdk::{self, codes, Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{self as sdk, codes, Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{Annotations, ToolError};
 use coremcp_store::pg_wire::{
     date, describe_db_error, error_chain, fixed, hex, time_of_day, timestamp, uuid, TextParam,
 };
@@ -41,13 +42,13 @@ const DEFAULT_TIMEOUT_S: u64 = 30;
 /// How long connecting may take, at most.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub const TOOL: Tool = Tool {
-    name: "sql_query",
-    description:
-        "Run SQL against PostgreSQL, in a read-only transaction by default. Rows come back \
+pub const TOOL: Tool = Tool::new(
+    "sql_query",
+    "Run SQL against PostgreSQL, in a read-only transaction by default. Rows come back \
         as JSON with column names and types. Connections are named in local configuration \
         (credentials are never passed as arguments).",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "sql": {"type": "string", "description": "one SQL statement; $1..$n for params"},
@@ -61,12 +62,10 @@ pub const TOOL: Tool = Tool {
         "required": ["sql"],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::OPEN_WORLD_DESTRUCTIVE,
-    runs: Runs::Local,
-    remote_host: true,
-    feature: None,
-    handler: sql_query,
-};
+        sql_query,
+    ),
+)
+.hints(Hints::of(Annotations::OPEN_WORLD_DESTRUCTIVE));
 
 fn sql_query(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let sql = args.str("sql")?;

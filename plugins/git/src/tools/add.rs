@@ -6,8 +6,9 @@
 //! a path that neither exists nor is tracked is `not_found`. The answer lists what is staged
 //! afterwards.
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{codes, Ctx};
 use serde_json::{json, Value};
 
 use crate::git::Mode;

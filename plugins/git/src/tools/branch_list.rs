@@ -4,8 +4,9 @@
 //! Invariants: read-only; `contains` can never be read as an option and an unknown commit is
 //! `not_found`; symbolic refs such as `origin/HEAD` are not listed.
 
-use coremcp_plugin_api::sdk::{Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::Ctx;
+use coremcp_plugin_sdk::ToolError;
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode};

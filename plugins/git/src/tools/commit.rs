@@ -5,8 +5,9 @@
 //! a clear error before git runs, unless `allow_empty`; the message reaches git as one
 //! `--message=` argument, never through a shell or an editor.
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{codes, Ctx};
 use serde_json::{json, Value};
 
 use crate::git::{Mode, EXCERPT_CHARS};

@@ -5,8 +5,9 @@
 //! as an option; the patch text is cut at `max_chars` with a marker, and the whole result fits
 //! the host's limit.
 
-use coremcp_plugin_api::sdk::{Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::Ctx;
+use coremcp_plugin_sdk::ToolError;
 use serde_json::{json, Value};
 
 use crate::git::not_an_option;

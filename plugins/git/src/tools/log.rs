@@ -5,8 +5,9 @@
 //! on; filters reach git as single `--opt=value` arguments and `rev` can never be read as an
 //! option; a branch with no commits yet gives an empty list.
 
-use coremcp_plugin_api::sdk::{Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::Ctx;
+use coremcp_plugin_sdk::ToolError;
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode};

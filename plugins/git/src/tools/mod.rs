@@ -13,9 +13,10 @@ pub mod push;
 pub mod show;
 pub mod status;
 
-use coremcp_plugin_api::sdk::{Args, Ctx};
-use coremcp_plugin_api::ToolError;
 use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::Ctx;
+use coremcp_plugin_sdk::ToolError;
 use serde_json::Value;
 
 use crate::repo::Repo;
@@ -35,10 +36,6 @@ pub fn max_chars(args: &Args) -> Result<usize, ToolError> {
 
 /// A JSON value of one of our serialisable structs.
 pub fn json<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
-    serde_json::to_value(value).map_err(|e| {
-        ToolError::new(
-            coremcp_plugin_api::sdk::codes::INTERNAL,
-            format!("result: {e}"),
-        )
-    })
+    serde_json::to_value(value)
+        .map_err(|e| ToolError::new(coremcp_plugin_sdk::codes::INTERNAL, format!("result: {e}")))
 }

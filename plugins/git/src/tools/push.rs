@@ -7,8 +7,9 @@
 //! none; a rejected ref is an error (`conflict` when the remote moved on) that says what to
 //! do; credential helpers and hooks apply, and git never prompts.
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{codes, Ctx};
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode, EXCERPT_CHARS};

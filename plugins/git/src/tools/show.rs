@@ -6,8 +6,9 @@
 //! `path` is confined like every path argument; text is cut at `max_chars`; a binary file's
 //! content is not returned.
 
-use coremcp_plugin_api::sdk::{codes, Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{codes, Ctx};
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode};

@@ -4,8 +4,9 @@
 //! Invariants: read-only (no index refresh is written: `GIT_OPTIONAL_LOCKS=0`); `counts` are
 //! always complete even when a long list is cut to fit the result limit (`truncated: true`).
 
-use coremcp_plugin_api::sdk::{Args, Ctx};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::Ctx;
+use coremcp_plugin_sdk::ToolError;
 use serde_json::{json, Value};
 
 use crate::parse::status;

@@ -8,9 +8,10 @@ pub mod notepad_get;
 pub mod notepad_list;
 pub mod notepad_set;
 
-use coremcp_plugin_api::sdk::{self, Args};
-use coremcp_plugin_api::ToolError;
-use coremcp_store::plugin::{invalid, parse_timestamp, timestamp};
+use coremcp_plugin_sdk as sdk;
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::time::{parse_timestamp, timestamp};
+use coremcp_plugin_sdk::{Args, ToolError};
 
 /// The longest `ttl_s` (ten years): far enough for any note, near enough that the expiry time
 /// stays a plain date.
@@ -46,11 +47,18 @@ pub fn what(scope: &str, key: &str) -> String {
     format!("note {scope}/{key}")
 }
 
-/// The `scope` and `key` arguments, checked against their grammar.
-pub fn scope_and_key(args: &Args) -> Result<(&str, &str), ToolError> {
-    let scope = args.str("scope")?;
+/// The arguments naming one note (`notepad_get`, `notepad_delete`).
+#[derive(Debug, Args)]
+pub struct NoteRef {
+    /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
+    pub scope: String,
+    /// the note's key: 1-200 characters of A-Z a-z 0-9 . _ : / -
+    pub key: String,
+}
+
+/// `scope` and `key`, checked against their grammar.
+pub fn scope_and_key<'a>(scope: &'a str, key: &'a str) -> Result<(&'a str, &'a str), ToolError> {
     coremcp_nervhq::grammar::check_scope("scope", scope)?;
-    let key = args.str("key")?;
     coremcp_nervhq::grammar::check_key("key", key)?;
     Ok((scope, key))
 }

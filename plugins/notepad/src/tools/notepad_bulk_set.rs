@@ -14,13 +14,13 @@ use std::collections::{HashMap, HashSet};
 
 use coremcp_nervhq::grammar::{check_key, check_scope, check_value};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
-use coremcp_store::plugin::{invalid, now_ms, timestamp};
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Param;
 use serde_json::{json, Value};
 
-use super::{expired, expiry, updated_by};
+use super::{expired, expiry, updated_by, MAX_TTL_S};
 
 /// The most entries one call takes.
 pub const MAX_ENTRIES: usize = 10_000;
@@ -32,35 +32,40 @@ const _: () = assert!(3 + ROWS_PER_STATEMENT * 3 < 32_766);
 /// Keys per DELETE of `replace_scope`.
 const KEYS_PER_DELETE: usize = 500;
 
-pub const TOOL: Tool = Tool {
-    name: "notepad_bulk_set",
-    description: "Set many notes of one scope in one transaction (up to 10000 entries; all or \
+pub const TOOL: Tool = Tool::new(
+    "notepad_bulk_set",
+    "Set many notes of one scope in one transaction (up to 10000 entries; all or \
         nothing: one invalid entry, which the error names, writes none). Each entry is written \
         like notepad_set without expected_version. replace_scope: true also deletes the \
         scope's notes that are not in entries (entries: [] then empties the scope). Returns \
         counts: set, created, updated, deleted.",
-    input_schema: r#"{
-        "type": "object",
-        "properties": {
-            "scope": {"type": "string", "description": "global, project:<KEY>, agent:<name>, session:<id> or host:<name>"},
-            "entries": {"type": "array", "maxItems": 10000, "description": "the notes to set, each key at most once",
-                "items": {"type": "object", "properties": {
-                    "key": {"type": "string", "description": "1-200 characters of A-Z a-z 0-9 . _ : / -"},
-                    "value": {"type": "string", "description": "text of at most 16 KiB (16384 bytes)"},
-                    "ttl_s": {"type": "integer", "minimum": 1, "maximum": 315360000, "description": "seconds until the note expires (absent: never)"}
-                }, "required": ["key", "value"], "additionalProperties": false}},
-            "replace_scope": {"type": "boolean", "description": "also delete the scope's notes that are not in entries (default false)"}
-        },
-        "required": ["scope", "entries"],
-        "additionalProperties": false
-    }"#,
-    // Destructive with replace_scope, which is the reading a client must be warned about.
-    annotations: coremcp_nervhq::DESTRUCTIVE_IDEMPOTENT,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+    &typed(handler),
+)
+// Destructive with replace_scope, which is the reading a client must be warned about.
+.hints(Hints::DESTRUCTIVE_IDEMPOTENT);
+
+#[derive(Debug, Args)]
+pub struct BulkSet {
+    /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
+    scope: String,
+    /// the notes to set, each key at most once
+    #[arg(required, max_items = MAX_ENTRIES)]
+    entries: Vec<NewNote>,
+    /// also delete the scope's notes that are not in entries (default false)
+    #[arg(default)]
+    replace_scope: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct NewNote {
+    /// 1-200 characters of A-Z a-z 0-9 . _ : / -
+    key: String,
+    /// text of at most 16 KiB (16384 bytes)
+    value: String,
+    /// seconds until the note expires (absent: never)
+    #[arg(min = 1, max = MAX_TTL_S)]
+    ttl_s: Option<u64>,
+}
 
 /// One checked entry.
 struct Entry<'a> {
@@ -69,44 +74,19 @@ struct Entry<'a> {
     expires_at: Option<String>,
 }
 
-fn entries(args: &Args, at: i64) -> Result<Vec<Entry<'_>>, ToolError> {
-    let items = args
-        .0
-        .get("entries")
-        .and_then(Value::as_array)
-        .ok_or_else(|| invalid("entries", "must be an array of {key, value, ttl_s?}"))?;
-    if items.len() > MAX_ENTRIES {
-        return Err(invalid(
-            "entries",
-            format!("{} entries is over the limit of {MAX_ENTRIES}", items.len()),
-        ));
-    }
+fn entries(items: &[NewNote], at: i64) -> Result<Vec<Entry<'_>>, ToolError> {
     let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let text = |field: &str| {
-            item.get(field).and_then(Value::as_str).ok_or_else(|| {
-                invalid(
-                    &format!("entries[{i}].{field}"),
-                    "is required and must be a string",
-                )
-            })
-        };
-        let key = text("key")?;
+        let key = item.key.as_str();
         check_key(&format!("entries[{i}].key"), key)?;
-        let value = text("value")?;
+        let value = item.value.as_str();
         check_value(
             &format!("entries[{i}].value"),
             value,
             &format!(" of key \"{key}\""),
         )?;
-        let ttl_s = match item.get("ttl_s").filter(|v| !v.is_null()) {
-            None => None,
-            Some(v) => Some(v.as_u64().ok_or_else(|| {
-                invalid(&format!("entries[{i}].ttl_s"), "must be a positive integer")
-            })?),
-        };
-        let expires_at = expiry(&format!("entries[{i}].ttl_s"), at, ttl_s)?;
+        let expires_at = expiry(&format!("entries[{i}].ttl_s"), at, item.ttl_s)?;
         if let Some(first) = seen.insert(key, i) {
             return Err(invalid(
                 &format!("entries[{i}].key"),
@@ -158,12 +138,12 @@ fn upsert_sql(rows: usize) -> String {
     sql
 }
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let scope = args.str("scope")?;
+fn handler(_: &Ctx<'_>, args: BulkSet) -> Result<Value, ToolError> {
+    let scope = args.scope.as_str();
     check_scope("scope", scope)?;
-    let replace = args.opt_bool("replace_scope")?.unwrap_or(false);
+    let replace = args.replace_scope;
     let at = now_ms();
-    let entries = entries(&args, at)?;
+    let entries = entries(&args.entries, at)?;
     let now = timestamp(at);
     let by: Param = updated_by().into();
     // Rows are written in key order, so two calls on one scope lock their rows in the same
@@ -236,8 +216,11 @@ fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
 mod tests {
     use super::*;
 
-    fn args(value: Value) -> Args {
-        Args(value.as_object().cloned().expect("object"))
+    use coremcp_plugin_sdk::args::ToolArgs;
+
+    fn args(value: Value) -> Vec<NewNote> {
+        let map = value.as_object().cloned().expect("object");
+        BulkSet::parse(map).expect("well-typed").entries
     }
 
     #[test]

@@ -14,48 +14,49 @@
 use coremcp_nervhq::grammar::check_scope;
 use coremcp_nervhq::result::{capped, put_opt};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
-use coremcp_store::plugin::{invalid, now_ms, timestamp};
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Row;
 use serde_json::{json, Map, Value};
 
 use super::expired;
 
-pub const TOOL: Tool = Tool {
-    name: "notepad_cleanup",
-    description: "Delete expired notes and, with older_than_s, also notes not updated for that \
+pub const TOOL: Tool = Tool::new(
+    "notepad_cleanup",
+    "Delete expired notes and, with older_than_s, also notes not updated for that \
         many seconds; dry_run only lists what would go. Filter by scope (exact) or \
         scope_prefix. expired_only defaults to true without older_than_s and to false with it \
         (passing expired_only: true together with older_than_s is an error). Returns deleted (with \
         dry_run: how many would be) and the notes (up to 200, the rest counted in more), each \
         with its reason: expired or older_than.",
-    input_schema: r#"{
-        "type": "object",
-        "properties": {
-            "scope": {"type": "string", "description": "only this scope (exact)"},
-            "scope_prefix": {"type": "string", "description": "only scopes starting with this, e.g. session:"},
-            "expired_only": {"type": "boolean", "description": "only expired notes (default: true without older_than_s, false with it)"},
-            "older_than_s": {"type": "integer", "minimum": 0, "description": "also delete notes whose last update is at least this many seconds ago"},
-            "dry_run": {"type": "boolean", "description": "list what would be deleted, delete nothing (default false)"}
-        },
-        "additionalProperties": false
-    }"#,
-    annotations: coremcp_nervhq::DESTRUCTIVE,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+    &typed(handler),
+)
+.hints(Hints::DESTRUCTIVE);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let scope = args.opt_str("scope")?;
+#[derive(Debug, Args)]
+pub struct Cleanup {
+    /// only this scope (exact)
+    scope: Option<String>,
+    /// only scopes starting with this, e.g. session:
+    scope_prefix: Option<String>,
+    /// only expired notes (default: true without older_than_s, false with it)
+    expired_only: Option<bool>,
+    /// also delete notes whose last update is at least this many seconds ago
+    older_than_s: Option<u64>,
+    /// list what would be deleted, delete nothing (default false)
+    #[arg(default)]
+    dry_run: bool,
+}
+
+fn handler(_: &Ctx<'_>, args: Cleanup) -> Result<Value, ToolError> {
+    let scope = args.scope.as_deref();
     if let Some(scope) = scope {
         check_scope("scope", scope)?;
     }
-    let scope_prefix = args.opt_str("scope_prefix")?;
-    let older_than_s = args.opt_u64("older_than_s")?;
-    match (args.opt_bool("expired_only")?, older_than_s) {
+    let scope_prefix = args.scope_prefix.as_deref();
+    let older_than_s = args.older_than_s;
+    match (args.expired_only, older_than_s) {
         (Some(true), Some(_)) => {
             return Err(invalid(
                 "expired_only",
@@ -73,7 +74,7 @@ fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
         }
         _ => {}
     }
-    let dry_run = args.opt_bool("dry_run")?.unwrap_or(false);
+    let dry_run = args.dry_run;
     let at = now_ms();
     let cutoff = older_than_s
         .map(|s| {

@@ -2,35 +2,22 @@
 //! expired one is removed too, but counts as absent, so it also answers `deleted: false`.
 
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_plugin_sdk::{typed, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::now_ms;
 use serde_json::{json, Value};
 
-use super::{expired, scope_and_key};
+use super::{expired, scope_and_key, NoteRef};
 
-pub const TOOL: Tool = Tool {
-    name: "notepad_delete",
-    description: "Delete one note. Succeeds with deleted: false if the note is absent (or had \
+pub const TOOL: Tool = Tool::new(
+    "notepad_delete",
+    "Delete one note. Succeeds with deleted: false if the note is absent (or had \
         already expired).",
-    input_schema: r#"{
-        "type": "object",
-        "properties": {
-            "scope": {"type": "string", "description": "global, project:<KEY>, agent:<name>, session:<id> or host:<name>"},
-            "key": {"type": "string", "description": "the note's key"}
-        },
-        "required": ["scope", "key"],
-        "additionalProperties": false
-    }"#,
-    annotations: coremcp_nervhq::DESTRUCTIVE_IDEMPOTENT,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+    &typed(handler),
+)
+.hints(Hints::of(coremcp_nervhq::DESTRUCTIVE_IDEMPOTENT));
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let (scope, key) = scope_and_key(&args)?;
+fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
+    let (scope, key) = scope_and_key(&note.scope, &note.key)?;
     let at = now_ms();
     let deleted = SERVICE.run(|tx| {
         let row = tx.query_opt(

@@ -3,35 +3,22 @@
 
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::{codes, typed, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::now;
 use serde_json::{Map, Value};
 
-use super::{live, scope_and_key};
+use super::{live, scope_and_key, NoteRef};
 
-pub const TOOL: Tool = Tool {
-    name: "notepad_get",
-    description: "Get one note: its value, version, updated_at, updated_by and expires_at. An \
+pub const TOOL: Tool = Tool::new(
+    "notepad_get",
+    "Get one note: its value, version, updated_at, updated_by and expires_at. An \
         expired note is absent (not_found) even before notepad_cleanup removes it.",
-    input_schema: r#"{
-        "type": "object",
-        "properties": {
-            "scope": {"type": "string", "description": "global, project:<KEY>, agent:<name>, session:<id> or host:<name>"},
-            "key": {"type": "string", "description": "the note's key: 1-200 characters of A-Z a-z 0-9 . _ : / -"}
-        },
-        "required": ["scope", "key"],
-        "additionalProperties": false
-    }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+    &typed(handler),
+)
+.hints(Hints::READ);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let (scope, key) = scope_and_key(&args)?;
+fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
+    let (scope, key) = scope_and_key(&note.scope, &note.key)?;
     let now = now();
     let sql = format!(
         "SELECT value, version, updated_at, updated_by, expires_at FROM notepad_entry

@@ -9,53 +9,50 @@
 //!   result limit and keeps its structured content.
 
 use coremcp_nervhq::grammar::check_scope;
-use coremcp_nervhq::result::{page, page_result, put_opt, ts, ts_opt};
+use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
-use coremcp_store::plugin::{decode_cursor, encode_cursor, limit, now};
+use coremcp_plugin_sdk::page::{encode_cursor, page, page_result, Paging};
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_store::plugin::now;
 use serde_json::{json, Map, Value};
 
 use super::live;
 
-pub const TOOL: Tool = Tool {
-    name: "notepad_list",
-    description: "List notes in (scope, key) order: keys, versions, updated_at and expires_at, \
+pub const TOOL: Tool = Tool::new(
+    "notepad_list",
+    "List notes in (scope, key) order: keys, versions, updated_at and expires_at, \
         with values only if include_values. Filters combine: scope (exact), scope_prefix (e.g. \
         project:), key_prefix. Expired notes are left out. Pages hold up to limit notes (fewer \
         with values, to stay under the result limit); pass next_cursor back for the next one.",
-    input_schema: r#"{
-        "type": "object",
-        "properties": {
-            "scope": {"type": "string", "description": "only this scope (exact)"},
-            "scope_prefix": {"type": "string", "description": "only scopes starting with this, e.g. project: or agent:"},
-            "key_prefix": {"type": "string", "description": "only keys starting with this (case-sensitive)"},
-            "include_values": {"type": "boolean", "description": "include each note's value (default false)"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "notes per page (default 50)"},
-            "cursor": {"type": "string", "description": "next_cursor of the previous page"}
-        },
-        "additionalProperties": false
-    }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+    &typed(handler),
+)
+.hints(Hints::READ);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let scope = args.opt_str("scope")?;
+#[derive(Debug, Args)]
+pub struct List {
+    /// only this scope (exact)
+    scope: Option<String>,
+    /// only scopes starting with this, e.g. project: or agent:
+    scope_prefix: Option<String>,
+    /// only keys starting with this (case-sensitive)
+    key_prefix: Option<String>,
+    /// include each note's value (default false)
+    #[arg(default)]
+    include_values: bool,
+    #[arg(flatten)]
+    page: Paging,
+}
+
+fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
+    let scope = args.scope.as_deref();
     if let Some(scope) = scope {
         check_scope("scope", scope)?;
     }
-    let scope_prefix = args.opt_str("scope_prefix")?;
-    let key_prefix = args.opt_str("key_prefix")?;
-    let include_values = args.opt_bool("include_values")?.unwrap_or(false);
-    let limit = limit(&args)?;
-    let after = args
-        .opt_str("cursor")?
-        .map(|c| decode_cursor(c, 2))
-        .transpose()?;
+    let scope_prefix = args.scope_prefix.as_deref();
+    let key_prefix = args.key_prefix.as_deref();
+    let include_values = args.include_values;
+    let limit = args.page.limit;
+    let after = args.page.after(2)?;
     let now = now();
     let rows = SERVICE.run(|tx| {
         let c = bytewise(tx);

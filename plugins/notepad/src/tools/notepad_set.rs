@@ -12,39 +12,38 @@
 use coremcp_nervhq::grammar::check_value;
 use coremcp_nervhq::result::put_opt;
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::{conflict, now_ms, timestamp};
 use coremcp_store::Param;
 use serde_json::{Map, Value};
 
 use super::{expiry, live, scope_and_key, updated_by, what};
 
-pub const TOOL: Tool = Tool {
-    name: "notepad_set",
-    description: "Create or overwrite one note (the whole note: without ttl_s it no longer \
+pub const TOOL: Tool = Tool::new(
+    "notepad_set",
+    "Create or overwrite one note (the whole note: without ttl_s it no longer \
         expires). Returns the new version and whether the note was created. With \
         expected_version the write happens only if the note is at that version (0: only if it \
         does not exist); otherwise it is a conflict error giving the current version. An \
         expired note counts as absent (version 0).",
-    input_schema: r#"{
-        "type": "object",
-        "properties": {
-            "scope": {"type": "string", "description": "global, project:<KEY>, agent:<name>, session:<id> or host:<name>"},
-            "key": {"type": "string", "description": "1-200 characters of A-Z a-z 0-9 . _ : / -"},
-            "value": {"type": "string", "description": "the note: text of at most 16 KiB (16384 bytes of UTF-8); JSON is fine as text"},
-            "ttl_s": {"type": "integer", "minimum": 1, "maximum": 315360000, "description": "seconds until the note expires (absent: never)"},
-            "expected_version": {"type": "integer", "minimum": 0, "description": "write only if the note is at this version (0: only if it does not exist)"}
-        },
-        "required": ["scope", "key", "value"],
-        "additionalProperties": false
-    }"#,
-    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+    &typed(handler),
+)
+.hints(Hints::IDEMPOTENT);
+
+#[derive(Debug, Args)]
+pub struct Set {
+    /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
+    scope: String,
+    /// 1-200 characters of A-Z a-z 0-9 . _ : / -
+    key: String,
+    /// the note: text of at most 16 KiB (16384 bytes of UTF-8); JSON is fine as text
+    value: String,
+    /// seconds until the note expires (absent: never)
+    #[arg(min = 1, max = super::MAX_TTL_S)]
+    ttl_s: Option<u64>,
+    /// write only if the note is at this version (0: only if it does not exist)
+    expected_version: Option<u64>,
+}
 
 /// The columns every insert fills, with `$1 scope, $2 key, $3 value, $4 now, $5 updated_by,
 /// $6 expires_at`.
@@ -77,15 +76,15 @@ const CREATE: &str = "
     WHERE notepad_entry.expires_at <= excluded.updated_at
     RETURNING version";
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let (scope, key) = scope_and_key(&args)?;
-    let value = args.str("value")?;
+fn handler(_: &Ctx<'_>, args: Set) -> Result<Value, ToolError> {
+    let (scope, key) = scope_and_key(&args.scope, &args.key)?;
+    let value = args.value.as_str();
     check_value("value", value, "")?;
     let at = now_ms();
     let now = timestamp(at);
-    let expires_at = expiry("ttl_s", at, args.opt_u64("ttl_s")?)?;
+    let expires_at = expiry("ttl_s", at, args.ttl_s)?;
     let expected = args
-        .opt_u64("expected_version")?
+        .expected_version
         .map(|v| i64::try_from(v).unwrap_or(i64::MAX));
     let params: Vec<Param> = vec![
         scope.into(),

@@ -11,8 +11,9 @@
 //!   `registry_host_role` always hold the same set; only this module writes either.
 //! - A host is never deleted, only disabled (`enabled: false`).
 
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::{json_text, json_value, limit, new_id, now, timestamp_out, TxError};
 use coremcp_store::{Row, StoreError, Tx};
 use serde_json::Value;
@@ -26,12 +27,13 @@ use crate::validate;
 const MAX_ROLES: usize = 32;
 const MAX_ROLE: usize = 64;
 
-pub const LIST: Tool = Tool {
-    name: "registry_host_list",
-    description: "List hosts by name. Enabled hosts with a core_mcp_url are the forwarding \
+pub const LIST: Tool = Tool::new(
+    "registry_host_list",
+    "List hosts by name. Enabled hosts with a core_mcp_url are the forwarding \
         targets that remote_host names (has_core_mcp: true lists exactly those). Default: \
         enabled hosts only. Paged: pass next_cursor back as cursor.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "name": {"type": "string", "description": "only the host with exactly this name"},
@@ -46,19 +48,18 @@ pub const LIST: Tool = Tool {
         "required": [],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: list,
-};
+        list,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
-pub const ADD: Tool = Tool {
-    name: "registry_host_add",
-    description: "Add a host with its Core MCP address. A host with core_mcp_url becomes a \
+pub const ADD: Tool = Tool::new(
+    "registry_host_add",
+    "Add a host with its Core MCP address. A host with core_mcp_url becomes a \
         remote_host and forwarding target at the next host refresh; docker_endpoint lets the \
         Docker tools reach it. An existing name is a conflict. Returns the host (enabled).",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "name": {"type": "string", "minLength": 1, "description": "^[a-z0-9][a-z0-9-]{0,62}$, e.g. devbox-1"},
@@ -72,21 +73,20 @@ pub const ADD: Tool = Tool {
         "required": ["name", "address"],
         "additionalProperties": false
     }"#,
-    annotations: ADDS,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: add,
-};
+        add,
+    ),
+)
+.hints(Hints::of(ADDS));
 
-pub const UPDATE: Tool = Tool {
-    name: "registry_host_update",
-    description: "Patch a host: only the fields you pass change. Clearing core_mcp_url (\"\") \
+pub const UPDATE: Tool = Tool::new(
+    "registry_host_update",
+    "Patch a host: only the fields you pass change. Clearing core_mcp_url (\"\") \
         or disabling the host (enabled: false) removes it from the forwarding targets. roles \
         replaces the whole list. With expected_version, a host that changed since you read it \
         is a conflict naming its current version. A patch that changes nothing is a no-op. \
         Returns the host.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "name": {"type": "string", "minLength": 1, "description": "the host's name"},
@@ -102,12 +102,10 @@ pub const UPDATE: Tool = Tool {
         "required": ["name"],
         "additionalProperties": false
     }"#,
-    annotations: PATCHES,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: update,
-};
+        update,
+    ),
+)
+.hints(Hints::of(PATCHES));
 
 const FIELDS: &str = "id, name, address, core_mcp_url, docker_endpoint, os, roles, enabled, \
     description, last_seen_at, version, created_at, updated_at";

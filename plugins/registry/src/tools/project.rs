@@ -8,8 +8,9 @@
 //!   the only place that writes it, and it checks.
 //! - A project is never deleted, only archived.
 
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::{invalid, limit, new_id, now, TxError};
 use coremcp_store::{Row, StoreError, Tx};
 use serde_json::Value;
@@ -22,12 +23,13 @@ use crate::common::{
 use crate::tools::{source, theme};
 use crate::validate;
 
-pub const LIST: Tool = Tool {
-    name: "registry_project_list",
-    description: "List projects by key, each with its theme, docs source and count of active \
+pub const LIST: Tool = Tool::new(
+    "registry_project_list",
+    "List projects by key, each with its theme, docs source and count of active \
         sources; include_sources adds those sources. Default: active projects only. Paged: \
         pass next_cursor back as cursor.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "key": {"type": "string", "description": "only the project with exactly this key"},
@@ -41,19 +43,18 @@ pub const LIST: Tool = Tool {
         "required": [],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: list,
-};
+        list,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
-pub const ADD: Tool = Tool {
-    name: "registry_project_add",
-    description: "Add a project. Its key is permanent and is also the Scrolls item prefix \
+pub const ADD: Tool = Tool::new(
+    "registry_project_add",
+    "Add a project. Its key is permanent and is also the Scrolls item prefix \
         (CORE → CORE-42); an existing key is a conflict. The theme, if given, must exist and be \
         active. Set its docs source later with registry_project_update. Returns the project.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "key": {"type": "string", "minLength": 1, "description": "^[A-Z][A-Z0-9]{1,9}$, e.g. CORE"},
@@ -64,20 +65,19 @@ pub const ADD: Tool = Tool {
         "required": ["key", "name"],
         "additionalProperties": false
     }"#,
-    annotations: ADDS,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: add,
-};
+        add,
+    ),
+)
+.hints(Hints::of(ADDS));
 
-pub const UPDATE: Tool = Tool {
-    name: "registry_project_update",
-    description: "Patch a project, including which of its sources holds its docs: only the \
+pub const UPDATE: Tool = Tool::new(
+    "registry_project_update",
+    "Patch a project, including which of its sources holds its docs: only the \
         fields you pass change; archive it with status archived (projects are never deleted). \
         With expected_version, a project that changed since you read it is a conflict naming \
         its current version. A patch that changes nothing is a no-op. Returns the project.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "key": {"type": "string", "minLength": 1, "description": "the project's key"},
@@ -91,12 +91,10 @@ pub const UPDATE: Tool = Tool {
         "required": ["key"],
         "additionalProperties": false
     }"#,
-    annotations: PATCHES,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: update,
-};
+        update,
+    ),
+)
+.hints(Hints::of(PATCHES));
 
 /// A project row with its theme key, docs source ref parts and active-source count.
 const SELECT: &str = "SELECT p.id, p.key, p.name, p.description, p.status, p.version, \

@@ -11,8 +11,9 @@
 //! - An answer stays within `max_chars` and the host's result limit, so it always arrives
 //!   with its structured content (see [`crate::snapshot::fit`]).
 
-use coremcp_plugin_api::sdk::{self, codes, Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{self as sdk, codes, Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{Annotations, ToolError};
 use coremcp_store::plugin::{invalid, json_text, json_value, new_id, now, timestamp_out, TxError};
 use coremcp_store::Row;
 use serde_json::{json, Value};
@@ -30,14 +31,15 @@ const DEFAULT_MAX_CHARS: u64 = 20_000;
 /// then drops their structured content.
 const RESULT_BUDGET: usize = 19_500;
 
-pub const SAVE: Tool = Tool {
-    name: "registry_snapshot_save",
-    description: "Store a structural code snapshot of a source at a commit: pass the object \
+pub const SAVE: Tool = Tool::new(
+    "registry_snapshot_save",
+    "Store a structural code snapshot of a source at a commit: pass the object \
         code_snapshot returns (or CI's format-1 equivalent) as snapshot. One snapshot per \
         source and commit: an existing one is a conflict unless replace is true, which \
         overwrites it. Keeps the 20 most recently saved snapshots per source and prunes older \
         ones. Returns the stored snapshot's id, stats and content hash.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "source": {"type": "string", "minLength": 1, "description": "source ref PROJECT/name, e.g. CORE/core-mcp"},
@@ -49,21 +51,20 @@ pub const SAVE: Tool = Tool {
         "required": ["source", "commit", "snapshot"],
         "additionalProperties": false
     }"#,
-    annotations: OVERWRITES,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: save,
-};
+        save,
+    ),
+)
+.hints(Hints::of(OVERWRITES));
 
-pub const GET: Tool = Tool {
-    name: "registry_snapshot_get",
-    description: "Fetch a stored code snapshot of a source, or its outline. Without commit it \
+pub const GET: Tool = Tool::new(
+    "registry_snapshot_get",
+    "Fetch a stored code snapshot of a source, or its outline. Without commit it \
         returns the latest one plus the list of stored commits. detail: summary (counts per \
         language, no files), outline (paths and symbol kinds, names, lines; default) or full \
         (everything saved). paths keeps files under those folders or files. The answer is cut \
         to max_chars by leaving out whole files, marked truncated: true with omitted_files.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "source": {"type": "string", "minLength": 1, "description": "source ref PROJECT/name"},
@@ -75,12 +76,10 @@ pub const GET: Tool = Tool {
         "required": ["source"],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: get,
-};
+        get,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
 fn save(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let source_ref = args.str("source")?;
@@ -385,11 +384,9 @@ mod tests {
 
     #[test]
     fn save_and_get_are_registry_tools_with_honest_annotations() {
-        assert_eq!(SAVE.annotations.destructive_hint, Some(true));
-        assert_eq!(SAVE.annotations.read_only_hint, Some(false));
-        assert_eq!(GET.annotations, Annotations::READ_ONLY);
+        const { assert!(SAVE.hints.destructive && !SAVE.hints.read_only) };
+        assert_eq!(GET.hints, coremcp_plugin_sdk::Hints::READ);
         assert!(SAVE.description.contains("20"));
-        let _: serde_json::Map<String, Value> =
-            serde_json::from_str(SAVE.input_schema).expect("schema");
+        assert!(SAVE.handler.schema()["properties"].is_object());
     }
 }

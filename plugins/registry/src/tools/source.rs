@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::{invalid, json_text, json_value, limit, new_id, now, TxError};
 use coremcp_store::{Row, StoreError, Tx};
 use serde_json::{Map, Value};
@@ -26,12 +27,13 @@ use crate::validate;
 const MAX_METADATA: usize = 16_000;
 const MAX_URL: usize = 2000;
 
-pub const LIST: Tool = Tool {
-    name: "registry_source_list",
-    description: "List sources (git repos, docs repos, packages, service URLs) by ref \
+pub const LIST: Tool = Tool::new(
+    "registry_source_list",
+    "List sources (git repos, docs repos, packages, service URLs) by ref \
         PROJECT/name, optionally with the hosts and paths where each is checked out. Default: \
         active sources only. Paged: pass next_cursor back as cursor.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "project": {"type": "string", "description": "only this project's sources (project key, e.g. CORE)"},
@@ -45,19 +47,18 @@ pub const LIST: Tool = Tool {
         "required": [],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: list,
-};
+        list,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
-pub const ADD: Tool = Tool {
-    name: "registry_source_add",
-    description: "Add a source to a project: a git repo, docs repo, package, service or URL. \
+pub const ADD: Tool = Tool::new(
+    "registry_source_add",
+    "Add a source to a project: a git repo, docs repo, package, service or URL. \
         Its ref is PROJECT/name (unique in the project; an existing one is a conflict). The \
         project must exist and be active. Returns the source.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "project": {"type": "string", "minLength": 1, "description": "project key, e.g. CORE"},
@@ -71,20 +72,19 @@ pub const ADD: Tool = Tool {
         "required": ["project", "name", "kind", "url"],
         "additionalProperties": false
     }"#,
-    annotations: ADDS,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: add,
-};
+        add,
+    ),
+)
+.hints(Hints::of(ADDS));
 
-pub const UPDATE: Tool = Tool {
-    name: "registry_source_update",
-    description: "Patch a source: only the fields you pass change; metadata is merged (a null \
+pub const UPDATE: Tool = Tool::new(
+    "registry_source_update",
+    "Patch a source: only the fields you pass change; metadata is merged (a null \
         member removes that key); archive it with status archived (sources are never deleted). \
         With expected_version, a source that changed since you read it is a conflict naming \
         its current version. A patch that changes nothing is a no-op. Returns the source.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "source": {"type": "string", "minLength": 1, "description": "source ref PROJECT/name, e.g. CORE/core-mcp"},
@@ -98,12 +98,10 @@ pub const UPDATE: Tool = Tool {
         "required": ["source"],
         "additionalProperties": false
     }"#,
-    annotations: PATCHES,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: update,
-};
+        update,
+    ),
+)
+.hints(Hints::of(PATCHES));
 
 /// A source row with its project key, for [`source_json`].
 pub(crate) const SELECT: &str = "SELECT s.id, s.project_id, p.key AS project_key, s.name, \

@@ -3,8 +3,9 @@
 //! Invariants: a theme key matches `^[a-z0-9][a-z0-9-]{0,39}$` and never changes; a theme is
 //! never deleted, only archived (projects and other services refer to its key).
 
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::{limit, new_id, now};
 use coremcp_store::{Row, StoreError, Tx};
 use serde_json::Value;
@@ -16,11 +17,12 @@ use crate::common::{
 };
 use crate::validate;
 
-pub const LIST: Tool = Tool {
-    name: "registry_theme_list",
-    description: "List themes, the top-level groupings of projects, by key. Default: active \
+pub const LIST: Tool = Tool::new(
+    "registry_theme_list",
+    "List themes, the top-level groupings of projects, by key. Default: active \
         themes only. Paged: pass next_cursor back as cursor.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "key": {"type": "string", "description": "only the theme with exactly this key"},
@@ -32,18 +34,17 @@ pub const LIST: Tool = Tool {
         "required": [],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: list,
-};
+        list,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
-pub const ADD: Tool = Tool {
-    name: "registry_theme_add",
-    description: "Add a theme record (a top-level grouping of projects). The key is permanent; \
+pub const ADD: Tool = Tool::new(
+    "registry_theme_add",
+    "Add a theme record (a top-level grouping of projects). The key is permanent; \
         an existing key is a conflict. Returns the theme.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "key": {"type": "string", "minLength": 1, "description": "permanent slug ^[a-z0-9][a-z0-9-]{0,39}$, e.g. reliability"},
@@ -53,20 +54,19 @@ pub const ADD: Tool = Tool {
         "required": ["key", "name"],
         "additionalProperties": false
     }"#,
-    annotations: ADDS,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: add,
-};
+        add,
+    ),
+)
+.hints(Hints::of(ADDS));
 
-pub const UPDATE: Tool = Tool {
-    name: "registry_theme_update",
-    description: "Patch a theme: only the fields you pass change; archive it with status \
+pub const UPDATE: Tool = Tool::new(
+    "registry_theme_update",
+    "Patch a theme: only the fields you pass change; archive it with status \
         archived (themes are never deleted). With expected_version, a theme that changed since \
         you read it is a conflict naming its current version. A patch that changes nothing is \
         a no-op. Returns the theme.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "key": {"type": "string", "minLength": 1, "description": "the theme's key"},
@@ -78,12 +78,10 @@ pub const UPDATE: Tool = Tool {
         "required": ["key"],
         "additionalProperties": false
     }"#,
-    annotations: PATCHES,
-    runs: Runs::Registry,
-    remote_host: false,
-    feature: None,
-    handler: update,
-};
+        update,
+    ),
+)
+.hints(Hints::of(PATCHES));
 
 const FIELDS: &str = "id, key, name, description, status, version, created_at, updated_at";
 

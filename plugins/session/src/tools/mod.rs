@@ -11,8 +11,9 @@ pub mod session_register;
 
 use coremcp_nervhq::grammar::check_session_id;
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
-use coremcp_plugin_api::sdk::{codes, Args};
-use coremcp_plugin_api::ToolError;
+use coremcp_plugin_sdk::codes;
+use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::json_value;
 use coremcp_store::{Row, StoreError};
 use serde_json::{Map, Value};

@@ -3,20 +3,22 @@
 
 use coremcp_nervhq::result::{put_opt, ts_opt};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_api::sdk::{codes, Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
 use coremcp_store::plugin::now;
 use coremcp_store::{Param, Row, StoreError};
 use serde_json::{Map, Value};
 
 use super::{no_session, session_id};
 
-pub const TOOL: Tool = Tool {
-    name: "session_close",
-    description: "Close a session with a reason (done, aborted or error; default done) and an \
+pub const TOOL: Tool = Tool::new(
+    "session_close",
+    "Close a session with a reason (done, aborted or error; default done) and an \
         optional summary. Closing an already closed session changes nothing and returns its \
         close as it stands.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "session_id": {"type": "string", "description": "the id session_register returned"},
@@ -26,12 +28,10 @@ pub const TOOL: Tool = Tool {
         "required": ["session_id"],
         "additionalProperties": false
     }"#,
-    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
 
 fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let id = session_id(&args)?;

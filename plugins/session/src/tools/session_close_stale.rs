@@ -9,21 +9,23 @@
 
 use coremcp_nervhq::result::{capped, put_opt, ts, MAX_LISTED};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::{invalid, now_ms, timestamp, tool_error};
 use serde_json::{json, Map, Value};
 
 use super::STALE_AFTER_S;
 
-pub const TOOL: Tool = Tool {
-    name: "session_close_stale",
-    description: "Close active sessions whose last heartbeat is at least older_than_s seconds \
+pub const TOOL: Tool = Tool::new(
+    "session_close_stale",
+    "Close active sessions whose last heartbeat is at least older_than_s seconds \
         ago (default 900), with close_reason stale; filter by host and agent. dry_run only \
         lists them. A closed session's next heartbeat answers closed: true, and its client \
         registers again. Returns closed (with dry_run: how many would be) and the sessions (up \
         to 200, oldest heartbeat first, the rest counted in more).",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "older_than_s": {"type": "integer", "minimum": 0, "description": "seconds since the last heartbeat (default 900)"},
@@ -33,12 +35,10 @@ pub const TOOL: Tool = Tool {
         },
         "additionalProperties": false
     }"#,
-    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
 
 fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let older_than_s = args.opt_u64("older_than_s")?.unwrap_or(STALE_AFTER_S);

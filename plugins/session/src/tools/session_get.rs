@@ -4,8 +4,9 @@
 
 use coremcp_nervhq::result::{fit_text, put_opt, ts};
 use coremcp_nervhq::{bytewise, SERVICE};
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::json_value;
 use coremcp_store::Row;
 use serde_json::{Map, Value};
@@ -15,13 +16,14 @@ use super::{no_session, session_id, session_json, COLUMNS};
 /// The default cut of a transcript, in characters.
 pub const DEFAULT_MAX_CHARS: u64 = 20_000;
 
-pub const TOOL: Tool = Tool {
-    name: "session_get",
-    description: "Get one session, active or closed, with all its fields. include_recording \
+pub const TOOL: Tool = Tool::new(
+    "session_get",
+    "Get one session, active or closed, with all its fields. include_recording \
         adds its most recent recording (metadata and transcript; the transcript is cut at \
         max_chars, and further to stay under the 20000-character result limit, with \
         truncated: true).",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "session_id": {"type": "string", "description": "the session's id"},
@@ -31,12 +33,10 @@ pub const TOOL: Tool = Tool {
         "required": ["session_id"],
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
 fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let id = session_id(&args)?;

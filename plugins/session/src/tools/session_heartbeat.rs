@@ -9,22 +9,24 @@
 
 use coremcp_nervhq::result::{put_opt, ts};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::now;
 use coremcp_store::Param;
 use serde_json::{json, Map, Value};
 
 use super::{no_session, session_id};
 
-pub const TOOL: Tool = Tool {
-    name: "session_heartbeat",
-    description: "Mark a session alive (send one every heartbeat_interval_s), with an optional \
+pub const TOOL: Tool = Tool::new(
+    "session_heartbeat",
+    "Mark a session alive (send one every heartbeat_interval_s), with an optional \
         status note and current work item (each keeps its last value when left out; an empty \
         string clears it). Returns heartbeat_count and last_heartbeat_at, or closed: true with \
         the close_reason if the session was closed (for example as stale): then register again \
         with the same session_id.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "session_id": {"type": "string", "description": "the id session_register returned"},
@@ -34,12 +36,10 @@ pub const TOOL: Tool = Tool {
         "required": ["session_id"],
         "additionalProperties": false
     }"#,
-    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
 
 fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let id = session_id(&args)?;

@@ -5,20 +5,22 @@
 
 use coremcp_nervhq::result::{page, page_result};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::{decode_cursor, encode_cursor, limit, now_ms, parse_timestamp};
 use serde_json::{json, Value};
 
 use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
 
-pub const TOOL: Tool = Tool {
-    name: "session_list_active",
-    description: "List active sessions, most recent heartbeat first: agent, host, project, cwd, \
+pub const TOOL: Tool = Tool::new(
+    "session_list_active",
+    "List active sessions, most recent heartbeat first: agent, host, project, cwd, \
         repo, branch, model, started_at, last heartbeat, heartbeat_count, note, current item, \
         and stale (no heartbeat for 900 s or more, not closed yet). Filter by host, agent and \
         project; pass next_cursor back for the next page.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "host": {"type": "string", "description": "only sessions on this host"},
@@ -29,12 +31,10 @@ pub const TOOL: Tool = Tool {
         },
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
 fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let host = args.opt_str("host")?;

@@ -8,21 +8,23 @@
 use coremcp_nervhq::query::contains_pattern;
 use coremcp_nervhq::result::{page, page_result, put_opt, ts};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_api::sdk::{Args, Ctx, Tool};
-use coremcp_plugin_api::{Annotations, Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{Ctx, Hints, Tool};
 use coremcp_store::plugin::{
     decode_cursor, encode_cursor, invalid, json_value, limit, parse_timestamp, timestamp,
 };
 use serde_json::{json, Map, Value};
 
-pub const TOOL: Tool = Tool {
-    name: "session_list_recorded",
-    description: "List recorded sessions, newest first: each recording's metadata and summary \
+pub const TOOL: Tool = Tool::new(
+    "session_list_recorded",
+    "List recorded sessions, newest first: each recording's metadata and summary \
         with the session's agent, host and project (no transcripts: session_get with \
         include_recording reads one). Filters combine: project, agent, host, since (inclusive) \
         and until (exclusive) on recorded_at, query (case-insensitive text in title or \
         summary). Pass next_cursor back for the next page.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "project": {"type": "string", "description": "only sessions on this project key"},
@@ -36,12 +38,10 @@ pub const TOOL: Tool = Tool {
         },
         "additionalProperties": false
     }"#,
-    annotations: Annotations::READ_ONLY,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(Annotations::READ_ONLY));
 
 /// An RFC 3339 argument, normalised to the stored form.
 fn time_arg(args: &Args, name: &str) -> Result<Option<String>, ToolError> {

@@ -11,8 +11,9 @@
 
 use coremcp_nervhq::grammar::check_session_id;
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_api::sdk::{self, Args, Ctx, Tool};
-use coremcp_plugin_api::{Runs, ToolError};
+use coremcp_plugin_sdk::legacy::{Args, Untyped};
+use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{self as sdk, Ctx, Hints, Tool};
 use coremcp_store::plugin::{invalid, json_text, new_id, now};
 use coremcp_store::Param;
 use serde_json::{json, Value};
@@ -22,14 +23,15 @@ use super::{HEARTBEAT_INTERVAL_S, STALE_AFTER_S};
 /// The most bytes `metadata` may take as JSON text.
 const MAX_METADATA_BYTES: usize = 16 * 1024;
 
-pub const TOOL: Tool = Tool {
-    name: "session_register",
-    description: "Register an active agent session. Returns session_id (yours, or a new ULID), \
+pub const TOOL: Tool = Tool::new(
+    "session_register",
+    "Register an active agent session. Returns session_id (yours, or a new ULID), \
         heartbeat_interval_s (60: call session_heartbeat that often) and stale_after_s (900: \
         after that long without one, session_close_stale may close it). Repeating with the same \
         session_id is the same session: started_at is kept, given fields are updated (fields \
         left out keep their value), and a closed session becomes active again.",
-    input_schema: r#"{
+    &Untyped::new(
+        r#"{
         "type": "object",
         "properties": {
             "agent": {"type": "string", "minLength": 1, "maxLength": 200, "description": "agent or client name"},
@@ -46,12 +48,10 @@ pub const TOOL: Tool = Tool {
         "required": ["agent"],
         "additionalProperties": false
     }"#,
-    annotations: coremcp_nervhq::IDEMPOTENT_WRITE,
-    runs: Runs::Forwarded,
-    remote_host: true,
-    feature: None,
-    handler,
-};
+        handler,
+    ),
+)
+.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
 
 const REGISTER: &str = "
     INSERT INTO session (id, agent, host, project_key, cwd, repo, branch, model, groups,

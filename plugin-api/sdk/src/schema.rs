@@ -3,7 +3,9 @@
 //!
 //! It understands the subset of JSON Schema the catalog uses (TOOLS.md §0.3): `type` (one or a
 //! list), `properties`, `required`, `additionalProperties: false`, `enum`, `items`, `minimum`,
-//! `maximum`, `minLength`/`maxLength` (in characters), `minItems`/`maxItems`. Anything else in a schema is ignored rather than rejected.
+//! `maximum`, `minLength`/`maxLength` (in characters), `minItems`/`maxItems`, and the
+//! `description` annotation. [`check_schema`] refuses any other keyword, so a schema never
+//! promises a rule that nothing enforces.
 
 use serde_json::{Map, Value};
 
@@ -122,6 +124,117 @@ fn validate_value(schema: &Value, value: &Value, at: &str) -> Result<(), String>
     Ok(())
 }
 
+/// The keywords [`validate_args`] enforces, and the one annotation it allows.
+const KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "items",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "description",
+];
+const TYPES: &[&str] = &["string", "integer", "number", "boolean", "array", "object"];
+
+/// Checks that `schema` is a tool input schema this module enforces in full: a closed object
+/// (`type: object`, `additionalProperties: false`) whose properties each have a description,
+/// whose `required` names only properties, that never declares `remote_host` (the host
+/// handles it), uses only the enforced keywords and no `null` type, and stays under the
+/// host's 8 000 characters. The error names the first problem and where it is.
+pub fn check_schema(schema: &Value) -> Result<(), String> {
+    let size = schema.to_string().chars().count();
+    if size >= 8000 {
+        return Err(format!("{size} characters, the limit is under 8000"));
+    }
+    if schema["type"] != "object" || schema["additionalProperties"] != false {
+        return Err("not a closed object schema (type object, additionalProperties false)".into());
+    }
+    if schema["properties"].get("remote_host").is_some() {
+        return Err("declares remote_host, which the host handles".into());
+    }
+    check_node(schema, "", true)
+}
+
+/// The part of [`check_schema`] every plugin's schemas must pass to load: only keywords the
+/// argument checker enforces, with values it understands (no `null` type). An open object
+/// (a test fixture's echo) passes this; the catalog's tables are held to [`check_schema`].
+pub fn check_keywords(schema: &Value) -> Result<(), String> {
+    check_node(schema, "", false)
+}
+
+fn check_node(schema: &Value, at: &str, described: bool) -> Result<(), String> {
+    let Some(map) = schema.as_object() else {
+        return Err(format!("{at}: a schema must be an object"));
+    };
+    let here = if at.is_empty() { "the schema" } else { at };
+    for (keyword, value) in map {
+        if !KEYWORDS.contains(&keyword.as_str()) {
+            return Err(format!(
+                "{here}: keyword \"{keyword}\" is not enforced by the argument checker"
+            ));
+        }
+        let ok = match keyword.as_str() {
+            // `null` only as one of an array item's types (an SQL parameter may be NULL): an
+            // argument itself is left out, never `null`.
+            "type" => match value {
+                Value::String(t) => TYPES.contains(&t.as_str()),
+                Value::Array(ts) => {
+                    !ts.is_empty()
+                        && ts.iter().all(|t| {
+                            t.as_str().is_some_and(|t| {
+                                TYPES.contains(&t) || (t == "null" && at.ends_with("[]"))
+                            })
+                        })
+                }
+                _ => false,
+            },
+            "additionalProperties" => value == &Value::Bool(false),
+            "enum" => value.as_array().is_some_and(|v| !v.is_empty()),
+            "required" => value.as_array().is_some_and(|names| {
+                names.iter().all(|n| {
+                    n.as_str()
+                        .is_some_and(|n| map["properties"].get(n).is_some())
+                })
+            }),
+            "description" => value.as_str().is_some_and(|d| !d.is_empty()),
+            "minimum" | "maximum" => value.is_number(),
+            "minLength" | "maxLength" | "minItems" | "maxItems" => value.is_u64(),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!(
+                "{here}: \"{keyword}\" is {value}, which is not allowed"
+            ));
+        }
+    }
+    if let Some(properties) = map.get("properties") {
+        let Some(properties) = properties.as_object() else {
+            return Err(format!("{here}: properties must be an object"));
+        };
+        for (name, property) in properties {
+            let at = if at.is_empty() {
+                name.clone()
+            } else {
+                format!("{at}.{name}")
+            };
+            if described && property.get("description").is_none() {
+                return Err(format!("{at}: no description"));
+            }
+            check_node(property, &at, described)?;
+        }
+    }
+    if let Some(items) = map.get("items") {
+        check_node(items, &format!("{here}[]"), described)?;
+    }
+    Ok(())
+}
+
 fn has_type(value: &Value, name: &str) -> bool {
     match name {
         "string" => value.is_string(),
@@ -131,7 +244,7 @@ fn has_type(value: &Value, name: &str) -> bool {
         "array" => value.is_array(),
         "object" => value.is_object(),
         "null" => value.is_null(),
-        _ => true,
+        _ => false,
     }
 }
 
@@ -254,5 +367,53 @@ mod tests {
             run(json!({"tags": ["a", "b", "c"]})),
             Err("argument \"tags\": 3 items is over the limit of 2".to_owned())
         );
+    }
+}
+
+#[cfg(test)]
+mod check_tests {
+    use super::check_schema;
+    use serde_json::json;
+
+    #[test]
+    fn a_keyword_the_checker_does_not_enforce_is_refused() {
+        let good = json!({"type": "object", "properties": {"id": {"type": "string", "description": "the id", "minLength": 1}}, "required": ["id"], "additionalProperties": false});
+        assert_eq!(check_schema(&good), Ok(()));
+        let params = json!({"type": "object", "properties": {"p": {"type": "array", "description": "d", "items": {"type": ["string", "null"]}}}, "additionalProperties": false});
+        assert_eq!(check_schema(&params), Ok(()));
+        let cases = [
+            (
+                json!({"type": "object", "properties": {"id": {"type": "string", "description": "d", "pattern": "^a"}}, "additionalProperties": false}),
+                "id: keyword \"pattern\" is not enforced",
+            ),
+            (
+                json!({"type": "object", "properties": {"id": {"type": ["string", "null"], "description": "d"}}, "additionalProperties": false}),
+                "id: \"type\"",
+            ),
+            (
+                json!({"type": "object", "properties": {"id": {"type": "string"}}, "additionalProperties": false}),
+                "id: no description",
+            ),
+            (
+                json!({"type": "object", "properties": {}}),
+                "not a closed object schema",
+            ),
+            (
+                json!({"type": "object", "properties": {"remote_host": {"type": "string", "description": "d"}}, "additionalProperties": false}),
+                "declares remote_host",
+            ),
+            (
+                json!({"type": "object", "properties": {}, "required": ["x"], "additionalProperties": false}),
+                "\"required\"",
+            ),
+            (
+                json!({"type": "object", "properties": {"e": {"type": "array", "description": "d", "items": {"type": "object", "properties": {"k": {"type": "string", "description": "d", "$ref": "#"}}, "additionalProperties": false}}}, "additionalProperties": false}),
+                "e[].k: keyword \"$ref\"",
+            ),
+        ];
+        for (schema, needle) in cases {
+            let err = check_schema(&schema).expect_err(needle);
+            assert!(err.contains(needle), "{err} does not contain {needle}");
+        }
     }
 }

@@ -1,0 +1,491 @@
+//! The catalog of Core MCP's groups and tools (the product's TOOLS.md, as data): the one place
+//! the 107 names, their groups, where each runs and whether it takes `remote_host` are written.
+//!
+//! The host routes with it without loading a plugin, names the group of a tool whose plugin is
+//! missing, and describes the groups in the server's instructions; the plugin SDK builds each
+//! tool's manifest entry from it, and `assert_group` checks a group's table against it. Plugins
+//! keep the descriptions and schemas (they live beside the code that honours them).
+//!
+//! Invariants: names are unique across groups and match `^[a-z][a-z0-9_]{0,31}$`; a tool's
+//! settings are its group's defaults unless its entry overrides them; a tool that takes
+//! `remote_host` never runs against the Registry (the Registry resolves `remote_host`).
+
+use coremcp_plugin_api::Runs;
+
+/// One group of the catalog: its defaults and its tools, in listing order.
+#[derive(Debug)]
+pub struct Group {
+    /// The group id; its library is `libcoremcp_<id>.so`.
+    pub id: &'static str,
+    pub title: &'static str,
+    /// What the group is for, in the words the server's instructions use.
+    pub purpose: &'static str,
+    /// Where the group's tools run unless an entry says otherwise.
+    pub runs: Runs,
+    /// Whether the group's tools take `remote_host` unless an entry says otherwise.
+    pub remote_host: bool,
+    /// The default `openWorldHint`: whether the tools reach the network or other machines.
+    pub open_world: bool,
+    pub tools: &'static [Entry],
+}
+
+/// One tool of a group, with the settings where it differs from its group.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub name: &'static str,
+    runs: Option<Runs>,
+    remote_host: Option<bool>,
+    open_world: Option<bool>,
+    /// The cargo feature the tool is built behind, and its description for the listing where
+    /// the plugin is missing.
+    pub feature: Option<(&'static str, &'static str)>,
+}
+
+/// A catalog entry with its group's defaults filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub runs: Runs,
+    pub remote_host: bool,
+    pub open_world: bool,
+}
+
+/// An entry that follows its group's defaults.
+pub const fn tool(name: &'static str) -> Entry {
+    Entry {
+        name,
+        runs: None,
+        remote_host: None,
+        open_world: None,
+        feature: None,
+    }
+}
+
+impl Entry {
+    pub const fn runs(mut self, runs: Runs) -> Self {
+        self.runs = Some(runs);
+        self
+    }
+
+    pub const fn remote_host(mut self, takes: bool) -> Self {
+        self.remote_host = Some(takes);
+        self
+    }
+
+    pub const fn open_world(mut self, open: bool) -> Self {
+        self.open_world = Some(open);
+        self
+    }
+
+    pub const fn feature(mut self, feature: &'static str, description: &'static str) -> Self {
+        self.feature = Some((feature, description));
+        self
+    }
+}
+
+impl Group {
+    /// The entry of `name` in this group.
+    pub fn entry(&self, name: &str) -> Option<&'static Entry> {
+        let tools: &'static [Entry] = self.tools;
+        tools.iter().find(|t| t.name == name)
+    }
+
+    /// The settings of `entry`, a tool of this group.
+    pub fn settings(&self, entry: &Entry) -> Settings {
+        Settings {
+            runs: entry.runs.unwrap_or(self.runs),
+            remote_host: entry.remote_host.unwrap_or(self.remote_host),
+            open_world: entry.open_world.unwrap_or(self.open_world),
+        }
+    }
+
+    /// The settings of the tool `name`, if it is in this group.
+    pub fn settings_of(&self, name: &str) -> Option<Settings> {
+        self.tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| self.settings(t))
+    }
+
+    /// Tool names, in catalog order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        let tools: &'static [Entry] = self.tools;
+        tools.iter().map(|t| t.name)
+    }
+}
+
+/// Whether a group run this way is served by a service-mode Core MCP (`serve --service`).
+pub fn served_in_service_mode(runs: Runs) -> bool {
+    match runs {
+        Runs::Forwarded | Runs::Registry => true,
+        Runs::Local => false,
+    }
+}
+
+/// The group of `tool`, and its entry there.
+pub fn find(tool: &str) -> Option<(&'static Group, &'static Entry)> {
+    GROUPS.iter().find_map(|g| g.entry(tool).map(|t| (*g, t)))
+}
+
+/// The group of `tool`.
+pub fn group_of(tool: &str) -> Option<&'static Group> {
+    find(tool).map(|(g, _)| g)
+}
+
+/// The catalog group with this id.
+pub fn group(id: &str) -> Option<&'static Group> {
+    GROUPS.iter().copied().find(|g| g.id == id)
+}
+
+/// The feature a catalog tool is built behind, if any.
+pub fn feature_of(tool: &str) -> Option<&'static str> {
+    find(tool).and_then(|(_, e)| e.feature).map(|(f, _)| f)
+}
+
+/// The 11 groups of 107 tools, in catalog order.
+pub static GROUPS: &[&Group] = &[
+    &REGISTRY,
+    &DOCS,
+    &SEELE,
+    &SCROLLS,
+    &NOTEPAD,
+    &SESSION,
+    &GIT,
+    &FILES,
+    &OPS,
+    &PUBLISHING,
+    &DOCKER,
+];
+
+/// Registry: project directory: themes, projects, sources, hosts and snapshots.
+pub static REGISTRY: Group = Group {
+    id: "registry",
+    title: "Registry",
+    purpose: "project directory: themes, projects, sources, hosts and snapshots",
+    runs: Runs::Registry,
+    remote_host: false,
+    open_world: false,
+    tools: &[
+        tool("registry_theme_list"),
+        tool("registry_theme_add"),
+        tool("registry_theme_update"),
+        tool("registry_project_list"),
+        tool("registry_project_add"),
+        tool("registry_project_update"),
+        tool("registry_source_list"),
+        tool("registry_source_add"),
+        tool("registry_source_update"),
+        tool("registry_host_list"),
+        tool("registry_host_add"),
+        tool("registry_host_update"),
+        tool("registry_snapshot_save"),
+        tool("registry_snapshot_get"),
+    ],
+};
+
+/// Global docs: read and write documents in the documentation repositories.
+pub static DOCS: Group = Group {
+    id: "docs",
+    title: "Global docs",
+    purpose: "read and write documents in the documentation repositories",
+    runs: Runs::Local,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+        tool("docs_read").feature(
+            "docs-read",
+            "Read one document (front matter as an object, plus the body), or list a docs \
+                folder with each entry's front matter.",
+        ),
+        tool("docs_write").feature(
+            "docs-write",
+            "Create or replace a document. Front matter is merged and kept current. It does \
+                not commit: use git_add/git_commit.",
+        ),
+    ],
+};
+
+/// Seele: search, read, write and import documentation nodes.
+pub static SEELE: Group = Group {
+    id: "seele",
+    title: "Seele",
+    purpose: "search, read, write and import documentation nodes",
+    runs: Runs::Forwarded,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+        tool("seele_search"),
+        tool("seele_read"),
+        tool("seele_write"),
+        tool("seele_import"),
+    ],
+};
+
+/// Scrolls: work items (themes to subtasks), agents and progress views.
+pub static SCROLLS: Group = Group {
+    id: "scrolls",
+    title: "Scrolls",
+    purpose: "work items (themes to subtasks), agents and progress views",
+    runs: Runs::Forwarded,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+        tool("scrolls_theme_list"),
+        tool("scrolls_theme_get"),
+        tool("scrolls_theme_create"),
+        tool("scrolls_theme_update"),
+        tool("scrolls_theme_close"),
+        tool("scrolls_theme_delete"),
+        tool("scrolls_project_list"),
+        tool("scrolls_project_get"),
+        tool("scrolls_project_create"),
+        tool("scrolls_project_update"),
+        tool("scrolls_project_close"),
+        tool("scrolls_project_delete"),
+        tool("scrolls_epic_list"),
+        tool("scrolls_epic_get"),
+        tool("scrolls_epic_create"),
+        tool("scrolls_epic_update"),
+        tool("scrolls_epic_close"),
+        tool("scrolls_epic_delete"),
+        tool("scrolls_story_list"),
+        tool("scrolls_story_get"),
+        tool("scrolls_story_create"),
+        tool("scrolls_story_update"),
+        tool("scrolls_story_close"),
+        tool("scrolls_story_delete"),
+        tool("scrolls_task_list"),
+        tool("scrolls_task_get"),
+        tool("scrolls_task_create"),
+        tool("scrolls_task_update"),
+        tool("scrolls_task_close"),
+        tool("scrolls_task_delete"),
+        tool("scrolls_subtask_list"),
+        tool("scrolls_subtask_get"),
+        tool("scrolls_subtask_create"),
+        tool("scrolls_subtask_update"),
+        tool("scrolls_subtask_close"),
+        tool("scrolls_subtask_delete"),
+        tool("scrolls_search"),
+        tool("scrolls_item_move"),
+        tool("scrolls_item_claim"),
+        tool("scrolls_comment_add"),
+        tool("scrolls_comment_list"),
+        tool("scrolls_agent_register"),
+        tool("scrolls_agent_list"),
+        tool("scrolls_agent_get"),
+        tool("scrolls_agent_update"),
+        tool("scrolls_agent_delete"),
+        tool("scrolls_progress_get"),
+        tool("scrolls_board_get"),
+        tool("scrolls_ready_list"),
+        tool("scrolls_activity_list"),
+    ],
+};
+
+/// Notepad: short notes by scope and key.
+pub static NOTEPAD: Group = Group {
+    id: "notepad",
+    title: "Notepad",
+    purpose: "short notes by scope and key",
+    runs: Runs::Forwarded,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+        tool("notepad_get"),
+        tool("notepad_set"),
+        tool("notepad_delete"),
+        tool("notepad_list"),
+        tool("notepad_bulk_set"),
+        tool("notepad_cleanup"),
+    ],
+};
+
+/// Session: active and recorded agent sessions.
+pub static SESSION: Group = Group {
+    id: "session",
+    title: "Session",
+    purpose: "active and recorded agent sessions",
+    runs: Runs::Forwarded,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+        tool("session_register"),
+        tool("session_heartbeat"),
+        tool("session_close"),
+        tool("session_close_stale"),
+        tool("session_list_active"),
+        tool("session_get"),
+        tool("session_list_recorded"),
+    ],
+};
+
+/// Git: status, diff, log, show, branches, stage, commit and push in local repositories.
+pub static GIT: Group = Group {
+    id: "git",
+    title: "Git",
+    purpose: "status, diff, log, show, branches, stage, commit and push in local repositories",
+    runs: Runs::Local,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+        tool("git_status"),
+        tool("git_diff"),
+        tool("git_log"),
+        tool("git_show"),
+        tool("git_branch_list"),
+        tool("git_add"),
+        tool("git_commit"),
+        tool("git_push").open_world(true),
+    ],
+};
+
+/// Code and files: search and list files, snapshot code, and run read-only SQL.
+pub static FILES: Group = Group {
+    id: "files",
+    title: "Code and files",
+    purpose: "search and list files, snapshot code, and run read-only SQL",
+    runs: Runs::Local,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+        tool("files_search"),
+        tool("files_list"),
+        tool("code_snapshot"),
+        tool("sql_query").open_world(true),
+    ],
+};
+
+/// Ops: run shell scripts, bootstrap this machine, set up repositories, find stale containers, record sessions, diagnostics.
+pub static OPS: Group = Group {
+    id: "ops",
+    title: "Ops",
+    purpose: "run shell scripts, bootstrap this machine, set up repositories, find stale containers, record sessions, diagnostics",
+    runs: Runs::Local,
+    remote_host: true,
+    open_world: false,
+    tools: &[
+            tool("shell_run").open_world(true),
+            tool("bootstrap").open_world(true).remote_host(false),
+            tool("repo_setup").open_world(true),
+            tool("stale_containers_find").open_world(true),
+            tool("session_record"),
+            tool("core_status"),
+    ],
+};
+
+/// Publishing: pass arguments unchanged to the publishing CLI.
+pub static PUBLISHING: Group = Group {
+    id: "publishing",
+    title: "Publishing",
+    purpose: "pass arguments unchanged to the publishing CLI",
+    runs: Runs::Local,
+    remote_host: true,
+    open_world: true,
+    tools: &[tool("publishing")],
+};
+
+/// Docker: list, inspect, tail and act on containers, and run Compose.
+pub static DOCKER: Group = Group {
+    id: "docker",
+    title: "Docker",
+    purpose: "list, inspect, tail and act on containers, and run Compose",
+    runs: Runs::Local,
+    remote_host: true,
+    open_world: true,
+    tools: &[
+        tool("docker_container_list"),
+        tool("docker_container_inspect"),
+        tool("docker_container_logs"),
+        tool("docker_container_action"),
+        tool("docker_compose"),
+    ],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn catalog_has_107_unique_well_formed_names() {
+        let names: Vec<&str> = GROUPS.iter().flat_map(|g| g.names()).collect();
+        assert_eq!(GROUPS.len(), 11);
+        assert_eq!(names.len(), 107);
+        assert_eq!(
+            names.iter().collect::<HashSet<_>>().len(),
+            107,
+            "duplicate tool name"
+        );
+        for name in &names {
+            assert!(
+                name.len() <= 32
+                    && name.starts_with(|c: char| c.is_ascii_lowercase())
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "bad tool name {name}"
+            );
+            assert!(
+                !name.starts_with("mcp__"),
+                "{name} uses the upstream prefix"
+            );
+        }
+        let counts: Vec<(&str, usize)> = GROUPS.iter().map(|g| (g.id, g.tools.len())).collect();
+        assert_eq!(
+            counts,
+            [
+                ("registry", 14),
+                ("docs", 2),
+                ("seele", 4),
+                ("scrolls", 50),
+                ("notepad", 6),
+                ("session", 7),
+                ("git", 8),
+                ("files", 4),
+                ("ops", 6),
+                ("publishing", 1),
+                ("docker", 5)
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_follow_the_group_unless_the_entry_overrides_them() {
+        let all: Vec<(&str, Settings)> = GROUPS
+            .iter()
+            .flat_map(|g| g.tools.iter().map(|t| (t.name, g.settings(t))))
+            .collect();
+        let takes = all.iter().filter(|(_, s)| s.remote_host).count();
+        // Every tool but the 14 Registry tools and bootstrap (it sets up the agent's own
+        // machine) takes remote_host.
+        assert_eq!(takes, 92);
+        for (name, s) in &all {
+            assert!(!(s.remote_host && s.runs == Runs::Registry), "{name}");
+        }
+        let open: Vec<&str> = all
+            .iter()
+            .filter(|(_, s)| s.open_world)
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(
+            open,
+            [
+                "git_push",
+                "sql_query",
+                "shell_run",
+                "bootstrap",
+                "repo_setup",
+                "stale_containers_find",
+                "publishing",
+                "docker_container_list",
+                "docker_container_inspect",
+                "docker_container_logs",
+                "docker_container_action",
+                "docker_compose"
+            ]
+        );
+        assert_eq!(feature_of("docs_write"), Some("docs-write"));
+        assert_eq!(group_of("notepad_get").map(|g| g.id), Some("notepad"));
+        assert!(find("nope").is_none());
+    }
+}

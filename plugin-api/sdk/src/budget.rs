@@ -1,0 +1,299 @@
+//! Keeping results whole: the host cuts a result over 20 000 characters and then drops its
+//! structured content, so every group fits its answers under [`RESULT_BUDGET`] with these.
+//!
+//! Invariants: a cut never splits a character; a cut text ends with a visible marker naming
+//! how much was shown of how much and how to get the rest; optional fields are left out,
+//! never sent as `null`; sizes are counted in characters, as the host counts them.
+
+use serde_json::{json, Map, Value};
+
+/// What a whole result may serialise to, in characters, leaving room under the host's 20 000.
+pub const RESULT_BUDGET: usize = 19_500;
+/// The most items a cleanup-style result lists; the rest are counted in `more`.
+pub const MAX_LISTED: usize = 200;
+
+/// The characters `value` serialises to (what the host counts).
+pub fn chars(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(usize::MAX, |s| s.chars().count())
+}
+
+/// Inserts `value` under `key` when there is one: absent stays absent, never `null`.
+pub fn put_opt(map: &mut Map<String, Value>, key: &str, value: Option<impl Into<Value>>) {
+    if let Some(value) = value {
+        map.insert(key.to_owned(), value.into());
+    }
+}
+
+/// At most [`MAX_LISTED`] items, and how many more there were (`more`, only when some).
+pub fn capped(mut items: Vec<Value>) -> (Vec<Value>, Option<usize>) {
+    let more = items.len().saturating_sub(MAX_LISTED);
+    items.truncate(MAX_LISTED);
+    (items, (more > 0).then_some(more))
+}
+
+/// Puts `text` into `result` under `place(result)[field]`, cut at `max_chars` characters or
+/// fewer so the whole result fits [`RESULT_BUDGET`], with `truncated` and `total_chars` beside
+/// it. Escapes make a character cost more than one in the result, so the cut shrinks in
+/// proportion for a few rounds.
+pub fn fit_text(
+    result: &mut Value,
+    place: fn(&mut Value) -> &mut Value,
+    field: &str,
+    text: &str,
+    max_chars: usize,
+) {
+    let total = text.chars().count();
+    let mut limit = max_chars.min(total);
+    for _ in 0..16 {
+        set_cut(place(result), field, text, limit, total);
+        let size = chars(result);
+        if size <= RESULT_BUDGET || limit == 0 {
+            return;
+        }
+        let scaled = (limit as u128 * RESULT_BUDGET as u128 / size as u128) as usize;
+        limit = scaled.min(limit - 1);
+    }
+    set_cut(place(result), field, text, 0, total);
+}
+
+fn set_cut(target: &mut Value, field: &str, text: &str, limit: usize, total: usize) {
+    let end = text
+        .char_indices()
+        .nth(limit)
+        .map_or(text.len(), |(i, _)| i);
+    target[field] = Value::from(&text[..end]);
+    target["truncated"] = Value::Bool(limit < total);
+    target["total_chars"] = json!(total);
+}
+
+/// The default `max_chars` for patch and file text.
+pub const DEFAULT_MAX_CHARS: usize = 12_000;
+
+/// Text, possibly cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    pub text: String,
+    pub truncated: bool,
+    /// Characters of the whole text (a lower bound when git's output was already bounded).
+    pub total_chars: usize,
+}
+
+/// Cuts `text` to at most `max_chars` characters (at a line end when one is near), adding
+/// `…[truncated at N of M characters; HINT]`. `dropped` counts bytes git produced beyond what
+/// was captured.
+pub fn cut(text: &str, max_chars: usize, dropped: u64, hint: &str) -> Cut {
+    let total = text.chars().count();
+    if total <= max_chars && dropped == 0 {
+        return Cut {
+            text: text.to_owned(),
+            truncated: false,
+            total_chars: total,
+        };
+    }
+    let end = text
+        .char_indices()
+        .nth(max_chars)
+        .map_or(text.len(), |(i, _)| i);
+    let mut kept = &text[..end];
+    if end < text.len() {
+        // Prefer a whole line when the last line break is close to the cut.
+        if let Some(nl) = kept.rfind('\n') {
+            if kept.len() - nl <= 400 {
+                kept = &kept[..=nl];
+            }
+        }
+    }
+    let shown = kept.chars().count();
+    let of = if dropped > 0 {
+        format!("more than {}", total as u64 + dropped)
+    } else {
+        total.to_string()
+    };
+    let sep = if kept.ends_with('\n') || kept.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    Cut {
+        text: format!("{kept}{sep}…[truncated at {shown} of {of} characters; {hint}]"),
+        truncated: true,
+        total_chars: total,
+    }
+}
+
+/// Drops items from the end of the array `value[field]` until the whole value fits in
+/// `budget`; returns how many were dropped.
+pub fn fit_array(value: &mut Value, field: &str, budget: usize) -> usize {
+    let total = chars(value);
+    if total <= budget {
+        return 0;
+    }
+    let Some(items) = value.get_mut(field).and_then(Value::as_array_mut) else {
+        return 0;
+    };
+    let mut over = total - budget;
+    let mut dropped = 0;
+    while over > 0 {
+        let Some(item) = items.pop() else { break };
+        // The item plus its comma.
+        over = over.saturating_sub(chars(&item) + 1);
+        dropped += 1;
+    }
+    dropped
+}
+
+/// Fits a result holding patch or file text in `field`: drops `list` items (the per-file
+/// stats) beyond `max_items` and then cuts the text further until the result fits
+/// [`RESULT_BUDGET`]. Sets `truncated` when anything was cut.
+pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
+    const MAX_ITEMS: usize = 200;
+    if let Some(list) = list {
+        if let Some(items) = value.get_mut(list).and_then(Value::as_array_mut) {
+            if items.len() > MAX_ITEMS {
+                items.truncate(MAX_ITEMS);
+                value["files_truncated"] = Value::Bool(true);
+            }
+        }
+        if chars(value) > RESULT_BUDGET + 4000 {
+            // Leave at least some room for the text.
+            if fit_array(value, list, RESULT_BUDGET - 4000) > 0 {
+                value["files_truncated"] = Value::Bool(true);
+            }
+        }
+    }
+    for _ in 0..8 {
+        let total = chars(value);
+        if total <= RESULT_BUDGET {
+            return;
+        }
+        let Some(text) = value.get(field).and_then(Value::as_str) else {
+            return;
+        };
+        // JSON escaping can grow text; cut by the excess and a margin, in characters.
+        let chars = text.chars().count();
+        let target = chars.saturating_sub(total - RESULT_BUDGET + 300);
+        let base = text
+            .rsplit_once("\n…[truncated at ")
+            .map_or(text, |(kept, _)| kept);
+        let cut = cut(
+            base,
+            target.min(base.chars().count().saturating_sub(1)),
+            0,
+            hint,
+        );
+        value[field] = Value::String(cut.text);
+        value["truncated"] = Value::Bool(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(n: usize, width: usize) -> Vec<Value> {
+        (0..n)
+            .map(|i| json!({"key": format!("k{i}"), "value": "v".repeat(width)}))
+            .collect()
+    }
+
+    #[test]
+    fn optional_fields_are_left_out() {
+        let mut map = Map::new();
+        put_opt(&mut map, "a", None::<String>);
+        put_opt(&mut map, "b", Some(1));
+        assert_eq!(Value::Object(map), json!({"b": 1}));
+    }
+
+    #[test]
+    fn capped_counts_the_rest() {
+        let (items, more) = capped(rows(MAX_LISTED + 5, 1));
+        assert_eq!((items.len(), more), (MAX_LISTED, Some(5)));
+        assert_eq!(capped(rows(2, 1)).1, None);
+    }
+
+    #[test]
+    fn text_is_cut_at_max_chars_and_to_the_budget() {
+        fn inner(v: &mut Value) -> &mut Value {
+            &mut v["recording"]
+        }
+        let mut result = json!({"recording": {}});
+        fit_text(&mut result, inner, "transcript", "abcdef", 4);
+        assert_eq!(result["recording"]["transcript"], "abcd");
+        assert_eq!(result["recording"]["truncated"], true);
+        assert_eq!(result["recording"]["total_chars"], 6);
+        fit_text(&mut result, inner, "transcript", "abc", 4);
+        assert_eq!(result["recording"]["truncated"], false);
+        // Quotes double in JSON: the cut goes below max_chars to stay in the budget.
+        let quotes = "\"".repeat(30_000);
+        fit_text(&mut result, inner, "transcript", &quotes, 30_000);
+        assert!(chars(&result) <= RESULT_BUDGET, "{}", chars(&result));
+        assert!(chars(&result) > RESULT_BUDGET - 500, "{}", chars(&result));
+        assert_eq!(result["recording"]["truncated"], true);
+    }
+    fn check(input: &str, max: usize, dropped: u64, expected: &str, truncated: bool) {
+        let got = cut(input, max, dropped, "ask less");
+        assert_eq!(got.text, expected, "{input:?} at {max}");
+        assert_eq!(got.truncated, truncated);
+    }
+
+    #[test]
+    fn cuts() {
+        check("short", 10, 0, "short", false);
+        check("exactly10!", 10, 0, "exactly10!", false);
+        check(
+            "abcdefghijkl",
+            5,
+            0,
+            "abcde\n…[truncated at 5 of 12 characters; ask less]",
+            true,
+        );
+        check(
+            "line one\nline two\n",
+            12,
+            0,
+            "line one\n…[truncated at 9 of 18 characters; ask less]",
+            true,
+        );
+        check(
+            "ééééé",
+            2,
+            0,
+            "éé\n…[truncated at 2 of 5 characters; ask less]",
+            true,
+        );
+        check(
+            "abc",
+            10,
+            100,
+            "abc\n…[truncated at 3 of more than 103 characters; ask less]",
+            true,
+        );
+    }
+
+    #[test]
+    fn fits_the_result_budget() {
+        let mut value = json!({"text": "x\"y\n".repeat(20_000), "files": [], "truncated": false});
+        fit(&mut value, "text", Some("files"), "narrow it");
+        assert!(chars(&value) <= RESULT_BUDGET, "{}", chars(&value));
+        assert_eq!(value["truncated"], true);
+        let text = value["text"].as_str().expect("text");
+        assert!(
+            text.ends_with("; narrow it]"),
+            "{}",
+            &text[text.len() - 80..]
+        );
+
+        let files: Vec<Value> = (0..1000)
+            .map(|i| json!({"path": format!("dir/file{i}.rs")}))
+            .collect();
+        let mut value = json!({"text": "small", "files": files});
+        fit(&mut value, "text", Some("files"), "narrow it");
+        assert!(chars(&value) <= RESULT_BUDGET);
+        assert_eq!(value["files_truncated"], true);
+        assert_eq!(value["text"], "small");
+
+        let mut value = json!({"commits": (0..500).map(|i| json!({"n": i, "pad": "p".repeat(100)})).collect::<Vec<_>>()});
+        let dropped = fit_array(&mut value, "commits", RESULT_BUDGET);
+        assert!(dropped > 0 && chars(&value) <= RESULT_BUDGET);
+    }
+}

@@ -1,0 +1,148 @@
+//! Keyset paging, the same for every list tool: `limit` (default 50, at most 200) and an opaque
+//! `cursor` in, `items` and `next_cursor` out.
+//!
+//! Invariants: a cursor is only ever one this tool returned (anything else names the `cursor`
+//! argument); `next_cursor` is present exactly when rows were left out; a page is never empty
+//! while rows remain, and never outgrows [`RESULT_BUDGET`].
+
+use serde_json::{Map, Value};
+
+use crate::args::invalid;
+use crate::budget::{chars, put_opt, RESULT_BUDGET};
+use crate::{Args, ToolError};
+
+/// The paging arguments of a list tool; put it in the tool's arguments with
+/// `#[arg(flatten)]`.
+#[derive(Debug, Clone, Args)]
+pub struct Paging {
+    /// at most this many items (default 50, max 200)
+    #[arg(min = 1, max = 200, default = 50)]
+    pub limit: usize,
+    /// next_cursor from the previous page
+    pub cursor: Option<String>,
+}
+
+impl Paging {
+    /// The cursor's parts, when there is one (`parts` of them, or the `cursor` is refused).
+    pub fn after(&self, parts: usize) -> Result<Option<Vec<String>>, ToolError> {
+        self.cursor
+            .as_deref()
+            .map(|c| decode_cursor(c, parts))
+            .transpose()
+    }
+}
+
+/// One page of a keyset-paged list: up to `limit` of `rows` (which holds up to `limit + 1`, the
+/// extra one saying that more exist), fewer if the result would outgrow [`RESULT_BUDGET`]
+/// (`base` is the result without items). `cursor_of` gives the cursor after an item;
+/// `next_cursor` is there only when rows were left out.
+pub fn page(
+    rows: Vec<Value>,
+    limit: usize,
+    base: &Value,
+    cursor_of: impl Fn(&Value) -> String,
+) -> (Vec<Value>, Option<String>) {
+    let available = rows.len();
+    let mut size = chars(base);
+    let mut items = Vec::with_capacity(available.min(limit));
+    for row in rows.into_iter().take(limit) {
+        // One separator comma per item besides its own text.
+        let cost = chars(&row) + 1;
+        if !items.is_empty() && size + cost > RESULT_BUDGET {
+            break;
+        }
+        size += cost;
+        items.push(row);
+    }
+    let next = (items.len() < available)
+        .then(|| items.last().map(&cursor_of))
+        .flatten();
+    (items, next)
+}
+
+/// `{items, next_cursor?}` around a page.
+pub fn page_result(items: Vec<Value>, next_cursor: Option<String>) -> Value {
+    let mut map = Map::new();
+    map.insert("items".to_owned(), Value::Array(items));
+    put_opt(&mut map, "next_cursor", next_cursor);
+    Value::Object(map)
+}
+
+/// An opaque cursor carrying the sort key of the last row returned (keyset paging).
+pub fn encode_cursor(parts: &[&str]) -> String {
+    let json = Value::from(parts.to_vec()).to_string();
+    json.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The parts of a cursor this tool returned; anything else names the `cursor` argument.
+pub fn decode_cursor(cursor: &str, parts: usize) -> Result<Vec<String>, ToolError> {
+    let bad = || {
+        invalid(
+            "cursor",
+            "is not a cursor this tool returned (pass next_cursor unchanged)",
+        )
+    };
+    if cursor.len() % 2 != 0 {
+        return Err(bad());
+    }
+    let bytes: Option<Vec<u8>> = (0..cursor.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
+        .collect();
+    let decoded: Vec<String> = bytes
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(bad)?;
+    if decoded.len() != parts {
+        return Err(bad());
+    }
+    Ok(decoded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes;
+    use serde_json::json;
+
+    fn rows(n: usize, width: usize) -> Vec<Value> {
+        (0..n)
+            .map(|i| json!({"key": format!("k{i}"), "value": "v".repeat(width)}))
+            .collect()
+    }
+
+    fn cursor(v: &Value) -> String {
+        v["key"].as_str().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn a_page_has_a_cursor_only_when_rows_were_left_out() {
+        let base = json!({"items": []});
+        let (items, next) = page(rows(3, 1), 3, &base, cursor);
+        assert_eq!((items.len(), next), (3, None));
+        let (items, next) = page(rows(4, 1), 3, &base, cursor);
+        assert_eq!((items.len(), next.as_deref()), (3, Some("k2")));
+    }
+
+    #[test]
+    fn a_page_stops_at_the_budget_but_never_comes_back_empty() {
+        let base = json!({"items": []});
+        let (items, next) = page(rows(50, 1000), 50, &base, cursor);
+        assert!(items.len() < 20 && !items.is_empty(), "{}", items.len());
+        assert_eq!(next, Some(format!("k{}", items.len() - 1)));
+        assert!(chars(&page_result(items, next)) <= RESULT_BUDGET);
+        let (items, _) = page(rows(2, 30_000), 50, &base, cursor);
+        assert_eq!(items.len(), 1);
+    }
+
+    #[test]
+    fn cursors_round_trip_and_refuse_anything_else() {
+        let c = encode_cursor(&["global", "a/b"]);
+        assert_eq!(decode_cursor(&c, 2).expect("round trip"), ["global", "a/b"]);
+        for bad in ["", "zz", "abc", &encode_cursor(&["one"])] {
+            let err = decode_cursor(bad, 2).expect_err(bad);
+            assert_eq!(err.code.as_str(), codes::INVALID_ARGUMENTS);
+            assert!(err.message.contains("\"cursor\""), "{err}");
+        }
+        assert_eq!(page_result(vec![], None), json!({"items": []}));
+    }
+}

@@ -1,0 +1,212 @@
+//! Times as RFC 3339 UTC text, without a date-time crate: to the second for files and git
+//! (`2024-05-01T12:00:00Z`), and fixed-width with milliseconds for stored rows
+//! (`2026-12-02T14:04:06.123Z`), so SQLite's text comparison orders them.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch as RFC 3339 UTC, to the second.
+pub fn rfc3339(unix_seconds: i64) -> String {
+    let days = unix_seconds.div_euclid(86_400);
+    let secs = unix_seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Days since 1970-01-01 as a proleptic Gregorian (year, month, day): Howard Hinnant's
+/// civil_from_days.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = (if mp < 10 { mp + 3 } else { mp - 9 }) as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// A point in time as RFC 3339 UTC (times before the epoch count back from it).
+pub fn rfc3339_of(time: SystemTime) -> String {
+    let secs = match time.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
+    };
+    rfc3339(secs)
+}
+
+/// Now, as RFC 3339 UTC.
+pub fn now_rfc3339() -> String {
+    rfc3339_of(SystemTime::now())
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Now as a fixed-width RFC 3339 UTC timestamp with milliseconds.
+pub fn now() -> String {
+    timestamp(now_ms())
+}
+
+/// Milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn timestamp(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let base = rfc3339(secs);
+    // `rfc3339` ends in `Z`: put the milliseconds before it.
+    format!("{}.{:03}Z", &base[..base.len() - 1], ms.rem_euclid(1000))
+}
+
+/// Parses an RFC 3339 timestamp (any offset, any fraction) into milliseconds since the epoch.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let num = |from: usize, to: usize| -> Option<i64> {
+        let s = text.get(from..to)?;
+        if s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
+    };
+    let (year, month, day) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (hour, minute, second) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut millis = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let padded = format!("{:0<3}", &fraction[..digits.min(3)]);
+        millis = padded.parse::<i64>().ok()?;
+        rest = &fraction[digits..];
+    }
+    let offset_s = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let rb = rest.as_bytes();
+            if rest.len() != 6 || rb[3] != b':' {
+                return None;
+            }
+            let h: i64 = rest[1..3].parse().ok()?;
+            let m: i64 = rest[4..6].parse().ok()?;
+            sign * (h * 3600 + m * 60)
+        }
+    };
+    let days = days_from_civil(year, month, day);
+    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) - offset_s) * 1000 + millis)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of `civil_from_days`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// A timestamp read from either backend, in the groups' fixed-width form.
+pub fn timestamp_out(stored: &str) -> String {
+    parse_timestamp(stored).map_or_else(|| stored.to_owned(), timestamp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rfc3339_utc() {
+        let cases = [
+            (0, "1970-01-01T00:00:00Z"),
+            (951_782_400, "2000-02-29T00:00:00Z"),
+            (1_714_564_800, "2024-05-01T12:00:00Z"),
+            (-1, "1969-12-31T23:59:59Z"),
+        ];
+        for (secs, text) in cases {
+            assert_eq!(rfc3339(secs), text);
+        }
+        assert_eq!(
+            rfc3339_of(UNIX_EPOCH + Duration::from_secs(1_714_564_800)),
+            "2024-05-01T12:00:00Z"
+        );
+        assert_eq!(
+            rfc3339_of(UNIX_EPOCH - Duration::from_secs(1)),
+            "1969-12-31T23:59:59Z"
+        );
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+    }
+
+    #[test]
+    fn timestamps_are_fixed_width_and_round_trip() {
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(timestamp(1_764_684_246_123), "2025-12-02T14:04:06.123Z");
+        assert_eq!(now().len(), 24);
+        for text in [
+            "2025-12-02T14:04:06.123Z",
+            "1999-12-31T23:59:59.999Z",
+            "2000-02-29T00:00:00.000Z",
+        ] {
+            assert_eq!(timestamp(parse_timestamp(text).expect(text)), text);
+        }
+        // What PostgreSQL hands back (trimmed fractions), and offsets.
+        assert_eq!(
+            timestamp_out("2025-12-02T14:04:06.1Z"),
+            "2025-12-02T14:04:06.100Z"
+        );
+        assert_eq!(
+            timestamp_out("2025-12-02T14:04:06Z"),
+            "2025-12-02T14:04:06.000Z"
+        );
+        assert_eq!(
+            timestamp_out("2025-12-02T16:04:06.5+02:00"),
+            "2025-12-02T14:04:06.500Z"
+        );
+        assert_eq!(
+            timestamp_out("2025-12-02T14:04:06.123456Z"),
+            "2025-12-02T14:04:06.123Z"
+        );
+        for bad in [
+            "",
+            "2025-12-02",
+            "2025-13-02T00:00:00Z",
+            "2025-12-02T14:04:06",
+            "2025-12-02T14:04:06.Z",
+            "x025-12-02T14:04:06Z",
+        ] {
+            assert_eq!(parse_timestamp(bad), None, "{bad}");
+        }
+    }
+}
