@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::Failure;
 use crate::config::{self, env, Config, GroupSelection};
 
 #[derive(Debug, Parser)]
@@ -63,6 +64,11 @@ pub struct Cli {
     #[arg(long, global = true, env = env::GROUP_CONCURRENCY, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..=256))]
     pub group_concurrency: u64,
+    /// Who may call which tool: `PRINCIPAL=TARGET,…;…` (targets: a group, a tool, an upstream
+    /// server or mcp__<id>__<tool>; `!TARGET` takes away). Over HTTP, tools that change this
+    /// machine (git_push, docs_write, …) need one
+    #[arg(long, global = true, env = crate::policy::env::GRANTS, value_name = "RULES")]
+    pub grants: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -145,31 +151,6 @@ pub enum PluginsAction {
     },
 }
 
-/// A command that could not run.
-#[derive(Debug)]
-pub struct Failure {
-    message: String,
-    code: u8,
-}
-
-impl Failure {
-    /// Bad usage or configuration (exit 2).
-    pub fn usage(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            code: 2,
-        }
-    }
-
-    /// Something failed while running (exit 3).
-    pub fn runtime(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            code: 3,
-        }
-    }
-}
-
 impl Cli {
     /// Validated flags to a configuration.
     pub fn resolve(&self) -> Result<Config, Failure> {
@@ -217,6 +198,16 @@ impl Cli {
         } else {
             self.relays.clone()
         };
+        let grants = crate::policy::Grants::parse(
+            self.grants.as_deref(),
+            std::env::var(crate::policy::env::MCP_GRANTS)
+                .ok()
+                .as_deref(),
+        )
+        .map_err(Failure::usage)?;
+        let mut upstream = crate::upstream::Settings::from_env(&config::install_root(&exe))
+            .map_err(Failure::usage)?;
+        upstream.grants = grants.clone();
         let publish_cmd = std::env::var(env::PUBLISH_CMD)
             .ok()
             .filter(|v| !v.trim().is_empty());
@@ -243,8 +234,8 @@ impl Cli {
             relays: config::parse_relays(&relays).map_err(Failure::usage)?,
             relay_retry: Duration::from_secs(self.relay_retry),
             service_mode: matches!(self.command, Command::Serve { service: true, .. }),
-            upstream: crate::upstream::Settings::from_env(&config::install_root(&exe))
-                .map_err(Failure::usage)?,
+            upstream,
+            grants: std::sync::Arc::new(grants),
             probe_program: Some(exe),
         })
     }
@@ -288,8 +279,8 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("coremcp: {}", failure.message);
-            ExitCode::from(failure.code)
+            eprintln!("coremcp: {}", failure.message());
+            ExitCode::from(failure.code())
         }
     }
 }

@@ -131,6 +131,9 @@ pub struct Config {
     pub service_mode: bool,
     /// The upstream MCP servers.
     pub upstream: crate::upstream::Settings,
+    /// Who may call which tool (`--grants`, `COREMCP_GRANTS`, `COREMCP_MCP_GRANTS`); the upstream
+    /// settings hold the same rules for their listings.
+    pub grants: std::sync::Arc<crate::policy::Grants>,
     /// The program that opens a new plugin file in a probe process before this one maps it
     /// (`coremcp` itself); `None`: only the structural check.
     pub probe_program: Option<PathBuf>,
@@ -157,6 +160,7 @@ impl Config {
             relay_retry: Duration::from_secs(30),
             service_mode: false,
             upstream: crate::upstream::Settings::default(),
+            grants: std::sync::Arc::default(),
             probe_program: None,
         }
     }

@@ -12,8 +12,8 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use crate::forward::events::{Event, Events};
 use crate::http::auth::Tokens;
+use crate::net::events::{Event, Events};
 use crate::plugins::elf;
 use crate::rpc::{self, Incoming};
 use crate::upstream::config::{parse_file, parse_inline, Transport};

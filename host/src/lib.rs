@@ -16,17 +16,20 @@ pub mod calls;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod dispatch;
+
 pub mod forward;
 #[cfg(test)]
 mod fuzz;
 pub mod http;
 pub mod logging;
 pub mod mcp;
+pub mod net;
 pub mod plugins;
+pub mod policy;
 pub mod pool;
 pub mod registry;
 pub mod render;
+pub mod route;
 pub mod rpc;
 pub mod session;
 pub mod stdio;

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cli::Failure;
+use super::Failure;
 use crate::config::Config;
 use crate::plugins::PluginSet;
+use crate::policy::Caller;
 use crate::session::{Outbox, Session};
-use crate::upstream::grants::Caller;
 use crate::upstream::hub::Upstreams;
 
 struct ChannelOutbox(Mutex<Sender<String>>);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::cli::Failure;
+use super::Failure;
 use crate::config::Config;
 use crate::plugins::PluginSet;
 use crate::registry;

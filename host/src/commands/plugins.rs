@@ -6,7 +6,7 @@ use std::fs::File;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::cli::Failure;
+use super::Failure;
 use crate::config::{Config, GroupSelection};
 use crate::plugins::loader::{self, LoadError};
 use crate::plugins::{library_file, Loaded, PluginSet};

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use crate::cli::Failure;
+use super::Failure;
 use crate::config::Config;
 
 pub fn run(config: Config, options: &crate::http::Options<'_>) -> Result<ExitCode, Failure> {

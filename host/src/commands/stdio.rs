@@ -4,11 +4,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::Failure;
+use super::Failure;
 use crate::config::Config;
 use crate::plugins::PluginSet;
+use crate::policy::Caller;
 use crate::session::Session;
-use crate::upstream::grants::Caller;
 use crate::upstream::hub::Upstreams;
 
 /// How long the upstream servers get to stop at exit.

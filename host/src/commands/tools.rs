@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::cli::Failure;
+use super::Failure;
 use crate::config::Config;
 use crate::plugins::loader::LoadError;
 use crate::plugins::PluginSet;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::cli::Failure;
+use super::Failure;
 use crate::config::Config;
 use crate::upstream::probe::{probe_all, ServerReport};
 

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::events::Events;
-use super::http1::{Conn, HttpError, Response, Url};
 use crate::mcp::PREFERRED_VERSION;
+use crate::net::events::Events;
+use crate::net::http1::{Conn, HttpError, Response, Url};
 
 /// How long `initialize` may take (DESIGN §7: the handshake has 30 s).
 const HANDSHAKE: Duration = Duration::from_secs(30);
@@ -247,7 +247,7 @@ fn read_answer(
             )));
         }
         let complete = events.feed(&piece);
-        if events.held() > super::http1::MAX_BODY {
+        if events.held() > crate::net::http1::MAX_BODY {
             return Err(HttpError::Answer("an event is over the size limit".into()));
         }
         for event in complete {

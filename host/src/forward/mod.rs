@@ -15,8 +15,6 @@
 //! call would cost a handshake each time); the state is process-wide, shared by every session.
 
 pub mod client;
-pub mod events;
-pub mod http1;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -26,8 +24,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::{redact_url, Config};
+use crate::net::http1::{HttpError, Url};
 use client::{McpClient, Reply};
-use http1::{HttpError, Url};
 
 /// How long one connect attempt may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::plugins::PluginSet;
+use crate::policy::Caller;
 use crate::session::Session;
-use crate::upstream::grants::Caller;
 use crate::upstream::hub::Upstreams;
 
 use super::auth::Principal;

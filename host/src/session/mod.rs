@@ -28,12 +28,12 @@ use serde_json::value::RawValue;
 
 use crate::calls::{Call, Calls};
 use crate::config::Config;
-use crate::dispatch::{self, Destination};
-use crate::plugins::loader::LoadError;
+use crate::route::{self, Route, Run};
+
 use crate::plugins::{host_api, PluginSet, ReloadReport};
+use crate::policy::Caller;
 use crate::rpc::{self, Incoming};
-use crate::upstream::grants::Caller;
-use crate::upstream::hub::{Listener, Upstreams};
+use crate::upstream::hub::{Listener, Target, Upstreams};
 use crate::{mcp, pool, render};
 
 /// Where a session's outgoing messages go. `message` is one JSON-RPC message, no newline.
@@ -503,57 +503,46 @@ impl Session {
             }
         };
         let name = params.name.as_ref();
-        let route = inner.plugins.route(name);
-        if route.is_none() && name.starts_with("mcp__") {
-            let mut timeout = self.timeout_for(args);
-            if inner.upstreams.may_ask(name, &inner.caller) {
-                // A human answers in minutes, not seconds.
-                timeout += APPROVAL_WAIT;
-            }
-            let Some(call) = inner.calls.start(id, name, timeout) else {
-                return reject(rpc::INVALID_REQUEST, duplicate(id));
-            };
-            let job_inner = Arc::clone(inner);
-            let args = args.to_owned();
-            pool::global().spawn(Box::new(move || job_inner.answer_upstream(&call, &args)));
-            return;
-        }
-        let Some(index) = route else {
-            if inner.config.service_mode {
-                if let Some(group) = coremcp_catalog::group_of(name) {
-                    let text = format!(
-                        "{name} is not served in service mode (not_available_in_service_mode): \
-                         this Core MCP (coremcp serve --service) serves only the forwarded groups \
-                         and the Registry; the {} group runs in the Core MCP on the agent's machine",
-                        group.title
-                    );
-                    return inner
-                        .out
-                        .send(rpc::response(id, &render::call_error_text(&text)));
-                }
-            }
-            return reject(rpc::INVALID_PARAMS, format!("unknown tool: {name}"));
+        let cx = route::Context {
+            config: &inner.config,
+            plugins: &inner.plugins,
+            upstreams: &inner.upstreams,
+            caller: &inner.caller,
         };
-        let relayed = !inner.config.service_mode
-            && !inner.config.relays.is_empty()
-            && inner.plugins.slots()[index]
-                .catalog
-                .is_some_and(|g| g.runs == Runs::Forwarded);
-        if let (false, Some(Err(e))) = (relayed, inner.plugins.slots()[index].state()) {
-            let text = unavailable(name, &e);
-            return inner
+        let route = route::decide(&cx, name, args);
+        tracing::debug!(tool = %name, route = route.kind(), "call {name}");
+        match route {
+            Route::Unknown(message) => reject(rpc::INVALID_PARAMS, message),
+            Route::Refused(refusal) => inner
                 .out
-                .send(rpc::response(id, &render::call_error_text(&text)));
+                .send(rpc::response(id, &render::call_error_text(refusal.text()))),
+            Route::Upstream(target) => {
+                let mut timeout = self.timeout_for(args);
+                if inner.upstreams.may_ask(&target, &inner.caller) {
+                    // A human answers in minutes, not seconds.
+                    timeout += APPROVAL_WAIT;
+                }
+                let Some(call) = inner.calls.start(id, name, timeout) else {
+                    return reject(rpc::INVALID_REQUEST, duplicate(id));
+                };
+                let job_inner = Arc::clone(inner);
+                let args = args.to_owned();
+                pool::global().spawn(Box::new(move || {
+                    job_inner.answer_upstream(&call, &target, &args);
+                }));
+            }
+            Route::Run(run) => {
+                let Some(call) = inner.calls.start(id, name, self.timeout_for(args)) else {
+                    return reject(rpc::INVALID_REQUEST, duplicate(id));
+                };
+                let job_inner = Arc::clone(inner);
+                let index = run.index;
+                inner.plugins.slots()[index].gate.submit(
+                    pool::global(),
+                    Box::new(move || job_inner.run_call(&call, &run)),
+                );
+            }
         }
-        let Some(call) = inner.calls.start(id, name, self.timeout_for(args)) else {
-            return reject(rpc::INVALID_REQUEST, duplicate(id));
-        };
-        let job_inner = Arc::clone(inner);
-        let args = args.to_owned();
-        inner.plugins.slots()[index].gate.submit(
-            pool::global(),
-            Box::new(move || job_inner.run_call(index, &call, &args)),
-        );
     }
 
     /// The call's deadline: the default, or longer when the tool is given its own `timeout_s`.
@@ -612,8 +601,8 @@ impl Inner {
 
     /// Runs an upstream call on a pool thread and answers it, unless the watchdog or a cancel
     /// did.
-    fn answer_upstream(self: &Arc<Self>, call: &Arc<Call>, args: &str) {
-        let message = match self.run_upstream(call, args) {
+    fn answer_upstream(self: &Arc<Self>, call: &Arc<Call>, target: &Target, args: &str) {
+        let message = match self.run_upstream(call, target, args) {
             upstream::Outcome::Result(result) => rpc::response(&call.id, &result),
             // The cancel or the watchdog claimed it; nothing is left to answer.
             upstream::Outcome::Cancelled => return,
@@ -627,7 +616,7 @@ impl Inner {
     }
 
     /// Runs one call on a pool thread and answers it, unless the watchdog or a cancel did.
-    fn run_call(self: &Arc<Self>, index: usize, call: &Call, args: &str) {
+    fn run_call(self: &Arc<Self>, call: &Call, run: &Run) {
         if call.cancelled.load(Ordering::Relaxed) {
             // The cancel or the watchdog claimed it; nothing is left to answer.
             if self.calls.finish(call) {
@@ -635,22 +624,16 @@ impl Inner {
             }
             return;
         }
-        let destination =
-            dispatch::destination(&self.config, &self.plugins, index, &call.tool, args);
-        tracing::debug!(tool = %call.tool, route = destination.kind(), "call {}", call.tool);
-        let message = match destination {
-            Destination::Plugin(args) => {
-                rpc::response(&call.id, &self.run_plugin(index, call, &args))
-            }
-            Destination::Refused(text) => rpc::response(&call.id, &render::call_error_text(&text)),
-            ref peer => {
-                let deadline = dispatch::peer_deadline(call.deadline, call.timeout);
-                let outcome = dispatch::call_peer(peer, &call.tool, deadline, &call.cancelled);
-                match outcome {
-                    Some(outcome) => dispatch::forwarded_answer(&call.id, &call.tool, outcome),
-                    None => return,
-                }
-            }
+        let cx = route::Context {
+            config: &self.config,
+            plugins: &self.plugins,
+            upstreams: &self.upstreams,
+            caller: &self.caller,
+        };
+        let deadline = route::peer_deadline(call.deadline, call.timeout);
+        let message = match route::call_peer(&cx, run, &call.tool, deadline, &call.cancelled) {
+            None => rpc::response(&call.id, &self.run_plugin(run.index, call, &run.args)),
+            Some(outcome) => route::forwarded_answer(&call.id, &call.tool, outcome),
         };
         if self.calls.finish(call) {
             self.out.send(message);
@@ -669,7 +652,7 @@ impl Inner {
 
     fn run_loaded(&self, index: usize, call: &Call, args: &str) -> String {
         match self.plugins.load(index) {
-            Err(e) => render::call_error_text(&unavailable(&call.tool, &e)),
+            Err(e) => render::call_error_text(&route::unavailable(&call.tool, &e)),
             Ok(loaded) => {
                 let ctx = CallCtx {
                     deadline_unix_ms: call.deadline_unix_ms,
@@ -763,14 +746,4 @@ fn duplicate(id: &str) -> String {
         "request id {id} is already in flight in this session; a second request with it is \
          refused (ids must be unique among the requests in flight)"
     )
-}
-
-/// The error text for a tool whose group cannot serve it.
-fn unavailable(tool: &str, error: &LoadError) -> String {
-    match (error, coremcp_catalog::feature_of(tool)) {
-        (LoadError::NotInstalled { .. }, Some(feature)) => {
-            format!("{tool} is not in this build: it needs the \"{feature}\" feature")
-        }
-        _ => format!("{tool} is unavailable: {error}"),
-    }
 }

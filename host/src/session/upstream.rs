@@ -21,7 +21,7 @@ use super::ask::AskError;
 use super::Inner;
 use crate::calls::Call;
 use crate::upstream::approval::{self, Answer};
-use crate::upstream::grants::Caller;
+use crate::upstream::hub::Target;
 use crate::upstream::publish::cap_result;
 use crate::upstream::rpc::UpstreamError;
 use crate::upstream::supervisor::Connection;
@@ -61,8 +61,13 @@ impl Detached {
 
 impl Inner {
     /// Runs one upstream call: its result, or how it goes on.
-    pub(super) fn run_upstream(self: &Arc<Self>, call: &Arc<Call>, args: &str) -> Outcome {
-        match self.upstream_call(call, args) {
+    pub(super) fn run_upstream(
+        self: &Arc<Self>,
+        call: &Arc<Call>,
+        target: &Target,
+        args: &str,
+    ) -> Outcome {
+        match self.upstream_call(call, target, args) {
             Ok(outcome) => outcome,
             Err(None) => Outcome::Cancelled,
             Err(Some(text)) => Outcome::Result(render::call_error_text(&text)),
@@ -73,15 +78,13 @@ impl Inner {
     fn upstream_call(
         self: &Arc<Self>,
         call: &Arc<Call>,
+        target: &Target,
         args: &str,
     ) -> Result<Outcome, Option<String>> {
         let full = call.tool.as_str();
         let hub = &self.upstreams;
-        let target = hub.resolve(full).map_err(Some)?;
+        // The route granted it (crate::route::decide).
         let id = target.server.id();
-        if !hub.grants().allows(&self.caller, id, &target.tool) {
-            return Err(Some(not_granted(&self.caller, id, full)));
-        }
         let conn = target.server.connection(call.deadline).map_err(|why| {
             Some(format!(
                 "{full} is unavailable: the MCP server \"{id}\" {why}"
@@ -264,20 +267,6 @@ fn failed(full: &str, server: &str, e: &UpstreamError) -> String {
     format!("{full} failed: the MCP server \"{server}\": {e}")
 }
 
-/// The refusal for a caller no grant names, with the grant that would allow it.
-fn not_granted(caller: &Caller, id: &str, full: &str) -> String {
-    let (who, principal) = match caller {
-        Caller::Stdio => ("the stdio client".to_owned(), "stdio".to_owned()),
-        Caller::Token(name) => (format!("the token \"{name}\""), name.clone()),
-        Caller::Anonymous => ("HTTP callers without a token".to_owned(), "*".to_owned()),
-    };
-    format!(
-        "{full} is not granted to {who}: upstream MCP tools are default deny. To allow it, start \
-         coremcp with COREMCP_MCP_GRANTS=\"{principal}={id}\" (every tool of \"{id}\") or \
-         COREMCP_MCP_GRANTS=\"{principal}={full}\" (this tool)."
-    )
-}
-
 /// The server's result as agents get it: optional `null`s left out, text capped.
 fn finish(mut result: Value) -> String {
     if let Some(object) = result.as_object_mut() {
@@ -313,16 +302,5 @@ mod tests {
         assert!(out["content"][0].get("annotations").is_none());
         let empty: Value = serde_json::from_str(&finish(json!({}))).expect("json");
         assert_eq!(empty, json!({"content": []}));
-    }
-
-    #[test]
-    fn the_grant_refusal_names_the_grant_that_would_allow_it() {
-        let text = not_granted(&Caller::Token("ci".into()), "time", "mcp__time__now");
-        assert!(text.contains("COREMCP_MCP_GRANTS=\"ci=time\""), "{text}");
-        let text = not_granted(&Caller::Stdio, "time", "mcp__time__now");
-        assert!(
-            text.contains("COREMCP_MCP_GRANTS=\"stdio=mcp__time__now\""),
-            "{text}"
-        );
     }
 }

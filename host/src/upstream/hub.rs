@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::approval::{self, Policy};
-use super::grants::{Caller, Grants};
 use super::supervisor::{OnChange, Server, State};
 use super::Settings;
+use crate::policy::{Caller, Grants};
 
 /// How long after start a tool listing waits for servers still on their first attempt.
 pub const FIRST_LIST_WAIT: Duration = Duration::from_secs(5);
@@ -277,10 +277,7 @@ impl Upstreams {
 
     /// Whether a call of `full` by `caller` may have to ask a human first (its server needs
     /// approval and its current connection, if any, is not approved for `caller` yet).
-    pub fn may_ask(&self, full: &str, caller: &Caller) -> bool {
-        let Ok(target) = self.resolve(full) else {
-            return false;
-        };
+    pub fn may_ask(&self, target: &Target, caller: &Caller) -> bool {
         self.policy.needs_approval(target.server.id())
             && !matches!(target.server.state(), State::Connected(conn) if conn.approved_for(caller))
     }

@@ -2,7 +2,7 @@
 //! `COREMCP_MCP_SERVERS`, whose tools the host publishes as `mcp__<id>__<tool>`.
 //!
 //! At run time the [`hub`] holds every server, each kept alive by its [`supervisor`]; a call
-//! goes grant ([`grants`]) → approval ([`approval`]) → the server. `coremcp upstream` connects
+//! goes grant ([`crate::policy`]) → approval ([`approval`]) → the server. `coremcp upstream` connects
 //! to each server once ([`probe`]) to show what would be published.
 //!
 //! Modules: [`client`] (one server as a blocking MCP client) over [`stdio`], [`http`] or
@@ -17,7 +17,6 @@
 pub mod approval;
 pub mod client;
 pub mod config;
-pub mod grants;
 pub mod http;
 pub mod hub;
 pub mod lines;
@@ -44,8 +43,6 @@ pub mod env {
     pub const CONFIG: &str = "COREMCP_MCP_CONFIG";
     /// Inline servers: `id=command args;id2=command args`.
     pub const SERVERS: &str = "COREMCP_MCP_SERVERS";
-    /// Who may call which upstream tool (`none` by default).
-    pub const GRANTS: &str = "COREMCP_MCP_GRANTS";
 }
 
 /// The upstream client's settings.
@@ -55,7 +52,7 @@ pub struct Settings {
     pub enabled: bool,
     pub servers: Vec<ServerConfig>,
     /// Who may call which upstream tool; nothing unless granted.
-    pub grants: grants::Grants,
+    pub grants: crate::policy::Grants,
     /// Who needs a human's approval first.
     pub approval: approval::Policy,
     /// Where the default `mcp.json` is (read again on refresh).
@@ -81,7 +78,6 @@ impl Settings {
         }
         let file = FileChoice::from_env(var(env::CONFIG).as_deref(), install_root);
         let servers = config::load(&file, var(env::SERVERS).as_deref())?;
-        let grants = grants::Grants::parse(var(env::GRANTS).as_deref())?;
         let approval = approval::Policy::parse(
             var(approval::env::REQUIRE).as_deref(),
             var(approval::env::PREAPPROVED).as_deref(),
@@ -89,7 +85,7 @@ impl Settings {
         Ok(Self {
             enabled,
             servers,
-            grants,
+            grants: crate::policy::Grants::default(),
             approval,
             install_root: install_root.to_owned(),
         })

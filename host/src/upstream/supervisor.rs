@@ -29,10 +29,10 @@ use serde_json::{json, Value};
 
 use super::client::Client;
 use super::config::{ServerConfig, Transport};
-use super::grants::Caller;
 use super::probe::transport_name;
 use super::publish::{publish, Withheld};
 use super::rpc::UpstreamError;
+use crate::policy::Caller;
 
 /// The first wait before a restart.
 pub const BACKOFF_START: Duration = Duration::from_millis(250);

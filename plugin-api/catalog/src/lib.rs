@@ -6,6 +6,9 @@
 //! tool's manifest entry from it, and `assert_group` checks a group's table against it. Plugins
 //! keep the descriptions and schemas (they live beside the code that honours them).
 //!
+//! It also says which tools change the machine they run on ([`Guard`]): over HTTP the host
+//! refuses those to a principal not granted them (the policy lives in the host).
+//!
 //! Invariants: names are unique across groups and match `^[a-z][a-z0-9_]{0,31}$`; a tool's
 //! settings are its group's defaults unless its entry overrides them; a tool that takes
 //! `remote_host` never runs against the Registry (the Registry resolves `remote_host`).
@@ -39,6 +42,42 @@ pub struct Entry {
     /// The cargo feature the tool is built behind, and its description for the listing where
     /// the plugin is missing.
     pub feature: Option<(&'static str, &'static str)>,
+    /// Whether a call changes the machine it runs on.
+    pub guard: Guard,
+}
+
+/// Whether a call of a tool changes the machine it runs on (files, commits, pushes, databases,
+/// processes, containers). Such calls need a grant when they come over HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Never: it reads, or it writes only to a store the group owns.
+    Reads,
+    /// Every call.
+    Always,
+    /// When the boolean argument is given as `false` (its default is `true`).
+    WhenFalse(&'static str),
+    /// Unless the string argument is one of these values.
+    UnlessOneOf(&'static str, &'static [&'static str]),
+}
+
+impl Guard {
+    /// Whether a call with `args` (a JSON object) changes the machine. An argument of the wrong
+    /// type counts as changing it: the plugin will refuse it anyway, and the policy fails
+    /// closed.
+    pub fn changes_machine(&self, args: &serde_json::Map<String, serde_json::Value>) -> bool {
+        match self {
+            Guard::Reads => false,
+            Guard::Always => true,
+            Guard::WhenFalse(name) => match args.get(*name) {
+                None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(true)) => false,
+                Some(_) => true,
+            },
+            Guard::UnlessOneOf(name, values) => !args
+                .get(*name)
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|v| values.contains(&v)),
+        }
+    }
 }
 
 /// A catalog entry with its group's defaults filled in.
@@ -57,6 +96,7 @@ pub const fn tool(name: &'static str) -> Entry {
         remote_host: None,
         open_world: None,
         feature: None,
+        guard: Guard::Reads,
     }
 }
 
@@ -73,6 +113,12 @@ impl Entry {
 
     pub const fn open_world(mut self, open: bool) -> Self {
         self.open_world = Some(open);
+        self
+    }
+
+    /// Marks the tool as changing the machine it runs on, as `guard` says.
+    pub const fn guard(mut self, guard: Guard) -> Self {
+        self.guard = guard;
         self
     }
 
@@ -196,7 +242,7 @@ pub static DOCS: Group = Group {
             "Read one document (front matter as an object, plus the body), or list a docs \
                 folder with each entry's front matter.",
         ),
-        tool("docs_write").feature(
+        tool("docs_write").guard(Guard::Always).feature(
             "docs-write",
             "Create or replace a document. Front matter is merged and kept current. It does \
                 not commit: use git_add/git_commit.",
@@ -333,9 +379,9 @@ pub static GIT: Group = Group {
         tool("git_log"),
         tool("git_show"),
         tool("git_branch_list"),
-        tool("git_add"),
-        tool("git_commit"),
-        tool("git_push").open_world(true),
+        tool("git_add").guard(Guard::Always),
+        tool("git_commit").guard(Guard::Always),
+        tool("git_push").open_world(true).guard(Guard::Always),
     ],
 };
 
@@ -351,7 +397,9 @@ pub static FILES: Group = Group {
         tool("files_search"),
         tool("files_list"),
         tool("code_snapshot"),
-        tool("sql_query").open_world(true),
+        tool("sql_query")
+            .open_world(true)
+            .guard(Guard::WhenFalse("read_only")),
     ],
 };
 
@@ -364,12 +412,15 @@ pub static OPS: Group = Group {
     remote_host: true,
     open_world: false,
     tools: &[
-            tool("shell_run").open_world(true),
-            tool("bootstrap").open_world(true).remote_host(false),
-            tool("repo_setup").open_world(true),
-            tool("stale_containers_find").open_world(true),
-            tool("session_record"),
-            tool("core_status"),
+        tool("shell_run").open_world(true).guard(Guard::Always),
+        tool("bootstrap")
+            .open_world(true)
+            .remote_host(false)
+            .guard(Guard::Always),
+        tool("repo_setup").open_world(true).guard(Guard::Always),
+        tool("stale_containers_find").open_world(true),
+        tool("session_record"),
+        tool("core_status"),
     ],
 };
 
@@ -396,8 +447,8 @@ pub static DOCKER: Group = Group {
         tool("docker_container_list"),
         tool("docker_container_inspect"),
         tool("docker_container_logs"),
-        tool("docker_container_action"),
-        tool("docker_compose"),
+        tool("docker_container_action").guard(Guard::Always),
+        tool("docker_compose").guard(Guard::UnlessOneOf("action", &["ps", "config", "logs"])),
     ],
 };
 
@@ -487,5 +538,47 @@ mod tests {
         assert_eq!(feature_of("docs_write"), Some("docs-write"));
         assert_eq!(group_of("notepad_get").map(|g| g.id), Some("notepad"));
         assert!(find("nope").is_none());
+    }
+
+    #[test]
+    fn the_machine_changing_tools_are_the_local_ones_that_write() {
+        let guarded: Vec<(&str, Guard)> = GROUPS
+            .iter()
+            .flat_map(|g| g.tools.iter())
+            .filter(|t| t.guard != Guard::Reads)
+            .map(|t| (t.name, t.guard))
+            .collect();
+        let names: Vec<&str> = guarded.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "docs_write",
+                "git_add",
+                "git_commit",
+                "git_push",
+                "sql_query",
+                "shell_run",
+                "bootstrap",
+                "repo_setup",
+                "docker_container_action",
+                "docker_compose"
+            ]
+        );
+        for (name, _) in &guarded {
+            let (group, entry) = find(name).expect("listed");
+            assert_eq!(group.settings(entry).runs, Runs::Local, "{name}");
+        }
+        let args = |text: &str| -> serde_json::Map<String, serde_json::Value> {
+            serde_json::from_str(text).expect("object")
+        };
+        let sql = find("sql_query").expect("sql").1.guard;
+        assert!(!sql.changes_machine(&args("{}")));
+        assert!(!sql.changes_machine(&args(r#"{"read_only":true}"#)));
+        assert!(sql.changes_machine(&args(r#"{"read_only":false}"#)));
+        assert!(sql.changes_machine(&args(r#"{"read_only":"no"}"#)));
+        let compose = find("docker_compose").expect("compose").1.guard;
+        assert!(!compose.changes_machine(&args(r#"{"action":"ps"}"#)));
+        assert!(compose.changes_machine(&args(r#"{"action":"up"}"#)));
+        assert!(compose.changes_machine(&args("{}")));
     }
 }

@@ -11,6 +11,7 @@ mod hosts;
 mod http;
 mod notepad;
 mod plugins;
+mod policy;
 mod profiles;
 mod protocol;
 mod publishing;

@@ -1,0 +1,403 @@
+//! One policy for every tool call (ARCHITECTURE.md, "Policy"): who may call what, for the
+//! built-in tools and the upstream ones alike.
+//!
+//! Grants are `;`-separated rules `PRINCIPAL=TARGET,TARGET…`, read from `COREMCP_GRANTS`
+//! (`--grants`) and `COREMCP_MCP_GRANTS` (the upstream grants; same grammar):
+//!
+//! - PRINCIPAL: `stdio` (the client of `coremcp stdio`), the NAME of an HTTP bearer token, or
+//!   `*` (every principal, and HTTP callers of a listener without tokens);
+//! - TARGET: `mcp__<id>__<tool>` (one upstream tool), `mcp__<id>__*` (every tool of server
+//!   `<id>`), or a bare name: in `COREMCP_GRANTS` a catalog group id or built-in tool name
+//!   (`git`, `git_push`), else an upstream server id or a group or tool of a plugin outside the
+//!   catalog; in `COREMCP_MCP_GRANTS` a bare name is always an upstream server id;
+//! - a target written `!TARGET` takes away instead of granting, and wins over any grant.
+//!
+//! Without a rule naming them: upstream tools are refused to everyone; built-in tools that
+//! change the machine they run on (catalog [`Guard`](coremcp_catalog::Guard): `git_push`,
+//! `docs_write`, `sql_query` with `read_only: false`, …) are allowed to the stdio client and
+//! refused over HTTP; every other built-in tool (reads, the Registry, the forwarded groups) is
+//! allowed.
+//!
+//! Invariants: every classification is an exhaustive `match` with no wildcard arm, so a new
+//! kind of principal, target or subject cannot slip through unconsidered; a refusal names the
+//! rule that refused or the grant that would allow; a malformed rule is refused at start,
+//! naming its variable and number.
+
+/// The environment variables of the policy.
+pub mod env {
+    /// Grants for every kind of tool (`--grants`).
+    pub const GRANTS: &str = "COREMCP_GRANTS";
+    /// Grants for upstream tools (a bare target is a server id).
+    pub const MCP_GRANTS: &str = "COREMCP_MCP_GRANTS";
+}
+
+/// Who is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// The client of a `coremcp stdio` session.
+    Stdio,
+    /// An HTTP caller, by the name of its bearer token.
+    Token(String),
+    /// An HTTP caller on a listener without tokens (loopback only).
+    Anonymous,
+}
+
+impl Caller {
+    /// The principal as grants name it: `stdio`, the token's NAME, or `*` (no token).
+    pub fn principal(&self) -> String {
+        match self {
+            Caller::Stdio => "stdio".to_owned(),
+            Caller::Token(name) => name.clone(),
+            Caller::Anonymous => "*".to_owned(),
+        }
+    }
+
+    /// The caller in a sentence.
+    fn described(&self) -> String {
+        match self {
+            Caller::Stdio => "the stdio client".to_owned(),
+            Caller::Token(name) => format!("the token \"{name}\""),
+            Caller::Anonymous => "HTTP callers without a token".to_owned(),
+        }
+    }
+}
+
+/// What a call is a call of.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// Tool `tool` of upstream server `server`, published as `full` (`mcp__<id>__<tool>`).
+    Upstream {
+        server: &'a str,
+        tool: &'a str,
+        full: &'a str,
+    },
+    /// A built-in tool of group `group`; `changes_machine`: this call, run here, changes this
+    /// machine (its catalog guard said so for these arguments).
+    BuiltIn {
+        group: &'a str,
+        tool: &'a str,
+        changes_machine: bool,
+    },
+}
+
+/// What the policy says about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Refused, with the text the model sees.
+    Refuse(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Principal {
+    Stdio,
+    Token(String),
+    Everyone,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// Every tool of an upstream server.
+    Server(String),
+    /// One upstream tool.
+    UpstreamTool { server: String, tool: String },
+    /// Every tool of a catalog group.
+    Group(&'static str),
+    /// One catalog tool.
+    Tool(&'static str),
+    /// A bare name outside the catalog: an upstream server, or a group or tool of a plugin
+    /// outside the catalog, whichever has that name.
+    Named(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Grant {
+    /// `!TARGET`: takes away.
+    deny: bool,
+    target: Target,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    principal: Principal,
+    grants: Vec<Grant>,
+    /// `COREMCP_GRANTS rule 2 ("ci=git_push")`, for refusals.
+    origin: String,
+}
+
+/// The parsed grants of both variables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grants {
+    rules: Vec<Rule>,
+}
+
+/// Which variable a rule came from: it decides what a bare target names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Grants,
+    McpGrants,
+}
+
+impl Source {
+    fn var(self) -> &'static str {
+        match self {
+            Source::Grants => env::GRANTS,
+            Source::McpGrants => env::MCP_GRANTS,
+        }
+    }
+}
+
+impl Grants {
+    /// Parses `COREMCP_GRANTS` (`grants`) and `COREMCP_MCP_GRANTS` (`mcp_grants`); `None`,
+    /// empty and `none` grant nothing.
+    pub fn parse(grants: Option<&str>, mcp_grants: Option<&str>) -> Result<Self, String> {
+        let mut rules = parse_rules(Source::Grants, grants)?;
+        rules.extend(parse_rules(Source::McpGrants, mcp_grants)?);
+        Ok(Self { rules })
+    }
+
+    /// Whether `caller` may make this call, and why not.
+    pub fn decide(&self, caller: &Caller, subject: Subject<'_>) -> Decision {
+        let mine = || self.rules.iter().filter(|r| applies(&r.principal, caller));
+        if let Some(rule) = mine().find(|r| r.grants.iter().any(|g| g.deny && covers(g, subject))) {
+            return Decision::Refuse(format!(
+                "{} is refused to {} by {}",
+                subject.name(),
+                caller.described(),
+                rule.origin
+            ));
+        }
+        if mine().any(|r| r.grants.iter().any(|g| !g.deny && covers(g, subject))) {
+            return Decision::Allow;
+        }
+        match (subject, caller) {
+            (Subject::Upstream { server, full, .. }, _) => {
+                Decision::Refuse(not_granted_upstream(caller, server, full))
+            }
+            (
+                Subject::BuiltIn {
+                    changes_machine: false,
+                    ..
+                },
+                Caller::Stdio | Caller::Token(_) | Caller::Anonymous,
+            ) => Decision::Allow,
+            (
+                Subject::BuiltIn {
+                    changes_machine: true,
+                    ..
+                },
+                Caller::Stdio,
+            ) => Decision::Allow,
+            (
+                Subject::BuiltIn {
+                    group,
+                    tool,
+                    changes_machine: true,
+                },
+                Caller::Token(_) | Caller::Anonymous,
+            ) => Decision::Refuse(format!(
+                "{tool} is refused to {}: called over HTTP it changes this machine, and no grant \
+                 names it. To allow it, start coremcp with {}=\"{p}={tool}\" (this tool) or \
+                 {}=\"{p}={group}\" (its group), or --grants.",
+                caller.described(),
+                env::GRANTS,
+                env::GRANTS,
+                p = caller.principal(),
+            )),
+        }
+    }
+
+    /// Whether `caller` may call `tool` of upstream server `server`.
+    pub fn allows(&self, caller: &Caller, server: &str, tool: &str) -> bool {
+        let full = format!("mcp__{server}__{tool}");
+        let subject = Subject::Upstream {
+            server,
+            tool,
+            full: &full,
+        };
+        matches!(self.decide(caller, subject), Decision::Allow)
+    }
+
+    /// Who is granted `tool` of upstream server `server`, for reports: `*`, `stdio` and token
+    /// names (a principal a `!` rule refuses is left out).
+    pub fn granted_to(&self, server: &str, tool: &str) -> Vec<String> {
+        let full = format!("mcp__{server}__{tool}");
+        let subject = Subject::Upstream {
+            server,
+            tool,
+            full: &full,
+        };
+        let mut who: Vec<String> = Vec::new();
+        for rule in &self.rules {
+            if !rule.grants.iter().any(|g| !g.deny && covers(g, subject)) {
+                continue;
+            }
+            let (name, caller) = match &rule.principal {
+                Principal::Stdio => ("stdio".to_owned(), Caller::Stdio),
+                Principal::Token(name) => (name.clone(), Caller::Token(name.clone())),
+                Principal::Everyone => ("*".to_owned(), Caller::Anonymous),
+            };
+            if !who.contains(&name) && matches!(self.decide(&caller, subject), Decision::Allow) {
+                who.push(name);
+            }
+        }
+        who
+    }
+}
+
+impl Subject<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Subject::Upstream { full, .. } => full,
+            Subject::BuiltIn { tool, .. } => tool,
+        }
+    }
+}
+
+fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> {
+    let text = text.map(str::trim).unwrap_or("");
+    if text.is_empty() || text == "none" {
+        return Ok(Vec::new());
+    }
+    let mut rules = Vec::new();
+    for (n, rule) in text.split(';').map(str::trim).enumerate() {
+        if rule.is_empty() {
+            continue;
+        }
+        let origin = format!("{} rule {} (\"{rule}\")", source.var(), n + 1);
+        let (who, what) = rule
+            .split_once('=')
+            .ok_or_else(|| format!("{origin}: expected PRINCIPAL=TARGET[,TARGET…]"))?;
+        let principal = match who.trim() {
+            "" => return Err(format!("{origin}: no principal before \"=\"")),
+            "*" => Principal::Everyone,
+            "stdio" => Principal::Stdio,
+            name if name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) =>
+            {
+                Principal::Token(name.to_owned())
+            }
+            name => {
+                return Err(format!(
+                    "{origin}: \"{name}\" is not a principal (stdio, *, or a token name of \
+                     letters, digits, _ - .)"
+                ))
+            }
+        };
+        let grants = what
+            .split(',')
+            .map(str::trim)
+            .map(|t| grant(source, t).map_err(|e| format!("{origin}: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.push(Rule {
+            principal,
+            grants,
+            origin,
+        });
+    }
+    Ok(rules)
+}
+
+fn applies(principal: &Principal, caller: &Caller) -> bool {
+    match (principal, caller) {
+        (Principal::Everyone, Caller::Stdio | Caller::Token(_) | Caller::Anonymous) => true,
+        (Principal::Stdio, Caller::Stdio) => true,
+        (Principal::Stdio, Caller::Token(_) | Caller::Anonymous) => false,
+        (Principal::Token(name), Caller::Token(caller)) => name == caller,
+        (Principal::Token(_), Caller::Stdio | Caller::Anonymous) => false,
+    }
+}
+
+fn covers(grant: &Grant, subject: Subject<'_>) -> bool {
+    match (&grant.target, subject) {
+        (Target::Server(id), Subject::Upstream { server, .. }) => id == server,
+        (
+            Target::UpstreamTool {
+                server: id,
+                tool: t,
+            },
+            Subject::Upstream { server, tool, .. },
+        ) => id == server && t == tool,
+        (Target::Named(name), Subject::Upstream { server, .. }) => name == server,
+        (Target::Group(_) | Target::Tool(_), Subject::Upstream { .. }) => false,
+        (Target::Group(id), Subject::BuiltIn { group, .. }) => *id == group,
+        (Target::Tool(name), Subject::BuiltIn { tool, .. }) => *name == tool,
+        (Target::Named(name), Subject::BuiltIn { group, tool, .. }) => {
+            name == group || name == tool
+        }
+        (Target::Server(_) | Target::UpstreamTool { .. }, Subject::BuiltIn { .. }) => false,
+    }
+}
+
+fn grant(source: Source, text: &str) -> Result<Grant, String> {
+    let (deny, text) = match text.strip_prefix('!') {
+        Some(rest) => (true, rest.trim()),
+        None => (false, text),
+    };
+    Ok(Grant {
+        deny,
+        target: target(source, text)?,
+    })
+}
+
+fn target(source: Source, text: &str) -> Result<Target, String> {
+    if text.is_empty() {
+        return Err("an empty target".to_owned());
+    }
+    if let Some(rest) = text.strip_prefix("mcp__") {
+        let (server, tool) = rest.split_once("__").ok_or_else(|| {
+            format!("\"{text}\" is not mcp__<server>__<tool> or mcp__<server>__*")
+        })?;
+        crate::upstream::config::check_id(server)?;
+        return match tool {
+            "" => Err(format!("\"{text}\" names no tool (use mcp__{server}__*)")),
+            "*" => Ok(Target::Server(server.to_owned())),
+            tool => Ok(Target::UpstreamTool {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+            }),
+        };
+    }
+    match source {
+        Source::McpGrants => {
+            crate::upstream::config::check_id(text)?;
+            Ok(Target::Server(text.to_owned()))
+        }
+        Source::Grants => {
+            if let Some(group) = coremcp_catalog::group(text) {
+                return Ok(Target::Group(group.id));
+            }
+            if let Some((_, entry)) = coremcp_catalog::find(text) {
+                return Ok(Target::Tool(entry.name));
+            }
+            let name_like = text.len() <= 64
+                && text.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+            if name_like {
+                Ok(Target::Named(text.to_owned()))
+            } else {
+                Err(format!(
+                    "\"{text}\" is not a target (a group, a tool name, an upstream server id, \
+                     mcp__<server>__<tool> or mcp__<server>__*, optionally after \"!\")"
+                ))
+            }
+        }
+    }
+}
+
+/// The refusal for an upstream tool no grant names, with the grant that would allow it.
+fn not_granted_upstream(caller: &Caller, id: &str, full: &str) -> String {
+    let principal = caller.principal();
+    format!(
+        "{full} is not granted to {}: upstream MCP tools are default deny. To allow it, start \
+         coremcp with COREMCP_MCP_GRANTS=\"{principal}={id}\" (every tool of \"{id}\") or \
+         COREMCP_MCP_GRANTS=\"{principal}={full}\" (this tool).",
+        caller.described()
+    )
+}
+
+#[cfg(test)]
+mod tests;

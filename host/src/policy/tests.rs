@@ -1,0 +1,220 @@
+//! The policy's tables: principal × tool → decision, and the rules' grammar.
+
+use super::*;
+
+fn upstream<'a>(server: &'a str, tool: &'a str, full: &'a str) -> Subject<'a> {
+    Subject::Upstream { server, tool, full }
+}
+
+/// A built-in catalog tool, with its guard applied to `args`.
+fn built_in<'a>(tool: &'a str, args: &str) -> Subject<'a> {
+    let (group, entry) = coremcp_catalog::find(tool).expect("a catalog tool");
+    let args: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(args).expect("object");
+    Subject::BuiltIn {
+        group: group.id,
+        tool,
+        changes_machine: entry.guard.changes_machine(&args),
+    }
+}
+
+fn token(name: &str) -> Caller {
+    Caller::Token(name.to_owned())
+}
+
+#[test]
+fn the_default_table_of_principal_by_tool() {
+    let none = Grants::default();
+    let callers = [Caller::Stdio, token("ci"), Caller::Anonymous];
+    // (tool, arguments, [stdio, token, anonymous]) — true: allowed.
+    let table: &[(&str, &str, [bool; 3])] = &[
+        ("git_status", "{}", [true, true, true]),
+        ("git_add", "{}", [true, false, false]),
+        ("git_commit", "{}", [true, false, false]),
+        ("git_push", "{}", [true, false, false]),
+        ("docs_read", "{}", [true, true, true]),
+        ("docs_write", "{}", [true, false, false]),
+        ("sql_query", "{}", [true, true, true]),
+        ("sql_query", r#"{"read_only":true}"#, [true, true, true]),
+        ("sql_query", r#"{"read_only":false}"#, [true, false, false]),
+        ("shell_run", "{}", [true, false, false]),
+        ("bootstrap", "{}", [true, false, false]),
+        ("repo_setup", "{}", [true, false, false]),
+        ("docker_container_list", "{}", [true, true, true]),
+        ("docker_container_action", "{}", [true, false, false]),
+        ("docker_compose", r#"{"action":"ps"}"#, [true, true, true]),
+        (
+            "docker_compose",
+            r#"{"action":"down"}"#,
+            [true, false, false],
+        ),
+        // The Registry and the forwarded groups keep serving relays' callers.
+        ("registry_host_add", "{}", [true, true, true]),
+        ("notepad_delete", "{}", [true, true, true]),
+        ("scrolls_task_delete", "{}", [true, true, true]),
+        ("publishing", "{}", [true, true, true]),
+    ];
+    for (tool, args, expected) in table {
+        for (caller, allowed) in callers.iter().zip(expected) {
+            let decision = none.decide(caller, built_in(tool, args));
+            assert_eq!(
+                decision == Decision::Allow,
+                *allowed,
+                "{caller:?} × {tool} {args}: {decision:?}"
+            );
+        }
+    }
+    for caller in &callers {
+        let decision = none.decide(caller, upstream("time", "now", "mcp__time__now"));
+        assert!(matches!(decision, Decision::Refuse(_)), "{caller:?}");
+    }
+}
+
+#[test]
+fn a_refusal_names_the_grant_that_would_allow_it() {
+    let Decision::Refuse(text) = Grants::default().decide(&token("ci"), built_in("git_push", "{}"))
+    else {
+        panic!("git_push over HTTP must be refused");
+    };
+    assert!(
+        text.contains("git_push is refused to the token \"ci\""),
+        "{text}"
+    );
+    assert!(text.contains("COREMCP_GRANTS=\"ci=git_push\""), "{text}");
+    assert!(text.contains("COREMCP_GRANTS=\"ci=git\""), "{text}");
+    let Decision::Refuse(text) =
+        Grants::default().decide(&Caller::Anonymous, built_in("docs_write", "{}"))
+    else {
+        panic!("docs_write over HTTP must be refused");
+    };
+    assert!(text.contains("\"*=docs_write\""), "{text}");
+    let Decision::Refuse(text) =
+        Grants::default().decide(&token("ci"), upstream("time", "now", "mcp__time__now"))
+    else {
+        panic!("upstream tools are default deny");
+    };
+    assert!(text.contains("COREMCP_MCP_GRANTS=\"ci=time\""), "{text}");
+    let Decision::Refuse(text) =
+        Grants::default().decide(&Caller::Stdio, upstream("time", "now", "mcp__time__now"))
+    else {
+        panic!("upstream tools are default deny, for stdio too");
+    };
+    assert!(
+        text.contains("COREMCP_MCP_GRANTS=\"stdio=mcp__time__now\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn grants_allow_tools_groups_and_servers_and_bang_takes_away() {
+    let grants = Grants::parse(
+        Some("ci=git_push,docs; *=git; relay-user=!notepad,!registry_host_add; stdio=!shell_run"),
+        Some("ci=time"),
+    )
+    .expect("grants");
+    let ci = token("ci");
+    let other = token("other");
+    let relay = token("relay-user");
+    let allowed = |caller: &Caller, subject| grants.decide(caller, subject) == Decision::Allow;
+    assert!(allowed(&ci, built_in("git_push", "{}")));
+    assert!(allowed(&ci, built_in("docs_write", "{}")));
+    assert!(allowed(&other, built_in("git_commit", "{}")), "*=git");
+    assert!(!allowed(&other, built_in("docs_write", "{}")));
+    assert!(!allowed(
+        &other,
+        built_in("sql_query", r#"{"read_only":false}"#)
+    ));
+    assert!(allowed(&ci, upstream("time", "now", "mcp__time__now")));
+    assert!(!allowed(&other, upstream("time", "now", "mcp__time__now")));
+    // `!` restricts what is otherwise allowed by default, for that principal only.
+    assert!(!allowed(&relay, built_in("notepad_get", "{}")));
+    assert!(!allowed(&relay, built_in("registry_host_add", "{}")));
+    assert!(allowed(&relay, built_in("registry_host_list", "{}")));
+    assert!(allowed(&other, built_in("notepad_get", "{}")));
+    let Decision::Refuse(text) = grants.decide(&Caller::Stdio, built_in("shell_run", "{}")) else {
+        panic!("stdio=!shell_run");
+    };
+    assert!(
+        text.contains("COREMCP_GRANTS rule 4 (\"stdio=!shell_run\")"),
+        "{text}"
+    );
+    assert!(allowed(&Caller::Stdio, built_in("git_push", "{}")));
+}
+
+#[test]
+fn a_bare_name_outside_the_catalog_names_a_server_or_an_outside_plugin() {
+    let grants = Grants::parse(Some("ci=time,hello_tool"), None).expect("grants");
+    let ci = token("ci");
+    assert!(grants.allows(&ci, "time", "now"));
+    let outside = Subject::BuiltIn {
+        group: "hello",
+        tool: "hello_tool",
+        changes_machine: true,
+    };
+    assert_eq!(grants.decide(&ci, outside), Decision::Allow);
+    // In COREMCP_MCP_GRANTS a bare name is a server id, never a group.
+    let mcp = Grants::parse(None, Some("ci=git")).expect("grants");
+    assert!(mcp.allows(&ci, "git", "anything"));
+    assert_ne!(mcp.decide(&ci, built_in("git_push", "{}")), Decision::Allow);
+}
+
+#[test]
+fn nothing_upstream_is_granted_by_default() {
+    for text in [None, Some(""), Some("none"), Some("  none ")] {
+        let grants = Grants::parse(text, text).expect("none");
+        assert!(!grants.allows(&Caller::Stdio, "everything", "echo"));
+        assert!(grants.granted_to("everything", "echo").is_empty());
+    }
+}
+
+#[test]
+fn upstream_rules_grant_servers_and_single_tools_to_principals() {
+    let grants = Grants::parse(
+        None,
+        Some(
+            "stdio=everything, mcp__time__get_current_time; ci-bot=mcp__time__*; \
+             *=mcp__docs__search",
+        ),
+    )
+    .expect("grants");
+    assert!(grants.allows(&Caller::Stdio, "everything", "echo"));
+    assert!(grants.allows(&Caller::Stdio, "time", "get_current_time"));
+    assert!(!grants.allows(&Caller::Stdio, "time", "convert_time"));
+    assert!(grants.allows(&token("ci-bot"), "time", "convert_time"));
+    assert!(!grants.allows(&token("ci-bot"), "everything", "echo"));
+    assert!(!grants.allows(&token("other"), "time", "convert_time"));
+    assert!(!grants.allows(&Caller::Anonymous, "everything", "echo"));
+    for caller in [Caller::Stdio, Caller::Anonymous, token("x")] {
+        assert!(grants.allows(&caller, "docs", "search"));
+    }
+    assert_eq!(
+        grants.granted_to("time", "get_current_time"),
+        ["stdio", "ci-bot"]
+    );
+    assert_eq!(grants.granted_to("docs", "search"), ["*"]);
+    let taken = Grants::parse(Some("ci=!time"), Some("ci=time")).expect("grants");
+    assert!(!taken.allows(&token("ci"), "time", "now"));
+    assert!(taken.granted_to("time", "now").is_empty());
+}
+
+#[test]
+fn malformed_rules_are_refused_by_variable_and_number() {
+    let cases = [
+        ("stdio", "rule 1 (\"stdio\"): expected PRINCIPAL=TARGET"),
+        ("=x", "no principal"),
+        ("a b=x", "is not a principal"),
+        ("stdio=x;stdio=mcp__x", "rule 2"),
+        ("stdio=mcp__x__", "names no tool"),
+        ("stdio=x,", "an empty target"),
+        ("stdio=!", "an empty target"),
+        ("stdio=a/b", "is not a target"),
+    ];
+    for (text, needle) in cases {
+        let err = Grants::parse(Some(text), None).expect_err(text);
+        assert!(err.contains(needle), "{text}: {err}");
+        assert!(err.starts_with("COREMCP_GRANTS rule"), "{err}");
+    }
+    let err = Grants::parse(None, Some("stdio=my_server")).expect_err("underscore");
+    assert!(err.contains("\"__\" separates"), "{err}");
+    assert!(err.starts_with("COREMCP_MCP_GRANTS rule 1"), "{err}");
+}

@@ -1,0 +1,354 @@
+//! Where one tool call goes (DESIGN §4, steps 1–5), decided in one place, [`decide`], as one
+//! exhaustive [`Route`]: an upstream server, this process's plugin, the relay list, another
+//! host's Core MCP (`remote_host`), or a refusal (service mode, a plugin that cannot serve,
+//! `remote_host` where it is not taken, the policy), or not a tool of this server at all. The
+//! session only carries the decision out; matches on [`Route`] have no wildcard arm, so a new
+//! destination cannot be left unanswered.
+//!
+//! Invariants:
+//! - `remote_host` never reaches a plugin or a peer: it is taken out of the arguments here, so
+//!   the receiving side cannot forward the call again (one hop).
+//! - The Registry's tools and `bootstrap` run only where the agent runs; `remote_host` on them is
+//!   refused, never ignored.
+//! - Every route passes the policy ([`crate::policy`]) before it is taken; a call that runs
+//!   here is judged with its tool's catalog guard, a call that runs elsewhere only by explicit
+//!   rules (the other side applies its own policy).
+//! - A peer's answer is passed on as the peer wrote it (result or JSON-RPC error); only a
+//!   failure to get one is worded here.
+//! - The route of a catalog tool is decided from the catalog, without loading its plugin.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use coremcp_plugin_api::Runs;
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::forward::client::Reply;
+use crate::forward::{self, ForwardError, Relays};
+use crate::plugins::loader::LoadError;
+use crate::plugins::PluginSet;
+use crate::policy::{Caller, Decision, Subject};
+use crate::registry;
+use crate::upstream::hub::{Target, Upstreams};
+
+/// Where a call goes.
+pub enum Route {
+    /// A tool of an upstream MCP server (`mcp__<id>__<tool>`) the caller is granted.
+    Upstream(Target),
+    /// A built-in tool, run behind its group's gate.
+    Run(Run),
+    /// Refused before running: a tool error result the model sees.
+    Refused(Refusal),
+    /// Not a tool this server has: a JSON-RPC error (-32602), with its message.
+    Unknown(String),
+}
+
+/// A built-in tool's call, with the arguments it is sent (without `remote_host`).
+pub struct Run {
+    /// The slot of the tool's group (whose gate it waits behind).
+    pub index: usize,
+    pub to: To,
+    pub args: String,
+}
+
+/// Who runs a built-in tool's call.
+pub enum To {
+    /// The group's plugin in this process.
+    Plugin,
+    /// The relay list (a forwarded group, relays configured, not service mode).
+    Relays(Arc<Relays>),
+    /// The Core MCP of this Registry host; its address is looked up when the call runs.
+    Remote(String),
+}
+
+/// Why a call is refused before it runs.
+pub enum Refusal {
+    /// A local group's tool asked of a service-mode Core MCP.
+    ServiceMode(String),
+    /// The tool's plugin cannot serve (it failed to load or was refused).
+    Unavailable(String),
+    /// `remote_host` on a tool that does not take it, or a malformed one.
+    RemoteHost(String),
+    /// An upstream tool name no configured server publishes.
+    UnknownUpstream(String),
+    /// The policy refused the caller.
+    Denied(String),
+}
+
+impl Refusal {
+    /// The text the model sees.
+    pub fn text(&self) -> &str {
+        match self {
+            Refusal::ServiceMode(text)
+            | Refusal::Unavailable(text)
+            | Refusal::RemoteHost(text)
+            | Refusal::UnknownUpstream(text)
+            | Refusal::Denied(text) => text,
+        }
+    }
+}
+
+impl Route {
+    /// A word for logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Route::Upstream(_) => "upstream",
+            Route::Run(Run { to: To::Plugin, .. }) => "plugin",
+            Route::Run(Run {
+                to: To::Relays(_), ..
+            }) => "relay",
+            Route::Run(Run {
+                to: To::Remote(_), ..
+            }) => "remote_host",
+            Route::Refused(Refusal::ServiceMode(_)) => "service-mode refusal",
+            Route::Refused(Refusal::Unavailable(_)) => "unavailable",
+            Route::Refused(Refusal::RemoteHost(_)) => "remote_host refusal",
+            Route::Refused(Refusal::UnknownUpstream(_)) => "unknown upstream",
+            Route::Refused(Refusal::Denied(_)) => "denied",
+            Route::Unknown(_) => "unknown",
+        }
+    }
+}
+
+/// What [`decide`] needs to know about the server and the caller.
+pub struct Context<'a> {
+    pub config: &'a Config,
+    pub plugins: &'a Arc<PluginSet>,
+    pub upstreams: &'a Upstreams,
+    pub caller: &'a Caller,
+}
+
+/// Decides where a call of `tool` with `args` (a JSON object's text) goes.
+pub fn decide(cx: &Context<'_>, tool: &str, args: &str) -> Route {
+    let Some(index) = cx.plugins.route(tool) else {
+        return not_built_in(cx, tool);
+    };
+    let (remote_host, args) = match take_remote_host(args) {
+        Ok(split) => split,
+        Err(text) => return Route::Refused(Refusal::RemoteHost(format!("{tool}: {text}"))),
+    };
+    let slot = &cx.plugins.slots()[index];
+    let group = slot.catalog;
+    let to = if let Some(host) = remote_host {
+        let accepted = match group {
+            Some(group) => group.settings_of(tool).is_some_and(|s| s.remote_host),
+            // Outside the catalog the plugin's manifest says.
+            None => cx
+                .plugins
+                .load(index)
+                .is_ok_and(|l| l.tools().iter().any(|t| t.name == tool && t.remote_host)),
+        };
+        if !accepted {
+            return Route::Refused(Refusal::RemoteHost(format!(
+                "{tool} runs only where the agent runs: it does not take remote_host"
+            )));
+        }
+        To::Remote(host)
+    } else {
+        let forwarded = group.is_some_and(|g| g.runs == Runs::Forwarded);
+        match forward::relays(cx.config).filter(|_| forwarded && !cx.config.service_mode) {
+            Some(relays) => To::Relays(relays),
+            None => {
+                if let Some(Err(e)) = slot.state() {
+                    return Route::Refused(Refusal::Unavailable(unavailable(tool, &e)));
+                }
+                To::Plugin
+            }
+        }
+    };
+    let changes_machine = match &to {
+        To::Plugin => changes_machine(tool, &args),
+        // The machine that runs it judges that for itself.
+        To::Relays(_) | To::Remote(_) => false,
+    };
+    let subject = Subject::BuiltIn {
+        group: &slot.id,
+        tool,
+        changes_machine,
+    };
+    match cx.config.grants.decide(cx.caller, subject) {
+        Decision::Allow => Route::Run(Run { index, to, args }),
+        Decision::Refuse(text) => Route::Refused(Refusal::Denied(text)),
+    }
+}
+
+/// The route of a name no installed group serves.
+fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
+    if tool.starts_with("mcp__") {
+        let target = match cx.upstreams.resolve(tool) {
+            Ok(target) => target,
+            Err(text) => return Route::Refused(Refusal::UnknownUpstream(text)),
+        };
+        let subject = Subject::Upstream {
+            server: target.server.id(),
+            tool: &target.tool,
+            full: tool,
+        };
+        return match cx.config.grants.decide(cx.caller, subject) {
+            Decision::Allow => Route::Upstream(target),
+            Decision::Refuse(text) => Route::Refused(Refusal::Denied(text)),
+        };
+    }
+    match coremcp_catalog::group_of(tool) {
+        Some(group) if cx.config.service_mode => Route::Refused(Refusal::ServiceMode(format!(
+            "{tool} is not served in service mode (not_available_in_service_mode): this Core MCP \
+             (coremcp serve --service) serves only the forwarded groups and the Registry; the {} \
+             group runs in the Core MCP on the agent's machine",
+            group.title
+        ))),
+        Some(group) => Route::Unknown(format!(
+            "unknown tool: {tool} (a tool of the {} group, which this Core MCP does not serve: \
+             its plugin is not installed, or --groups leaves it out)",
+            group.title
+        )),
+        None => Route::Unknown(format!("unknown tool: {tool}")),
+    }
+}
+
+/// Whether this call, run here, changes this machine, as the tool's catalog guard says for
+/// these arguments. A tool outside the catalog is not guarded (its operator installed it).
+fn changes_machine(tool: &str, args: &str) -> bool {
+    let Some((_, entry)) = coremcp_catalog::find(tool) else {
+        return false;
+    };
+    match entry.guard {
+        coremcp_catalog::Guard::Reads => false,
+        coremcp_catalog::Guard::Always => true,
+        guard
+        @ (coremcp_catalog::Guard::WhenFalse(_) | coremcp_catalog::Guard::UnlessOneOf(..)) => {
+            // Arguments that are not an object count as changing it (fail closed); the
+            // plugin refuses them anyway.
+            serde_json::from_str::<Map<String, Value>>(args)
+                .map_or(true, |map| guard.changes_machine(&map))
+        }
+    }
+}
+
+/// The text of a call whose group cannot serve.
+pub fn unavailable(tool: &str, error: &LoadError) -> String {
+    match (error, coremcp_catalog::feature_of(tool)) {
+        (LoadError::NotInstalled { .. }, Some(feature)) => {
+            format!("{tool} is not in this build: it needs the \"{feature}\" feature")
+        }
+        _ => format!("{tool} is unavailable: {error}"),
+    }
+}
+
+/// Splits `remote_host` off the arguments. An empty value counts as absent.
+fn take_remote_host(args: &str) -> Result<(Option<String>, String), String> {
+    if memchr::memmem::find(args.as_bytes(), b"\"remote_host\"").is_none() {
+        return Ok((None, args.to_owned()));
+    }
+    let mut map: Map<String, Value> = serde_json::from_str(args)
+        .map_err(|e| format!("the arguments are not a JSON object: {e}"))?;
+    let host = match map.remove("remote_host") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(Value::String(s)) => Some(s),
+        Some(other) => {
+            return Err(format!(
+                "argument \"remote_host\" must be a Registry host name (a string), not {other}"
+            ))
+        }
+    };
+    Ok((host, Value::Object(map).to_string()))
+}
+
+/// Runs a call on peers and renders the JSON-RPC message that answers request `id`.
+pub fn forwarded_answer(id: &str, tool: &str, outcome: Result<Reply, ForwardError>) -> String {
+    match outcome {
+        Ok(Reply::Result(result)) => crate::rpc::response(id, &result),
+        Ok(Reply::Error { code, message }) => crate::rpc::error(Some(id), code, &message),
+        Err(e) => crate::rpc::response(
+            id,
+            &crate::render::call_error_text(&format!("{tool} could not be forwarded: {e}")),
+        ),
+    }
+}
+
+/// Calls the relays or a remote host until `deadline`; `None` for the plugin (the session
+/// runs that itself, with its log sink).
+pub fn call_peer(
+    cx: &Context<'_>,
+    run: &Run,
+    tool: &str,
+    deadline: Instant,
+    cancelled: &AtomicBool,
+) -> Option<Result<Reply, ForwardError>> {
+    match &run.to {
+        To::Plugin => None,
+        To::Relays(relays) => Some(relays.call(tool, &run.args, deadline, cancelled)),
+        To::Remote(host) => {
+            let target = match registry::resolve(cx.plugins, host, cx.config.call_timeout) {
+                Ok(target) => target,
+                Err(e) => {
+                    let text = format!("{tool}: {e}");
+                    return Some(Ok(Reply::Result(crate::render::call_error_text(&text))));
+                }
+            };
+            tracing::debug!(tool, host = %host, "forwarding to remote_host {host}");
+            Some(forward::call_remote(
+                &target.url,
+                tool,
+                &run.args,
+                deadline,
+                cancelled,
+            ))
+        }
+    }
+}
+
+/// How long before the call's own deadline a peer must have answered, so the answer names
+/// the peer that was too slow rather than being the host's generic timeout.
+pub fn peer_deadline(deadline: Instant, timeout: Duration) -> Instant {
+    deadline - (timeout / 10).min(Duration::from_millis(250))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_host_is_taken_out_of_the_arguments() {
+        assert_eq!(
+            take_remote_host(r#"{"a":1}"#),
+            Ok((None, r#"{"a":1}"#.to_owned()))
+        );
+        assert_eq!(
+            take_remote_host(r#"{"a":1,"remote_host":"devbox-2"}"#),
+            Ok((Some("devbox-2".to_owned()), r#"{"a":1}"#.to_owned()))
+        );
+        assert_eq!(
+            take_remote_host(r#"{"remote_host":""}"#),
+            Ok((None, "{}".to_owned()))
+        );
+        let err = take_remote_host(r#"{"remote_host":3}"#).expect_err("number");
+        assert!(err.contains("must be a Registry host name"), "{err}");
+    }
+
+    #[test]
+    fn peers_answers_pass_through_unchanged() {
+        let ok = forwarded_answer(
+            "7",
+            "t",
+            Ok(Reply::Result(r#"{"content":[],"isError":true}"#.into())),
+        );
+        assert_eq!(
+            ok,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}"#
+        );
+        let err = forwarded_answer(
+            "7",
+            "t",
+            Ok(Reply::Error {
+                code: -32602,
+                message: "bad".into(),
+            }),
+        );
+        let err: Value = serde_json::from_str(&err).expect("json");
+        assert_eq!(err["error"]["code"], -32602);
+        assert_eq!(err["error"]["message"], "bad");
+    }
+}

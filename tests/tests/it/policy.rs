@@ -1,0 +1,124 @@
+//! One policy for every call, through the real binary: over HTTP the tools that change this
+//! machine are refused unless a grant names the caller, reads are not, `!` takes a tool away
+//! even from the stdio client, and a malformed rule stops the start with its number.
+
+use std::time::Duration;
+
+use coremcp_tests::http::Serve;
+use coremcp_tests::{is_error, plugins, text, Server, TempDir};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn docs_repo() -> TempDir {
+    let dir = TempDir::new("policy-docs");
+    std::fs::write(dir.path().join("readme.md"), "# Read me\n").expect("write");
+    dir
+}
+
+fn write_args(name: &str) -> Value {
+    json!({"path": name, "body": "# Written\n", "mode": "create"})
+}
+
+fn tokens(dir: &TempDir) -> String {
+    let file = dir.path().join("tokens");
+    std::fs::write(
+        &file,
+        "ci ci-token-0123456789abcdef\nreader reader-token-0123456789ab\n",
+    )
+    .expect("tokens");
+    file.to_string_lossy().into_owned()
+}
+
+#[test]
+fn over_http_machine_changing_tools_need_a_grant_naming_the_caller() {
+    let lib = plugins(&["docs"]);
+    let repo = docs_repo();
+    let secrets = TempDir::new("policy-tokens");
+    let docs = repo.path().to_string_lossy().into_owned();
+    let tokens = tokens(&secrets);
+    let server = Serve::start_on(
+        lib.path(),
+        "127.0.0.1:0",
+        &[
+            "--docs",
+            &docs,
+            "--tokens",
+            &tokens,
+            "--grants",
+            "ci=docs_write",
+        ],
+        &[],
+    );
+    server.wait_stderr("bearer tokens: 2", WAIT);
+    let mut reader = server.client();
+    reader.token = Some("reader-token-0123456789ab".to_owned());
+    reader.initialize();
+    // A read is allowed to every principal.
+    let read = reader.call("docs_read", json!({"path": "readme.md"}));
+    assert!(!is_error(&read), "{read}");
+    // A write is refused, naming the grant that would allow it, and nothing is written.
+    let refused = reader.call("docs_write", write_args("by-reader.md"));
+    assert!(is_error(&refused), "{refused}");
+    let why = text(&refused);
+    assert!(
+        why.contains("docs_write is refused to the token \"reader\"")
+            && why.contains("COREMCP_GRANTS=\"reader=docs_write\""),
+        "{why}"
+    );
+    assert!(!repo.path().join("by-reader.md").exists());
+    // The granted principal writes.
+    let mut ci = server.client();
+    ci.token = Some("ci-token-0123456789abcdef".to_owned());
+    ci.initialize();
+    let written = ci.call("docs_write", write_args("by-ci.md"));
+    assert!(!is_error(&written), "{written}");
+    assert!(repo.path().join("by-ci.md").exists());
+}
+
+#[test]
+fn the_stdio_client_may_call_every_built_in_tool_unless_a_rule_takes_it_away() {
+    let lib = plugins(&["docs"]);
+    let repo = docs_repo();
+    let docs = repo.path().to_string_lossy().into_owned();
+    let mut server = Server::start(lib.path(), &["--docs", &docs], &[]);
+    server.initialize();
+    let written = server.call("docs_write", write_args("by-stdio.md"));
+    assert!(!is_error(&written), "{written}");
+
+    let mut limited = Server::start(
+        lib.path(),
+        &["--docs", &docs, "--grants", "stdio=!docs_write"],
+        &[],
+    );
+    limited.initialize();
+    let refused = limited.call("docs_write", write_args("taken-away.md"));
+    assert!(is_error(&refused), "{refused}");
+    assert!(
+        text(&refused).contains("by COREMCP_GRANTS rule 1 (\"stdio=!docs_write\")"),
+        "{refused}"
+    );
+    assert!(!repo.path().join("taken-away.md").exists());
+    let read = limited.call("docs_read", json!({"path": "readme.md"}));
+    assert!(!is_error(&read), "{read}");
+}
+
+#[test]
+fn a_malformed_grant_stops_the_start_naming_the_rule() {
+    let lib = plugins(&["docs"]);
+    let (code, _, stderr) = coremcp_tests::run(
+        &[
+            "--plugins",
+            &lib.path().to_string_lossy(),
+            "--grants",
+            "ci=git_push;ci",
+            "tools",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("COREMCP_GRANTS rule 2 (\"ci\"): expected PRINCIPAL=TARGET"),
+        "{stderr}"
+    );
+}
