@@ -19,6 +19,33 @@ pub mod stores;
 /// The default wait for one answer.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// Set by `scripts/test`: every test runs, and one missing its outside service fails.
+pub const RUN_ALL: &str = "COREMCP_TEST_ALL";
+
+/// The value of `var`, which names something a test needs from outside the workspace (a
+/// PostgreSQL server, an upstream MCP server from npm or PyPI, the `dist/` profiles): all of
+/// them are provided by `scripts/test`. Without it, under plain `cargo test`, the test is
+/// skipped with one line saying why (`None`); under `scripts/test` (`COREMCP_TEST_ALL=1`) its
+/// absence fails the test, so the full run never skips silently.
+pub fn external(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ if std::env::var_os(RUN_ALL).is_some() => {
+            panic!("{var} is not set: {what}; scripts/test provides it")
+        }
+        _ => {
+            let test = thread::current().name().unwrap_or("a test").to_owned();
+            eprintln!("skipped {test}: {var} is not set ({what}; scripts/test provides it)");
+            None
+        }
+    }
+}
+
+/// The admin URL of the throwaway PostgreSQL, or `None` (skipped) without one.
+pub fn postgres() -> Option<String> {
+    external("COREMCP_TEST_PG_URL", "it needs a PostgreSQL server")
+}
+
 /// The cargo profile folder holding the built binaries (`target/debug`).
 pub fn build_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
@@ -29,8 +56,37 @@ pub fn build_dir() -> PathBuf {
         .to_owned()
 }
 
+/// Builds the workspace's binaries and plugin libraries once per test process when the tests
+/// run under plain `cargo test`, which builds only the test targets (`scripts/test` has built
+/// everything before, and says so with `COREMCP_TEST_ALL`). A no-op build costs a second.
+fn ensure_built() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let Some(cargo) = std::env::var_os("CARGO") else {
+            return; // not run by cargo: whoever runs it built the workspace
+        };
+        if std::env::var_os(RUN_ALL).is_some() {
+            return;
+        }
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("tests/ is in the workspace");
+        #[allow(clippy::disallowed_methods)] // cargo itself, with the caller's environment.
+        let mut command = Command::new(cargo);
+        command
+            .args(["build", "--workspace", "--quiet"])
+            .current_dir(workspace);
+        if build_dir().ends_with("release") {
+            command.arg("--release");
+        }
+        let status = command.status().expect("run cargo build");
+        assert!(status.success(), "cargo build --workspace failed");
+    });
+}
+
 /// The `coremcp` binary.
 pub fn coremcp() -> PathBuf {
+    ensure_built();
     let path = build_dir().join("coremcp");
     assert!(
         path.exists(),
@@ -42,6 +98,7 @@ pub fn coremcp() -> PathBuf {
 
 /// A built plugin library of the workspace, by group.
 pub fn library(group: &str) -> PathBuf {
+    ensure_built();
     let path = build_dir().join(format!(
         "libcoremcp_{group}{}",
         std::env::consts::DLL_SUFFIX

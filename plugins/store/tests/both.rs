@@ -1,6 +1,7 @@
 //! Every behaviour of the store layer, with the same assertions on both backends: SQLite in a
 //! fresh temporary directory, PostgreSQL from `COREMCP_TEST_PG_URL` (scripts/test starts one
-//! and exports it; without it the PostgreSQL tests fail, they never skip). Each test uses its own
+//! and exports it, and sets `COREMCP_TEST_ALL`: there a missing server fails the PostgreSQL
+//! tests; under plain `cargo test` they are skipped with one line saying why). Each test uses its own
 //! service name (and so its own file or schema).
 
 use std::path::PathBuf;
@@ -49,22 +50,25 @@ impl Env {
         }
     }
 
-    fn postgres(test: &str) -> Env {
-        let pg_url = std::env::var(PG_ENV).unwrap_or_else(|_| {
-            panic!(
-                "{PG_ENV} is not set: the PostgreSQL half of the store tests needs a server. \
-                 scripts/test starts a throwaway one and exports {PG_ENV}; by hand: \
-                 `source scripts/lib/postgres.sh; pg_start /tmp/pg` then run the tests"
-            )
-        });
+    /// `None` (the test is skipped, or fails under scripts/test) without a server.
+    fn postgres(test: &str) -> Option<Env> {
+        let Some(pg_url) = std::env::var(PG_ENV).ok().filter(|v| !v.is_empty()) else {
+            assert!(
+                std::env::var_os("COREMCP_TEST_ALL").is_none(),
+                "{PG_ENV} is not set: the PostgreSQL half of the store tests needs a server; \
+                 scripts/test starts a throwaway one and exports {PG_ENV}"
+            );
+            eprintln!("skipped postgres::{test}: {PG_ENV} is not set (it needs a PostgreSQL server; scripts/test provides it)");
+            return None;
+        };
         let url = StoreUrl::parse(&pg_url, &std::env::temp_dir())
             .expect("COREMCP_TEST_PG_URL is a valid PostgreSQL URL");
-        Env {
+        Some(Env {
             url,
             service: unique(test),
             dir: None,
             pg_url: Some(pg_url),
-        }
+        })
     }
 
     fn kind(&self) -> BackendKind {
@@ -99,7 +103,11 @@ macro_rules! both {
             $( #[test] fn $name() { super::$name(&super::Env::sqlite(stringify!($name))) } )*
         }
         mod postgres {
-            $( #[test] fn $name() { super::$name(&super::Env::postgres(stringify!($name))) } )*
+            $( #[test] fn $name() {
+                if let Some(env) = super::Env::postgres(stringify!($name)) {
+                    super::$name(&env);
+                }
+            } )*
         }
     };
 }
@@ -720,7 +728,9 @@ fn concurrent_writers_lose_nothing(env: &Env) {
 /// PostgreSQL only: a connection the server closed is reopened at the next transaction.
 #[test]
 fn postgres_reconnects_once_when_the_connection_is_closed() {
-    let env = Env::postgres("reconnect");
+    let Some(env) = Env::postgres("reconnect") else {
+        return;
+    };
     let store = env.open(&[ITEMS]);
     let pid = store
         .transaction(|tx| {
@@ -752,7 +762,9 @@ fn postgres_reconnects_once_when_the_connection_is_closed() {
 /// PostgreSQL only: types outside the portable set say how to read them.
 #[test]
 fn postgres_timestamps_and_unsupported_types() {
-    let env = Env::postgres("types");
+    let Some(env) = Env::postgres("types") else {
+        return;
+    };
     let store = env.open(&[]);
     let row = store
         .transaction(|tx| {

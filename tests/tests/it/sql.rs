@@ -59,6 +59,9 @@ fn write(server: &mut Server, sql: &str) -> Value {
 
 #[test]
 fn values_come_back_as_json_with_column_types() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let sql = r#"select 1::int4 as i, 9000000000::int8 as big, 'x'::text as t, true as yes,
         1.5::float8 as f, 12.340::numeric as n, -0.0005::numeric as small,
@@ -110,6 +113,9 @@ fn values_come_back_as_json_with_column_types() {
 
 #[test]
 fn parameters_take_the_type_postgres_infers() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let t = table("params");
     write(
@@ -141,6 +147,9 @@ fn parameters_take_the_type_postgres_infers() {
 
 #[test]
 fn writes_need_read_only_false() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let t = table("ro");
     write(&mut server, &format!("create table {t} (v int)"));
@@ -168,6 +177,9 @@ fn writes_need_read_only_false() {
 
 #[test]
 fn rows_are_capped() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let result = server.call(
         "sql_query",
@@ -191,6 +203,9 @@ fn rows_are_capped() {
 
 #[test]
 fn a_slow_statement_times_out_on_the_server() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let started = Instant::now();
     let result = server.call(
@@ -208,6 +223,9 @@ fn a_slow_statement_times_out_on_the_server() {
 
 #[test]
 fn the_call_deadline_cancels_the_statement() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&["--call-timeout", "1"]);
     let marker = table("sleep");
     let sql = format!("select pg_sleep(20) as {marker}");
@@ -232,6 +250,9 @@ fn the_call_deadline_cancels_the_statement() {
 
 #[test]
 fn postgres_errors_carry_sqlstate_and_position() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let result = server.call("sql_query", json!({"sql": "selec 1"}));
     assert!(is_error(&result));
@@ -251,6 +272,9 @@ fn postgres_errors_carry_sqlstate_and_position() {
 
 #[test]
 fn connections_are_named_and_never_shown() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let result = server.call("sql_query", json!({"sql": "select 1", "database": "prod"}));
     assert!(is_error(&result));
@@ -338,6 +362,9 @@ fn refusal(url: &str, allow: &[&str]) -> String {
 
 #[test]
 fn roles_that_can_act_outside_the_database_are_refused_unless_allowed() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let marker = std::env::temp_dir().join(format!("coremcp-sql-marker-{}", std::process::id()));
     let program = format!("copy (select 1) to program 'touch {}'", marker.display());
 
@@ -418,6 +445,9 @@ fn roles_that_can_act_outside_the_database_are_refused_unless_allowed() {
 
 #[test]
 fn read_only_holds_for_an_unprivileged_role() {
+    let Some(_) = coremcp_tests::postgres() else {
+        return;
+    };
     let (_dir, mut server) = server(&[]);
     let marker = std::env::temp_dir().join(format!("coremcp-sql-ro-{}", std::process::id()));
     for (sql, code) in [
