@@ -1,5 +1,5 @@
 //! MCP protocol facts: version negotiation, the `initialize` answer, the server instructions,
-//! and the limits of DESIGN §7.
+//! and the limits of ARCHITECTURE.md, "Limits".
 
 use crate::rpc::json_string;
 

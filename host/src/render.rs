@@ -1,7 +1,7 @@
 //! Rendering to the MCP wire: tool entries for `tools/list` and `CallToolResult`s.
 //!
-//! Invariants (DESIGN §7a — one slip and Claude Code or Gemini CLI show no tools at all):
-//! an optional field is omitted, never `null`; every listed `inputSchema` is a
+//! Invariants (ARCHITECTURE.md, "What agent clients need": one slip and Claude Code or Gemini
+//! CLI show no tools at all): an optional field is omitted, never `null`; every listed `inputSchema` is a
 //! `"type": "object"` schema; a result's text is at most [`MAX_RESULT_CHARS`] characters plus a
 //! visible truncation marker, and a truncated result carries no `structuredContent`.
 

@@ -1,8 +1,8 @@
-//! Where one tool call goes (DESIGN §4, steps 1–5), decided in one place, [`decide`], as one
-//! exhaustive [`Route`]: an upstream server, this process's plugin, the relay list, another
-//! host's Core MCP (`remote_host`), or a refusal (service mode, a plugin that cannot serve,
-//! `remote_host` where it is not taken, the policy), or not a tool of this server at all. The
-//! session only carries the decision out; matches on [`Route`] have no wildcard arm, so a new
+//! Where one tool call goes (ARCHITECTURE.md: the path of one call), decided in one place,
+//! [`decide`], as one exhaustive [`Route`]: an upstream server, this process's plugin, the relay
+//! list, another host's Core MCP (`remote_host`), or a refusal (service mode, a plugin that cannot
+//! serve, `remote_host` where it is not taken, the policy), or not a tool of this server at all.
+//! The session only carries the decision out; matches on [`Route`] have no wildcard arm, so a new
 //! destination cannot be left unanswered.
 //!
 //! Invariants:

@@ -66,7 +66,7 @@ impl Annotations {
     }
 }
 
-/// Where a tool runs (TOOLS.md §0.4).
+/// Where a tool runs (docs/tools.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Runs {

@@ -20,7 +20,7 @@ use crate::mcp::PREFERRED_VERSION;
 use crate::net::events::Events;
 use crate::net::http1::{Conn, HttpError, Response, Url};
 
-/// How long `initialize` may take (DESIGN §7: the handshake has 30 s).
+/// How long `initialize` may take (ARCHITECTURE.md, "Limits": the handshake has 30 s).
 const HANDSHAKE: Duration = Duration::from_secs(30);
 
 /// What the peer answered to a call.

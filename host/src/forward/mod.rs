@@ -1,5 +1,6 @@
 //! Calls that run in another Core MCP: the forwarded groups over the ordered relay list
-//! (DESIGN §4), and any call with `remote_host` to that Registry host's Core MCP.
+//! (ARCHITECTURE.md: the path of one call), and any call with `remote_host` to that Registry host's
+//! Core MCP.
 //!
 //! Failover, exactly: relays are tried in order, skipping any marked down. A relay that cannot
 //! be **connected** to (refused, unreachable, connect timeout) is marked down for the retry

@@ -15,7 +15,7 @@ use hyper::{Response, StatusCode};
 
 use crate::rpc;
 
-/// The largest request body accepted (DESIGN §7).
+/// The largest request body accepted (ARCHITECTURE.md, "Limits").
 pub const MAX_BODY_BYTES: usize = crate::mcp::MAX_LINE_BYTES;
 
 /// Every response body.

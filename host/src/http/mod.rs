@@ -178,7 +178,7 @@ async fn run(
         None => "no tokens: loopback only".to_owned(),
     };
     eprintln!("coremcp: listening on http://{local}/mcp ({mode} mode, {auth})");
-    // After the listener is open (DESIGN §6), connecting in the background.
+    // After the listener is open, connecting in the background.
     let upstreams = Upstreams::start(&config.upstream);
     let service = Arc::new(Service::new(
         config,

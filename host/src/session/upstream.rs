@@ -1,5 +1,5 @@
-//! The path of a `mcp__<id>__<tool>` call (DESIGN §4 step 1, §6): grant → approval → the
-//! upstream server, then the result cap.
+//! The path of a `mcp__<id>__<tool>` call (ARCHITECTURE.md: the path of one call, "Policy"): grant
+//! → approval → the upstream server, then the result cap.
 //!
 //! Invariants:
 //! - Nothing reaches the server unless a grant names the caller, and, where approval is

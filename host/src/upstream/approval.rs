@@ -1,4 +1,4 @@
-//! Human approval of upstream servers (DESIGN §6): the policy read from the environment, the
+//! Human approval of upstream servers: the policy read from the environment, the
 //! elicitation request that asks a human, and the exact texts an agent gets back.
 //!
 //! Invariants:
@@ -21,7 +21,7 @@ pub mod env {
     pub const PREAPPROVED: &str = "COREMCP_MCP_PREAPPROVED";
 }
 
-/// The boot line when approval is off (exactly DESIGN §6's).
+/// The boot line when approval is off (worded once, here).
 pub const OFF_LINE: &str =
     "MCP approval is OFF (COREMCP_MCP_REQUIRE_APPROVAL=false) — calls run unattended.";
 
@@ -118,7 +118,7 @@ pub fn dismissed(server: &str, tool: &str) -> String {
     )
 }
 
-/// The result text of a call the human refused (exactly DESIGN §6's).
+/// The result text of a call the human refused (worded once, here).
 pub fn declined(server: &str, tool: &str) -> String {
     format!(
         "The human declined to use the MCP server \"{server}\", so \"{tool}\" was not called. \

@@ -23,9 +23,9 @@ use super::sse::SseTransport;
 use super::stdio::StdioTransport;
 use crate::mcp::{PREFERRED_VERSION, SUPPORTED_VERSIONS};
 
-/// How long `initialize` may take (DESIGN §7).
+/// How long `initialize` may take (ARCHITECTURE.md, "Limits").
 pub const HANDSHAKE: Duration = Duration::from_secs(30);
-/// The most `tools/list` pages followed (DESIGN §7).
+/// The most `tools/list` pages followed (ARCHITECTURE.md, "Limits").
 pub const MAX_PAGES: usize = 20;
 
 /// A cancel flag nobody sets, for requests of the client's own.

@@ -1,4 +1,4 @@
-//! Which upstream MCP servers to connect to (DESIGN §6): `mcp.json` merged with the inline
+//! Which upstream MCP servers to connect to: `mcp.json` merged with the inline
 //! `COREMCP_MCP_SERVERS`, the file winning on an id collision.
 //!
 //! Invariants:
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-/// The default per-request timeout of an upstream server (DESIGN §7).
+/// The default per-request timeout of an upstream server (ARCHITECTURE.md, "Limits").
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest `requestTimeoutMs` accepted.
 const MAX_REQUEST_TIMEOUT_MS: u64 = 600_000;

@@ -1,5 +1,5 @@
-//! Newline-delimited input with a bound on the line length (DESIGN §7: 8 MB), for reading an
-//! upstream server's stdout.
+//! Newline-delimited input with a bound on the line length (ARCHITECTURE.md, "Limits": 8 MB), for
+//! reading an upstream server's stdout.
 //!
 //! Invariant: memory held is at most the bound plus one read buffer, whatever the peer sends. A
 //! line longer than the bound is discarded as it streams (never buffered whole) and reported as

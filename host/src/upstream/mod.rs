@@ -1,9 +1,9 @@
-//! Upstream MCP servers (DESIGN §6): the servers a user configures in `mcp.json` or
-//! `COREMCP_MCP_SERVERS`, whose tools the host publishes as `mcp__<id>__<tool>`.
+//! Upstream MCP servers: the servers a user configures in `mcp.json` or `COREMCP_MCP_SERVERS`,
+//! whose tools the host publishes as `mcp__<id>__<tool>`.
 //!
 //! At run time the [`hub`] holds every server, each kept alive by its [`supervisor`]; a call
-//! goes grant ([`crate::policy`]) → approval ([`approval`]) → the server. `coremcp upstream` connects
-//! to each server once ([`probe`]) to show what would be published.
+//! goes grant ([`crate::policy`]) → approval ([`approval`]) → the server. `coremcp upstream`
+//! connects to each server once ([`probe`]) to show what would be published.
 //!
 //! Modules: [`client`] (one server as a blocking MCP client) over [`stdio`], [`http`] or
 //! legacy [`sse`] transports, sharing [`rpc`] and the wait for an answer ([`wait`]); [`lines`]

@@ -1,6 +1,6 @@
-//! How an upstream server's tools would be published to agents (DESIGN §6, §7, §7a): pure
-//! functions from the server's `tools/list` entries to `mcp__<id>__<tool>` tools, and the
-//! result cap applied to what a call hands back.
+//! How an upstream server's tools would be published to agents (ARCHITECTURE.md: "Limits", "What
+//! agent clients need"): pure functions from the server's `tools/list` entries to
+//! `mcp__<id>__<tool>` tools, and the result cap applied to what a call hands back.
 //!
 //! Invariants:
 //! - Nothing broken is ever published: a tool whose input schema is not an object schema or is

@@ -1,5 +1,6 @@
-//! The catalog of Core MCP's groups and tools (the product's TOOLS.md, as data): the one place
-//! the 107 names, their groups, where each runs and whether it takes `remote_host` are written.
+//! The catalog of Core MCP's groups and tools (the product's tool list, as data; `docs/tools.md` is
+//! generated from it and the tables): the one place the 107 names, their groups, where each runs
+//! and whether it takes `remote_host` are written.
 //!
 //! The host routes with it without loading a plugin, names the group of a tool whose plugin is
 //! missing, and describes the groups in the server's instructions; the plugin SDK builds each

@@ -5,8 +5,8 @@
 //! from the same field list, so they cannot disagree.
 //!
 //! Why our own derive rather than `schemars`: the catalog's schemas are deliberately flat
-//! (TOOLS.md §0.3: no `$ref`, no `oneOf`, no `null` types, every property described), and the
-//! validator enforces exactly the keywords it knows. A derive of our own emits only those
+//! (ARCHITECTURE.md, "Tool schemas": no `$ref`, no `oneOf`, no `null` types, every property
+//! described), and the validator enforces exactly the keywords it knows. A derive of our own emits only those
 //! keywords, refuses an undocumented field at compile time, and costs no new crate (`syn` and
 //! `quote` are already built for `serde_derive`); schemars would need settings and a pass over
 //! its output to undo `$ref`s, `format`s and nullable options.

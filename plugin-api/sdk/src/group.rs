@@ -79,7 +79,7 @@ impl<A: ToolArgs> Handler for Typed<A> {
     }
 }
 
-/// The behaviour hints of a tool (TOOLS.md "Mutates"); the open-world hint comes from the
+/// The behaviour hints of a tool (docs/tools.md, "hints"); the open-world hint comes from the
 /// catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hints {

@@ -1,7 +1,7 @@
 //! Checks tool arguments against the tool's input schema before the handler runs, so every tool
 //! answers bad input with the same clear error that names the argument.
 //!
-//! It understands the subset of JSON Schema the catalog uses (TOOLS.md §0.3): `type` (one or a
+//! It understands the subset of JSON Schema the catalog uses (docs/tools.md): `type` (one or a
 //! list), `properties`, `required`, `additionalProperties: false`, `enum`, `items`, `minimum`,
 //! `maximum`, `minLength`/`maxLength` (in characters), `minItems`/`maxItems`, and the
 //! `description` annotation. [`check_schema`] refuses any other keyword, so a schema never

@@ -1,4 +1,4 @@
-//! The Git group: eight tools (TOOLS.md §7) that run the real `git` CLI on repositories inside
+//! The Git group: eight tools (docs/tools.md) that run the real `git` CLI on repositories inside
 //! the configured roots and answer structured JSON parsed from git's machine formats.
 //!
 //! Invariants:

@@ -1,4 +1,4 @@
-//! The NervHQ store shared by the Notepad and Session groups (TOOLS.md §12.4, §12.5): the one
+//! The NervHQ store shared by the Notepad and Session groups (docs/tools.md): the one
 //! migration list of the `nervhq` service, and the helpers both groups use (argument grammar,
 //! filtered SQL, the result budget, annotations).
 //!

@@ -1,4 +1,4 @@
-//! The Notepad group (TOOLS.md §5): short notes by scope and key in the NervHQ store, with
+//! The Notepad group (docs/tools.md): short notes by scope and key in the NervHQ store, with
 //! versions (`expected_version`), expiry (`ttl_s`) and bulk writes.
 //!
 //! Invariants:

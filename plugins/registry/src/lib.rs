@@ -1,5 +1,5 @@
 //! The Registry group: the directory of themes, projects, sources and hosts, plus stored code
-//! snapshots (TOOLS.md §1). Its hosts with a Core MCP address are what `remote_host` resolves
+//! snapshots (docs/tools.md). Its hosts with a Core MCP address are what `remote_host` resolves
 //! against, so the host binary reads them through `registry_host_list`.
 //!
 //! The data lives in the store layer ([`coremcp_store`]): embedded SQLite under the data dir by

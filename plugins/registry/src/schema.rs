@@ -1,4 +1,4 @@
-//! The Registry's tables (TOOLS.md §12.1), written once for both backends: PostgreSQL type
+//! The Registry's tables (docs/tools.md), written once for both backends: PostgreSQL type
 //! names, which the store maps for SQLite (`TIMESTAMPTZ`/`JSONB` → `TEXT`).
 //!
 //! Invariants:

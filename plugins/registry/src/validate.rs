@@ -1,6 +1,6 @@
 //! Pure checks of the Registry's keys, names, addresses and URLs.
 //!
-//! The SDK's schema validator has no `pattern`, so every key pattern of TOOLS.md §1 is checked
+//! The SDK's schema validator has no `pattern`, so every key pattern the Registry publishes is checked
 //! here by hand. Invariant: each check returns `invalid_arguments` naming the argument, the
 //! value and the rule it broke, so a caller can fix the call from the message alone.
 

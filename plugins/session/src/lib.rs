@@ -1,4 +1,4 @@
-//! The Session group (TOOLS.md §6): active agent sessions (register, heartbeat, close, close
+//! The Session group (docs/tools.md): active agent sessions (register, heartbeat, close, close
 //! the stale ones, list) and recorded sessions (get one with its transcript, list them), in the
 //! NervHQ store.
 //!

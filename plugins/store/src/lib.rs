@@ -19,7 +19,7 @@
 //!   recorded in `schema_migrations(version, name, applied_at)`. Migration SQL must not contain
 //!   transaction control.
 //! - SQL is written once with `$1…$n`; it is translated for SQLite (see `sql.rs`). Write the
-//!   portable subset of TOOLS.md §12.0; declare booleans `BOOLEAN` (SQLite stores 0/1).
+//!   portable subset listed in `sql.rs`; declare booleans `BOOLEAN` (SQLite stores 0/1).
 //! - `transaction` commits only when the closure returns `Ok`; an `Err` or a panic rolls back.
 //!   `StoreError::Busy` (SQLITE_BUSY/LOCKED, SQLSTATE 40001/40P01) reruns the whole closure, at
 //!   most [`BUSY_ATTEMPTS`] times in all, so closures must be safe to rerun (no side effects

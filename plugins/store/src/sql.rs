@@ -76,7 +76,7 @@ pub(crate) fn to_sqlite(sql: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// PostgreSQL column types of the portable subset (TOOLS.md §12.0) and what SQLite stores them
+/// PostgreSQL column types of the portable subset (docs/tools.md) and what SQLite stores them
 /// as: timestamps as RFC 3339 text, JSON as text, bytes as a BLOB.
 const SQLITE_TYPES: [(&str, &str); 3] = [
     ("TIMESTAMPTZ", "TEXT"),

@@ -1,8 +1,8 @@
-//! Every behaviour of the store layer, with the same assertions on both backends: SQLite in a
-//! fresh temporary directory, PostgreSQL from `COREMCP_TEST_PG_URL` (scripts/test starts one
-//! and exports it, and sets `COREMCP_TEST_ALL`: there a missing server fails the PostgreSQL
-//! tests; under plain `cargo test` they are skipped with one line saying why). Each test uses its own
-//! service name (and so its own file or schema).
+//! Every behaviour of the store layer, with the same assertions on both backends: SQLite in a fresh
+//! temporary directory, PostgreSQL from `COREMCP_TEST_PG_URL` (scripts/test starts one and exports
+//! it, and sets `COREMCP_TEST_ALL`: there a missing server fails the PostgreSQL tests; under plain
+//! `cargo test` they are skipped with one line saying why). Each test uses its own service name
+//! (and so its own file or schema).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -58,7 +58,15 @@ impl Env {
                 "{PG_ENV} is not set: the PostgreSQL half of the store tests needs a server; \
                  scripts/test starts a throwaway one and exports {PG_ENV}"
             );
-            eprintln!("skipped postgres::{test}: {PG_ENV} is not set (it needs a PostgreSQL server; scripts/test provides it)");
+            // Past the harness's capture, so the line shows although the test passes.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!(
+                    "skipped postgres::{test}: {PG_ENV} is not set (it needs a PostgreSQL \
+                     server; scripts/test provides it)\n"
+                )
+                .as_bytes(),
+            );
             return None;
         };
         let url = StoreUrl::parse(&pg_url, &std::env::temp_dir())

@@ -15,6 +15,7 @@ mod policy;
 mod profiles;
 mod protocol;
 mod publishing;
+mod reference;
 mod registry;
 mod relays;
 mod scrub;

@@ -1,5 +1,5 @@
 //! The MCP wire over stdio: negotiation, framing errors, the rules real agent clients need
-//! (DESIGN §7a), and that stdout carries nothing but JSON-RPC.
+//! (ARCHITECTURE.md, "What agent clients need"), and that stdout carries nothing but JSON-RPC.
 
 use std::time::{Duration, Instant};
 

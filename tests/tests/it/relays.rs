@@ -1,7 +1,7 @@
-//! Relay failover and `remote_host`, with real processes (DESIGN §4 and §9): relays are
-//! `coremcp serve --service` on 127.0.0.2 and 127.0.0.3 sharing one PostgreSQL; the agent's
-//! `coremcp stdio` lists them with `--relay`. Which relay served a call is read from its log
-//! (`call <tool>` at debug level); connect attempts from the proxy's log.
+//! Relay failover and `remote_host`, with real processes (ARCHITECTURE.md: the path of one call):
+//! relays are `coremcp serve --service` on 127.0.0.2 and 127.0.0.3 sharing one PostgreSQL; the
+//! agent's `coremcp stdio` lists them with `--relay`. Which relay served a call is read from its
+//! log (`call <tool>` at debug level); connect attempts from the proxy's log.
 
 use std::net::TcpListener;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Upstream MCP servers (DESIGN §6) as the binary reads and reaches them: `mcp.json` named by
+//! Upstream MCP servers as the binary reads and reaches them: `mcp.json` named by
 //! `COREMCP_MCP_CONFIG` merged with `COREMCP_MCP_SERVERS`, refused at start with the entry
 //! named, reported in `/api/status`; and `coremcp upstream --json`, which connects once to each
 //! server: misbehaving fixtures (tests/fixtures/upstream), and the real

@@ -1,10 +1,10 @@
-//! Upstream MCP tools called through a running host (DESIGN §4 step 1, §6): grants, approval
-//! through elicitation (stdio and Streamable HTTP), supervision (a crash mid-call, a crash
-//! loop), the per-server timeout, cancellation, refresh (SIGHUP and `POST /api/mcp/refresh`)
-//! and the upstream `list_changed` passed through. The servers are real child processes: the
-//! misbehaving fixture (tests/fixtures/upstream/misbehave.py, modes `calls` and `crashloop`),
-//! and the real `@modelcontextprotocol/server-everything` and `mcp-server-time`, which
-//! scripts/test installs.
+//! Upstream MCP tools called through a running host (ARCHITECTURE.md: the path of one call,
+//! "Policy"): grants, approval through elicitation (stdio and Streamable HTTP), supervision (a
+//! crash mid-call, a crash loop), the per-server timeout, cancellation, refresh (SIGHUP and `POST
+//! /api/mcp/refresh`) and the upstream `list_changed` passed through. The servers are real child
+//! processes: the misbehaving fixture (tests/fixtures/upstream/misbehave.py, modes `calls` and
+//! `crashloop`), and the real `@modelcontextprotocol/server-everything` and `mcp-server-time`,
+//! which scripts/test installs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
