@@ -140,6 +140,45 @@ pub fn timestamp_out(stored: &str) -> String {
     parse_timestamp(stored).map_or_else(|| stored.to_owned(), timestamp)
 }
 
+/// An RFC 3339 time argument (`2026-01-31T09:00:00Z`, any offset or fraction), refused by name
+/// when it is not one; [`Time::stored`] is the fixed-width form the stores compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Time {
+    /// Milliseconds since the epoch.
+    pub ms: i64,
+}
+
+impl Time {
+    /// The stored form, `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    pub fn stored(&self) -> String {
+        timestamp(self.ms)
+    }
+}
+
+impl crate::args::ArgType for Time {
+    fn schema() -> serde_json::Value {
+        serde_json::json!({"type": "string"})
+    }
+
+    fn from_value(value: serde_json::Value, at: &str) -> Result<Self, crate::args::ArgError> {
+        let text = match value {
+            serde_json::Value::String(text) => text,
+            other => {
+                return Err(crate::args::ArgError::new(
+                    at,
+                    format!("expected an RFC 3339 time, got {other}"),
+                ))
+            }
+        };
+        parse_timestamp(&text).map(|ms| Time { ms }).ok_or_else(|| {
+            crate::args::ArgError::new(
+                at,
+                format!("{text:?} is not an RFC 3339 time such as 2026-01-31T09:00:00Z"),
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,13 +15,13 @@
 
 mod tools;
 
-use coremcp_plugin_sdk::Group;
+use coremcp_plugin_sdk::{catalog, Group};
 
 /// The group table, in catalog order.
-pub static GROUP: Group = Group {
-    catalog: &coremcp_plugin_sdk::catalog::SESSION,
-    version: env!("CARGO_PKG_VERSION"),
-    tools: &[
+pub static GROUP: Group = Group::new(
+    &catalog::SESSION,
+    env!("CARGO_PKG_VERSION"),
+    &[
         tools::session_register::TOOL,
         tools::session_heartbeat::TOOL,
         tools::session_close::TOOL,
@@ -30,8 +30,7 @@ pub static GROUP: Group = Group {
         tools::session_get::TOOL,
         tools::session_list_recorded::TOOL,
     ],
-    init: None,
-};
+);
 
 coremcp_plugin_sdk::export_plugin!(GROUP);
 

@@ -1,5 +1,5 @@
 //! One module per tool of the group, each exporting its table entry as `TOOL`, and what they
-//! share: the lifecycle constants, the `session_id` argument, and a session row as JSON.
+//! share: the lifecycle constants, the [`SessionId`] argument, and a session row as JSON.
 
 pub mod session_close;
 pub mod session_close_stale;
@@ -11,9 +11,8 @@ pub mod session_register;
 
 use coremcp_nervhq::grammar::check_session_id;
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
-use coremcp_plugin_sdk::codes;
-use coremcp_plugin_sdk::legacy::Args;
-use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::args::{ArgError, ArgType};
+use coremcp_plugin_sdk::{codes, ToolError};
 use coremcp_store::plugin::json_value;
 use coremcp_store::{Row, StoreError};
 use serde_json::{Map, Value};
@@ -33,11 +32,30 @@ pub const COLUMNS: &str = "id, agent, host, project_key, cwd, repo, branch, mode
 pub const ACTIVE_COLUMNS: &str = "id, agent, host, project_key, cwd, repo, branch, model, \
     started_at, last_heartbeat_at, heartbeat_count, note, current_item";
 
-/// The required `session_id` argument, checked to be a ULID or a UUID.
-pub fn session_id(args: &Args) -> Result<&str, ToolError> {
-    let id = args.str("session_id")?;
-    check_session_id("session_id", id)?;
-    Ok(id)
+/// A session id argument: a ULID or a UUID, refused by name otherwise.
+#[derive(Debug, Clone)]
+pub struct SessionId(pub String);
+
+impl ArgType for SessionId {
+    fn schema() -> Value {
+        String::schema()
+    }
+
+    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
+        let id = String::from_value(value, at)?;
+        match check_session_id(at, &id) {
+            Ok(()) => Ok(Self(id)),
+            // The grammar's message names the argument already.
+            Err(e) => Err(ArgError::new(at, without_field(&e.message, at))),
+        }
+    }
+}
+
+/// `message` without its leading `argument "FIELD": ` (the argument error adds it back).
+fn without_field<'a>(message: &'a str, field: &str) -> &'a str {
+    message
+        .strip_prefix(&format!("argument \"{field}\": "))
+        .unwrap_or(message)
 }
 
 /// `not_found` for a session id.

@@ -3,42 +3,46 @@
 
 use coremcp_nervhq::result::{put_opt, ts_opt};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::ToolError;
-use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{codes, typed, ArgEnum, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::now;
 use coremcp_store::{Param, Row, StoreError};
 use serde_json::{Map, Value};
 
-use super::{no_session, session_id};
+use super::{no_session, SessionId};
 
 pub const TOOL: Tool = Tool::new(
     "session_close",
     "Close a session with a reason (done, aborted or error; default done) and an \
         optional summary. Closing an already closed session changes nothing and returns its \
         close as it stands.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string", "description": "the id session_register returned"},
-            "reason": {"type": "string", "enum": ["done", "aborted", "error"], "description": "why the session ends (default done)"},
-            "summary": {"type": "string", "maxLength": 20000, "description": "what the session did"}
-        },
-        "required": ["session_id"],
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
+.hints(Hints::IDEMPOTENT);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let id = session_id(&args)?;
-    let reason = args.opt_str("reason")?.unwrap_or("done");
-    let mut params: Vec<Param> = vec![id.into(), now().into(), reason.into()];
+#[derive(Debug, Clone, Copy, ArgEnum)]
+enum Reason {
+    Done,
+    Aborted,
+    Error,
+}
+
+#[derive(Debug, Args)]
+pub struct Close {
+    /// the id session_register returned
+    session_id: SessionId,
+    /// why the session ends (default done)
+    #[arg(default = Reason::Done)]
+    reason: Reason,
+    /// what the session did
+    #[arg(max_len = 20000)]
+    summary: Option<String>,
+}
+
+fn handler(_: &Ctx<'_>, args: Close) -> Result<Value, ToolError> {
+    let id = args.session_id.0.as_str();
+    let mut params: Vec<Param> = vec![id.into(), now().into(), args.reason.as_str().into()];
     let mut set = String::from("status = 'closed', closed_at = $2, close_reason = $3");
-    if let Some(summary) = args.opt_str("summary")? {
+    if let Some(summary) = args.summary {
         params.push(summary.into());
         set.push_str(", summary = $4");
     }

@@ -9,9 +9,7 @@
 
 use coremcp_nervhq::result::{capped, put_opt, ts, MAX_LISTED};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::ToolError;
-use coremcp_plugin_sdk::{Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::{invalid, now_ms, timestamp, tool_error};
 use serde_json::{json, Map, Value};
 
@@ -24,25 +22,26 @@ pub const TOOL: Tool = Tool::new(
         lists them. A closed session's next heartbeat answers closed: true, and its client \
         registers again. Returns closed (with dry_run: how many would be) and the sessions (up \
         to 200, oldest heartbeat first, the rest counted in more).",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "older_than_s": {"type": "integer", "minimum": 0, "description": "seconds since the last heartbeat (default 900)"},
-            "host": {"type": "string", "description": "only sessions on this host"},
-            "agent": {"type": "string", "description": "only sessions of this agent"},
-            "dry_run": {"type": "boolean", "description": "list what would be closed, close nothing (default false)"}
-        },
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
+.hints(Hints::IDEMPOTENT);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let older_than_s = args.opt_u64("older_than_s")?.unwrap_or(STALE_AFTER_S);
-    let dry_run = args.opt_bool("dry_run")?.unwrap_or(false);
+#[derive(Debug, Args)]
+pub struct CloseStale {
+    /// seconds since the last heartbeat (default 900)
+    #[arg(min = 0, default = STALE_AFTER_S)]
+    older_than_s: u64,
+    /// only sessions on this host
+    host: Option<String>,
+    /// only sessions of this agent
+    agent: Option<String>,
+    /// list what would be closed, close nothing (default false)
+    #[arg(default)]
+    dry_run: bool,
+}
+
+fn handler(_: &Ctx<'_>, args: CloseStale) -> Result<Value, ToolError> {
+    let (older_than_s, dry_run) = (args.older_than_s, args.dry_run);
     let at = now_ms();
     let cutoff = i64::try_from(older_than_s)
         .ok()
@@ -54,8 +53,7 @@ fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
                 format!("{older_than_s} seconds is too long"),
             )
         })?;
-    let host = args.opt_str("host")?;
-    let agent = args.opt_str("agent")?;
+    let (host, agent) = (args.host.as_deref(), args.agent.as_deref());
     let (count, mut rows) = SERVICE.run(|tx| {
         let c = bytewise(tx);
         let mut q = Query::new();

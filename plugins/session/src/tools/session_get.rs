@@ -4,17 +4,15 @@
 
 use coremcp_nervhq::result::{fit_text, put_opt, ts};
 use coremcp_nervhq::{bytewise, SERVICE};
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{Annotations, ToolError};
-use coremcp_plugin_sdk::{Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::json_value;
 use coremcp_store::Row;
 use serde_json::{Map, Value};
 
-use super::{no_session, session_id, session_json, COLUMNS};
+use super::{no_session, session_json, SessionId, COLUMNS};
 
 /// The default cut of a transcript, in characters.
-pub const DEFAULT_MAX_CHARS: u64 = 20_000;
+pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
 pub const TOOL: Tool = Tool::new(
     "session_get",
@@ -22,27 +20,25 @@ pub const TOOL: Tool = Tool::new(
         adds its most recent recording (metadata and transcript; the transcript is cut at \
         max_chars, and further to stay under the 20000-character result limit, with \
         truncated: true).",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string", "description": "the session's id"},
-            "include_recording": {"type": "boolean", "description": "add the most recent recording with its transcript (default false)"},
-            "max_chars": {"type": "integer", "minimum": 0, "description": "cut the transcript at this many characters (default 20000)"}
-        },
-        "required": ["session_id"],
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations::READ_ONLY));
+.hints(Hints::READ);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let id = session_id(&args)?;
-    let include_recording = args.opt_bool("include_recording")?.unwrap_or(false);
-    let max_chars = args.opt_u64("max_chars")?.unwrap_or(DEFAULT_MAX_CHARS);
-    let max_chars = usize::try_from(max_chars).unwrap_or(usize::MAX);
+#[derive(Debug, Args)]
+pub struct Get {
+    /// the session's id
+    session_id: SessionId,
+    /// add the most recent recording with its transcript (default false)
+    #[arg(default)]
+    include_recording: bool,
+    /// cut the transcript at this many characters (default 20000)
+    #[arg(min = 0, default = DEFAULT_MAX_CHARS)]
+    max_chars: usize,
+}
+
+fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
+    let id = args.session_id.0.as_str();
+    let (include_recording, max_chars) = (args.include_recording, args.max_chars);
     let (session, recording) = SERVICE.run(|tx| {
         let c = bytewise(tx);
         let row = tx

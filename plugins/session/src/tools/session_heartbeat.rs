@@ -9,14 +9,12 @@
 
 use coremcp_nervhq::result::{put_opt, ts};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::ToolError;
-use coremcp_plugin_sdk::{Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::now;
 use coremcp_store::Param;
 use serde_json::{json, Map, Value};
 
-use super::{no_session, session_id};
+use super::{no_session, SessionId};
 
 pub const TOOL: Tool = Tool::new(
     "session_heartbeat",
@@ -25,28 +23,28 @@ pub const TOOL: Tool = Tool::new(
         string clears it). Returns heartbeat_count and last_heartbeat_at, or closed: true with \
         the close_reason if the session was closed (for example as stale): then register again \
         with the same session_id.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string", "description": "the id session_register returned"},
-            "note": {"type": "string", "maxLength": 200, "description": "short status note"},
-            "current_item": {"type": "string", "maxLength": 200, "description": "Scrolls key of the item being worked on, e.g. CORE-42"}
-        },
-        "required": ["session_id"],
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
+.hints(Hints::IDEMPOTENT);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let id = session_id(&args)?;
+#[derive(Debug, Args)]
+pub struct Heartbeat {
+    /// the id session_register returned
+    session_id: SessionId,
+    /// short status note
+    #[arg(max_len = 200)]
+    note: Option<String>,
+    /// Scrolls key of the item being worked on, e.g. CORE-42
+    #[arg(max_len = 200)]
+    current_item: Option<String>,
+}
+
+fn handler(_: &Ctx<'_>, args: Heartbeat) -> Result<Value, ToolError> {
+    let id = args.session_id.0.as_str();
     let mut params: Vec<Param> = vec![id.into(), now().into()];
     let mut set = String::from("heartbeat_count = heartbeat_count + 1, last_heartbeat_at = $2");
-    for column in ["note", "current_item"] {
-        if let Some(value) = args.opt_str(column)? {
+    for (column, value) in [("note", args.note), ("current_item", args.current_item)] {
+        if let Some(value) = value {
             params.push(Some(value).filter(|v| !v.is_empty()).into());
             set.push_str(&format!(", {column} = ${}", params.len()));
         }

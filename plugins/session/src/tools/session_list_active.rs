@@ -3,12 +3,10 @@
 //! client pages moves to the front, so it may be missed on later pages; each page is
 //! consistent in itself.
 
-use coremcp_nervhq::result::{page, page_result};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{Annotations, ToolError};
-use coremcp_plugin_sdk::{Ctx, Hints, Tool};
-use coremcp_store::plugin::{decode_cursor, encode_cursor, limit, now_ms, parse_timestamp};
+use coremcp_plugin_sdk::page::{encode_cursor, page, page_result, Paging};
+use coremcp_plugin_sdk::time::{now_ms, parse_timestamp};
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::{json, Value};
 
 use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
@@ -19,32 +17,27 @@ pub const TOOL: Tool = Tool::new(
         repo, branch, model, started_at, last heartbeat, heartbeat_count, note, current item, \
         and stale (no heartbeat for 900 s or more, not closed yet). Filter by host, agent and \
         project; pass next_cursor back for the next page.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "host": {"type": "string", "description": "only sessions on this host"},
-            "agent": {"type": "string", "description": "only sessions of this agent"},
-            "project": {"type": "string", "description": "only sessions on this project key"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "sessions per page (default 50)"},
-            "cursor": {"type": "string", "description": "next_cursor of the previous page"}
-        },
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations::READ_ONLY));
+.hints(Hints::READ);
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let host = args.opt_str("host")?;
-    let agent = args.opt_str("agent")?;
-    let project = args.opt_str("project")?;
-    let limit = limit(&args)?;
-    let after = args
-        .opt_str("cursor")?
-        .map(|c| decode_cursor(c, 2))
-        .transpose()?;
+#[derive(Debug, Args)]
+pub struct ListActive {
+    /// only sessions on this host
+    host: Option<String>,
+    /// only sessions of this agent
+    agent: Option<String>,
+    /// only sessions on this project key
+    project: Option<String>,
+    #[arg(flatten)]
+    page: Paging,
+}
+
+fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
+    let (host, agent) = (args.host.as_deref(), args.agent.as_deref());
+    let project = args.project.as_deref();
+    let limit = args.page.limit;
+    let after = args.page.after(2)?;
     let stale_before = now_ms() - STALE_AFTER_S as i64 * 1000;
     let rows = SERVICE.run(|tx| {
         let c = bytewise(tx);

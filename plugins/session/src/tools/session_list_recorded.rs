@@ -6,14 +6,12 @@
 //! themselves). Transcripts are never listed: `session_get include_recording` reads one.
 
 use coremcp_nervhq::query::contains_pattern;
-use coremcp_nervhq::result::{page, page_result, put_opt, ts};
+use coremcp_nervhq::result::{put_opt, ts};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{Annotations, ToolError};
-use coremcp_plugin_sdk::{Ctx, Hints, Tool};
-use coremcp_store::plugin::{
-    decode_cursor, encode_cursor, invalid, json_value, limit, parse_timestamp, timestamp,
-};
+use coremcp_plugin_sdk::page::{encode_cursor, page, page_result, Paging};
+use coremcp_plugin_sdk::time::Time;
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_store::plugin::json_value;
 use serde_json::{json, Map, Value};
 
 pub const TOOL: Tool = Tool::new(
@@ -23,55 +21,40 @@ pub const TOOL: Tool = Tool::new(
         include_recording reads one). Filters combine: project, agent, host, since (inclusive) \
         and until (exclusive) on recorded_at, query (case-insensitive text in title or \
         summary). Pass next_cursor back for the next page.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "project": {"type": "string", "description": "only sessions on this project key"},
-            "agent": {"type": "string", "description": "only sessions of this agent"},
-            "host": {"type": "string", "description": "only sessions on this host"},
-            "since": {"type": "string", "description": "RFC 3339 time: only recordings made at or after it"},
-            "until": {"type": "string", "description": "RFC 3339 time: only recordings made before it"},
-            "query": {"type": "string", "maxLength": 200, "description": "text to find in the title or summary (case-insensitive)"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "recordings per page (default 50)"},
-            "cursor": {"type": "string", "description": "next_cursor of the previous page"}
-        },
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations::READ_ONLY));
+.hints(Hints::READ);
 
-/// An RFC 3339 argument, normalised to the stored form.
-fn time_arg(args: &Args, name: &str) -> Result<Option<String>, ToolError> {
-    args.opt_str(name)?
-        .map(|text| {
-            parse_timestamp(text).map(timestamp).ok_or_else(|| {
-                invalid(
-                    name,
-                    format!("{text:?} is not an RFC 3339 time such as 2026-01-31T09:00:00Z"),
-                )
-            })
-        })
-        .transpose()
+#[derive(Debug, Args)]
+pub struct ListRecorded {
+    /// only sessions on this project key
+    project: Option<String>,
+    /// only sessions of this agent
+    agent: Option<String>,
+    /// only sessions on this host
+    host: Option<String>,
+    /// RFC 3339 time: only recordings made at or after it
+    since: Option<Time>,
+    /// RFC 3339 time: only recordings made before it
+    until: Option<Time>,
+    /// text to find in the title or summary (case-insensitive)
+    #[arg(max_len = 200)]
+    query: Option<String>,
+    #[arg(flatten)]
+    page: Paging,
 }
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let project = args.opt_str("project")?;
-    let agent = args.opt_str("agent")?;
-    let host = args.opt_str("host")?;
-    let since = time_arg(&args, "since")?;
-    let until = time_arg(&args, "until")?;
+fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
+    let (project, agent) = (args.project.as_deref(), args.agent.as_deref());
+    let host = args.host.as_deref();
+    let since = args.since.map(|t| t.stored());
+    let until = args.until.map(|t| t.stored());
     let query = args
-        .opt_str("query")?
+        .query
         .filter(|q| !q.is_empty())
         .map(|q| contains_pattern(&q.to_lowercase()));
-    let limit = limit(&args)?;
-    let after = args
-        .opt_str("cursor")?
-        .map(|c| decode_cursor(c, 2))
-        .transpose()?;
+    let limit = args.page.limit;
+    let after = args.page.after(2)?;
     let rows = SERVICE.run(|tx| {
         let c = bytewise(tx);
         let mut q = Query::new();

@@ -9,16 +9,13 @@
 //! - Registering a closed session re-activates it (the close fields are cleared): this is how a
 //!   client whose heartbeat answered `closed: true` comes back under the same id.
 
-use coremcp_nervhq::grammar::check_session_id;
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::ToolError;
-use coremcp_plugin_sdk::{self as sdk, Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{self as sdk, typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::{invalid, json_text, new_id, now};
 use coremcp_store::Param;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use super::{HEARTBEAT_INTERVAL_S, STALE_AFTER_S};
+use super::{SessionId, HEARTBEAT_INTERVAL_S, STALE_AFTER_S};
 
 /// The most bytes `metadata` may take as JSON text.
 const MAX_METADATA_BYTES: usize = 16 * 1024;
@@ -30,28 +27,42 @@ pub const TOOL: Tool = Tool::new(
         after that long without one, session_close_stale may close it). Repeating with the same \
         session_id is the same session: started_at is kept, given fields are updated (fields \
         left out keep their value), and a closed session becomes active again.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "agent": {"type": "string", "minLength": 1, "maxLength": 200, "description": "agent or client name"},
-            "session_id": {"type": "string", "description": "your own session id, a ULID or UUID (repeat it to register the same session again); absent: a new ULID"},
-            "host": {"type": "string", "minLength": 1, "maxLength": 255, "description": "the host the agent runs on (default: this Core MCP's host name)"},
-            "project": {"type": "string", "maxLength": 200, "description": "project key the session works on"},
-            "cwd": {"type": "string", "maxLength": 4096, "description": "working directory"},
-            "repo": {"type": "string", "maxLength": 1000, "description": "repository (path, URL or source ref)"},
-            "branch": {"type": "string", "maxLength": 255, "description": "git branch"},
-            "model": {"type": "string", "maxLength": 200, "description": "model name"},
-            "groups": {"type": "array", "items": {"type": "string"}, "maxItems": 100, "description": "tool groups loaded in the session"},
-            "metadata": {"type": "object", "description": "free-form JSON object (at most 16 KiB)"}
-        },
-        "required": ["agent"],
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(coremcp_nervhq::IDEMPOTENT_WRITE));
+.hints(Hints::IDEMPOTENT);
+
+#[derive(Debug, Args)]
+pub struct Register {
+    /// agent or client name
+    #[arg(min_len = 1, max_len = 200)]
+    agent: String,
+    /// your own session id, a ULID or UUID (repeat it to register the same session again);
+    /// absent: a new ULID
+    session_id: Option<SessionId>,
+    /// the host the agent runs on (default: this Core MCP's host name)
+    #[arg(min_len = 1, max_len = 255)]
+    host: Option<String>,
+    /// project key the session works on
+    #[arg(max_len = 200)]
+    project: Option<String>,
+    /// working directory
+    #[arg(max_len = 4096)]
+    cwd: Option<String>,
+    /// repository (path, URL or source ref)
+    #[arg(max_len = 1000)]
+    repo: Option<String>,
+    /// git branch
+    #[arg(max_len = 255)]
+    branch: Option<String>,
+    /// model name
+    #[arg(max_len = 200)]
+    model: Option<String>,
+    /// tool groups loaded in the session
+    #[arg(max_items = 100)]
+    groups: Option<Vec<String>>,
+    /// free-form JSON object (at most 16 KiB)
+    metadata: Option<Map<String, Value>>,
+}
 
 const REGISTER: &str = "
     INSERT INTO session (id, agent, host, project_key, cwd, repo, branch, model, groups,
@@ -76,41 +87,27 @@ const REGISTER: &str = "
         version = session.version + 1
     RETURNING version";
 
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let agent = args.str("agent")?;
-    let id = match args.opt_str("session_id")? {
-        Some(id) => {
-            check_session_id("session_id", id)?;
-            id.to_owned()
-        }
-        None => new_id(),
-    };
-    let host = match args.opt_str("host")? {
-        Some(host) => host.to_owned(),
-        None => sdk::config("host.name")
+fn handler(_: &Ctx<'_>, args: Register) -> Result<Value, ToolError> {
+    let id = args.session_id.map_or_else(new_id, |id| id.0);
+    let host = args.host.unwrap_or_else(|| {
+        sdk::config("host.name")
             .filter(|h| !h.is_empty())
-            .unwrap_or_else(|| "unknown".to_owned()),
-    };
-    let groups = args.0.get("groups").filter(|v| !v.is_null()).map(json_text);
-    let metadata = args
-        .0
-        .get("metadata")
-        .filter(|v| !v.is_null())
-        .map(json_text);
-    if let Some(text) = &metadata {
-        if text.len() > MAX_METADATA_BYTES {
-            return Err(invalid(
-                "metadata",
-                format!(
-                    "{} bytes of JSON is over the limit of {MAX_METADATA_BYTES}",
-                    text.len()
-                ),
-            ));
-        }
+            .unwrap_or_else(|| "unknown".to_owned())
+    });
+    let groups = args.groups.map(|g| json_text(&Value::from(g)));
+    let metadata = args.metadata.map(|m| json_text(&Value::Object(m)));
+    if let Some(text) = metadata.as_ref().filter(|t| t.len() > MAX_METADATA_BYTES) {
+        return Err(invalid(
+            "metadata",
+            format!(
+                "{} bytes of JSON is over the limit of {MAX_METADATA_BYTES}",
+                text.len()
+            ),
+        ));
     }
-    let mut params: Vec<Param> = vec![id.as_str().into(), agent.into(), host.into()];
-    for name in ["project", "cwd", "repo", "branch", "model"] {
-        params.push(args.opt_str(name)?.into());
+    let mut params: Vec<Param> = vec![id.as_str().into(), args.agent.into(), host.into()];
+    for value in [args.project, args.cwd, args.repo, args.branch, args.model] {
+        params.push(value.into());
     }
     params.extend([groups.into(), metadata.into(), now().into()]);
     let version = SERVICE.run(|tx| Ok(tx.query_one(REGISTER, &params)?.get_i64("version")?))?;
