@@ -10,9 +10,8 @@
 //! - SQL text only ever holds `$n` placeholders and literals of our own; caller text is always
 //!   bound as a parameter.
 
-use coremcp_plugin_sdk::codes;
-use coremcp_plugin_sdk::legacy::Args;
-use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::page::Paging;
+use coremcp_plugin_sdk::{codes, ToolError};
 use coremcp_store::plugin::{self, decode_cursor, encode_cursor, invalid, Service};
 use coremcp_store::{Param, Row, StoreError};
 use serde_json::{Map, Value};
@@ -20,33 +19,11 @@ use serde_json::{Map, Value};
 /// The Registry's store: `registry.sqlite3` under the data dir, or schema `registry`.
 pub static SERVICE: Service = Service::new("registry", crate::schema::MIGRATIONS);
 
-/// `add`: an additive write (a repeat is a `conflict`).
-pub const ADDS: Annotations = Annotations {
-    read_only_hint: Some(false),
-    destructive_hint: Some(false),
-    idempotent_hint: Some(false),
-    open_world_hint: Some(false),
-};
-
-/// `update`: a patch; repeating it changes nothing more.
-pub const PATCHES: Annotations = Annotations {
-    read_only_hint: Some(false),
-    destructive_hint: Some(false),
-    idempotent_hint: Some(true),
-    open_world_hint: Some(false),
-};
-
-/// `snapshot_save`: additive, but `replace: true` overwrites a stored snapshot.
-pub const OVERWRITES: Annotations = Annotations {
-    read_only_hint: Some(false),
-    destructive_hint: Some(true),
-    idempotent_hint: Some(false),
-    open_world_hint: Some(false),
-};
-
 /// The longest name a record may have, and the longest description.
 pub const MAX_NAME: usize = 200;
 pub const MAX_DESCRIPTION: usize = 4000;
+/// The longest URL.
+pub const MAX_URL: usize = 2000;
 
 /// A `SELECT`'s `WHERE` clauses and the parameters they bind, numbered as they are added.
 #[derive(Debug, Default, Clone)]
@@ -116,8 +93,8 @@ pub fn like_pattern(text: &str) -> String {
 }
 
 /// The decoded `cursor` argument of list `tag` (its sort-key parts), if one was given.
-pub fn cursor(args: &Args, tag: &str, parts: usize) -> Result<Option<Vec<String>>, ToolError> {
-    let Some(text) = args.opt_str("cursor")? else {
+pub fn cursor(page: &Paging, tag: &str, parts: usize) -> Result<Option<Vec<String>>, ToolError> {
+    let Some(text) = page.cursor.as_deref() else {
         return Ok(None);
     };
     let mut decoded = decode_cursor(text, parts + 1)?;
@@ -201,44 +178,9 @@ impl Record {
     }
 }
 
-/// An optional text argument checked as readable text.
-pub fn opt_text<'a>(args: &'a Args, name: &str, max: usize) -> Result<Option<&'a str>, ToolError> {
-    let value = args.opt_str(name)?;
-    if let Some(v) = value {
-        crate::validate::text(name, v, max)?;
-    }
-    Ok(value)
-}
-
-/// A required text argument checked as readable text.
-pub fn text<'a>(args: &'a Args, name: &str, max: usize) -> Result<&'a str, ToolError> {
-    let value = args.str(name)?;
-    crate::validate::text(name, value, max)?;
-    Ok(value)
-}
-
-/// A patch field that `""` clears: `None` = not given, `Some(None)` = clear, `Some(Some(v))`
-/// = set to `v` (after `check`).
-pub fn clearable<'a>(
-    args: &'a Args,
-    name: &str,
-    check: impl Fn(&str) -> Result<(), ToolError>,
-) -> Result<Option<Option<&'a str>>, ToolError> {
-    match args.opt_str(name)? {
-        None => Ok(None),
-        Some("") => Ok(Some(None)),
-        Some(v) => {
-            check(v)?;
-            Ok(Some(Some(v)))
-        }
-    }
-}
-
-/// The `expected_version` argument.
-pub fn expected_version(args: &Args) -> Result<Option<i64>, ToolError> {
-    args.opt_u64("expected_version")?
-        .map(|v| i64::try_from(v).map_err(|_| invalid("expected_version", "is too large")))
-        .transpose()
+/// The `expected_version` argument as the stores compare it.
+pub fn expected(version: Option<u64>) -> Option<i64> {
+    version.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
 }
 
 /// Optimistic concurrency before a patch: `expected` (if given) must be `current`.
@@ -293,14 +235,6 @@ pub fn duplicate(what: &str, version: i64, hint: &str) -> ToolError {
     )
 }
 
-/// A `status` filter argument: `None` for `all`.
-pub fn status_filter<'a>(args: &'a Args, default: &'a str) -> Result<Option<&'a str>, ToolError> {
-    Ok(match args.opt_str("status")?.unwrap_or(default) {
-        "all" => None,
-        other => Some(other),
-    })
-}
-
 /// `(a, b, …)` placeholders for an `IN` list of `values`.
 pub fn in_list(q: &mut Query, values: &[String]) -> String {
     let marks: Vec<String> = values.iter().map(|v| q.bind(v.as_str())).collect();
@@ -346,20 +280,16 @@ mod tests {
     #[test]
     fn cursors_carry_their_list() {
         let text = encode_cursor(&["theme", "abc"]);
-        let args = |c: &str| {
-            Args(
-                serde_json::json!({ "cursor": c })
-                    .as_object()
-                    .cloned()
-                    .expect("object"),
-            )
+        let page = |c: Option<&str>| Paging {
+            limit: 50,
+            cursor: c.map(str::to_owned),
         };
         assert_eq!(
-            cursor(&args(&text), "theme", 1).expect("ours"),
+            cursor(&page(Some(&text)), "theme", 1).expect("ours"),
             Some(vec!["abc".to_owned()])
         );
-        let err = cursor(&args(&text), "host", 1).expect_err("another list's");
+        let err = cursor(&page(Some(&text)), "host", 1).expect_err("another list's");
         assert!(err.message.contains("\"cursor\""), "{err}");
-        assert_eq!(cursor(&Args::default(), "theme", 1).expect("none"), None);
+        assert_eq!(cursor(&page(None), "theme", 1).expect("none"), None);
     }
 }

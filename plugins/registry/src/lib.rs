@@ -2,6 +2,12 @@
 //! snapshots (docs/tools.md). Its hosts with a Core MCP address are what `remote_host` resolves
 //! against, so the host binary reads them through `registry_host_list`.
 //!
+//! Layout: `lib.rs` is the table, `tools/<tool>.rs` one tool each, and beside them what the
+//! tools of one record type share (`theme.rs`, `project.rs`, `source.rs`, `host.rs`,
+//! `snapshot.rs`), the argument types (`args.rs`), the rules (`validate.rs`) and the shared
+//! query and record helpers (`common.rs`). Record modules never import each other; only tools
+//! combine them.
+//!
 //! The data lives in the store layer ([`coremcp_store`]): embedded SQLite under the data dir by
 //! default, or schema `registry` of a shared PostgreSQL; the same SQL serves both.
 //!
@@ -14,38 +20,40 @@
 //!   only when something changed.
 //! - Records and lists never carry a `null`: absent optional fields are left out.
 
+mod args;
 mod common;
+mod host;
+mod project;
 mod schema;
 mod snapshot;
+mod source;
+mod theme;
 mod tools;
 mod validate;
 
-use coremcp_plugin_sdk::Group;
-
-use tools::{host, project, snapshot as snapshots, source, theme};
+use coremcp_plugin_sdk::{catalog, Group};
 
 /// The group table, in catalog order.
-pub static GROUP: Group = Group {
-    catalog: &coremcp_plugin_sdk::catalog::REGISTRY,
-    version: env!("CARGO_PKG_VERSION"),
-    tools: &[
-        theme::LIST,
-        theme::ADD,
-        theme::UPDATE,
-        project::LIST,
-        project::ADD,
-        project::UPDATE,
-        source::LIST,
-        source::ADD,
-        source::UPDATE,
-        host::LIST,
-        host::ADD,
-        host::UPDATE,
-        snapshots::SAVE,
-        snapshots::GET,
+pub static GROUP: Group = Group::new(
+    &catalog::REGISTRY,
+    env!("CARGO_PKG_VERSION"),
+    &[
+        tools::registry_theme_list::TOOL,
+        tools::registry_theme_add::TOOL,
+        tools::registry_theme_update::TOOL,
+        tools::registry_project_list::TOOL,
+        tools::registry_project_add::TOOL,
+        tools::registry_project_update::TOOL,
+        tools::registry_source_list::TOOL,
+        tools::registry_source_add::TOOL,
+        tools::registry_source_update::TOOL,
+        tools::registry_host_list::TOOL,
+        tools::registry_host_add::TOOL,
+        tools::registry_host_update::TOOL,
+        tools::registry_snapshot_save::TOOL,
+        tools::registry_snapshot_get::TOOL,
     ],
-    init: None,
-};
+);
 
 coremcp_plugin_sdk::export_plugin!(GROUP);
 

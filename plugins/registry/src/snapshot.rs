@@ -35,7 +35,7 @@ pub struct Checked {
 }
 
 /// What a `registry_snapshot_get` answer holds of each file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, coremcp_plugin_sdk::ArgEnum)]
 pub enum Detail {
     /// Counts only, no file list.
     Summary,
@@ -43,28 +43,6 @@ pub enum Detail {
     Outline,
     /// Every file as saved.
     Full,
-}
-
-impl Detail {
-    pub fn parse(text: &str) -> Result<Self, ToolError> {
-        match text {
-            "summary" => Ok(Self::Summary),
-            "outline" => Ok(Self::Outline),
-            "full" => Ok(Self::Full),
-            other => Err(invalid(
-                "detail",
-                format!("{other:?} is not one of summary, outline, full"),
-            )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Summary => "summary",
-            Self::Outline => "outline",
-            Self::Full => "full",
-        }
-    }
 }
 
 fn kind_of(value: &Value) -> &'static str {

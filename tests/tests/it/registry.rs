@@ -768,7 +768,7 @@ fn hosts_are_the_forwarding_directory() {
             ),
             (
                 json!({"name": "ok", "address": "x", "roles": ["has space"]}),
-                "roles",
+                "roles[0]",
                 "whitespace",
             ),
         ];

@@ -1,0 +1,166 @@
+//! The Registry's argument types: keys, names, refs and readable text, each checked by its
+//! `validate` rule while the arguments are parsed, so a handler only ever sees valid values and
+//! a wrong one is refused, named, before it runs; and the enums of its filters.
+
+use coremcp_plugin_sdk::args::{ArgError, ArgType};
+use coremcp_plugin_sdk::{ArgEnum, ToolError};
+use serde_json::Value;
+
+use crate::common::{MAX_DESCRIPTION, MAX_NAME};
+use crate::validate;
+
+/// The `validate` rule's refusal as an argument error (it names the argument already).
+fn refused(at: &str, e: ToolError) -> ArgError {
+    let prefix = format!("argument \"{at}\": ");
+    ArgError::new(at, e.message.strip_prefix(&prefix).unwrap_or(&e.message))
+}
+
+/// A string argument that passes `check`.
+macro_rules! checked {
+    ($($(#[$doc:meta])* $name:ident => $check:expr;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name(pub String);
+
+        impl ArgType for $name {
+            fn schema() -> Value {
+                String::schema()
+            }
+
+            fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
+                let text = String::from_value(value, at)?;
+                let check: fn(&str, &str) -> Result<(), ToolError> = $check;
+                check(at, &text).map_err(|e| refused(at, e))?;
+                Ok(Self(text))
+            }
+        }
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+    )*};
+}
+
+checked! {
+    /// `^[a-z0-9][a-z0-9-]{0,39}$`
+    ThemeKey => validate::theme_key;
+    /// `^[A-Z][A-Z0-9]{1,9}$`
+    ProjectKey => validate::project_key;
+    /// `^[a-z0-9][a-z0-9._-]*$`, at most 100 characters
+    SourceName => validate::source_name;
+    /// `^[a-z0-9][a-z0-9-]{0,62}$`
+    HostName => validate::host_name;
+    /// `PROJECT/name`
+    SourceRef => |at, v| validate::source_ref(at, v).map(|_| ());
+    /// A display name: readable text of at most 200 characters.
+    Name => |at, v| validate::text(at, v, MAX_NAME);
+    /// A description: readable text of at most 4000 characters.
+    Description => |at, v| validate::text(at, v, MAX_DESCRIPTION);
+    /// A branch name git would accept.
+    Branch => validate::branch;
+    /// A URL or other single token of at most 2000 characters.
+    Url => |at, v| validate::token(at, v, crate::common::MAX_URL);
+    /// A host address: a DNS name or an IP address.
+    Address => validate::address;
+    /// An absolute http(s) URL of a Core MCP.
+    CoreMcpUrl => validate::http_url;
+    /// A Docker endpoint: `unix://`, `npipe://`, `ssh://` or `tcp://`.
+    DockerEndpoint => validate::docker_endpoint;
+}
+
+impl SourceRef {
+    /// The project key and the source name.
+    pub fn parts(&self) -> (&str, &str) {
+        self.0.split_once('/').unwrap_or((&self.0, ""))
+    }
+}
+
+/// A patch field where `""` clears the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clearable<T> {
+    Clear,
+    Set(T),
+}
+
+impl<T: ArgType> ArgType for Clearable<T> {
+    fn schema() -> Value {
+        String::schema()
+    }
+
+    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
+        match value {
+            Value::String(s) if s.is_empty() => Ok(Self::Clear),
+            other => T::from_value(other, at).map(Self::Set),
+        }
+    }
+}
+
+impl<T> Clearable<T> {
+    /// The new value: `None` to clear it.
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Self::Clear => None,
+            Self::Set(v) => Some(v),
+        }
+    }
+}
+
+/// Which records a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Shown {
+    Active,
+    Archived,
+    All,
+}
+
+impl Shown {
+    /// The `status` to filter on; `None` for all.
+    pub fn status(self) -> Option<&'static str> {
+        match self {
+            Shown::Active => Some("active"),
+            Shown::Archived => Some("archived"),
+            Shown::All => None,
+        }
+    }
+}
+
+/// A record's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Status {
+    Active,
+    Archived,
+}
+
+/// One host role: a token of 1–64 characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Role(pub String);
+
+impl ArgType for Role {
+    fn schema() -> Value {
+        serde_json::json!({"type": "string", "minLength": 1, "maxLength": crate::host::MAX_ROLE})
+    }
+
+    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
+        let text = String::from_value(value, at)?;
+        validate::token(at, &text, crate::host::MAX_ROLE).map_err(|e| refused(at, e))?;
+        Ok(Self(text))
+    }
+}
+
+/// Which hosts a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum HostsShown {
+    Enabled,
+    Disabled,
+    All,
+}
+
+/// A host's operating system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Os {
+    Linux,
+    Windows,
+    Macos,
+}

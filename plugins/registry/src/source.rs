@@ -1,0 +1,189 @@
+//! Sources of a project (git repos, docs repos, packages, service URLs): the record, its JSON,
+//! the lookups other tools use and the metadata rules.
+//!
+//! Invariants: a source is named by its ref `PROJECT/name`, unique within its project and
+//! permanent (`kind` never changes either: a project's `docs_source` relies on it); it is never
+//! deleted, only archived. `metadata` is a JSON object that `update` merges (RFC 7386: a `null`
+//! member removes that key).
+
+use std::collections::HashMap;
+
+use coremcp_plugin_sdk::{ArgEnum, ToolError};
+use coremcp_store::plugin::{invalid, json_text, json_value, TxError};
+use coremcp_store::{Row, StoreError, Tx};
+use serde_json::{Map, Value};
+
+use crate::common::{in_list, not_found, Query, Record};
+
+/// The most JSON text `metadata` may take.
+const MAX_METADATA: usize = 16_000;
+
+/// What a source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Kind {
+    Git,
+    Docs,
+    Package,
+    Service,
+    Url,
+}
+
+/// A source row with its project key, for [`json`].
+pub const SELECT: &str = "SELECT s.id, s.project_id, p.key AS project_key, s.name, \
+    s.kind, s.url, s.default_branch, s.description, s.metadata, s.status, s.version, \
+    s.created_at, s.updated_at \
+    FROM registry_source s JOIN registry_project p ON p.id = s.project_id";
+
+pub fn json(row: &Row) -> Result<Value, StoreError> {
+    let project = row.get_text("project_key")?;
+    let name = row.get_text("name")?;
+    let metadata = json_value(row.get_opt_text("metadata")?);
+    Ok(Record::default()
+        .set("ref", format!("{project}/{name}"))
+        .set("project", project)
+        .set("name", name)
+        .set("kind", row.get_text("kind")?)
+        .set("url", row.get_text("url")?)
+        .set("default_branch", row.get_text("default_branch")?)
+        .opt("description", row.get_opt_text("description")?)
+        .opt("metadata", (!metadata.is_null()).then_some(metadata))
+        .set("status", row.get_text("status")?)
+        .stamps(row)?
+        .done())
+}
+
+/// The source `ref` (which argument `field` names), any status; a missing one is
+/// `not_found`.
+pub fn find(tx: &mut Tx<'_>, field: &str, source_ref: &str) -> Result<Row, TxError> {
+    let (project, name) = crate::validate::source_ref(field, source_ref)?;
+    let row = tx.query_opt(
+        &format!("{SELECT} WHERE p.key = $1 AND s.name = $2"),
+        &[project.into(), name.into()],
+    )?;
+    row.ok_or_else(|| {
+        not_found(
+            field,
+            format!(
+                "there is no source \"{source_ref}\" (see registry_source_list project \
+                 {project})"
+            ),
+        )
+        .into()
+    })
+}
+
+/// The active sources of each of `project_ids`, by name.
+pub fn active_by_project(
+    tx: &mut Tx<'_>,
+    project_ids: &[String],
+) -> Result<HashMap<String, Vec<Value>>, StoreError> {
+    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
+    if project_ids.is_empty() {
+        return Ok(out);
+    }
+    let mut q = Query::default();
+    let ids = in_list(&mut q, project_ids);
+    let sql =
+        format!("{SELECT} WHERE s.project_id IN {ids} AND s.status = 'active' ORDER BY s.name");
+    for row in tx.query(&sql, &q.params)? {
+        out.entry(row.get_text("project_id")?)
+            .or_default()
+            .push(json(&row)?);
+    }
+    Ok(out)
+}
+
+/// The checkouts (host, path, branch) of each of `source_ids`, by host name.
+pub fn checkouts(
+    tx: &mut Tx<'_>,
+    source_ids: &[String],
+) -> Result<HashMap<String, Vec<Value>>, StoreError> {
+    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
+    if source_ids.is_empty() {
+        return Ok(out);
+    }
+    let mut q = Query::default();
+    let ids = in_list(&mut q, source_ids);
+    let sql = format!(
+        "SELECT c.source_id, h.name AS host, c.path, c.branch, c.updated_at \
+         FROM registry_checkout c JOIN registry_host h ON h.id = c.host_id \
+         WHERE c.source_id IN {ids} ORDER BY h.name"
+    );
+    for row in tx.query(&sql, &q.params)? {
+        let item = Record::default()
+            .set("host", row.get_text("host")?)
+            .set("path", row.get_text("path")?)
+            .opt("branch", row.get_opt_text("branch")?)
+            .set(
+                "updated_at",
+                coremcp_store::plugin::timestamp_out(&row.get_text("updated_at")?),
+            )
+            .done();
+        out.entry(row.get_text("source_id")?)
+            .or_default()
+            .push(item);
+    }
+    Ok(out)
+}
+
+pub fn check_metadata_size(value: &Value) -> Result<(), ToolError> {
+    let size = json_text(value).chars().count();
+    if size > MAX_METADATA {
+        return Err(invalid(
+            "metadata",
+            format!("is {size} characters of JSON; at most {MAX_METADATA} are allowed"),
+        ));
+    }
+    Ok(())
+}
+
+/// RFC 7386 JSON merge patch: `patch`'s members replace `target`'s, recursively for objects;
+/// a `null` member removes the key.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(members) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = target {
+        for (key, value) in members {
+            if value.is_null() {
+                map.remove(key);
+            } else {
+                merge_patch(map.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_patch;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_merges_like_rfc_7386() {
+        let cases = [
+            (json!({"a": 1}), json!({"b": 2}), json!({"a": 1, "b": 2})),
+            (json!({"a": 1, "b": 2}), json!({"a": null}), json!({"b": 2})),
+            (
+                json!({"n": {"x": 1, "y": 2}}),
+                json!({"n": {"y": null, "z": 3}}),
+                json!({"n": {"x": 1, "z": 3}}),
+            ),
+            (json!({"a": [1, 2]}), json!({"a": [3]}), json!({"a": [3]})),
+            (serde_json::Value::Null, json!({"a": 1}), json!({"a": 1})),
+            (
+                json!({"a": "x"}),
+                json!({"a": {"b": null}}),
+                json!({"a": {}}),
+            ),
+        ];
+        for (mut target, patch, expected) in cases {
+            merge_patch(&mut target, &patch);
+            assert_eq!(target, expected, "{patch}");
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! `registry_host_list`: hosts by name, filtered, keyset-paged; the host binary reads its
+//! forwarding targets with it.
+
+use coremcp_plugin_sdk::page::Paging;
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use serde_json::Value;
+
+use crate::args::{HostName, HostsShown};
+use crate::common::{cursor, list_result, page, Query, SERVICE};
+use crate::host;
+
+pub const TOOL: Tool = Tool::new(
+    "registry_host_list",
+    "List hosts by name. Enabled hosts with a core_mcp_url are the forwarding \
+        targets that remote_host names (has_core_mcp: true lists exactly those). Default: \
+        enabled hosts only. Paged: pass next_cursor back as cursor.",
+    &typed(handler),
+)
+.hints(Hints::READ);
+
+#[derive(Debug, Args)]
+pub struct List {
+    /// only the host with exactly this name
+    name: Option<HostName>,
+    /// only hosts that have this role
+    #[arg(min_len = 1)]
+    role: Option<String>,
+    /// true: only hosts with a core_mcp_url; false: only hosts without one
+    has_core_mcp: Option<bool>,
+    /// true: only hosts with a docker_endpoint; false: only hosts without one
+    has_docker: Option<bool>,
+    /// which hosts (default enabled)
+    #[arg(default = HostsShown::Enabled)]
+    status: HostsShown,
+    /// case-insensitive substring of the name or address
+    #[arg(min_len = 1, max_len = 200)]
+    query: Option<String>,
+    #[arg(flatten)]
+    page: Paging,
+}
+
+fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
+    let limit = args.page.limit;
+    let mut q = Query::default();
+    if let Some(name) = &args.name {
+        q.eq("h.name", name.as_str());
+    }
+    if let Some(role) = &args.role {
+        let p = q.bind(role.as_str());
+        q.and(format!(
+            "EXISTS (SELECT 1 FROM registry_host_role r WHERE r.host_id = h.id AND r.role = {p})"
+        ));
+    }
+    for (wanted, column) in [
+        (args.has_core_mcp, "h.core_mcp_url"),
+        (args.has_docker, "h.docker_endpoint"),
+    ] {
+        match wanted {
+            Some(true) => q.and(format!("{column} IS NOT NULL")),
+            Some(false) => q.and(format!("{column} IS NULL")),
+            None => {}
+        }
+    }
+    match args.status {
+        HostsShown::Enabled => q.eq("h.enabled", true),
+        HostsShown::Disabled => q.eq("h.enabled", false),
+        HostsShown::All => {}
+    }
+    if let Some(text) = &args.query {
+        q.contains(&["h.name", "h.address"], text);
+    }
+    if let Some(after) = cursor(&args.page, "host", 1)? {
+        q.gt("h.name", after[0].as_str());
+    }
+    let columns: Vec<String> = host::FIELDS.split(", ").map(|f| format!("h.{f}")).collect();
+    let sql = format!(
+        "SELECT {} FROM registry_host h{} ORDER BY h.name LIMIT {}",
+        columns.join(", "),
+        q.where_sql(),
+        limit + 1
+    );
+    SERVICE.run(|tx| {
+        let rows = tx.query(&sql, &q.params)?;
+        let (rows, next) = page(rows, limit, "host", |r| Ok(vec![r.get_text("name")?]))?;
+        let items = rows.iter().map(host::json).collect::<Result<_, _>>()?;
+        Ok(list_result(items, next))
+    })
+}

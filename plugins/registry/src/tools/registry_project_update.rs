@@ -1,0 +1,149 @@
+//! `registry_project_update`: patch a project, including which of its sources holds its docs.
+
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_store::plugin::{invalid, now, TxError};
+use coremcp_store::Tx;
+use serde_json::Value;
+
+use crate::args::{Clearable, Description, Name, ProjectKey, SourceRef, Status, ThemeKey};
+use crate::common::{check_expected, expected, guarded_update, SERVICE};
+use crate::{project, source, theme};
+
+pub const TOOL: Tool = Tool::new(
+    "registry_project_update",
+    "Patch a project, including which of its sources holds its docs: only the \
+        fields you pass change; archive it with status archived (projects are never deleted). \
+        With expected_version, a project that changed since you read it is a conflict naming \
+        its current version. A patch that changes nothing is a no-op. Returns the project.",
+    &typed(handler),
+)
+.hints(Hints::IDEMPOTENT);
+
+#[derive(Debug, Args)]
+pub struct Update {
+    /// the project's key
+    #[arg(min_len = 1)]
+    key: ProjectKey,
+    /// new display name
+    #[arg(min_len = 1, max_len = 200)]
+    name: Option<Name>,
+    /// new theme key ("" removes the theme)
+    theme: Option<Clearable<ThemeKey>>,
+    /// new description ("" clears it)
+    #[arg(max_len = 4000)]
+    description: Option<Clearable<Description>>,
+    /// ref PROJECT/name of an active docs-kind source of this project ("" clears it)
+    docs_source: Option<Clearable<SourceRef>>,
+    /// archive or re-activate
+    status: Option<Status>,
+    /// the version you read; refused with conflict if the project is at another
+    #[arg(min = 1)]
+    expected_version: Option<u64>,
+}
+
+/// The id of the source `docs_ref` if it can hold the docs of project `key`: an active
+/// `docs`-kind source of that same project.
+fn docs_source_id(tx: &mut Tx<'_>, key: &str, docs_ref: &SourceRef) -> Result<String, TxError> {
+    let field = "docs_source";
+    let (project, _) = docs_ref.parts();
+    let docs_ref = docs_ref.as_str();
+    if project != key {
+        return Err(invalid(
+            field,
+            format!(
+                "\"{docs_ref}\" belongs to project {project}, not {key}: a project's docs \
+                 source is one of its own sources"
+            ),
+        )
+        .into());
+    }
+    let row = source::find(tx, field, docs_ref)?;
+    let kind = row.get_text("kind")?;
+    if kind != "docs" {
+        return Err(invalid(
+            field,
+            format!(
+                "\"{docs_ref}\" is a {kind} source; the docs source must be of kind docs (add \
+                 one with registry_source_add kind docs)"
+            ),
+        )
+        .into());
+    }
+    if row.get_text("status")? != "active" {
+        return Err(invalid(
+            field,
+            format!("\"{docs_ref}\" is archived; re-activate it first (registry_source_update)"),
+        )
+        .into());
+    }
+    Ok(row.get_text("id")?)
+}
+
+fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
+    let key = args.key.as_str();
+    let expected = expected(args.expected_version);
+    let what = format!("project \"{key}\"");
+    SERVICE.run(|tx| {
+        let row = project::by_key(tx, key)?.ok_or_else(|| project::missing("key", key))?;
+        let version = row.get_i64("version")?;
+        check_expected(&what, version, expected)?;
+        let old_name = row.get_text("name")?;
+        let old_description = row.get_opt_text("description")?;
+        let old_theme = row.get_opt_text("theme_id")?;
+        let old_docs = row.get_opt_text("docs_source_id")?;
+        let old_status = row.get_text("status")?;
+        let new_theme = match args.theme.as_ref().map(Clearable::value) {
+            // Keeping the theme it has needs no check, even if that theme was archived since.
+            Some(Some(theme))
+                if row.get_opt_text("theme_key")?.as_deref() == Some(theme.as_str()) =>
+            {
+                old_theme.clone()
+            }
+            Some(Some(theme)) => Some(theme::active_id(tx, "theme", theme.as_str())?),
+            Some(None) => None,
+            None => old_theme.clone(),
+        };
+        let new_docs = match args.docs_source.as_ref().map(Clearable::value) {
+            Some(Some(docs)) => Some(docs_source_id(tx, key, docs)?),
+            Some(None) => None,
+            None => old_docs.clone(),
+        };
+        let new_name = args.name.as_ref().map_or(old_name.as_str(), Name::as_str);
+        let new_description = match &args.description {
+            Some(patch) => patch.value().map(Description::as_str),
+            None => old_description.as_deref(),
+        };
+        let new_status: &str = args.status.map_or(&old_status, |s| s.as_str());
+        if new_name == old_name
+            && new_description == old_description.as_deref()
+            && new_theme == old_theme
+            && new_docs == old_docs
+            && new_status == old_status
+        {
+            return Ok(project::json(&row)?);
+        }
+        let id = row.get_text("id")?;
+        guarded_update(
+            tx,
+            "UPDATE registry_project SET name = $1, description = $2, theme_id = $3, \
+             docs_source_id = $4, status = $5, version = version + 1, updated_at = $6 \
+             WHERE id = $7 AND version = $8",
+            &[
+                new_name.into(),
+                new_description.into(),
+                new_theme.into(),
+                new_docs.into(),
+                new_status.into(),
+                now().into(),
+                id.as_str().into(),
+                version.into(),
+            ],
+            "registry_project",
+            &id,
+            &what,
+            expected,
+        )?;
+        let row = project::by_key(tx, key)?.ok_or_else(|| project::missing("key", key))?;
+        Ok(project::json(&row)?)
+    })
+}

@@ -1,0 +1,158 @@
+//! `registry_snapshot_save`: store a code snapshot of a source at a commit.
+//!
+//! Invariants:
+//! - One snapshot per (source, commit). Saving over one needs `replace: true`; otherwise it
+//!   is a `conflict` that says whether the stored content is the same.
+//! - Each source keeps its [`KEEP_PER_SOURCE`] most recently saved snapshots; a save prunes
+//!   older ones in the same transaction, so the limit always holds.
+//! - "Latest" is the snapshot saved last (a replaced one counts as saved again), by the
+//!   source's save counter `seq`, never by wall-clock time.
+
+use coremcp_plugin_sdk::{self as sdk, codes, typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_store::plugin::{json_text, new_id, now, timestamp_out, TxError};
+use serde_json::{Map, Value};
+
+use crate::args::{Branch, SourceRef};
+use crate::common::{Record, SERVICE};
+use crate::snapshot as snap;
+use crate::{source, validate};
+
+/// Snapshots kept per source; older ones are pruned on save.
+pub const KEEP_PER_SOURCE: i64 = 20;
+
+pub const TOOL: Tool = Tool::new(
+    "registry_snapshot_save",
+    "Store a structural code snapshot of a source at a commit: pass the object \
+        code_snapshot returns (or CI's format-1 equivalent) as snapshot. One snapshot per \
+        source and commit: an existing one is a conflict unless replace is true, which \
+        overwrites it. Keeps the 20 most recently saved snapshots per source and prunes older \
+        ones. Returns the stored snapshot's id, stats and content hash.",
+    &typed(handler),
+)
+.hints(Hints::DESTRUCTIVE);
+
+#[derive(Debug, Args)]
+pub struct Save {
+    /// source ref PROJECT/name, e.g. CORE/core-mcp
+    #[arg(min_len = 1)]
+    source: SourceRef,
+    /// full 40-hex commit SHA the snapshot was taken at
+    #[arg(min_len = 40, max_len = 40)]
+    commit: String,
+    /// branch the commit was on
+    #[arg(min_len = 1, max_len = 255)]
+    branch: Option<Branch>,
+    /// code_snapshot output, format 1: {format_version?: 1, files: [{path, language, symbols:
+    /// [...]}], counts or stats, ...}
+    #[arg(required)]
+    snapshot: Map<String, Value>,
+    /// overwrite a stored snapshot of the same commit (default false: that is a conflict)
+    #[arg(default)]
+    replace: bool,
+}
+
+fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
+    let source_ref = args.source.as_str();
+    let commit = validate::commit_sha("commit", &args.commit)?;
+    let branch = args.branch.as_ref().map(Branch::as_str);
+    let checked = snap::check(&args.snapshot)?;
+    let replace = args.replace;
+    let created_by = sdk::config("client").filter(|c| !c.is_empty());
+    let stats_text = json_text(&checked.stats);
+    SERVICE.run(|tx| -> Result<Value, TxError> {
+        let source_id = source::find(tx, "source", source_ref)?.get_text("id")?;
+        let existing = tx.query_opt(
+            "SELECT id, content_hash, created_at FROM registry_snapshot \
+             WHERE source_id = $1 AND commit_sha = $2",
+            &[source_id.as_str().into(), commit.as_str().into()],
+        )?;
+        let seq = tx
+            .query_one(
+                "SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM registry_snapshot \
+                 WHERE source_id = $1",
+                &[source_id.as_str().into()],
+            )?
+            .get_i64("next")?;
+        let now = now();
+        let id = match &existing {
+            Some(row) if !replace => {
+                let same = row.get_text("content_hash")? == checked.content_hash;
+                return Err(ToolError::new(
+                    codes::CONFLICT,
+                    format!(
+                        "a snapshot of {source_ref} at {commit} is already stored (saved {}, \
+                         {} content); pass replace: true to overwrite it",
+                        timestamp_out(&row.get_text("created_at")?),
+                        if same { "the same" } else { "different" }
+                    ),
+                )
+                .into());
+            }
+            Some(row) => {
+                let id = row.get_text("id")?;
+                tx.execute(
+                    "UPDATE registry_snapshot SET branch = $1, format_version = $2, stats = $3, \
+                     content = $4, content_hash = $5, created_by = $6, created_at = $7, \
+                     seq = $8 WHERE id = $9",
+                    &[
+                        branch.into(),
+                        snap::FORMAT_VERSION.into(),
+                        stats_text.as_str().into(),
+                        checked.content.as_str().into(),
+                        checked.content_hash.as_str().into(),
+                        created_by.as_deref().into(),
+                        now.as_str().into(),
+                        seq.into(),
+                        id.as_str().into(),
+                    ],
+                )?;
+                id
+            }
+            None => {
+                let id = new_id();
+                tx.execute(
+                    "INSERT INTO registry_snapshot (id, source_id, commit_sha, branch, \
+                     format_version, stats, content, content_hash, created_by, created_at, seq) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                    &[
+                        id.as_str().into(),
+                        source_id.as_str().into(),
+                        commit.as_str().into(),
+                        branch.into(),
+                        snap::FORMAT_VERSION.into(),
+                        stats_text.as_str().into(),
+                        checked.content.as_str().into(),
+                        checked.content_hash.as_str().into(),
+                        created_by.as_deref().into(),
+                        now.as_str().into(),
+                        seq.into(),
+                    ],
+                )?;
+                id
+            }
+        };
+        let pruned = tx.execute(
+            &format!(
+                "DELETE FROM registry_snapshot WHERE source_id = $1 AND id NOT IN \
+                 (SELECT id FROM registry_snapshot WHERE source_id = $1 \
+                  ORDER BY seq DESC LIMIT {KEEP_PER_SOURCE})"
+            ),
+            &[source_id.as_str().into()],
+        )?;
+        Ok(Record::default()
+            .set("id", id)
+            .set("source", source_ref)
+            .set("commit", commit.as_str())
+            .opt("branch", branch)
+            .set("format_version", snap::FORMAT_VERSION)
+            .set("stats", checked.stats.clone())
+            .set("counts", checked.counts.clone())
+            .set("content_hash", checked.content_hash.as_str())
+            .set("content_chars", checked.content.chars().count())
+            .set("created_at", now)
+            .opt("created_by", created_by.clone())
+            .set("replaced", existing.is_some())
+            .set("pruned", pruned)
+            .done())
+    })
+}

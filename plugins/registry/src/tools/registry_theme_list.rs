@@ -1,0 +1,60 @@
+//! `registry_theme_list`: themes by key, filtered, keyset-paged.
+
+use coremcp_plugin_sdk::page::Paging;
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use serde_json::Value;
+
+use crate::args::{Shown, ThemeKey};
+use crate::common::{cursor, list_result, page, Query, SERVICE};
+use crate::theme;
+
+pub const TOOL: Tool = Tool::new(
+    "registry_theme_list",
+    "List themes, the top-level groupings of projects, by key. Default: active \
+        themes only. Paged: pass next_cursor back as cursor.",
+    &typed(handler),
+)
+.hints(Hints::READ);
+
+#[derive(Debug, Args)]
+pub struct List {
+    /// only the theme with exactly this key
+    key: Option<ThemeKey>,
+    /// which themes (default active)
+    #[arg(default = Shown::Active)]
+    status: Shown,
+    /// case-insensitive substring of the key or name
+    #[arg(min_len = 1, max_len = 200)]
+    query: Option<String>,
+    #[arg(flatten)]
+    page: Paging,
+}
+
+fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
+    let limit = args.page.limit;
+    let mut q = Query::default();
+    if let Some(key) = &args.key {
+        q.eq("key", key.as_str());
+    }
+    if let Some(status) = args.status.status() {
+        q.eq("status", status);
+    }
+    if let Some(text) = &args.query {
+        q.contains(&["key", "name"], text);
+    }
+    if let Some(after) = cursor(&args.page, "theme", 1)? {
+        q.gt("key", after[0].as_str());
+    }
+    let sql = format!(
+        "SELECT {} FROM registry_theme{} ORDER BY key LIMIT {}",
+        theme::FIELDS,
+        q.where_sql(),
+        limit + 1
+    );
+    SERVICE.run(|tx| {
+        let rows = tx.query(&sql, &q.params)?;
+        let (rows, next) = page(rows, limit, "theme", |r| Ok(vec![r.get_text("key")?]))?;
+        let items = rows.iter().map(theme::json).collect::<Result<_, _>>()?;
+        Ok(list_result(items, next))
+    })
+}
