@@ -32,7 +32,6 @@ pub mod args;
 pub mod budget;
 mod export;
 mod group;
-pub mod legacy;
 pub mod page;
 pub mod schema;
 pub mod testing;

@@ -80,3 +80,17 @@ pub fn call_with(
     let schema = tool.handler.schema();
     export::run(group, tool, &schema, &Ctx::new(&raw), &args.to_string())
 }
+
+/// The typed arguments `A` from `args` (a JSON object), checked as the host's call would check
+/// them (the schema, then the parse): for tests that drive a tool's logic without its handler.
+pub fn parse<A: crate::args::ToolArgs>(args: Value) -> Result<A, ToolError> {
+    let Value::Object(map) = args else {
+        return Err(ToolError::new(
+            crate::codes::INVALID_ARGUMENTS,
+            "the arguments must be a JSON object",
+        ));
+    };
+    crate::schema::validate_args(&A::schema(), &map)
+        .map_err(|e| ToolError::new(crate::codes::INVALID_ARGUMENTS, e))?;
+    A::parse(map).map_err(ToolError::from)
+}

@@ -20,15 +20,14 @@ mod repo;
 mod testing;
 mod tools;
 
-use coremcp_plugin_sdk::Group;
+use coremcp_plugin_sdk::{catalog, Group};
 
 /// The group table, in catalog order.
-pub static GROUP: Group = Group {
-    catalog: &coremcp_plugin_sdk::catalog::DOCS,
-    version: env!("CARGO_PKG_VERSION"),
-    tools: &[tools::docs_read::TOOL, tools::docs_write::TOOL],
-    init: None,
-};
+pub static GROUP: Group = Group::new(
+    &catalog::DOCS,
+    env!("CARGO_PKG_VERSION"),
+    &[tools::docs_read::TOOL, tools::docs_write::TOOL],
+);
 
 coremcp_plugin_sdk::export_plugin!(GROUP);
 

@@ -10,8 +10,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use crate::tools::Choice;
 use coremcp_plugin_kit::Roots;
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::ToolError;
 use coremcp_plugin_sdk::{self as sdk, codes};
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -175,9 +175,11 @@ impl Configured {
     }
 }
 
-/// The repository a call names (`repo`, `project`), from the host's configuration.
-pub fn from_args(args: &Args) -> Result<Repo, ToolError> {
-    Configured::from_host()?.select(args.opt_str("repo")?, args.opt_str("project")?)
+impl Choice {
+    /// The repository the call names, from the host's configuration.
+    pub fn open(&self) -> Result<Repo, ToolError> {
+        Configured::from_host()?.select(self.repo.as_deref(), self.project.as_deref())
+    }
 }
 
 /// Reads a JSON object of string → string into a list, in document order.

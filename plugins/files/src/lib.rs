@@ -12,20 +12,19 @@ mod testing;
 mod tools;
 mod walk;
 
-use coremcp_plugin_sdk::Group;
+use coremcp_plugin_sdk::{catalog, Group};
 
 /// The group table, in catalog order.
-pub static GROUP: Group = Group {
-    catalog: &coremcp_plugin_sdk::catalog::FILES,
-    version: env!("CARGO_PKG_VERSION"),
-    tools: &[
+pub static GROUP: Group = Group::new(
+    &catalog::FILES,
+    env!("CARGO_PKG_VERSION"),
+    &[
         tools::files_search::TOOL,
         tools::files_list::TOOL,
         tools::code_snapshot::TOOL,
         tools::sql_query::TOOL,
     ],
-    init: None,
-};
+);
 
 coremcp_plugin_sdk::export_plugin!(GROUP);
 

@@ -10,9 +10,7 @@
 //!   failing, and is cut to the result limit with `truncated` and `omitted`.
 //! - A single document with malformed front matter is an error naming the line.
 
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{Annotations, ToolError};
-use coremcp_plugin_sdk::{Ctx, Hints, Tool};
+use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 pub const TOOL: Tool = Tool::new(
@@ -20,27 +18,31 @@ pub const TOOL: Tool = Tool::new(
     "Read one Markdown document of a documentation repository (front matter as a \
         JSON object, plus the body), or list a docs folder: its .md documents with their front \
         matter, and its sub-folders. Repositories come from local configuration (--docs).",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "repo-relative .md file or folder (\".\" for the repository's top folder)"},
-            "repo": {"type": "string", "description": "configured docs-repo name (default: the first configured one)"},
-            "project": {"type": "string", "description": "project key whose docs_source to use (needs the Registry; not in this build yet)"},
-            "front_matter_only": {"type": "boolean", "description": "return the front matter without the body (default false)"},
-            "max_chars": {"type": "integer", "minimum": 100, "description": "cut the body at this many characters (default 20000; also kept under the result limit)"}
-        },
-        "required": ["path"],
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations::READ_ONLY))
+.hints(Hints::READ)
 .built(cfg!(feature = "docs-read"));
 
+/// The default cut of a body, in characters.
+pub const DEFAULT_MAX_CHARS: usize = 20_000;
+
+#[derive(Debug, Args)]
+#[cfg_attr(not(feature = "docs-read"), allow(dead_code))]
+pub struct Read {
+    /// repo-relative .md file or folder ("." for the repository's top folder)
+    path: String,
+    #[arg(flatten)]
+    repo: super::Choice,
+    /// return the front matter without the body (default false)
+    #[arg(default)]
+    front_matter_only: bool,
+    /// cut the body at this many characters (default 20000; also kept under the result limit)
+    #[arg(min = 100, default = DEFAULT_MAX_CHARS)]
+    max_chars: usize,
+}
+
 #[cfg(not(feature = "docs-read"))]
-fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
+fn handler(_: &Ctx<'_>, _: Read) -> Result<Value, ToolError> {
     // Never called: the SDK refuses a tool whose feature is off before running its handler.
     Err(ToolError::new(
         coremcp_plugin_sdk::codes::UNAVAILABLE,
@@ -49,16 +51,12 @@ fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
 }
 
 #[cfg(feature = "docs-read")]
-fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = crate::repo::from_args(&args)?;
+fn handler(ctx: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
+    let repo = args.repo.open()?;
     let params = imp::Params {
-        path: args.str("path")?.to_owned(),
-        front_matter_only: args.opt_bool("front_matter_only")?.unwrap_or(false),
-        max_chars: args
-            .opt_u64("max_chars")?
-            .map_or(imp::DEFAULT_MAX_CHARS, |n| {
-                usize::try_from(n).unwrap_or(usize::MAX)
-            }),
+        path: args.path,
+        front_matter_only: args.front_matter_only,
+        max_chars: args.max_chars,
     };
     imp::read(&repo, &params, &|| ctx.is_cancelled())
 }
@@ -76,10 +74,7 @@ pub(crate) mod imp {
     use crate::repo::Repo;
     use crate::tools::{io_error, is_markdown, read_text};
 
-    pub const DEFAULT_MAX_CHARS: usize = 20_000;
-    /// What a whole result may serialise to, in characters: the host cuts results over 20 000
-    /// characters and then drops their structured content.
-    pub const RESULT_BUDGET: usize = 19_500;
+    pub use coremcp_plugin_sdk::budget::RESULT_BUDGET;
 
     #[derive(Debug, Clone)]
     pub struct Params {
@@ -274,7 +269,7 @@ pub(crate) mod imp {
             Params {
                 path: path.to_owned(),
                 front_matter_only: false,
-                max_chars: DEFAULT_MAX_CHARS,
+                max_chars: super::super::DEFAULT_MAX_CHARS,
             }
         }
 

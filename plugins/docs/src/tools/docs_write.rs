@@ -15,10 +15,8 @@
 //! - Writes through this plugin are serialised, so `expected_revision` is checked and the new
 //!   revision written without another call of this process in between.
 
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{Annotations, ToolError};
-use coremcp_plugin_sdk::{Ctx, Hints, Tool};
-use serde_json::Value;
+use coremcp_plugin_sdk::{typed, ArgEnum, Args, Ctx, Hints, Tool, ToolError};
+use serde_json::{Map, Value};
 
 pub const TOOL: Tool = Tool::new(
     "docs_write",
@@ -26,35 +24,44 @@ pub const TOOL: Tool = Tool::new(
         matter is merged into the existing keys (others keep their place and text) and kept \
         current: updated, updated_by and revision (+1) are set by the tool, title defaults from \
         the first # heading. Atomic. It does not commit: use git_add/git_commit.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "repo-relative .md file; missing folders are created"},
-            "body": {"type": "string", "description": "Markdown without front matter"},
-            "repo": {"type": "string", "description": "configured docs-repo name (default: the first configured one)"},
-            "project": {"type": "string", "description": "project key whose docs_source to use (needs the Registry; not in this build yet)"},
-            "front_matter": {"type": "object", "description": "front-matter keys to set, merged into the existing ones (updated, updated_by and revision are set by the tool)"},
-            "remove_keys": {"type": "array", "items": {"type": "string"}, "description": "front-matter keys to drop"},
-            "mode": {"type": "string", "enum": ["create", "replace", "upsert"], "description": "create: the document must not exist; replace: it must exist; upsert: either (default)"},
-            "expected_revision": {"type": "integer", "minimum": 0, "description": "the front-matter revision you read (0: no document or no revision yet); a mismatch is a conflict"}
-        },
-        "required": ["path", "body"],
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations {
-        read_only_hint: Some(false),
-        destructive_hint: Some(true),
-        idempotent_hint: Some(false),
-        open_world_hint: Some(false),
-    }))
+.hints(Hints::DESTRUCTIVE)
 .built(cfg!(feature = "docs-write"));
 
+/// Whether the document may, or must, exist already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Mode {
+    Create,
+    Replace,
+    Upsert,
+}
+
+#[derive(Debug, Args)]
+#[cfg_attr(not(feature = "docs-write"), allow(dead_code))]
+pub struct Write {
+    /// repo-relative .md file; missing folders are created
+    path: String,
+    /// Markdown without front matter
+    body: String,
+    #[arg(flatten)]
+    repo: super::Choice,
+    /// front-matter keys to set, merged into the existing ones (updated, updated_by and
+    /// revision are set by the tool)
+    front_matter: Option<Map<String, Value>>,
+    /// front-matter keys to drop
+    remove_keys: Vec<String>,
+    /// create: the document must not exist; replace: it must exist; upsert: either (default)
+    #[arg(default = Mode::Upsert)]
+    mode: Mode,
+    /// the front-matter revision you read (0: no document or no revision yet); a mismatch is a
+    /// conflict
+    #[arg(min = 0)]
+    expected_revision: Option<u64>,
+}
+
 #[cfg(not(feature = "docs-write"))]
-fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
+fn handler(_: &Ctx<'_>, _: Write) -> Result<Value, ToolError> {
     // Never called: the SDK refuses a tool whose feature is off before running its handler.
     Err(ToolError::new(
         coremcp_plugin_sdk::codes::UNAVAILABLE,
@@ -63,9 +70,16 @@ fn handler(_: &Ctx<'_>, _: Args) -> Result<Value, ToolError> {
 }
 
 #[cfg(feature = "docs-write")]
-fn handler(_: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = crate::repo::from_args(&args)?;
-    let request = imp::Request::from_args(&args)?;
+fn handler(_: &Ctx<'_>, args: Write) -> Result<Value, ToolError> {
+    let repo = args.repo.open()?;
+    let request = imp::Request {
+        path: args.path,
+        body: args.body,
+        front_matter: args.front_matter.unwrap_or_default(),
+        remove_keys: args.remove_keys,
+        mode: args.mode,
+        expected_revision: args.expected_revision,
+    };
     let client = coremcp_plugin_sdk::config(imp::CLIENT_KEY)
         .map(|c| c.trim().to_owned())
         .filter(|c| !c.is_empty())
@@ -81,7 +95,6 @@ pub(crate) mod imp {
     use std::sync::{Mutex, PoisonError};
 
     use coremcp_plugin_sdk::codes;
-    use coremcp_plugin_sdk::legacy::Args;
     use coremcp_plugin_sdk::ToolError;
     use serde_json::{json, Map, Value};
     use serde_norway::Value as Yaml;
@@ -100,12 +113,7 @@ pub(crate) mod imp {
     /// One write at a time in this process: check and replace must not interleave.
     static WRITES: Mutex<()> = Mutex::new(());
 
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Mode {
-        Create,
-        Replace,
-        Upsert,
-    }
+    pub use super::Mode;
 
     #[derive(Debug, Clone)]
     pub struct Request {
@@ -115,46 +123,6 @@ pub(crate) mod imp {
         pub remove_keys: Vec<String>,
         pub mode: Mode,
         pub expected_revision: Option<u64>,
-    }
-
-    impl Request {
-        pub fn from_args(args: &Args) -> Result<Self, ToolError> {
-            let mode = match args.opt_str("mode")?.unwrap_or("upsert") {
-                "create" => Mode::Create,
-                "replace" => Mode::Replace,
-                "upsert" => Mode::Upsert,
-                other => {
-                    return Err(ToolError::new(
-                        codes::INVALID_ARGUMENTS,
-                        format!(
-                            "argument \"mode\" must be create, replace or upsert, not \"{other}\""
-                        ),
-                    ))
-                }
-            };
-            let front_matter = match args.0.get("front_matter") {
-                None | Some(Value::Null) => Map::new(),
-                Some(Value::Object(map)) => map.clone(),
-                Some(_) => {
-                    return Err(ToolError::new(
-                        codes::INVALID_ARGUMENTS,
-                        "argument \"front_matter\" must be an object",
-                    ))
-                }
-            };
-            Ok(Self {
-                path: args.str("path")?.to_owned(),
-                body: args.str("body")?.to_owned(),
-                front_matter,
-                remove_keys: args
-                    .str_list("remove_keys")?
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect(),
-                mode,
-                expected_revision: args.opt_u64("expected_revision")?,
-            })
-        }
     }
 
     /// Writes the document `request` describes; `client` and `now` fill `updated_by` and

@@ -43,3 +43,16 @@ mod shared {
         ToolError::new(code, format!("{shown}: {err}"))
     }
 }
+
+/// The arguments that choose a repository, shared by the docs tools (`#[arg(flatten)]`).
+#[derive(Debug, Clone, coremcp_plugin_sdk::Args)]
+#[cfg_attr(
+    not(any(feature = "docs-read", feature = "docs-write")),
+    allow(dead_code)
+)]
+pub struct Choice {
+    /// configured docs-repo name (default: the first configured one)
+    pub repo: Option<String>,
+    /// project key whose docs_source to use (needs the Registry; not in this build yet)
+    pub project: Option<String>,
+}

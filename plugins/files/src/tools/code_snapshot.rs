@@ -19,9 +19,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use coremcp_plugin_kit::Roots;
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
-use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::args::{ArgError, ArgType};
+use coremcp_plugin_sdk::{codes, typed, Args, Ctx, Hints, Tool, ToolError};
 use ignore::WalkState;
 use serde::Serialize;
 use serde_json::Value;
@@ -43,27 +42,11 @@ pub const TOOL: Tool = Tool::new(
         read with tree-sitter for Rust, Python, TypeScript/TSX, JavaScript and Go; other files \
         are listed by path. .gitignore-aware; files sorted by path, symbols by position. \
         save_to (store in the Registry) is not available in this build yet.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "folder (or file) to snapshot, relative to the first root or absolute inside the roots (default: the first root)"},
-            "include": {"type": "array", "items": {"type": "string"}, "description": "only files matching one of these globs (gitignore style: *.rs, src/**)"},
-            "exclude": {"type": "array", "items": {"type": "string"}, "description": "skip files and folders matching one of these globs"},
-            "languages": {"type": "array", "items": {"type": "string", "enum": ["rust", "python", "typescript", "javascript", "go"]}, "description": "only files of these languages (default: every file, other files without symbols)"},
-            "detail": {"type": "string", "enum": ["outline", "signatures", "full"], "description": "outline: kinds, names, lines; signatures: plus declaration headers; full: plus doc comments (default signatures)"},
-            "max_files": {"type": "integer", "minimum": 1, "maximum": 20000, "description": "files in the snapshot at most, first by path (default 1000)"},
-            "save_to": {"type": "string", "description": "Registry source ref to store the snapshot under (needs the Registry group; not in this build yet)"}
-        },
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations::READ_ONLY));
+.hints(Hints::READ);
 
-fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let params = Params::from_args(&args)?;
+fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     if params.save_to.is_some() {
         return Err(ToolError::new(
             codes::UNAVAILABLE,
@@ -77,59 +60,51 @@ fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
         .map_err(|e| ToolError::new(codes::INTERNAL, format!("code_snapshot result: {e}")))
 }
 
-/// The arguments, with defaults applied.
-#[derive(Debug, Clone)]
+/// The arguments.
+#[derive(Debug, Clone, Args)]
 pub struct Params {
+    /// folder (or file) to snapshot, relative to the first root or absolute inside the roots
+    /// (default: the first root)
     pub path: Option<String>,
+    /// only files matching one of these globs (gitignore style: *.rs, src/**)
     pub include: Vec<String>,
+    /// skip files and folders matching one of these globs
     pub exclude: Vec<String>,
-    /// Language names; empty means every file.
-    pub languages: Vec<String>,
+    /// only files of these languages (default: every file, other files without symbols)
+    pub languages: Vec<LanguageName>,
+    /// outline: kinds, names, lines; signatures: plus declaration headers; full: plus doc
+    /// comments (default signatures)
+    #[arg(default = Detail::Signatures)]
     pub detail: Detail,
+    /// files in the snapshot at most, first by path (default 1000)
+    #[arg(min = 1, max = 20000, default = DEFAULT_MAX_FILES)]
     pub max_files: usize,
+    /// Registry source ref to store the snapshot under (needs the Registry group; not in this
+    /// build yet)
     pub save_to: Option<String>,
 }
 
-impl Params {
-    pub fn from_args(args: &Args) -> Result<Self, ToolError> {
-        let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
-        let languages = owned(args.str_list("languages")?);
-        if let Some(bad) = languages
-            .iter()
-            .find(|l| !Language::NAMES.contains(&l.as_str()))
-        {
-            return Err(ToolError::new(
-                codes::INVALID_ARGUMENTS,
-                format!(
-                    "argument \"languages\": unknown language {bad:?} (expected one of: {})",
-                    Language::NAMES.join(", ")
-                ),
-            ));
+/// A language `code_snapshot` reads, by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LanguageName(pub String);
+
+impl ArgType for LanguageName {
+    fn schema() -> Value {
+        serde_json::json!({"type": "string", "enum": Language::NAMES})
+    }
+
+    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
+        let name = String::from_value(value, at)?;
+        if Language::NAMES.contains(&name.as_str()) {
+            return Ok(Self(name));
         }
-        let detail = match args.opt_str("detail")?.unwrap_or("signatures") {
-            "outline" => Detail::Outline,
-            "signatures" => Detail::Signatures,
-            "full" => Detail::Full,
-            other => {
-                return Err(ToolError::new(
-                    codes::INVALID_ARGUMENTS,
-                    format!(
-                        "argument \"detail\": {other:?} is not one of outline, signatures, full"
-                    ),
-                ))
-            }
-        };
-        Ok(Self {
-            path: args.opt_str("path")?.map(str::to_owned),
-            include: owned(args.str_list("include")?),
-            exclude: owned(args.str_list("exclude")?),
-            languages,
-            detail,
-            max_files: args
-                .opt_u64("max_files")?
-                .map_or(DEFAULT_MAX_FILES, |n| n.max(1) as usize),
-            save_to: args.opt_str("save_to")?.map(str::to_owned),
-        })
+        Err(ArgError::new(
+            at,
+            format!(
+                "unknown language {name:?} (expected one of: {})",
+                Language::NAMES.join(", ")
+            ),
+        ))
     }
 }
 
@@ -185,7 +160,7 @@ pub fn snapshot(
     let exclude = Arc::new(Globs::new("exclude", &params.exclude)?);
     let wanted = |language: Option<Language>| {
         params.languages.is_empty()
-            || language.is_some_and(|l| params.languages.iter().any(|n| n == l.name()))
+            || language.is_some_and(|l| params.languages.iter().any(|n| n.0 == l.name()))
     };
 
     // 1. Which files: a parallel walk, then sorted, so the cut at max_files is stable.
@@ -332,7 +307,7 @@ mod tests {
     use serde_json::json;
 
     fn params(args: Value) -> Result<Params, ToolError> {
-        Params::from_args(&Args(args.as_object().cloned().expect("object arguments")))
+        coremcp_plugin_sdk::testing::parse(args)
     }
 
     fn run(tree: &Tree, args: Value) -> Result<Snapshot, ToolError> {
@@ -533,12 +508,7 @@ mod tests {
             deadline_unix_ms: u64::MAX,
             cancelled: &cancelled,
         };
-        let args = Args(
-            json!({"save_to": "CORE/core-mcp"})
-                .as_object()
-                .cloned()
-                .expect("object"),
-        );
+        let args = params(json!({"save_to": "CORE/core-mcp"})).expect("params");
         let err = handler(&Ctx::new(&raw), args).expect_err("unavailable");
         assert_eq!(err.code.as_str(), codes::UNAVAILABLE);
         assert!(err.message.contains("Registry"), "{err}");

@@ -14,9 +14,7 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use coremcp_plugin_kit::Roots;
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
-use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{codes, typed, Args, Ctx, Hints, Tool, ToolError};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -33,59 +31,35 @@ pub const TOOL: Tool = Tool::new(
     "List a directory, or a tree to depth, with type (file, dir, symlink), size and \
         mtime (RFC 3339 UTC). .gitignore-aware; hidden entries only with include_hidden; \
         symlinks are listed, never followed. Sorted by path, relative to the listed folder.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "folder (or file) to list, relative to the first root or absolute inside the roots (default: the first root)"},
-            "depth": {"type": "integer", "minimum": 1, "maximum": 6, "description": "levels to descend; 1 lists the folder's own entries (default 1)"},
-            "include": {"type": "array", "items": {"type": "string"}, "description": "only entries matching one of these globs (gitignore style: *.rs, src/**), plus the folders holding them"},
-            "include_hidden": {"type": "boolean", "description": "list hidden entries too (default false)"},
-            "max_entries": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "entries returned at most (default 500)"}
-        },
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations::READ_ONLY));
+.hints(Hints::READ);
 
-fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let params = Params::from_args(&args)?;
+fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     let roots = Roots::from_host()?;
     let listing = list(&roots, &params, ctx.raw().cancelled)?;
     serde_json::to_value(listing)
         .map_err(|e| ToolError::new(codes::INTERNAL, format!("files_list result: {e}")))
 }
 
-/// The arguments, with defaults applied.
-#[derive(Debug, Clone)]
+/// The arguments.
+#[derive(Debug, Clone, Args)]
 pub struct Params {
+    /// folder (or file) to list, relative to the first root or absolute inside the roots
+    /// (default: the first root)
     pub path: Option<String>,
+    /// levels to descend; 1 lists the folder's own entries (default 1)
+    #[arg(min = 1, max = MAX_DEPTH, default = DEFAULT_DEPTH)]
     pub depth: usize,
+    /// only entries matching one of these globs (gitignore style: *.rs, src/**), plus the
+    /// folders holding them
     pub include: Vec<String>,
+    /// list hidden entries too (default false)
+    #[arg(default)]
     pub include_hidden: bool,
+    /// entries returned at most (default 500)
+    #[arg(min = 1, max = 10000, default = DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
-}
-
-impl Params {
-    pub fn from_args(args: &Args) -> Result<Self, ToolError> {
-        Ok(Self {
-            path: args.opt_str("path")?.map(str::to_owned),
-            depth: args
-                .opt_u64("depth")?
-                .map_or(DEFAULT_DEPTH, |d| (d as usize).clamp(1, MAX_DEPTH)),
-            include: args
-                .str_list("include")?
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
-            include_hidden: args.opt_bool("include_hidden")?.unwrap_or(false),
-            max_entries: args
-                .opt_u64("max_entries")?
-                .map_or(DEFAULT_MAX_ENTRIES, |n| n.max(1) as usize),
-        })
-    }
 }
 
 #[derive(Debug, Serialize)]
@@ -231,10 +205,9 @@ mod tests {
     use serde_json::json;
 
     fn run(tree: &Tree, args: Value) -> Result<Listing, ToolError> {
-        let args = Args(args.as_object().cloned().expect("object arguments"));
         list(
             &tree.roots(),
-            &Params::from_args(&args)?,
+            &coremcp_plugin_sdk::testing::parse::<Params>(args)?,
             &AtomicBool::new(false),
         )
     }

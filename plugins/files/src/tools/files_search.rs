@@ -20,9 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use coremcp_plugin_kit::Roots;
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{codes, Ctx, Hints, Tool};
-use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::{codes, typed, Args, Ctx, Hints, Tool, ToolError};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
@@ -50,67 +48,43 @@ pub const TOOL: Tool = Tool::new(
         uppercase letter). Binary files, hidden entries (unless include_hidden) and ignored \
         files are skipped. Matches come sorted by path and line, paths relative to the searched \
         folder.",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "regular expression (Rust regex syntax), or literal text with literal: true"},
-            "path": {"type": "string", "description": "folder or file to search, relative to the first root or absolute inside the roots (default: the first root)"},
-            "literal": {"type": "boolean", "description": "treat pattern as literal text (default false)"},
-            "case_sensitive": {"type": "boolean", "description": "true: match case exactly; false: ignore case (default: smart case)"},
-            "include": {"type": "array", "items": {"type": "string"}, "description": "only files matching one of these globs (gitignore style: *.rs, src/**/*.ts)"},
-            "exclude": {"type": "array", "items": {"type": "string"}, "description": "skip files and folders matching one of these globs"},
-            "context_lines": {"type": "integer", "minimum": 0, "maximum": 5, "description": "lines of context before and after each match (default 0)"},
-            "max_results": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "matches returned at most (default 200)"},
-            "include_hidden": {"type": "boolean", "description": "search hidden files and folders too (default false)"}
-        },
-        "required": ["pattern"],
-        "additionalProperties": false
-    }"#,
-        handler,
-    ),
+    &typed(handler),
 )
-.hints(Hints::of(Annotations::READ_ONLY));
+.hints(Hints::READ);
 
-fn handler(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let params = Params::from_args(&args)?;
+fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     let roots = Roots::from_host()?;
     let found = search(&roots, &params, ctx.raw().cancelled)?;
     serde_json::to_value(found)
         .map_err(|e| ToolError::new(codes::INTERNAL, format!("files_search result: {e}")))
 }
 
-/// The arguments, with defaults applied.
-#[derive(Debug, Clone)]
+/// The arguments.
+#[derive(Debug, Clone, Args)]
 pub struct Params {
+    /// regular expression (Rust regex syntax), or literal text with literal: true
     pub pattern: String,
+    /// folder or file to search, relative to the first root or absolute inside the roots
+    /// (default: the first root)
     pub path: Option<String>,
+    /// treat pattern as literal text (default false)
+    #[arg(default)]
     pub literal: bool,
+    /// true: match case exactly; false: ignore case (default: smart case)
     pub case_sensitive: Option<bool>,
+    /// only files matching one of these globs (gitignore style: *.rs, src/**/*.ts)
     pub include: Vec<String>,
+    /// skip files and folders matching one of these globs
     pub exclude: Vec<String>,
+    /// lines of context before and after each match (default 0)
+    #[arg(min = 0, max = 5, default = 0)]
     pub context_lines: usize,
+    /// matches returned at most (default 200)
+    #[arg(min = 1, max = 2000, default = DEFAULT_MAX_RESULTS)]
     pub max_results: usize,
+    /// search hidden files and folders too (default false)
+    #[arg(default)]
     pub include_hidden: bool,
-}
-
-impl Params {
-    pub fn from_args(args: &Args) -> Result<Self, ToolError> {
-        let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect();
-        Ok(Self {
-            pattern: args.str("pattern")?.to_owned(),
-            path: args.opt_str("path")?.map(str::to_owned),
-            literal: args.opt_bool("literal")?.unwrap_or(false),
-            case_sensitive: args.opt_bool("case_sensitive")?,
-            include: owned(args.str_list("include")?),
-            exclude: owned(args.str_list("exclude")?),
-            context_lines: args.opt_u64("context_lines")?.unwrap_or(0).min(5) as usize,
-            max_results: args
-                .opt_u64("max_results")?
-                .map_or(DEFAULT_MAX_RESULTS, |n| n.clamp(1, 2000) as usize),
-            include_hidden: args.opt_bool("include_hidden")?.unwrap_or(false),
-        })
-    }
 }
 
 /// What a search found.
@@ -475,10 +449,9 @@ mod tests {
     use serde_json::json;
 
     fn run(tree: &Tree, args: Value) -> Result<Found, ToolError> {
-        let args = Args(args.as_object().cloned().expect("object arguments"));
         search(
             &tree.roots(),
-            &Params::from_args(&args)?,
+            &coremcp_plugin_sdk::testing::parse::<Params>(args)?,
             &AtomicBool::new(false),
         )
     }
@@ -707,13 +680,8 @@ mod tests {
     #[test]
     fn a_cancelled_call_stops() {
         let tree = sample();
-        let args = Args(
-            json!({"pattern": "needle"})
-                .as_object()
-                .cloned()
-                .expect("object"),
-        );
-        let params = Params::from_args(&args).expect("params");
+        let params = coremcp_plugin_sdk::testing::parse::<Params>(json!({"pattern": "needle"}))
+            .expect("params");
         let err = search(&tree.roots(), &params, &AtomicBool::new(true)).expect_err("cancelled");
         assert_eq!(err.code.as_str(), codes::CANCELLED);
     }

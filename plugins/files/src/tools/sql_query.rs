@@ -22,9 +22,8 @@ use std::error::Error as StdError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use coremcp_plugin_sdk::legacy::{Args, Untyped};
-use coremcp_plugin_sdk::{self as sdk, codes, Ctx, Hints, Tool};
-use coremcp_plugin_sdk::{Annotations, ToolError};
+use coremcp_plugin_sdk::args::{ArgError, ArgType};
+use coremcp_plugin_sdk::{self as sdk, codes, typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::pg_wire::{
     date, describe_db_error, error_chain, fixed, hex, time_of_day, timestamp, uuid, TextParam,
 };
@@ -37,7 +36,7 @@ use serde_json::{json, Map, Value};
 const CONNECTIONS_KEY: &str = "sql.connections";
 /// The host configuration key: a JSON array of the connections allowed a privileged role.
 const ALLOWED_KEY: &str = "sql.allow_privileged";
-const DEFAULT_MAX_ROWS: u64 = 200;
+const DEFAULT_MAX_ROWS: usize = 200;
 const DEFAULT_TIMEOUT_S: u64 = 30;
 /// How long connecting may take, at most.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -47,37 +46,56 @@ pub const TOOL: Tool = Tool::new(
     "Run SQL against PostgreSQL, in a read-only transaction by default. Rows come back \
         as JSON with column names and types. Connections are named in local configuration \
         (credentials are never passed as arguments).",
-    &Untyped::new(
-        r#"{
-        "type": "object",
-        "properties": {
-            "sql": {"type": "string", "description": "one SQL statement; $1..$n for params"},
-            "params": {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]},
-                       "description": "values for $1..$n"},
-            "database": {"type": "string", "description": "connection name from local configuration (default: default)"},
-            "read_only": {"type": "boolean", "description": "run in a READ ONLY transaction (default true)"},
-            "max_rows": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "rows returned at most (default 200)"},
-            "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600, "description": "statement timeout in seconds (default 30)"}
-        },
-        "required": ["sql"],
-        "additionalProperties": false
-    }"#,
-        sql_query,
-    ),
+    &typed(sql_query),
 )
-.hints(Hints::of(Annotations::OPEN_WORLD_DESTRUCTIVE));
+.hints(Hints::DESTRUCTIVE);
 
-fn sql_query(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let sql = args.str("sql")?;
-    let name = args.opt_str("database")?.unwrap_or("default");
-    let read_only = args.opt_bool("read_only")?.unwrap_or(true);
-    let max_rows = args.opt_u64("max_rows")?.unwrap_or(DEFAULT_MAX_ROWS) as usize;
-    let asked = Duration::from_secs(args.opt_u64("timeout_s")?.unwrap_or(DEFAULT_TIMEOUT_S));
+#[derive(Debug, Args)]
+pub struct Query {
+    /// one SQL statement; $1..$n for params
+    sql: String,
+    /// values for $1..$n
+    params: Vec<SqlValue>,
+    /// connection name from local configuration (default: default)
+    database: Option<String>,
+    /// run in a READ ONLY transaction (default true)
+    #[arg(default = true)]
+    read_only: bool,
+    /// rows returned at most (default 200)
+    #[arg(min = 1, max = 5000, default = DEFAULT_MAX_ROWS)]
+    max_rows: usize,
+    /// statement timeout in seconds (default 30)
+    #[arg(min = 1, max = 600, default = DEFAULT_TIMEOUT_S)]
+    timeout_s: u64,
+}
+
+/// One `$n` value: a string, number, boolean or `null` (SQL NULL).
+#[derive(Debug, Clone)]
+pub struct SqlValue(Value);
+
+impl ArgType for SqlValue {
+    fn schema() -> Value {
+        json!({"type": ["string", "number", "boolean", "null"]})
+    }
+
+    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
+        match value {
+            Value::Array(_) | Value::Object(_) => Err(ArgError::new(
+                at,
+                format!("expected a string, number, boolean or null, got {value}"),
+            )),
+            scalar => Ok(Self(scalar)),
+        }
+    }
+}
+
+fn sql_query(ctx: &Ctx<'_>, args: Query) -> Result<Value, ToolError> {
+    let sql = args.sql.as_str();
+    let name = args.database.as_deref().unwrap_or("default");
+    let (read_only, max_rows) = (args.read_only, args.max_rows);
+    let asked = Duration::from_secs(args.timeout_s);
     let timeout = asked.min(ctx.remaining()).max(Duration::from_millis(1));
-    let params: Vec<TextParam> = match args.0.get("params") {
-        Some(Value::Array(values)) => values.iter().map(text_param).collect(),
-        _ => Vec::new(),
-    };
+    let params: Vec<TextParam> = args.params.iter().map(|p| text_param(&p.0)).collect();
     let url = connection_url(name)?;
     let started = Instant::now();
     let mut client = connect(name, &url, timeout.min(CONNECT_TIMEOUT))?;

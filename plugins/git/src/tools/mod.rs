@@ -1,37 +1,36 @@
-//! One module per tool; each exposes `run`, the handler the group table names.
+//! One module per tool, each exporting its table entry as `TOOL`, and what they share: the
+//! `repo_path` argument ([`RepoPath`]) and opening the repository it names.
 //!
 //! Invariants: every handler opens its repository through [`open`] (roots from the host), so
 //! no tool touches a path before it is confined; results are JSON objects with a `repo` field
 //! (the work tree's top level) and no `null`s.
 
-pub mod add;
-pub mod branch_list;
-pub mod commit;
-pub mod diff;
-pub mod log;
-pub mod push;
-pub mod show;
-pub mod status;
+pub mod git_add;
+pub mod git_branch_list;
+pub mod git_commit;
+pub mod git_diff;
+pub mod git_log;
+pub mod git_push;
+pub mod git_show;
+pub mod git_status;
 
 use coremcp_plugin_kit::Roots;
-use coremcp_plugin_sdk::legacy::Args;
-use coremcp_plugin_sdk::Ctx;
-use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{Args, Ctx, ToolError};
 use serde_json::Value;
 
 use crate::repo::Repo;
-use crate::text;
 
-/// Opens the repository named by the `repo_path` argument inside the host's roots.
-pub fn open<'c>(ctx: &'c Ctx<'c>, args: &Args) -> Result<Repo<'c>, ToolError> {
-    Repo::open(ctx, Roots::from_host()?, args.opt_str("repo_path")?)
+/// The `repo_path` argument every tool takes (`#[arg(flatten)]`).
+#[derive(Debug, Clone, Args)]
+pub struct RepoPath {
+    /// the repository (a work tree, or a folder inside one) inside the roots; default: the
+    /// first root
+    pub repo_path: Option<String>,
 }
 
-/// The `max_chars` argument (the schema bounds it).
-pub fn max_chars(args: &Args) -> Result<usize, ToolError> {
-    Ok(args
-        .opt_u64("max_chars")?
-        .map_or(text::DEFAULT_MAX_CHARS, |n| n as usize))
+/// Opens the repository `at` names inside the host's roots.
+pub fn open<'c>(ctx: &'c Ctx<'c>, at: &RepoPath) -> Result<Repo<'c>, ToolError> {
+    Repo::open(ctx, Roots::from_host()?, at.repo_path.as_deref())
 }
 
 /// A JSON value of one of our serialisable structs.

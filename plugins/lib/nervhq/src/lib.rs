@@ -17,7 +17,6 @@ pub mod grammar;
 pub mod query;
 pub mod result;
 
-use coremcp_plugin_sdk::Annotations;
 use coremcp_store::plugin::Service;
 use coremcp_store::Migration;
 
@@ -96,30 +95,6 @@ pub static MIGRATIONS: &[Migration] = &[
 
 /// The `nervhq` service: opened on the first call that needs it.
 pub static SERVICE: Service = Service::new("nervhq", MIGRATIONS);
-
-/// A write that changes nothing more when repeated (`yes·idem`).
-pub const IDEMPOTENT_WRITE: Annotations = Annotations {
-    read_only_hint: Some(false),
-    destructive_hint: Some(false),
-    idempotent_hint: Some(true),
-    open_world_hint: Some(false),
-};
-
-/// A write that may remove or overwrite data, harmless to repeat (`yes·destr (idem)`).
-pub const DESTRUCTIVE_IDEMPOTENT: Annotations = Annotations {
-    read_only_hint: Some(false),
-    destructive_hint: Some(true),
-    idempotent_hint: Some(true),
-    open_world_hint: Some(false),
-};
-
-/// A write that removes data (`yes·destr`).
-pub const DESTRUCTIVE: Annotations = Annotations {
-    read_only_hint: Some(false),
-    destructive_hint: Some(true),
-    idempotent_hint: Some(false),
-    open_world_hint: Some(false),
-};
 
 #[cfg(test)]
 mod tests {

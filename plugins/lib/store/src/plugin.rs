@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::legacy::Args;
 pub use coremcp_plugin_sdk::page::{decode_cursor, encode_cursor};
 pub use coremcp_plugin_sdk::time::{now, now_ms, parse_timestamp, timestamp, timestamp_out};
 use coremcp_plugin_sdk::{self as sdk, codes, ToolError};
@@ -183,19 +182,6 @@ pub fn new_id() -> String {
         .rev()
         .map(|i| ALPHABET[((value >> (i * 5)) & 31) as usize] as char)
         .collect()
-}
-
-/// The `limit` argument of a tool not yet on typed arguments (`page::Paging` replaces it):
-/// default 50, at most 200 (the schema says so too).
-pub fn limit(args: &Args) -> Result<usize, ToolError> {
-    let limit = args.opt_u64("limit")?.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(invalid(
-            "limit",
-            format!("{limit} is not between 1 and 200"),
-        ));
-    }
-    Ok(limit as usize)
 }
 
 /// A JSON value as text for a `JSONB` column.

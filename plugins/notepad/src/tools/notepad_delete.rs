@@ -14,7 +14,7 @@ pub const TOOL: Tool = Tool::new(
         already expired).",
     &typed(handler),
 )
-.hints(Hints::of(coremcp_nervhq::DESTRUCTIVE_IDEMPOTENT));
+.hints(Hints::DESTRUCTIVE_IDEMPOTENT);
 
 fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
     let (scope, key) = scope_and_key(&note.scope, &note.key)?;

@@ -83,7 +83,7 @@ impl Language {
 }
 
 /// How much each symbol carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, coremcp_plugin_sdk::ArgEnum)]
 pub enum Detail {
     /// Kind, name, parent and lines.
     Outline,

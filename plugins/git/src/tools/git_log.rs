@@ -5,9 +5,9 @@
 //! on; filters reach git as single `--opt=value` arguments and `rev` can never be read as an
 //! option; a branch with no commits yet gives an empty list.
 
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::Ctx;
 use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode};
@@ -18,27 +18,50 @@ use crate::text::{self, fit_array, RESULT_BUDGET};
 /// A body longer than this is cut (git_show gives the whole message).
 const MAX_BODY_CHARS: usize = 2000;
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
-    let max_count = args.opt_u64("max_count")?.unwrap_or(20);
-    let rev = args.opt_str("rev")?;
+pub const TOOL: Tool = Tool::new("git_log", "Commit history.", &typed(run)).hints(Hints::READ);
+
+#[derive(Debug, Args)]
+pub struct Log {
+    #[arg(flatten)]
+    at: super::RepoPath,
+    /// at most this many commits (default 20)
+    #[arg(min = 1, max = 200, default = 20)]
+    max_count: u64,
+    /// a revision or range to list (default HEAD)
+    rev: Option<String>,
+    /// only commits touching this path (relative to repo_path)
+    path: Option<String>,
+    /// only commits after this date (git date syntax, e.g. 2024-05-01 or "2 weeks ago")
+    since: Option<String>,
+    /// only commits before this date
+    until: Option<String>,
+    /// only commits whose author matches this pattern
+    author: Option<String>,
+    /// only commits whose message matches this pattern
+    grep: Option<String>,
+}
+fn run(ctx: &Ctx<'_>, args: Log) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
+    let max_count = args.max_count;
+    let rev = args.rev.as_deref();
     if let Some(rev) = rev {
         not_an_option("rev", rev)?;
     }
     let path = args
-        .opt_str("path")?
+        .path
+        .as_deref()
         .map(|p| repo.pathspec("path", p))
         .transpose()?;
     let mut argv = owned(&["log", "--no-color", "--no-show-signature", log::FORMAT]);
     // One more than asked, to know whether there is more.
     argv.push(format!("--max-count={}", max_count + 1));
-    for (name, flag) in [
-        ("since", "--since"),
-        ("until", "--until"),
-        ("author", "--author"),
-        ("grep", "--grep"),
+    for (value, flag) in [
+        (&args.since, "--since"),
+        (&args.until, "--until"),
+        (&args.author, "--author"),
+        (&args.grep, "--grep"),
     ] {
-        if let Some(value) = args.opt_str(name)? {
+        if let Some(value) = value {
             argv.push(format!("{flag}={value}"));
         }
     }

@@ -6,9 +6,9 @@
 //! a path that neither exists nor is tracked is `not_found`. The answer lists what is staged
 //! afterwards.
 
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::ToolError;
 use coremcp_plugin_sdk::{codes, Ctx};
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::git::Mode;
@@ -16,9 +16,24 @@ use crate::parse::status;
 use crate::repo::{owned, Repo};
 use crate::text::{fit_array, RESULT_BUDGET};
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
-    let given = args.str_list("paths")?;
+pub const TOOL: Tool = Tool::new(
+    "git_add",
+    "Stage paths ([\".\"] for all changes).",
+    &typed(run),
+)
+.hints(Hints::IDEMPOTENT);
+
+#[derive(Debug, Args)]
+pub struct Add {
+    #[arg(flatten)]
+    at: super::RepoPath,
+    /// files or folders to stage, relative to repo_path; deleted files stage their deletion
+    #[arg(required)]
+    paths: Vec<String>,
+}
+fn run(ctx: &Ctx<'_>, args: Add) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
+    let given = &args.paths;
     if given.is_empty() {
         return Err(ToolError::new(
             codes::INVALID_ARGUMENTS,
@@ -32,7 +47,7 @@ pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     // git refuses a missing path it does not track, even when its deletion is already
     // staged: leave those out so that staging again is not an error.
     let mut to_add = Vec::new();
-    for (rel, given) in paths.iter().zip(&given) {
+    for (rel, given) in paths.iter().zip(given) {
         if repo.top().join(rel).symlink_metadata().is_ok() || tracked(&repo, rel)? {
             to_add.push(rel.clone());
         } else if !staged_deletion(&repo, rel)? {

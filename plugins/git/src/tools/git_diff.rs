@@ -5,9 +5,9 @@
 //! as an option; the patch text is cut at `max_chars` with a marker, and the whole result fits
 //! the host's limit.
 
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::Ctx;
 use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::git::not_an_option;
@@ -17,21 +17,48 @@ use crate::text;
 /// How a cut diff says to get the rest.
 pub const HINT: &str = "pass paths or stat_only, or a larger max_chars (at most 19000)";
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
-    let staged = args.opt_bool("staged")?.unwrap_or(false);
-    let target = args.opt_str("target")?;
+pub const TOOL: Tool = Tool::new(
+    "git_diff",
+    "Diff of the working tree, the index, or between revisions.",
+    &typed(run),
+)
+.hints(Hints::READ);
+
+#[derive(Debug, Args)]
+pub struct Diff {
+    #[arg(flatten)]
+    at: super::RepoPath,
+    /// diff the index against HEAD instead of the working tree against the index (default
+    /// false)
+    #[arg(default)]
+    staged: bool,
+    /// a revision (diff it against the working tree) or a range a..b; overrides staged
+    target: Option<String>,
+    /// limit the diff to these paths (relative to repo_path)
+    paths: Vec<String>,
+    /// context lines around each change (default 3)
+    #[arg(min = 0, max = 1000, default = 3)]
+    context_lines: u64,
+    /// only the changed files with added/deleted line counts, no patch text
+    #[arg(default)]
+    stat_only: bool,
+    /// cut the patch text at this many characters (default 12000)
+    #[arg(min = 200, max = 19000, default = crate::text::DEFAULT_MAX_CHARS)]
+    max_chars: usize,
+}
+fn run(ctx: &Ctx<'_>, args: Diff) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
+    let staged = args.staged;
+    let target = args.target.as_deref();
     if let Some(target) = target {
         not_an_option("target", target)?;
     }
     let paths = args
-        .str_list("paths")?
-        .into_iter()
+        .paths
+        .iter()
         .map(|p| repo.pathspec("paths", p))
         .collect::<Result<Vec<_>, _>>()?;
-    let context = args.opt_u64("context_lines")?.unwrap_or(3);
-    let stat_only = args.opt_bool("stat_only")?.unwrap_or(false);
-    let max_chars = super::max_chars(&args)?;
+    let (context, stat_only, max_chars) = (args.context_lines, args.stat_only, args.max_chars);
 
     let (comparing, mut what) = match (target, staged) {
         (Some(t), _) if t.contains("..") => (format!("the range {t}"), vec![t.to_owned()]),

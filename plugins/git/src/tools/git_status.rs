@@ -4,16 +4,29 @@
 //! Invariants: read-only (no index refresh is written: `GIT_OPTIONAL_LOCKS=0`); `counts` are
 //! always complete even when a long list is cut to fit the result limit (`truncated: true`).
 
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::Ctx;
 use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::parse::status;
 use crate::text::{fit_array, RESULT_BUDGET};
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
+pub const TOOL: Tool = Tool::new(
+    "git_status",
+    "Working-tree state: branch, upstream, ahead/behind, and staged, \
+        unstaged, untracked and conflicted files.",
+    &typed(run),
+)
+.hints(Hints::READ);
+
+#[derive(Debug, Args)]
+pub struct Status {
+    #[arg(flatten)]
+    at: super::RepoPath,
+}
+fn run(ctx: &Ctx<'_>, args: Status) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
     let out = repo.read(&["status", "--porcelain=v2", "--branch", "-z"])?;
     let status = status::parse(&out.text());
     let counts = json!({

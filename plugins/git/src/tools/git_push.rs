@@ -7,18 +7,43 @@
 //! none; a rejected ref is an error (`conflict` when the remote moved on) that says what to
 //! do; credential helpers and hooks apply, and git never prompts.
 
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::ToolError;
 use coremcp_plugin_sdk::{codes, Ctx};
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode, EXCERPT_CHARS};
 use crate::parse::push::{self, RefUpdate};
 use crate::repo::owned;
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
-    let remote = args.opt_str("remote")?.unwrap_or("origin");
+pub const TOOL: Tool = Tool::new(
+    "git_push",
+    "Push the current (or a named) branch.",
+    &typed(run),
+)
+.hints(Hints::DESTRUCTIVE);
+
+#[derive(Debug, Args)]
+pub struct Push {
+    #[arg(flatten)]
+    at: super::RepoPath,
+    /// a configured remote (default origin)
+    remote: Option<String>,
+    /// the local branch to push (default the current one)
+    branch: Option<String>,
+    /// record the pushed branch as upstream (default: true when the branch has none)
+    set_upstream: Option<bool>,
+    /// overwrite the remote branch only if it is still where this repository last saw it
+    /// (default false); there is no plain force
+    #[arg(default)]
+    force_with_lease: bool,
+    /// push all tags too (default false)
+    #[arg(default)]
+    tags: bool,
+}
+fn run(ctx: &Ctx<'_>, args: Push) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
+    let remote = args.remote.as_deref().unwrap_or("origin");
     not_an_option("remote", remote)?;
     let remotes: Vec<String> = repo
         .read(&["remote"])?
@@ -37,8 +62,8 @@ pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
             format!("no remote named \"{remote}\" ({known}); git_push pushes only to configured remotes"),
         ));
     }
-    let branch = match args.opt_str("branch")? {
-        Some(b) => b.to_owned(),
+    let branch = match &args.branch {
+        Some(b) => b.clone(),
         None => repo.current_branch()?.ok_or_else(|| {
             ToolError::new(
                 codes::INVALID_ARGUMENTS,
@@ -61,11 +86,8 @@ pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let upstream = repo
         .read(&["for-each-ref", "--format=%(upstream:short)", &local_ref])?
         .line();
-    let set_upstream = args
-        .opt_bool("set_upstream")?
-        .unwrap_or(upstream.is_empty());
-    let force_with_lease = args.opt_bool("force_with_lease")?.unwrap_or(false);
-    let tags = args.opt_bool("tags")?.unwrap_or(false);
+    let set_upstream = args.set_upstream.unwrap_or(upstream.is_empty());
+    let (force_with_lease, tags) = (args.force_with_lease, args.tags);
 
     let mut argv = owned(&["push", "--porcelain"]);
     if set_upstream {

@@ -6,9 +6,9 @@
 //! `path` is confined like every path argument; text is cut at `max_chars`; a binary file's
 //! content is not returned.
 
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::ToolError;
 use coremcp_plugin_sdk::{codes, Ctx};
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode};
@@ -20,22 +20,40 @@ const HINT: &str = "pass stat_only, or a larger max_chars (at most 19000); git_d
     REV~1..REV and paths shows part of a commit";
 const FILE_HINT: &str = "pass a larger max_chars (at most 19000)";
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
-    let revision = args.str("revision")?;
+pub const TOOL: Tool = Tool::new(
+    "git_show",
+    "Show one commit (message plus diff or stat), or a file's content at \
+        a revision.",
+    &typed(run),
+)
+.hints(Hints::READ);
+
+#[derive(Debug, Args)]
+pub struct Show {
+    #[arg(flatten)]
+    at: super::RepoPath,
+    /// the commit (sha, branch, tag, HEAD~2, …)
+    revision: String,
+    /// show this file's content at the revision instead of the commit (relative to repo_path)
+    path: Option<String>,
+    /// the changed files with line counts instead of the patch
+    #[arg(default)]
+    stat_only: bool,
+    /// cut the patch or file text at this many characters (default 12000)
+    #[arg(min = 200, max = 19000, default = crate::text::DEFAULT_MAX_CHARS)]
+    max_chars: usize,
+}
+fn run(ctx: &Ctx<'_>, args: Show) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
+    let revision = args.revision.as_str();
     not_an_option("revision", revision)?;
-    let max_chars = super::max_chars(&args)?;
-    match args.opt_str("path")? {
+    let max_chars = args.max_chars;
+    match args.path.as_deref() {
         Some(path) => {
             let rel = repo.pathspec("path", path)?;
             file_at(&repo, revision, &rel, max_chars)
         }
-        None => commit(
-            &repo,
-            revision,
-            args.opt_bool("stat_only")?.unwrap_or(false),
-            max_chars,
-        ),
+        None => commit(&repo, revision, args.stat_only, max_chars),
     }
 }
 

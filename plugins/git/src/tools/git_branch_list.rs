@@ -4,9 +4,10 @@
 //! Invariants: read-only; `contains` can never be read as an option and an unknown commit is
 //! `not_found`; symbolic refs such as `origin/HEAD` are not listed.
 
-use coremcp_plugin_sdk::legacy::Args;
+use coremcp_plugin_sdk::ArgEnum;
 use coremcp_plugin_sdk::Ctx;
 use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::git::{not_an_option, Mode};
@@ -14,16 +15,39 @@ use crate::parse::refs;
 use crate::repo::owned;
 use crate::text::{fit_array, RESULT_BUDGET};
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
-    let scope = args.opt_str("scope")?.unwrap_or("local");
-    let patterns: &[&str] = match scope {
-        "remote" => &["refs/remotes"],
-        "all" => &["refs/heads", "refs/remotes"],
-        _ => &["refs/heads"],
+pub const TOOL: Tool = Tool::new(
+    "git_branch_list",
+    "Branches with upstream, ahead/behind and last commit.",
+    &typed(run),
+)
+.hints(Hints::READ);
+
+#[derive(Debug, Clone, Copy, ArgEnum)]
+enum Scope {
+    Local,
+    Remote,
+    All,
+}
+
+#[derive(Debug, Args)]
+pub struct BranchList {
+    #[arg(flatten)]
+    at: super::RepoPath,
+    /// local branches, remote-tracking branches, or both (default local)
+    #[arg(default = Scope::Local)]
+    scope: Scope,
+    /// only branches that contain this commit
+    contains: Option<String>,
+}
+fn run(ctx: &Ctx<'_>, args: BranchList) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
+    let patterns: &[&str] = match args.scope {
+        Scope::Remote => &["refs/remotes"],
+        Scope::All => &["refs/heads", "refs/remotes"],
+        Scope::Local => &["refs/heads"],
     };
     let mut argv = owned(&["for-each-ref", refs::FORMAT]);
-    if let Some(commit) = args.opt_str("contains")? {
+    if let Some(commit) = args.contains.as_deref() {
         not_an_option("contains", commit)?;
         argv.push(format!("--contains={commit}"));
     }
@@ -33,7 +57,7 @@ pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
     let current = branches.iter().find(|b| b.current).map(|b| b.name.clone());
     let mut value = json!({
         "repo": repo.top().display().to_string(),
-        "scope": scope,
+        "scope": args.scope.as_str(),
         "count": branches.len(),
         "branches": super::json(&branches)?,
     });

@@ -5,26 +5,45 @@
 //! a clear error before git runs, unless `allow_empty`; the message reaches git as one
 //! `--message=` argument, never through a shell or an editor.
 
-use coremcp_plugin_sdk::legacy::Args;
 use coremcp_plugin_sdk::ToolError;
 use coremcp_plugin_sdk::{codes, Ctx};
+use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::git::{Mode, EXCERPT_CHARS};
 use crate::parse::{log, numstat};
 use crate::repo::{owned, Repo};
 
-pub fn run(ctx: &Ctx<'_>, args: Args) -> Result<Value, ToolError> {
-    let repo = super::open(ctx, &args)?;
-    let message = args.str("message")?;
+pub const TOOL: Tool = Tool::new(
+    "git_commit",
+    "Commit staged changes. Returns the new SHA.",
+    &typed(run),
+)
+.hints(Hints::ADD);
+
+#[derive(Debug, Args)]
+pub struct Commit {
+    #[arg(flatten)]
+    at: super::RepoPath,
+    /// the commit message
+    message: String,
+    /// stage tracked modifications first, like -a (default false)
+    #[arg(default)]
+    all: bool,
+    /// commit even when nothing changed (default false)
+    #[arg(default)]
+    allow_empty: bool,
+}
+fn run(ctx: &Ctx<'_>, args: Commit) -> Result<Value, ToolError> {
+    let repo = super::open(ctx, &args.at)?;
+    let message = args.message.as_str();
     if message.trim().is_empty() {
         return Err(ToolError::new(
             codes::INVALID_ARGUMENTS,
             "argument \"message\" must not be empty",
         ));
     }
-    let all = args.opt_bool("all")?.unwrap_or(false);
-    let allow_empty = args.opt_bool("allow_empty")?.unwrap_or(false);
+    let (all, allow_empty) = (args.all, args.allow_empty);
     if !allow_empty && !has_changes(&repo, &["diff", "--cached", "--quiet"])? {
         let tracked = all && has_changes(&repo, &["diff", "--quiet"])?;
         if !tracked {

@@ -1,0 +1,3 @@
+//! One module per tool, each exporting its table entry as `TOOL`.
+
+pub mod publishing;
