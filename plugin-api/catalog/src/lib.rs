@@ -130,6 +130,25 @@ impl Entry {
 }
 
 impl Group {
+    /// A group outside the product's catalog (a fixture, a third party's group): its tools run
+    /// where the agent runs and take no `remote_host`; `tools` lists them in table order.
+    pub const fn local(
+        id: &'static str,
+        title: &'static str,
+        purpose: &'static str,
+        tools: &'static [Entry],
+    ) -> Self {
+        Self {
+            id,
+            title,
+            purpose,
+            runs: Runs::Local,
+            remote_host: false,
+            open_world: false,
+            tools,
+        }
+    }
+
     /// The entry of `name` in this group.
     pub fn entry(&self, name: &str) -> Option<&'static Entry> {
         let tools: &'static [Entry] = self.tools;

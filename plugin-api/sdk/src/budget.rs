@@ -187,10 +187,11 @@ pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn rows(n: usize, width: usize) -> Vec<Value> {
+    /// `n` items of `width` characters each, keyed `k0`, `k1`, … (the paging tests use them too).
+    pub(crate) fn rows(n: usize, width: usize) -> Vec<Value> {
         (0..n)
             .map(|i| json!({"key": format!("k{i}"), "value": "v".repeat(width)}))
             .collect()

@@ -104,11 +104,7 @@ mod tests {
     use crate::codes;
     use serde_json::json;
 
-    fn rows(n: usize, width: usize) -> Vec<Value> {
-        (0..n)
-            .map(|i| json!({"key": format!("k{i}"), "value": "v".repeat(width)}))
-            .collect()
-    }
+    use crate::budget::tests::rows;
 
     fn cursor(v: &Value) -> String {
         v["key"].as_str().unwrap_or_default().to_owned()

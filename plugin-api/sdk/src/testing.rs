@@ -55,6 +55,19 @@ pub fn assert_group(group: &Group) {
     );
 }
 
+/// [`assert_group`], and each tool's behaviour hints are `hints`, in table order.
+pub fn assert_hints(group: &Group, hints: &[crate::Hints]) {
+    assert_group(group);
+    let ours: Vec<(&str, crate::Hints)> = group.tools.iter().map(|t| (t.name, t.hints)).collect();
+    let expected: Vec<(&str, crate::Hints)> = group
+        .tools
+        .iter()
+        .map(|t| t.name)
+        .zip(hints.iter().copied())
+        .collect();
+    assert_eq!(ours, expected, "the {} group's hints", group.id());
+}
+
 /// Runs `tool` of `group` with `args` (a JSON object) as the host would, with a deadline a
 /// minute away.
 pub fn call(group: &Group, tool: &str, args: Value) -> Result<Value, ToolError> {

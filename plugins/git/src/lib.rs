@@ -37,12 +37,23 @@ coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use coremcp_plugin_sdk::Hints;
 
     #[test]
     fn the_table_follows_the_catalog() {
-        coremcp_plugin_sdk::testing::assert_group(&GROUP);
-        for tool in GROUP.tools {
+        let read = Hints::READ;
+        let hints = [
+            read,
+            read,
+            read,
+            read,
+            read,
+            Hints::IDEMPOTENT,
+            Hints::ADD,
+            Hints::DESTRUCTIVE,
+        ];
+        coremcp_plugin_sdk::testing::assert_hints(&super::GROUP, &hints);
+        for tool in super::GROUP.tools {
             let schema = tool.handler.schema();
             assert!(
                 schema["properties"]["repo_path"].is_object(),
@@ -50,9 +61,5 @@ mod tests {
                 tool.name
             );
         }
-        let push = &GROUP.tools[7];
-        assert!(push.hints.destructive);
-        assert!(GROUP.tools[5].hints.idempotent);
-        assert!(!GROUP.tools[6].hints.read_only);
     }
 }

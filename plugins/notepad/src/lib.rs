@@ -29,23 +29,19 @@ coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
-    use super::GROUP;
     use coremcp_plugin_sdk::Hints;
 
     #[test]
     fn the_table_follows_the_catalog() {
-        coremcp_plugin_sdk::testing::assert_group(&GROUP);
-        let hints: Vec<Hints> = GROUP.tools.iter().map(|t| t.hints).collect();
-        assert_eq!(
-            hints,
-            [
-                Hints::READ,
-                Hints::IDEMPOTENT,
-                Hints::DESTRUCTIVE_IDEMPOTENT,
-                Hints::READ,
-                Hints::DESTRUCTIVE_IDEMPOTENT,
-                Hints::DESTRUCTIVE
-            ]
-        );
+        let delete = Hints::DESTRUCTIVE_IDEMPOTENT;
+        let hints = [
+            Hints::READ,
+            Hints::IDEMPOTENT,
+            delete,
+            Hints::READ,
+            delete,
+            Hints::DESTRUCTIVE,
+        ];
+        coremcp_plugin_sdk::testing::assert_hints(&super::GROUP, &hints);
     }
 }

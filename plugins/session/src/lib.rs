@@ -36,23 +36,12 @@ coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {
-    use super::GROUP;
+    use coremcp_plugin_sdk::Hints;
 
     #[test]
     fn the_table_follows_the_catalog() {
-        coremcp_plugin_sdk::testing::assert_group(&GROUP);
-        for (tool, read_only) in GROUP
-            .tools
-            .iter()
-            .zip([false, false, false, false, true, true, true])
-        {
-            let h = tool.hints;
-            assert_eq!(
-                (h.read_only, h.destructive, h.idempotent),
-                (read_only, false, true),
-                "{}",
-                tool.name
-            );
-        }
+        let (write, read) = (Hints::IDEMPOTENT, Hints::READ);
+        let hints = [write, write, write, write, read, read, read];
+        coremcp_plugin_sdk::testing::assert_hints(&super::GROUP, &hints);
     }
 }

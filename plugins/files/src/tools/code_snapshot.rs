@@ -56,8 +56,7 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     }
     let roots = Roots::from_host()?;
     let snapshot = snapshot(&roots, &params, ctx.raw().cancelled)?;
-    serde_json::to_value(snapshot)
-        .map_err(|e| ToolError::new(codes::INTERNAL, format!("code_snapshot result: {e}")))
+    coremcp_plugin_sdk::to_json(&snapshot)
 }
 
 /// The arguments.

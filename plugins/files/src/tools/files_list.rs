@@ -38,8 +38,7 @@ pub const TOOL: Tool = Tool::new(
 fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     let roots = Roots::from_host()?;
     let listing = list(&roots, &params, ctx.raw().cancelled)?;
-    serde_json::to_value(listing)
-        .map_err(|e| ToolError::new(codes::INTERNAL, format!("files_list result: {e}")))
+    coremcp_plugin_sdk::to_json(&listing)
 }
 
 /// The arguments.

@@ -55,8 +55,7 @@ pub const TOOL: Tool = Tool::new(
 fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     let roots = Roots::from_host()?;
     let found = search(&roots, &params, ctx.raw().cancelled)?;
-    serde_json::to_value(found)
-        .map_err(|e| ToolError::new(codes::INTERNAL, format!("files_search result: {e}")))
+    coremcp_plugin_sdk::to_json(&found)
 }
 
 /// The arguments.

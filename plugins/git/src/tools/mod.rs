@@ -16,7 +16,6 @@ pub mod git_status;
 
 use coremcp_plugin_kit::Roots;
 use coremcp_plugin_sdk::{Args, Ctx, ToolError};
-use serde_json::Value;
 
 use crate::repo::Repo;
 
@@ -33,8 +32,4 @@ pub fn open<'c>(ctx: &'c Ctx<'c>, at: &RepoPath) -> Result<Repo<'c>, ToolError> 
     Repo::open(ctx, Roots::from_host()?, at.repo_path.as_deref())
 }
 
-/// A JSON value of one of our serialisable structs.
-pub fn json<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
-    serde_json::to_value(value)
-        .map_err(|e| ToolError::new(coremcp_plugin_sdk::codes::INTERNAL, format!("result: {e}")))
-}
+pub use coremcp_plugin_sdk::to_json as json;
