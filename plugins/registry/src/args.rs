@@ -4,6 +4,7 @@
 
 use coremcp_plugin_sdk::args::{ArgError, ArgType};
 use coremcp_plugin_sdk::{ArgEnum, ToolError};
+use coremcp_store::Param;
 use serde_json::Value;
 
 use crate::common::{MAX_DESCRIPTION, MAX_NAME};
@@ -38,6 +39,12 @@ macro_rules! checked {
         impl $name {
             pub fn as_str(&self) -> &str {
                 &self.0
+            }
+        }
+
+        impl From<&$name> for Param {
+            fn from(value: &$name) -> Self {
+                value.as_str().into()
             }
         }
     )*};
@@ -104,6 +111,14 @@ impl<T> Clearable<T> {
             Self::Clear => None,
             Self::Set(v) => Some(v),
         }
+    }
+
+    /// The column's new value: `NULL` to clear it.
+    pub fn param(&self) -> Param
+    where
+        for<'a> &'a T: Into<Param>,
+    {
+        self.value().map_or(Param::Null, Into::into)
     }
 }
 

@@ -10,6 +10,8 @@
 //! - SQL text only ever holds `$n` placeholders and literals of our own; caller text is always
 //!   bound as a parameter.
 
+use std::collections::HashMap;
+
 use coremcp_plugin_sdk::page::Paging;
 use coremcp_plugin_sdk::{codes, ToolError};
 use coremcp_store::plugin::{self, decode_cursor, encode_cursor, invalid, Service};
@@ -48,12 +50,6 @@ impl Query {
     pub fn eq(&mut self, column: &str, value: impl Into<Param>) {
         let p = self.bind(value);
         self.and(format!("{column} = {p}"));
-    }
-
-    /// `column > value` (keyset paging after the cursor's key).
-    pub fn gt(&mut self, column: &str, value: impl Into<Param>) {
-        let p = self.bind(value);
-        self.and(format!("{column} > {p}"));
     }
 
     /// A case-insensitive substring match of `text` on any of `columns` (SQL expressions).
@@ -110,9 +106,61 @@ pub fn cursor(page: &Paging, tag: &str, parts: usize) -> Result<Option<Vec<Strin
     Ok(Some(decoded))
 }
 
-/// One page of a list: the first `limit` of `rows` (fetched with `limit + 1`), and a cursor
-/// from `key` of the last of them when more rows exist.
-pub fn page(
+/// How a list is ordered and paged: its cursor tag and its sort keys, each a SQL expression
+/// and the row column that holds it (ascending, unique together).
+pub struct Order<'a> {
+    pub tag: &'a str,
+    pub keys: &'a [(&'a str, &'a str)],
+}
+
+impl Order<'_> {
+    /// Adds "after the cursor" to `q`: `(k1 > $a OR (k1 = $a AND (k2 > $b …)))`.
+    pub fn after(&self, q: &mut Query, page: &Paging) -> Result<(), ToolError> {
+        let Some(after) = cursor(page, self.tag, self.keys.len())? else {
+            return Ok(());
+        };
+        let marks: Vec<String> = after.iter().map(|v| q.bind(v.as_str())).collect();
+        let mut clause = String::new();
+        for (i, ((expr, _), mark)) in self.keys.iter().zip(&marks).enumerate().rev() {
+            clause = if i + 1 == self.keys.len() {
+                format!("{expr} > {mark}")
+            } else {
+                format!("({expr} > {mark} OR ({expr} = {mark} AND {clause}))")
+            };
+        }
+        q.and(clause);
+        Ok(())
+    }
+
+    /// One page of `select` (a `SELECT … FROM …`) filtered by `q`, in this order: the rows and
+    /// the cursor of the next page, when there is one.
+    pub fn page(
+        &self,
+        tx: &mut coremcp_store::Tx<'_>,
+        select: &str,
+        q: &Query,
+        page: &Paging,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        let order: Vec<&str> = self.keys.iter().map(|(expr, _)| *expr).collect();
+        let sql = format!(
+            "{select}{} ORDER BY {} LIMIT {}",
+            q.where_sql(),
+            order.join(", "),
+            page.limit + 1
+        );
+        let rows = tx.query(&sql, &q.params)?;
+        cut(rows, page.limit, self.tag, |r| {
+            self.keys
+                .iter()
+                .map(|(_, column)| r.get_text(*column))
+                .collect()
+        })
+    }
+}
+
+/// The first `limit` of `rows` (fetched with `limit + 1`), and a cursor from `key` of the
+/// last of them when more rows exist.
+fn cut(
     mut rows: Vec<Row>,
     limit: usize,
     tag: &str,
@@ -130,6 +178,31 @@ pub fn page(
         _ => None,
     };
     Ok((rows, next))
+}
+
+/// The JSON of each row, and under `field` of each the related items `related` found for its
+/// `id` (an empty list when none).
+pub fn with_related(
+    rows: &[Row],
+    json: fn(&Row) -> Result<Value, StoreError>,
+    field: Option<(&str, HashMap<String, Vec<Value>>)>,
+) -> Result<Vec<Value>, StoreError> {
+    let mut related = field;
+    let mut items = Vec::with_capacity(rows.len());
+    for row in rows {
+        let mut item = json(row)?;
+        if let Some((name, found)) = &mut related {
+            let list = found.remove(&row.get_text("id")?).unwrap_or_default();
+            item[*name] = Value::Array(list);
+        }
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// The `id`s of `rows`.
+pub fn ids(rows: &[Row]) -> Result<Vec<String>, StoreError> {
+    rows.iter().map(|r| r.get_text("id")).collect()
 }
 
 /// `{"items": [...], "next_cursor"?: "..."}`.
@@ -222,6 +295,55 @@ pub fn guarded_update(
     Err(plugin::conflict(what, now, expected).into())
 }
 
+/// Patches `row` of `table`: sets each `(column, Some(new))` (`None`: the patch leaves the
+/// column alone), with `version` + 1 and `updated_at` now, guarded by the version read (see
+/// [`guarded_update`]). Returns whether anything changed: a patch whose values are all the
+/// row's writes nothing. A column whose stored form may differ from the text given (JSON) is
+/// compared by the caller, who passes `None` when it is unchanged.
+pub fn patch(
+    tx: &mut coremcp_store::Tx<'_>,
+    table: &str,
+    row: &Row,
+    what: &str,
+    expected: Option<i64>,
+    changes: Vec<(&str, Option<Param>)>,
+) -> Result<bool, plugin::TxError> {
+    let mut sets = Vec::new();
+    let mut params = Vec::new();
+    let mut changed = false;
+    for (column, new) in changes {
+        let Some(new) = new else { continue };
+        let same = match &new {
+            // SQLite keeps booleans as 0/1.
+            Param::Bool(b) => row.get_bool(column)? == *b,
+            other => row.get(column)? == other,
+        };
+        changed |= !same;
+        params.push(new);
+        sets.push(format!("{column} = ${}", params.len()));
+    }
+    if !changed {
+        return Ok(false);
+    }
+    let id = row.get_text("id")?;
+    let n = params.len();
+    params.extend([
+        plugin::now().into(),
+        id.as_str().into(),
+        row.get_i64("version")?.into(),
+    ]);
+    let sql = format!(
+        "UPDATE {table} SET {}, version = version + 1, updated_at = ${} WHERE id = ${} AND \
+         version = ${}",
+        sets.join(", "),
+        n + 1,
+        n + 2,
+        n + 3
+    );
+    guarded_update(tx, &sql, &params, table, &id, what, expected)?;
+    Ok(true)
+}
+
 /// `not_found` naming the argument and the value it referred to.
 pub fn not_found(field: &str, problem: impl std::fmt::Display) -> ToolError {
     ToolError::new(codes::NOT_FOUND, format!("argument \"{field}\": {problem}"))
@@ -291,5 +413,32 @@ mod tests {
         let err = cursor(&page(Some(&text)), "host", 1).expect_err("another list's");
         assert!(err.message.contains("\"cursor\""), "{err}");
         assert_eq!(cursor(&page(None), "theme", 1).expect("none"), None);
+    }
+
+    #[test]
+    fn an_order_pages_after_its_own_cursor_on_every_key() {
+        let order = Order {
+            tag: "source",
+            keys: &[("p.key", "project_key"), ("s.name", "name")],
+        };
+        let page = Paging {
+            limit: 50,
+            cursor: Some(encode_cursor(&["source", "CORE", "api"])),
+        };
+        let mut q = Query::default();
+        q.eq("s.kind", "git");
+        order.after(&mut q, &page).expect("our cursor");
+        assert_eq!(
+            q.where_sql(),
+            " WHERE s.kind = $1 AND (p.key > $2 OR (p.key = $2 AND s.name > $3))"
+        );
+        let theirs = Paging {
+            limit: 50,
+            cursor: Some(encode_cursor(&["host", "a", "b"])),
+        };
+        let err = order
+            .after(&mut Query::default(), &theirs)
+            .expect_err("another list's");
+        assert!(err.message.contains("another list"), "{err}");
     }
 }

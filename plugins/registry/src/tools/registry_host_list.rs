@@ -6,7 +6,7 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{HostName, HostsShown};
-use crate::common::{cursor, list_result, page, Query, SERVICE};
+use crate::common::{list_result, Order, Query, SERVICE};
 use crate::host;
 
 pub const TOOL: Tool = Tool::new(
@@ -40,7 +40,10 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let limit = args.page.limit;
+    let order = Order {
+        tag: "host",
+        keys: &[("h.name", "name")],
+    };
     let mut q = Query::default();
     if let Some(name) = &args.name {
         q.eq("h.name", name.as_str());
@@ -69,19 +72,11 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     if let Some(text) = &args.query {
         q.contains(&["h.name", "h.address"], text);
     }
-    if let Some(after) = cursor(&args.page, "host", 1)? {
-        q.gt("h.name", after[0].as_str());
-    }
+    order.after(&mut q, &args.page)?;
     let columns: Vec<String> = host::FIELDS.split(", ").map(|f| format!("h.{f}")).collect();
-    let sql = format!(
-        "SELECT {} FROM registry_host h{} ORDER BY h.name LIMIT {}",
-        columns.join(", "),
-        q.where_sql(),
-        limit + 1
-    );
+    let select = format!("SELECT {} FROM registry_host h", columns.join(", "));
     SERVICE.run(|tx| {
-        let rows = tx.query(&sql, &q.params)?;
-        let (rows, next) = page(rows, limit, "host", |r| Ok(vec![r.get_text("name")?]))?;
+        let (rows, next) = order.page(tx, &select, &q, &args.page)?;
         let items = rows.iter().map(host::json).collect::<Result<_, _>>()?;
         Ok(list_result(items, next))
     })

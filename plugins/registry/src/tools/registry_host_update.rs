@@ -2,14 +2,14 @@
 //! from the forwarding targets.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{json_text, json_value, now, TxError};
+use coremcp_store::plugin::{json_text, json_value, TxError};
 use coremcp_store::StoreError;
 use serde_json::Value;
 
 use crate::args::{
     Address, Clearable, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role,
 };
-use crate::common::{check_expected, expected, guarded_update, not_found, SERVICE};
+use crate::common::{check_expected, expected, not_found, patch, SERVICE};
 use crate::host;
 
 pub const TOOL: Tool = Tool::new(
@@ -52,18 +52,6 @@ pub struct Update {
     expected_version: Option<u64>,
 }
 
-/// The new value of a clearable text field: the old one unless the patch names one.
-fn patched<T>(
-    old: &Option<String>,
-    patch: &Option<Clearable<T>>,
-    text: fn(&T) -> &str,
-) -> Option<String> {
-    match patch {
-        None => old.clone(),
-        Some(patch) => patch.value().map(|v| text(v).to_owned()),
-    }
-}
-
 fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
     let name = args.name.as_str();
     let roles = args.roles.map(host::roles).transpose()?;
@@ -76,57 +64,38 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
                 format!("there is no host \"{name}\" (see registry_host_list status all)"),
             )
         })?;
-        let version = row.get_i64("version")?;
-        check_expected(&what, version, expected)?;
-        let old = (
-            row.get_text("address")?,
-            row.get_opt_text("core_mcp_url")?,
-            row.get_opt_text("docker_endpoint")?,
-            row.get_opt_text("os")?,
-            json_value(row.get_opt_text("roles")?),
-            row.get_bool("enabled")?,
-            row.get_opt_text("description")?,
-        );
-        let new = (
-            args.address
-                .as_ref()
-                .map_or_else(|| old.0.clone(), |a| a.0.clone()),
-            patched(&old.1, &args.core_mcp_url, CoreMcpUrl::as_str),
-            patched(&old.2, &args.docker_endpoint, DockerEndpoint::as_str),
-            args.os
-                .map_or_else(|| old.3.clone(), |v| Some(v.as_str().to_owned())),
-            roles
-                .as_ref()
-                .map_or_else(|| old.4.clone(), |r| Value::from(r.clone())),
-            args.enabled.unwrap_or(old.5),
-            patched(&old.6, &args.description, Description::as_str),
-        );
-        if new == old {
+        check_expected(&what, row.get_i64("version")?, expected)?;
+        // Compared as JSON: the store may keep another spelling of the same list.
+        let old_roles = json_value(row.get_opt_text("roles")?);
+        let new_roles = roles.as_ref().map(|r| Value::from(r.clone()));
+        let roles_changed = new_roles.as_ref().is_some_and(|r| *r != old_roles);
+        let changes = vec![
+            ("address", args.address.as_ref().map(Into::into)),
+            (
+                "core_mcp_url",
+                args.core_mcp_url.as_ref().map(Clearable::param),
+            ),
+            (
+                "docker_endpoint",
+                args.docker_endpoint.as_ref().map(Clearable::param),
+            ),
+            ("os", args.os.map(|os| os.as_str().into())),
+            (
+                "roles",
+                new_roles
+                    .filter(|_| roles_changed)
+                    .map(|r| json_text(&r).into()),
+            ),
+            ("enabled", args.enabled.map(Into::into)),
+            (
+                "description",
+                args.description.as_ref().map(Clearable::param),
+            ),
+        ];
+        if !patch(tx, "registry_host", &row, &what, expected, changes)? {
             return Ok(host::json(&row)?);
         }
         let id = row.get_text("id")?;
-        guarded_update(
-            tx,
-            "UPDATE registry_host SET address = $1, core_mcp_url = $2, docker_endpoint = $3, \
-             os = $4, roles = $5, enabled = $6, description = $7, version = version + 1, \
-             updated_at = $8 WHERE id = $9 AND version = $10",
-            &[
-                new.0.as_str().into(),
-                new.1.clone().into(),
-                new.2.clone().into(),
-                new.3.clone().into(),
-                json_text(&new.4).into(),
-                new.5.into(),
-                new.6.clone().into(),
-                now().into(),
-                id.as_str().into(),
-                version.into(),
-            ],
-            "registry_host",
-            &id,
-            &what,
-            expected,
-        )?;
         if let Some(roles) = &roles {
             host::write_roles(tx, &id, roles)?;
         }

@@ -6,7 +6,7 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{ProjectKey, Shown, ThemeKey};
-use crate::common::{cursor, list_result, page, Query, SERVICE};
+use crate::common::{ids, list_result, with_related, Order, Query, SERVICE};
 use crate::{project, source, theme};
 
 pub const TOOL: Tool = Tool::new(
@@ -38,7 +38,10 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let limit = args.page.limit;
+    let order = Order {
+        tag: "project",
+        keys: &[("p.key", "key")],
+    };
     let mut q = Query::default();
     if let Some(key) = &args.key {
         q.eq("p.key", key.as_str());
@@ -49,42 +52,21 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     if let Some(text) = &args.query {
         q.contains(&["p.key", "p.name"], text);
     }
-    if let Some(after) = cursor(&args.page, "project", 1)? {
-        q.gt("p.key", after[0].as_str());
-    }
+    order.after(&mut q, &args.page)?;
     SERVICE.run(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();
         if let Some(theme) = &args.theme {
-            let id = theme::id(tx, "theme", theme.as_str())?;
-            q.eq("p.theme_id", id);
+            q.eq("p.theme_id", theme::id(tx, "theme", theme.as_str())?);
         }
-        let sql = format!(
-            "{}{} ORDER BY p.key LIMIT {}",
-            project::SELECT,
-            q.where_sql(),
-            limit + 1
-        );
-        let rows = tx.query(&sql, &q.params)?;
-        let (rows, next) = page(rows, limit, "project", |r| Ok(vec![r.get_text("key")?]))?;
-        let mut sources = if args.include_sources {
-            let ids = rows
-                .iter()
-                .map(|r| r.get_text("id"))
-                .collect::<Result<Vec<_>, _>>()?;
-            source::active_by_project(tx, &ids)?
-        } else {
-            Default::default()
+        let (rows, next) = order.page(tx, project::SELECT, &q, &args.page)?;
+        let sources = match args.include_sources {
+            true => Some(("sources", source::active_by_project(tx, &ids(&rows)?)?)),
+            false => None,
         };
-        let mut items = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let mut item = project::json(row)?;
-            if args.include_sources {
-                let list = sources.remove(&row.get_text("id")?).unwrap_or_default();
-                item["sources"] = Value::Array(list);
-            }
-            items.push(item);
-        }
-        Ok(list_result(items, next))
+        Ok(list_result(
+            with_related(&rows, project::json, sources)?,
+            next,
+        ))
     })
 }

@@ -1,12 +1,12 @@
 //! `registry_project_update`: patch a project, including which of its sources holds its docs.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{invalid, now, TxError};
-use coremcp_store::Tx;
+use coremcp_store::plugin::{invalid, TxError};
+use coremcp_store::{Param, Tx};
 use serde_json::Value;
 
 use crate::args::{Clearable, Description, Name, ProjectKey, SourceRef, Status, ThemeKey};
-use crate::common::{check_expected, expected, guarded_update, SERVICE};
+use crate::common::{check_expected, expected, patch, SERVICE};
 use crate::{project, source, theme};
 
 pub const TOOL: Tool = Tool::new(
@@ -85,64 +85,36 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
     let what = format!("project \"{key}\"");
     SERVICE.run(|tx| {
         let row = project::by_key(tx, key)?.ok_or_else(|| project::missing("key", key))?;
-        let version = row.get_i64("version")?;
-        check_expected(&what, version, expected)?;
-        let old_name = row.get_text("name")?;
-        let old_description = row.get_opt_text("description")?;
-        let old_theme = row.get_opt_text("theme_id")?;
-        let old_docs = row.get_opt_text("docs_source_id")?;
-        let old_status = row.get_text("status")?;
+        check_expected(&what, row.get_i64("version")?, expected)?;
         let new_theme = match args.theme.as_ref().map(Clearable::value) {
             // Keeping the theme it has needs no check, even if that theme was archived since.
             Some(Some(theme))
                 if row.get_opt_text("theme_key")?.as_deref() == Some(theme.as_str()) =>
             {
-                old_theme.clone()
+                None
             }
-            Some(Some(theme)) => Some(theme::active_id(tx, "theme", theme.as_str())?),
-            Some(None) => None,
-            None => old_theme.clone(),
+            Some(Some(theme)) => Some(theme::active_id(tx, "theme", theme.as_str())?.into()),
+            Some(None) => Some(Param::Null),
+            None => None,
         };
         let new_docs = match args.docs_source.as_ref().map(Clearable::value) {
-            Some(Some(docs)) => Some(docs_source_id(tx, key, docs)?),
-            Some(None) => None,
-            None => old_docs.clone(),
+            Some(Some(docs)) => Some(docs_source_id(tx, key, docs)?.into()),
+            Some(None) => Some(Param::Null),
+            None => None,
         };
-        let new_name = args.name.as_ref().map_or(old_name.as_str(), Name::as_str);
-        let new_description = match &args.description {
-            Some(patch) => patch.value().map(Description::as_str),
-            None => old_description.as_deref(),
-        };
-        let new_status: &str = args.status.map_or(&old_status, |s| s.as_str());
-        if new_name == old_name
-            && new_description == old_description.as_deref()
-            && new_theme == old_theme
-            && new_docs == old_docs
-            && new_status == old_status
-        {
+        let changes = vec![
+            ("name", args.name.as_ref().map(Into::into)),
+            (
+                "description",
+                args.description.as_ref().map(Clearable::param),
+            ),
+            ("theme_id", new_theme),
+            ("docs_source_id", new_docs),
+            ("status", args.status.map(|s| s.as_str().into())),
+        ];
+        if !patch(tx, "registry_project", &row, &what, expected, changes)? {
             return Ok(project::json(&row)?);
         }
-        let id = row.get_text("id")?;
-        guarded_update(
-            tx,
-            "UPDATE registry_project SET name = $1, description = $2, theme_id = $3, \
-             docs_source_id = $4, status = $5, version = version + 1, updated_at = $6 \
-             WHERE id = $7 AND version = $8",
-            &[
-                new_name.into(),
-                new_description.into(),
-                new_theme.into(),
-                new_docs.into(),
-                new_status.into(),
-                now().into(),
-                id.as_str().into(),
-                version.into(),
-            ],
-            "registry_project",
-            &id,
-            &what,
-            expected,
-        )?;
         let row = project::by_key(tx, key)?.ok_or_else(|| project::missing("key", key))?;
         Ok(project::json(&row)?)
     })

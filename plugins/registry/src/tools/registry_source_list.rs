@@ -1,14 +1,12 @@
 //! `registry_source_list`: sources by ref, filtered, keyset-paged, optionally with their
 //! checkouts.
 
-use std::collections::HashMap;
-
 use coremcp_plugin_sdk::page::Paging;
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{ProjectKey, Shown};
-use crate::common::{cursor, list_result, page, Query, SERVICE};
+use crate::common::{ids, list_result, with_related, Order, Query, SERVICE};
 use crate::project;
 use crate::source::{self, Kind};
 
@@ -41,7 +39,10 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let limit = args.page.limit;
+    let order = Order {
+        tag: "source",
+        keys: &[("p.key", "project_key"), ("s.name", "name")],
+    };
     let mut q = Query::default();
     if let Some(kind) = args.kind {
         q.eq("s.kind", kind.as_str());
@@ -52,48 +53,21 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     if let Some(text) = &args.query {
         q.contains(&["p.key || '/' || s.name", "s.url"], text);
     }
-    if let Some(after) = cursor(&args.page, "source", 2)? {
-        let key = q.bind(after[0].as_str());
-        let name = q.bind(after[1].as_str());
-        q.and(format!(
-            "(p.key > {key} OR (p.key = {key} AND s.name > {name}))"
-        ));
-    }
+    order.after(&mut q, &args.page)?;
     SERVICE.run(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();
         if let Some(key) = &args.project {
-            let id = project::id(tx, "project", key.as_str())?;
-            q.eq("s.project_id", id);
+            q.eq("s.project_id", project::id(tx, "project", key.as_str())?);
         }
-        let sql = format!(
-            "{}{} ORDER BY p.key, s.name LIMIT {}",
-            source::SELECT,
-            q.where_sql(),
-            limit + 1
-        );
-        let rows = tx.query(&sql, &q.params)?;
-        let (rows, next) = page(rows, limit, "source", |r| {
-            Ok(vec![r.get_text("project_key")?, r.get_text("name")?])
-        })?;
-        let mut found = if args.include_checkouts {
-            let ids = rows
-                .iter()
-                .map(|r| r.get_text("id"))
-                .collect::<Result<Vec<_>, _>>()?;
-            source::checkouts(tx, &ids)?
-        } else {
-            HashMap::new()
+        let (rows, next) = order.page(tx, source::SELECT, &q, &args.page)?;
+        let checkouts = match args.include_checkouts {
+            true => Some(("checkouts", source::checkouts(tx, &ids(&rows)?)?)),
+            false => None,
         };
-        let mut items = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let mut item = source::json(row)?;
-            if args.include_checkouts {
-                let list = found.remove(&row.get_text("id")?).unwrap_or_default();
-                item["checkouts"] = Value::Array(list);
-            }
-            items.push(item);
-        }
-        Ok(list_result(items, next))
+        Ok(list_result(
+            with_related(&rows, source::json, checkouts)?,
+            next,
+        ))
     })
 }

@@ -1,11 +1,11 @@
 //! `registry_source_update`: patch a source; `metadata` is merged (RFC 7386).
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{json_text, json_value, now};
+use coremcp_store::plugin::{json_text, json_value};
 use serde_json::{Map, Value};
 
 use crate::args::{Branch, Clearable, Description, SourceRef, Status, Url};
-use crate::common::{check_expected, expected, guarded_update, SERVICE};
+use crate::common::{check_expected, expected, patch, SERVICE};
 use crate::source;
 
 pub const TOOL: Tool = Tool::new(
@@ -48,13 +48,8 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
     let what = format!("source \"{source_ref}\"");
     SERVICE.run(|tx| {
         let row = source::find(tx, "source", source_ref)?;
-        let version = row.get_i64("version")?;
-        check_expected(&what, version, expected)?;
-        let old_url = row.get_text("url")?;
-        let old_branch = row.get_text("default_branch")?;
-        let old_description = row.get_opt_text("description")?;
+        check_expected(&what, row.get_i64("version")?, expected)?;
         let old_metadata = json_value(row.get_opt_text("metadata")?);
-        let old_status = row.get_text("status")?;
         let new_metadata = match &metadata {
             Some(patch) => {
                 let mut merged = old_metadata.clone();
@@ -70,47 +65,28 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
         if !new_metadata.is_null() {
             source::check_metadata_size(&new_metadata)?;
         }
-        let new_url = args.url.as_ref().map_or(old_url.as_str(), Url::as_str);
-        let new_branch = args
-            .default_branch
-            .as_ref()
-            .map_or(old_branch.as_str(), Branch::as_str);
-        let new_description = match &args.description {
-            Some(patch) => patch.value().map(Description::as_str),
-            None => old_description.as_deref(),
-        };
-        let new_status: &str = args.status.map_or(&old_status, |s| s.as_str());
-        if new_url == old_url
-            && new_branch == old_branch
-            && new_description == old_description.as_deref()
-            && new_metadata == old_metadata
-            && new_status == old_status
-        {
+        // Compared as JSON: the store may keep another spelling of the same object.
+        let metadata = (new_metadata != old_metadata).then(|| {
+            (!new_metadata.is_null())
+                .then(|| json_text(&new_metadata))
+                .into()
+        });
+        let changes = vec![
+            ("url", args.url.as_ref().map(Into::into)),
+            (
+                "default_branch",
+                args.default_branch.as_ref().map(Into::into),
+            ),
+            (
+                "description",
+                args.description.as_ref().map(Clearable::param),
+            ),
+            ("metadata", metadata),
+            ("status", args.status.map(|s| s.as_str().into())),
+        ];
+        if !patch(tx, "registry_source", &row, &what, expected, changes)? {
             return Ok(source::json(&row)?);
         }
-        let id = row.get_text("id")?;
-        guarded_update(
-            tx,
-            "UPDATE registry_source SET url = $1, default_branch = $2, description = $3, \
-             metadata = $4, status = $5, version = version + 1, updated_at = $6 \
-             WHERE id = $7 AND version = $8",
-            &[
-                new_url.into(),
-                new_branch.into(),
-                new_description.into(),
-                (!new_metadata.is_null())
-                    .then(|| json_text(&new_metadata))
-                    .into(),
-                new_status.into(),
-                now().into(),
-                id.as_str().into(),
-                version.into(),
-            ],
-            "registry_source",
-            &id,
-            &what,
-            expected,
-        )?;
         Ok(source::json(&source::find(tx, "source", source_ref)?)?)
     })
 }

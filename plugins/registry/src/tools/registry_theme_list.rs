@@ -5,7 +5,7 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{Shown, ThemeKey};
-use crate::common::{cursor, list_result, page, Query, SERVICE};
+use crate::common::{list_result, Order, Query, SERVICE};
 use crate::theme;
 
 pub const TOOL: Tool = Tool::new(
@@ -31,7 +31,10 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let limit = args.page.limit;
+    let order = Order {
+        tag: "theme",
+        keys: &[("key", "key")],
+    };
     let mut q = Query::default();
     if let Some(key) = &args.key {
         q.eq("key", key.as_str());
@@ -42,18 +45,10 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     if let Some(text) = &args.query {
         q.contains(&["key", "name"], text);
     }
-    if let Some(after) = cursor(&args.page, "theme", 1)? {
-        q.gt("key", after[0].as_str());
-    }
-    let sql = format!(
-        "SELECT {} FROM registry_theme{} ORDER BY key LIMIT {}",
-        theme::FIELDS,
-        q.where_sql(),
-        limit + 1
-    );
+    order.after(&mut q, &args.page)?;
+    let select = format!("SELECT {} FROM registry_theme", theme::FIELDS);
     SERVICE.run(|tx| {
-        let rows = tx.query(&sql, &q.params)?;
-        let (rows, next) = page(rows, limit, "theme", |r| Ok(vec![r.get_text("key")?]))?;
+        let (rows, next) = order.page(tx, &select, &q, &args.page)?;
         let items = rows.iter().map(theme::json).collect::<Result<_, _>>()?;
         Ok(list_result(items, next))
     })

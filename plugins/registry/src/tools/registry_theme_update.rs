@@ -1,12 +1,11 @@
 //! `registry_theme_update`: patch a theme; only the fields given change.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::now;
 use coremcp_store::StoreError;
 use serde_json::Value;
 
 use crate::args::{Clearable, Description, Name, Status, ThemeKey};
-use crate::common::{check_expected, expected, guarded_update, not_found, SERVICE};
+use crate::common::{check_expected, expected, not_found, patch, SERVICE};
 use crate::theme;
 
 pub const TOOL: Tool = Tool::new(
@@ -48,41 +47,18 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
                 format!("there is no theme \"{key}\" (see registry_theme_list)"),
             )
         })?;
-        let version = row.get_i64("version")?;
-        check_expected(&what, version, expected)?;
-        let old_name = row.get_text("name")?;
-        let old_description = row.get_opt_text("description")?;
-        let old_status = row.get_text("status")?;
-        let new_name = args.name.as_ref().map_or(old_name.as_str(), Name::as_str);
-        let new_description = match &args.description {
-            Some(patch) => patch.value().map(Description::as_str),
-            None => old_description.as_deref(),
-        };
-        let new_status: &str = args.status.map_or(&old_status, |s| s.as_str());
-        if new_name == old_name
-            && new_description == old_description.as_deref()
-            && new_status == old_status
-        {
+        check_expected(&what, row.get_i64("version")?, expected)?;
+        let changes = vec![
+            ("name", args.name.as_ref().map(Into::into)),
+            (
+                "description",
+                args.description.as_ref().map(Clearable::param),
+            ),
+            ("status", args.status.map(|s| s.as_str().into())),
+        ];
+        if !patch(tx, "registry_theme", &row, &what, expected, changes)? {
             return Ok(theme::json(&row)?);
         }
-        let id = row.get_text("id")?;
-        guarded_update(
-            tx,
-            "UPDATE registry_theme SET name = $1, description = $2, status = $3, \
-             version = version + 1, updated_at = $4 WHERE id = $5 AND version = $6",
-            &[
-                new_name.into(),
-                new_description.into(),
-                new_status.into(),
-                now().into(),
-                id.as_str().into(),
-                version.into(),
-            ],
-            "registry_theme",
-            &id,
-            &what,
-            expected,
-        )?;
         let row = theme::by_key(tx, key)?.ok_or_else(|| StoreError::NotFound(what.clone()))?;
         Ok(theme::json(&row)?)
     })
