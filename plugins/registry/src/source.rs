@@ -13,7 +13,7 @@ use coremcp_store::plugin::{invalid, json_text, json_value, TxError};
 use coremcp_store::{Row, StoreError, Tx};
 use serde_json::{Map, Value};
 
-use crate::common::{in_list, not_found, Query, Record};
+use crate::common::{not_found, Query, Record};
 
 /// The most JSON text `metadata` may take.
 const MAX_METADATA: usize = 16_000;
@@ -81,11 +81,11 @@ pub fn active_by_project(
     if project_ids.is_empty() {
         return Ok(out);
     }
-    let mut q = Query::default();
-    let ids = in_list(&mut q, project_ids);
+    let mut q = Query::new();
+    let ids = q.in_list(project_ids);
     let sql =
         format!("{SELECT} WHERE s.project_id IN {ids} AND s.status = 'active' ORDER BY s.name");
-    for row in tx.query(&sql, &q.params)? {
+    for row in tx.query(&sql, q.params())? {
         out.entry(row.get_text("project_id")?)
             .or_default()
             .push(json(&row)?);
@@ -102,14 +102,14 @@ pub fn checkouts(
     if source_ids.is_empty() {
         return Ok(out);
     }
-    let mut q = Query::default();
-    let ids = in_list(&mut q, source_ids);
+    let mut q = Query::new();
+    let ids = q.in_list(source_ids);
     let sql = format!(
         "SELECT c.source_id, h.name AS host, c.path, c.branch, c.updated_at \
          FROM registry_checkout c JOIN registry_host h ON h.id = c.host_id \
          WHERE c.source_id IN {ids} ORDER BY h.name"
     );
-    for row in tx.query(&sql, &q.params)? {
+    for row in tx.query(&sql, q.params())? {
         let item = Record::default()
             .set("host", row.get_text("host")?)
             .set("path", row.get_text("path")?)

@@ -14,13 +14,12 @@
 //!   cursors list the same rows in the same order whichever database holds them.
 
 pub mod grammar;
-pub mod query;
 pub mod result;
 
 use coremcp_store::plugin::Service;
 use coremcp_store::Migration;
 
-pub use query::{bytewise, Query};
+pub use coremcp_store::query::{bytewise, Query};
 
 /// The schema of the `nervhq` service, in version order.
 pub static MIGRATIONS: &[Migration] = &[

@@ -53,6 +53,9 @@ pub mod pg_wire;
 #[cfg(feature = "plugin")]
 pub mod plugin;
 mod postgres;
+pub mod query;
+#[cfg(feature = "plugin")]
+pub mod records;
 mod row;
 mod sql;
 mod sqlite;

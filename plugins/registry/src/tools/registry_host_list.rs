@@ -44,7 +44,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         tag: "host",
         keys: &[("h.name", "name")],
     };
-    let mut q = Query::default();
+    let mut q = Query::new();
     if let Some(name) = &args.name {
         q.eq("h.name", name.as_str());
     }

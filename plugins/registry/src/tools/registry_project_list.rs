@@ -42,7 +42,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         tag: "project",
         keys: &[("p.key", "key")],
     };
-    let mut q = Query::default();
+    let mut q = Query::new();
     if let Some(key) = &args.key {
         q.eq("p.key", key.as_str());
     }

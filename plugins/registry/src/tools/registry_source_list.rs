@@ -43,7 +43,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         tag: "source",
         keys: &[("p.key", "project_key"), ("s.name", "name")],
     };
-    let mut q = Query::default();
+    let mut q = Query::new();
     if let Some(kind) = args.kind {
         q.eq("s.kind", kind.as_str());
     }

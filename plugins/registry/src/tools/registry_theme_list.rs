@@ -35,7 +35,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         tag: "theme",
         keys: &[("key", "key")],
     };
-    let mut q = Query::default();
+    let mut q = Query::new();
     if let Some(key) = &args.key {
         q.eq("key", key.as_str());
     }

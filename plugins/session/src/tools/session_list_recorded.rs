@@ -5,13 +5,13 @@
 //! `query` is a case-insensitive substring of the title or the summary (`%` and `_` match
 //! themselves). Transcripts are never listed: `session_get include_recording` reads one.
 
-use coremcp_nervhq::query::contains_pattern;
 use coremcp_nervhq::result::{put_opt, ts};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::page::{encode_cursor, page, page_result, Paging};
 use coremcp_plugin_sdk::time::Time;
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::json_value;
+use coremcp_store::query::contains_pattern;
 use serde_json::{json, Map, Value};
 
 pub const TOOL: Tool = Tool::new(

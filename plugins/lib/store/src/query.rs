@@ -1,8 +1,9 @@
-//! Filtered SQL for both backends: a [`Query`] collects `WHERE` conditions and numbers their
-//! parameters, so a filter that was not given is left out of the statement instead of being
-//! written as `$n IS NULL OR …` (which PostgreSQL cannot type without a cast).
+//! Filtered SQL for both backends, the same for every store-backed group: a [`Query`] collects
+//! `WHERE` conditions and numbers their parameters, so a filter that was not given is left out
+//! of the statement instead of being written as `$n IS NULL OR …` (which PostgreSQL cannot
+//! type without a cast). Caller text is only ever bound, never written into the SQL.
 
-use coremcp_store::{BackendKind, Param, Tx};
+use crate::{BackendKind, Param, Tx};
 
 /// `COLLATE "C"` on PostgreSQL, nothing on SQLite (whose default, BINARY, is already
 /// byte-wise): put it after a text sort key so both backends order, and page, the same way
@@ -35,6 +36,30 @@ impl Query {
     /// Adds a condition (joined with `AND`).
     pub fn and(&mut self, condition: impl Into<String>) {
         self.conditions.push(condition.into());
+    }
+
+    /// `column = value`.
+    pub fn eq(&mut self, column: &str, value: impl Into<Param>) {
+        let p = self.bind(value);
+        self.and(format!("{column} = {p}"));
+    }
+
+    /// A case-insensitive substring match of `text` on any of `columns` (SQL expressions):
+    /// lowercasing here and `LOWER(column)` in SQL agree on both backends (PostgreSQL's `LIKE`
+    /// is case-sensitive, SQLite's is not).
+    pub fn contains(&mut self, columns: &[&str], text: &str) {
+        let p = self.bind(contains_pattern(&text.to_lowercase()));
+        let any: Vec<String> = columns
+            .iter()
+            .map(|c| format!("LOWER({c}) LIKE CAST({p} AS TEXT) ESCAPE '\\'"))
+            .collect();
+        self.and(format!("({})", any.join(" OR ")));
+    }
+
+    /// `(a, b, …)` placeholders for an `IN` list of `values`.
+    pub fn in_list(&mut self, values: &[String]) -> String {
+        let marks: Vec<String> = values.iter().map(|v| self.bind(v.as_str())).collect();
+        format!("({})", marks.join(", "))
     }
 
     /// `column = value`, when a value is given.
@@ -116,5 +141,19 @@ mod tests {
     #[test]
     fn like_patterns_escape_wildcards() {
         assert_eq!(contains_pattern("a%b_c\\"), "%a\\%b\\_c\\\\%");
+    }
+
+    #[test]
+    fn substring_matches_fold_case_and_share_one_placeholder() {
+        let mut q = Query::new();
+        q.eq("key", "x");
+        q.contains(&["key", "name"], "Co%re");
+        assert_eq!(
+            q.where_clause(),
+            " WHERE key = $1 AND (LOWER(key) LIKE CAST($2 AS TEXT) ESCAPE '\\' OR \
+             LOWER(name) LIKE CAST($2 AS TEXT) ESCAPE '\\')"
+        );
+        assert_eq!(q.params()[1], Param::Text("%co\\%re%".into()));
+        assert_eq!(q.in_list(&["a".into(), "b".into()]), "($3, $4)");
     }
 }
