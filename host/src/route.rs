@@ -159,7 +159,9 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str) -> Route {
         }
     };
     let changes_machine = match &to {
-        To::Plugin => changes_machine(tool, &args),
+        To::Plugin => group
+            .and_then(|g| g.entry(tool))
+            .is_some_and(|entry| changes_machine(entry.guard, &args)),
         // The machine that runs it judges that for itself.
         To::Relays(_) | To::Remote(_) => false,
     };
@@ -208,12 +210,9 @@ fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
 }
 
 /// Whether this call, run here, changes this machine, as the tool's catalog guard says for
-/// these arguments. A tool outside the catalog is not guarded (its operator installed it).
-fn changes_machine(tool: &str, args: &str) -> bool {
-    let Some((_, entry)) = coremcp_catalog::find(tool) else {
-        return false;
-    };
-    match entry.guard {
+/// these arguments. (A tool outside the catalog is not guarded: its operator installed it.)
+fn changes_machine(guard: coremcp_catalog::Guard, args: &str) -> bool {
+    match guard {
         coremcp_catalog::Guard::Reads => false,
         coremcp_catalog::Guard::Always => true,
         guard
