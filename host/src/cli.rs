@@ -208,6 +208,14 @@ impl Cli {
         let mut upstream = crate::upstream::Settings::from_env(&config::install_root(&exe))
             .map_err(Failure::usage)?;
         upstream.grants = grants.clone();
+        let servers: Vec<&str> = upstream.servers.iter().map(|s| s.id.as_str()).collect();
+        for (rule, name) in grants.unknown_names(&servers) {
+            tracing::warn!(
+                "{rule} names \"{name}\": no catalog group or tool and no configured upstream \
+                 server has that name, so it grants nothing unless a plugin outside the catalog \
+                 has it (check the spelling)"
+            );
+        }
         let publish_cmd = std::env::var(env::PUBLISH_CMD)
             .ok()
             .filter(|v| !v.trim().is_empty());

@@ -207,6 +207,28 @@ impl Grants {
         }
     }
 
+    /// The bare names rules give that are neither a catalog group or tool nor one of
+    /// `servers` (the configured upstream ids), with the rule each is in: likely typos (a
+    /// plugin outside the catalog may still have the name).
+    pub fn unknown_names(&self, servers: &[&str]) -> Vec<(String, String)> {
+        let mut unknown = Vec::new();
+        for rule in &self.rules {
+            for grant in &rule.grants {
+                match &grant.target {
+                    Target::Named(name) if !servers.contains(&name.as_str()) => {
+                        unknown.push((rule.origin.clone(), name.clone()));
+                    }
+                    Target::Named(_)
+                    | Target::Server(_)
+                    | Target::UpstreamTool { .. }
+                    | Target::Group(_)
+                    | Target::Tool(_) => {}
+                }
+            }
+        }
+        unknown
+    }
+
     /// Whether `caller` may call `tool` of upstream server `server`.
     pub fn allows(&self, caller: &Caller, server: &str, tool: &str) -> bool {
         let full = format!("mcp__{server}__{tool}");

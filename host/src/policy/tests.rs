@@ -152,6 +152,13 @@ fn a_bare_name_outside_the_catalog_names_a_server_or_an_outside_plugin() {
         changes_machine: true,
     };
     assert_eq!(grants.decide(&ci, outside), Decision::Allow);
+    assert_eq!(
+        grants.unknown_names(&["time"]),
+        [(
+            "COREMCP_GRANTS rule 1 (\"ci=time,hello_tool\")".to_owned(),
+            "hello_tool".to_owned()
+        )]
+    );
     // In COREMCP_MCP_GRANTS a bare name is a server id, never a group.
     let mcp = Grants::parse(None, Some("ci=git")).expect("grants");
     assert!(mcp.allows(&ci, "git", "anything"));

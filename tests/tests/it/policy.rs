@@ -104,6 +104,27 @@ fn the_stdio_client_may_call_every_built_in_tool_unless_a_rule_takes_it_away() {
 }
 
 #[test]
+fn a_grant_naming_nothing_known_is_warned_about_at_start() {
+    let lib = plugins(&["docs"]);
+    let (code, _, stderr) = coremcp_tests::run(
+        &[
+            "--plugins",
+            &lib.path().to_string_lossy(),
+            "--grants",
+            "ci=git_psh",
+            "tools",
+        ],
+        &[("COREMCP_MCP", "false")],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("COREMCP_GRANTS rule 1 (\"ci=git_psh\") names \"git_psh\"")
+            && stderr.contains("check the spelling"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_malformed_grant_stops_the_start_naming_the_rule() {
     let lib = plugins(&["docs"]);
     let (code, _, stderr) = coremcp_tests::run(
