@@ -11,10 +11,10 @@
 use coremcp_nervhq::grammar::check_scope;
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::page::{encode_cursor, page, page_result, Paging};
+use coremcp_plugin_sdk::page::{keyset_result, Paging};
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::now;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::live;
 
@@ -90,12 +90,5 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         }
         Ok(items)
     })?;
-    let base = json!({"items": [], "next_cursor": encode_cursor(&["x".repeat(200).as_str(); 2])});
-    let (items, next) = page(rows, limit, &base, |item| {
-        encode_cursor(&[
-            item["scope"].as_str().unwrap_or_default(),
-            item["key"].as_str().unwrap_or_default(),
-        ])
-    });
-    Ok(page_result(items, next))
+    Ok(keyset_result(rows, limit, &["scope", "key"], 200))
 }

@@ -106,3 +106,21 @@ pub fn session_json(row: &Row) -> Result<Map<String, Value>, StoreError> {
     map.insert("version".into(), row.get_i64("version")?.into());
     Ok(map)
 }
+
+/// A recording's metadata (no transcript), from a row of `session_recording`.
+pub fn recording_json(row: &Row) -> Result<Map<String, Value>, StoreError> {
+    let mut map = Map::new();
+    map.insert("recording_id".into(), row.get_text("id")?.into());
+    map.insert("recorded_at".into(), ts(row, "recorded_at")?.into());
+    put_opt(&mut map, "title", row.get_opt_text("title")?);
+    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
+    for column in ["tags", "stats"] {
+        let value = json_value(row.get_opt_text(column)?);
+        if !value.is_null() {
+            map.insert(column.into(), value);
+        }
+    }
+    map.insert("format".into(), row.get_text("format")?.into());
+    map.insert("size_bytes".into(), row.get_i64("size_bytes")?.into());
+    Ok(map)
+}

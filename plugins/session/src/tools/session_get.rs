@@ -2,14 +2,12 @@
 //! most recent recording. The transcript is cut at `max_chars`, and further if needed so the
 //! whole result stays under the host's result limit (`truncated`, `total_chars`).
 
-use coremcp_nervhq::result::{fit_text, put_opt, ts};
+use coremcp_nervhq::result::fit_text;
 use coremcp_nervhq::{bytewise, SERVICE};
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::json_value;
-use coremcp_store::Row;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{no_session, session_json, SessionId, COLUMNS};
+use super::{no_session, recording_json, session_json, SessionId, COLUMNS};
 
 /// The default cut of a transcript, in characters.
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
@@ -68,8 +66,13 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
         let transcript = row
             .get_text("transcript")
             .map_err(coremcp_store::plugin::tool_error)?;
-        result["recording"] =
-            Value::Object(recording_json(&row).map_err(coremcp_store::plugin::tool_error)?);
+        let mut recording = recording_json(&row).map_err(coremcp_store::plugin::tool_error)?;
+        let hash = row.get_text("content_hash");
+        recording.insert(
+            "content_hash".into(),
+            hash.map_err(coremcp_store::plugin::tool_error)?.into(),
+        );
+        result["recording"] = Value::Object(recording);
         fit_text(
             &mut result,
             recording_of,
@@ -83,22 +86,4 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
 
 fn recording_of(result: &mut Value) -> &mut Value {
     &mut result["recording"]
-}
-
-fn recording_json(row: &Row) -> Result<Map<String, Value>, coremcp_store::StoreError> {
-    let mut map = Map::new();
-    map.insert("recording_id".into(), row.get_text("id")?.into());
-    map.insert("recorded_at".into(), ts(row, "recorded_at")?.into());
-    put_opt(&mut map, "title", row.get_opt_text("title")?);
-    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
-    for column in ["tags", "stats"] {
-        let value = json_value(row.get_opt_text(column)?);
-        if !value.is_null() {
-            map.insert(column.into(), value);
-        }
-    }
-    map.insert("format".into(), row.get_text("format")?.into());
-    map.insert("size_bytes".into(), row.get_i64("size_bytes")?.into());
-    map.insert("content_hash".into(), row.get_text("content_hash")?.into());
-    Ok(map)
 }

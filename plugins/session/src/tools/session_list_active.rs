@@ -4,10 +4,10 @@
 //! consistent in itself.
 
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::page::{encode_cursor, page, page_result, Paging};
+use coremcp_plugin_sdk::page::{keyset_result, Paging};
 use coremcp_plugin_sdk::time::{now_ms, parse_timestamp};
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
 
@@ -70,12 +70,10 @@ fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
         }
         Ok(items)
     })?;
-    let base = json!({"items": [], "next_cursor": encode_cursor(&["x".repeat(40).as_str(); 2])});
-    let (items, next) = page(rows, limit, &base, |item| {
-        encode_cursor(&[
-            item["last_heartbeat_at"].as_str().unwrap_or_default(),
-            item["session_id"].as_str().unwrap_or_default(),
-        ])
-    });
-    Ok(page_result(items, next))
+    Ok(keyset_result(
+        rows,
+        limit,
+        &["last_heartbeat_at", "session_id"],
+        40,
+    ))
 }

@@ -5,14 +5,15 @@
 //! `query` is a case-insensitive substring of the title or the summary (`%` and `_` match
 //! themselves). Transcripts are never listed: `session_get include_recording` reads one.
 
-use coremcp_nervhq::result::{put_opt, ts};
+use coremcp_nervhq::result::put_opt;
 use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::page::{encode_cursor, page, page_result, Paging};
+use coremcp_plugin_sdk::page::{keyset_result, Paging};
 use coremcp_plugin_sdk::time::Time;
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::json_value;
 use coremcp_store::query::contains_pattern;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+
+use super::recording_json;
 
 pub const TOOL: Tool = Tool::new(
     "session_list_recorded",
@@ -92,33 +93,19 @@ fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
         );
         let mut items = Vec::new();
         for row in tx.query(&sql, q.params())? {
-            let mut map = Map::new();
-            map.insert("recording_id".into(), row.get_text("id")?.into());
+            let mut map = recording_json(&row)?;
             map.insert("session_id".into(), row.get_text("session_id")?.into());
-            map.insert("recorded_at".into(), ts(&row, "recorded_at")?.into());
             map.insert("agent".into(), row.get_text("agent")?.into());
             map.insert("host".into(), row.get_text("host")?.into());
             put_opt(&mut map, "project", row.get_opt_text("project_key")?);
-            put_opt(&mut map, "title", row.get_opt_text("title")?);
-            put_opt(&mut map, "summary", row.get_opt_text("summary")?);
-            for column in ["tags", "stats"] {
-                let value = json_value(row.get_opt_text(column)?);
-                if !value.is_null() {
-                    map.insert(column.into(), value);
-                }
-            }
-            map.insert("format".into(), row.get_text("format")?.into());
-            map.insert("size_bytes".into(), row.get_i64("size_bytes")?.into());
             items.push(Value::Object(map));
         }
         Ok(items)
     })?;
-    let base = json!({"items": [], "next_cursor": encode_cursor(&["x".repeat(40).as_str(); 2])});
-    let (items, next) = page(rows, limit, &base, |item| {
-        encode_cursor(&[
-            item["recorded_at"].as_str().unwrap_or_default(),
-            item["recording_id"].as_str().unwrap_or_default(),
-        ])
-    });
-    Ok(page_result(items, next))
+    Ok(keyset_result(
+        rows,
+        limit,
+        &["recorded_at", "recording_id"],
+        40,
+    ))
 }
