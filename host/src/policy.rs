@@ -207,6 +207,17 @@ impl Grants {
         }
     }
 
+    /// Whether a `!` rule takes built-in `tool` (of `group`) away from `caller`: such a tool is
+    /// not listed to it.
+    pub fn takes_away(&self, caller: &Caller, group: &str, tool: &str) -> bool {
+        let subject = Subject::BuiltIn {
+            group,
+            tool,
+            changes_machine: false,
+        };
+        matches!(self.decide(caller, subject), Decision::Refuse(_))
+    }
+
     /// The bare names rules give that are neither a catalog group or tool nor one of
     /// `servers` (the configured upstream ids), with the rule each is in: likely typos (a
     /// plugin outside the catalog may still have the name).

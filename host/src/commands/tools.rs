@@ -10,6 +10,7 @@ use super::Failure;
 use crate::config::Config;
 use crate::plugins::loader::LoadError;
 use crate::plugins::PluginSet;
+use crate::policy::Caller;
 use crate::upstream::hub::Upstreams;
 
 /// How long `coremcp tools` waits for the upstream servers' first connections (the handshake
@@ -41,9 +42,17 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                         name: spec.name.clone(),
                         group: slot.id.clone(),
                         route: spec.runs.as_str(),
-                        unavailable: spec.feature.as_ref().filter(|f| !f.enabled).map(|f| {
-                            format!("not in this build: needs the \"{}\" feature", f.name)
-                        }),
+                        unavailable: spec
+                            .feature
+                            .as_ref()
+                            .filter(|f| !f.enabled)
+                            .map(|f| format!("not in this build: needs the \"{}\" feature", f.name))
+                            .or_else(|| {
+                                config
+                                    .grants
+                                    .takes_away(&Caller::Stdio, &slot.id, &spec.name)
+                                    .then(|| "taken away from stdio by a ! grant".to_owned())
+                            }),
                         granted_to: None,
                     });
                 }

@@ -139,6 +139,10 @@ fn grants_allow_tools_groups_and_servers_and_bang_takes_away() {
         "{text}"
     );
     assert!(allowed(&Caller::Stdio, built_in("git_push", "{}")));
+    // Taken away means not listed; not granted over HTTP still lists (the refusal says how).
+    assert!(grants.takes_away(&Caller::Stdio, "ops", "shell_run"));
+    assert!(grants.takes_away(&relay, "notepad", "notepad_get"));
+    assert!(!grants.takes_away(&other, "docs", "docs_write"));
 }
 
 #[test]

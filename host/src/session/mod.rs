@@ -339,6 +339,7 @@ impl Session {
     /// Every tool of the session's groups, rendered; loads the installed groups.
     fn render_tools(&self) -> Vec<String> {
         let plugins = &self.inner.plugins;
+        let (grants, caller) = (&self.inner.config.grants, &self.inner.caller);
         plugins.load_installed();
         let mut entries = Vec::new();
         for (index, slot) in plugins.slots().iter().enumerate() {
@@ -347,6 +348,7 @@ impl Session {
                     .tools()
                     .iter()
                     .filter(|spec| plugins.route(&spec.name) == Some(index))
+                    .filter(|spec| !grants.takes_away(caller, &slot.id, &spec.name))
                     .cloned()
                     .collect(),
                 // A feature-gated catalog tool stays listed where its plugin is missing.

@@ -92,6 +92,8 @@ fn the_stdio_client_may_call_every_built_in_tool_unless_a_rule_takes_it_away() {
         &[],
     );
     limited.initialize();
+    // Taken away: not listed, and refused if called anyway.
+    assert_eq!(limited.tool_names(), ["docs_read"]);
     let refused = limited.call("docs_write", write_args("taken-away.md"));
     assert!(is_error(&refused), "{refused}");
     assert!(
