@@ -34,7 +34,9 @@ struct Hello {
 
 fn hello(_: &Ctx<'_>, args: Hello) -> Result<Value, ToolError> {
     let text = format!("hello, {}", args.name);
-    Ok(json!({ "text": match args.tone { Tone::Plain => text, Tone::Loud => text.to_uppercase() } }))
+    Ok(
+        json!({ "text": match args.tone { Tone::Plain => text, Tone::Loud => text.to_uppercase() } }),
+    )
 }
 
 #[derive(Debug, Args)]
@@ -78,7 +80,11 @@ mod tests {
 
     #[test]
     fn a_wrong_argument_is_named() {
-        let out = call(&super::GROUP, "greet_hello", json!({"name": "Ada", "tone": "loud"}));
+        let out = call(
+            &super::GROUP,
+            "greet_hello",
+            json!({"name": "Ada", "tone": "loud"}),
+        );
         assert_eq!(out.expect("hello")["text"], "HELLO, ADA");
         let err = call(&super::GROUP, "greet_count", json!({"to": 0})).expect_err("zero");
         assert!(err.message.contains("\"to\": 0 is below the minimum 1"));

@@ -10,5 +10,8 @@ fn the_page_shows_the_example_as_it_is() {
         page[start..end] == *include_str!("../examples/greet.rs"),
         "docs/plugin-authors.md's group and plugin-api/sdk/examples/greet.rs differ: change both"
     );
-    assert!(page[start..end].lines().count() < 100, "the whole group stays under 100 lines");
+    assert!(
+        page[start..end].lines().count() < 100,
+        "the whole group stays under 100 lines"
+    );
 }
