@@ -28,6 +28,12 @@ pub const RUN_ALL: &str = "COREMCP_TEST_ALL";
 /// skipped with one line saying why (`None`); under `scripts/test` (`COREMCP_TEST_ALL=1`) its
 /// absence fails the test, so the full run never skips silently.
 pub fn external(var: &str, what: &str) -> Option<String> {
+    external_part(var, what, "")
+}
+
+/// [`external`] for the part of a test that needs `var` (`part`: "the PostgreSQL half of "):
+/// the line says only that part was skipped.
+fn external_part(var: &str, what: &str, part: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(value) if !value.is_empty() => Some(value),
         _ if std::env::var_os(RUN_ALL).is_some() => {
@@ -38,7 +44,7 @@ pub fn external(var: &str, what: &str) -> Option<String> {
             // Past the harness's capture, so the line shows although the test passes.
             let _ = writeln!(
                 std::io::stderr(),
-                "skipped {test}: {var} is not set ({what}; scripts/test provides it)"
+                "skipped {part}{test}: {var} is not set ({what}; scripts/test provides it)"
             );
             None
         }
@@ -48,6 +54,15 @@ pub fn external(var: &str, what: &str) -> Option<String> {
 /// The admin URL of the throwaway PostgreSQL, or `None` (skipped) without one.
 pub fn postgres() -> Option<String> {
     external("COREMCP_TEST_PG_URL", "it needs a PostgreSQL server")
+}
+
+/// [`postgres`] for a test that runs on SQLite too: only its PostgreSQL half is skipped.
+pub fn postgres_half() -> Option<String> {
+    external_part(
+        "COREMCP_TEST_PG_URL",
+        "it needs a PostgreSQL server",
+        "the PostgreSQL half of ",
+    )
 }
 
 /// The cargo profile folder holding the built binaries (`target/debug`).

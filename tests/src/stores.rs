@@ -203,7 +203,7 @@ fn database_url(url: &str, database: &str) -> String {
 /// Without a PostgreSQL server (plain `cargo test`) only the SQLite half runs.
 pub fn on_both(label: &str, test: impl Fn(&StoreEnv)) {
     for backend in BACKENDS {
-        if backend == Backend::Postgres && crate::postgres().is_none() {
+        if backend == Backend::Postgres && crate::postgres_half().is_none() {
             continue;
         }
         let env = StoreEnv::new(backend, label);
