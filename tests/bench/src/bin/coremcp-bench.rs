@@ -1,7 +1,9 @@
 //! Benchmark driver behind `scripts/bench`: measures the coremcp host against
 //! the raw JSON-RPC echo floor over stdio pipes (serial round trip, pipelined
 //! throughput, cold start to `tools/list`) and prints a ratio table plus
-//! pass/fail verdicts against the performance targets.
+//! pass/fail verdicts against the performance targets. The serial round trips of the two
+//! targets are interleaved in blocks on two live connections, so their ratio compares like
+//! with like on a shared machine.
 #![allow(clippy::print_stdout)]
 
 use std::ffi::OsString;
@@ -23,7 +25,8 @@ usage: coremcp-bench --floor <echo-floor> --host <coremcp> --plugins <dir>
   --floor PATH     the echo-floor binary (the raw JSON-RPC floor)
   --host PATH      the coremcp binary, run as `coremcp stdio --plugins DIR --groups fixture`
   --plugins DIR    plugin directory holding the fixture plugin
-  --calls N        serial tools/call round trips per target (default 20000)
+  --calls N        serial tools/call round trips per target, interleaved with the other
+                   target's in 20 blocks (default 20000)
   --pipelined N    pipelined tools/call calls per target (default 50000)
   --inflight N     requests kept outstanding when pipelining (default 16, max 128)
   --cold N         cold starts per target (default 30)
@@ -506,37 +509,74 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// Blocks the serial round trips are interleaved in.
+const SERIAL_BLOCKS: usize = 20;
+
+/// Serial round trips on one live connection to each of `targets`, in interleaved blocks, so
+/// both see the same machine: on a shared machine one target's whole run can otherwise land in
+/// a quieter or a busier stretch than the other's (the floor's own p50 was seen to vary 25x
+/// between runs). Returns each target's `(p50, p99)` in microseconds, and the replies each
+/// target gave (all checked).
+fn serial_interleaved(targets: [&Target; 2], opts: &Options) -> Result<([(f64, f64); 2], u64)> {
+    let mut conns = Vec::new();
+    for target in targets {
+        WATCHDOG.arm(format!("{}: initialize", target.label), opts.timeout);
+        let mut conn = target.spawn()?;
+        conn.initialize()?;
+        conn.tools_list()?;
+        conn.check_tools_list()?;
+        conns.push(conn);
+    }
+    WATCHDOG.arm("serial round trips".to_owned(), opts.timeout);
+    let mut id: u64 = 1;
+    for conn in &mut conns {
+        for _ in 0..opts.warmup {
+            id += 1;
+            conn.send_call(id)?;
+            conn.recv()?;
+        }
+    }
+    let block = opts.calls.div_ceil(SERIAL_BLOCKS);
+    let mut lat: [Vec<Duration>; 2] = [Vec::with_capacity(opts.calls), Vec::new()];
+    lat[1].reserve(opts.calls);
+    for _ in 0..SERIAL_BLOCKS {
+        for (conn, lat) in conns.iter_mut().zip(lat.iter_mut()) {
+            for _ in 0..block {
+                id += 1;
+                let t = Instant::now();
+                conn.send_call(id)?;
+                conn.recv()?;
+                lat.push(t.elapsed());
+            }
+        }
+    }
+    for conn in conns {
+        conn.shutdown()?;
+    }
+    let figures = |lat: &mut Vec<Duration>| {
+        lat.sort_unstable();
+        (
+            percentile(lat, 0.50).as_secs_f64() * 1e6,
+            percentile(lat, 0.99).as_secs_f64() * 1e6,
+        )
+    };
+    let replies = (2 + opts.warmup + block * SERIAL_BLOCKS) as u64;
+    let [floor, host] = &mut lat;
+    Ok(([figures(floor), figures(host)], replies))
+}
+
+/// Pipelined throughput and cold starts of `target` (the serial figures come from
+/// [`serial_interleaved`]).
 fn measure(target: &Target, opts: &Options) -> Result<Results> {
     let mut res = Results::default();
     let label = target.label;
-
-    // Serial and pipelined share one long-lived process.
     WATCHDOG.arm(format!("{label}: initialize"), opts.timeout);
     let mut conn = target.spawn()?;
     conn.initialize()?;
     conn.tools_list()?;
     conn.check_tools_list()?;
     res.replies += 2;
-
-    WATCHDOG.arm(format!("{label}: serial round trips"), opts.timeout);
     let mut id: u64 = 1;
-    for _ in 0..opts.warmup {
-        id += 1;
-        conn.send_call(id)?;
-        conn.recv()?;
-    }
-    let mut lat = Vec::with_capacity(opts.calls);
-    for _ in 0..opts.calls {
-        id += 1;
-        let t = Instant::now();
-        conn.send_call(id)?;
-        conn.recv()?;
-        lat.push(t.elapsed());
-    }
-    res.replies += (opts.warmup + opts.calls) as u64;
-    lat.sort_unstable();
-    res.serial_p50_us = percentile(&lat, 0.50).as_secs_f64() * 1e6;
-    res.serial_p99_us = percentile(&lat, 0.99).as_secs_f64() * 1e6;
 
     // Pipelined: one thread keeps `inflight` requests outstanding, writing a
     // new one each time a reply is read.
@@ -667,8 +707,14 @@ fn run() -> Result<()> {
         show_stderr: opts.show_stderr,
     };
 
-    let f = measure(&floor, &opts)?;
-    let h = measure(&host, &opts)?;
+    let ([(f_p50, f_p99), (h_p50, h_p99)], serial_replies) =
+        serial_interleaved([&floor, &host], &opts)?;
+    let mut f = measure(&floor, &opts)?;
+    let mut h = measure(&host, &opts)?;
+    (f.serial_p50_us, f.serial_p99_us) = (f_p50, f_p99);
+    (h.serial_p50_us, h.serial_p99_us) = (h_p50, h_p99);
+    f.replies += serial_replies;
+    h.replies += serial_replies;
     let (rss_before, rss_after) = oversize_line_rss(&host, OVERSIZE_MIB, opts.timeout)?;
 
     let p50_ratio = h.serial_p50_us / f.serial_p50_us;
