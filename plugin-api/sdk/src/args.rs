@@ -30,6 +30,14 @@ impl ArgError {
             message: message.into(),
         }
     }
+
+    /// A rule's refusal of argument `at` ([`invalid`] names it already: the prefix is not
+    /// repeated).
+    pub fn refused(at: &str, e: coremcp_plugin_api::ToolError) -> Self {
+        let prefix = format!("argument \"{at}\": ");
+        let message = e.message.as_str();
+        Self::new(at, message.strip_prefix(&prefix).unwrap_or(message))
+    }
 }
 
 impl std::fmt::Display for ArgError {
@@ -387,4 +395,47 @@ impl ArgType for Scalar {
             )),
         }
     }
+}
+
+/// Defines string argument types checked by a rule while the arguments are parsed: each
+/// `Name => check;` makes `pub struct Name(pub String)` whose value passed
+/// `check(argument_name, value)` (a `fn(&str, &str) -> Result<(), ToolError>`, such as the
+/// [`rules`](crate::rules)), so a handler only ever sees valid values and a wrong one is refused,
+/// named, before it runs.
+///
+/// ```ignore
+/// coremcp_plugin_sdk::checked_string! {
+///     /// A display name: readable text of at most 200 characters.
+///     Name => |at, v| coremcp_plugin_sdk::rules::text(at, v, 200);
+/// }
+/// ```
+#[macro_export]
+macro_rules! checked_string {
+    ($($(#[$doc:meta])* $name:ident => $check:expr;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name(pub String);
+
+        impl $crate::args::ArgType for $name {
+            fn schema() -> $crate::__private::serde_json::Value {
+                <String as $crate::args::ArgType>::schema()
+            }
+
+            fn from_value(
+                value: $crate::__private::serde_json::Value,
+                at: &str,
+            ) -> Result<Self, $crate::args::ArgError> {
+                let text = <String as $crate::args::ArgType>::from_value(value, at)?;
+                let check: fn(&str, &str) -> Result<(), $crate::ToolError> = $check;
+                check(at, &text).map_err(|e| $crate::args::ArgError::refused(at, e))?;
+                Ok(Self(text))
+            }
+        }
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+    )*};
 }

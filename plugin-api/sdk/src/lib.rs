@@ -33,6 +33,7 @@ pub mod budget;
 mod export;
 mod group;
 pub mod page;
+pub mod rules;
 pub mod schema;
 pub mod testing;
 pub mod time;
@@ -62,6 +63,7 @@ pub mod prelude {
 pub mod __private {
     pub use coremcp_plugin_api::__private::*;
     pub use coremcp_plugin_api::PluginModRef;
+    pub use serde_json;
 }
 
 /// Exports a [`Group`] as the library's root module.

@@ -1,56 +1,17 @@
-//! The Registry's argument types: keys, names, refs and readable text, each checked by its
-//! `validate` rule while the arguments are parsed, so a handler only ever sees valid values and
-//! a wrong one is refused, named, before it runs; and the enums of its filters.
+//! The Registry's argument types: keys, names, refs and readable text, each checked by its rule
+//! (`validate` for the Registry's own keys, the SDK's `rules` for the rest) while the arguments
+//! are parsed, so a handler only ever sees valid values and a wrong one is refused, named,
+//! before it runs; and the enums of its filters.
 
 use coremcp_plugin_sdk::args::{ArgError, ArgType};
-use coremcp_plugin_sdk::{ArgEnum, ToolError};
+use coremcp_plugin_sdk::{rules, ArgEnum};
 use coremcp_store::Param;
 use serde_json::Value;
 
 use crate::common::{MAX_DESCRIPTION, MAX_NAME};
 use crate::validate;
 
-/// The `validate` rule's refusal as an argument error (it names the argument already).
-fn refused(at: &str, e: ToolError) -> ArgError {
-    let prefix = format!("argument \"{at}\": ");
-    ArgError::new(at, e.message.strip_prefix(&prefix).unwrap_or(&e.message))
-}
-
-/// A string argument that passes `check`.
-macro_rules! checked {
-    ($($(#[$doc:meta])* $name:ident => $check:expr;)*) => {$(
-        $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq)]
-        pub struct $name(pub String);
-
-        impl ArgType for $name {
-            fn schema() -> Value {
-                String::schema()
-            }
-
-            fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
-                let text = String::from_value(value, at)?;
-                let check: fn(&str, &str) -> Result<(), ToolError> = $check;
-                check(at, &text).map_err(|e| refused(at, e))?;
-                Ok(Self(text))
-            }
-        }
-
-        impl $name {
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl From<&$name> for Param {
-            fn from(value: &$name) -> Self {
-                value.as_str().into()
-            }
-        }
-    )*};
-}
-
-checked! {
+coremcp_plugin_sdk::checked_string! {
     /// `^[a-z0-9][a-z0-9-]{0,39}$`
     ThemeKey => validate::theme_key;
     /// `^[A-Z][A-Z0-9]{1,9}$`
@@ -62,20 +23,46 @@ checked! {
     /// `PROJECT/name`
     SourceRef => |at, v| validate::source_ref(at, v).map(|_| ());
     /// A display name: readable text of at most 200 characters.
-    Name => |at, v| validate::text(at, v, MAX_NAME);
+    Name => |at, v| rules::text(at, v, MAX_NAME);
     /// A description: readable text of at most 4000 characters.
-    Description => |at, v| validate::text(at, v, MAX_DESCRIPTION);
+    Description => |at, v| rules::text(at, v, MAX_DESCRIPTION);
     /// A branch name git would accept.
-    Branch => validate::branch;
+    Branch => rules::branch;
     /// A URL or other single token of at most 2000 characters.
-    Url => |at, v| validate::token(at, v, crate::common::MAX_URL);
+    Url => |at, v| rules::token(at, v, crate::common::MAX_URL);
     /// A host address: a DNS name or an IP address.
-    Address => validate::address;
+    Address => rules::address;
     /// An absolute http(s) URL of a Core MCP.
-    CoreMcpUrl => validate::http_url;
+    CoreMcpUrl => rules::http_url;
     /// A Docker endpoint: `unix://`, `npipe://`, `ssh://` or `tcp://`.
-    DockerEndpoint => validate::docker_endpoint;
+    DockerEndpoint => rules::docker_endpoint;
 }
+
+/// The columns' values of the checked strings.
+macro_rules! params {
+    ($($name:ident),*) => {$(
+        impl From<&$name> for Param {
+            fn from(value: &$name) -> Self {
+                value.as_str().into()
+            }
+        }
+    )*};
+}
+
+params!(
+    ThemeKey,
+    ProjectKey,
+    SourceName,
+    HostName,
+    SourceRef,
+    Name,
+    Description,
+    Branch,
+    Url,
+    Address,
+    CoreMcpUrl,
+    DockerEndpoint
+);
 
 impl SourceRef {
     /// The project key and the source name.
@@ -159,7 +146,7 @@ impl ArgType for Role {
 
     fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
         let text = String::from_value(value, at)?;
-        validate::token(at, &text, crate::host::MAX_ROLE).map_err(|e| refused(at, e))?;
+        rules::token(at, &text, crate::host::MAX_ROLE).map_err(|e| ArgError::refused(at, e))?;
         Ok(Self(text))
     }
 }

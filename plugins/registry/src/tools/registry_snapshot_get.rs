@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::args::SourceRef;
 use crate::common::{not_found, Record, SERVICE};
 use crate::snapshot::{self as snap, Detail};
-use crate::{source, validate};
+use crate::source;
 
 pub const TOOL: Tool = Tool::new(
     "registry_snapshot_get",
@@ -53,7 +53,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
     let commit = args
         .commit
         .as_deref()
-        .map(|c| validate::commit_prefix("commit", c))
+        .map(|c| coremcp_plugin_sdk::rules::commit_prefix("commit", c))
         .transpose()?;
     let prefixes: Vec<String> = args.paths.iter().map(|p| snap::path_prefix(p)).collect();
     let detail = args.detail;

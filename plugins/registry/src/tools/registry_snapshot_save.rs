@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::args::{Branch, SourceRef};
 use crate::common::{Record, SERVICE};
 use crate::snapshot as snap;
-use crate::{source, validate};
+use crate::source;
 
 /// Snapshots kept per source; older ones are pruned on save.
 pub const KEEP_PER_SOURCE: i64 = 20;
@@ -53,7 +53,7 @@ pub struct Save {
 
 fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
     let source_ref = args.source.as_str();
-    let commit = validate::commit_sha("commit", &args.commit)?;
+    let commit = coremcp_plugin_sdk::rules::commit_sha("commit", &args.commit)?;
     let branch = args.branch.as_ref().map(Branch::as_str);
     let checked = snap::check(&args.snapshot)?;
     let replace = args.replace;
