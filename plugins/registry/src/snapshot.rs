@@ -14,6 +14,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use coremcp_plugin_sdk::budget::{chars, fit_array};
 use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::invalid;
 use serde_json::{json, Map, Value};
@@ -301,10 +302,6 @@ fn outline_symbols(symbols: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-fn chars(value: &Value) -> usize {
-    value.to_string().chars().count()
-}
-
 /// `base` with `files` (under key `files`, unless `None`: a summary) cut from the end so the
 /// whole result serialises to at most `budget` characters, plus `truncated`, and when files
 /// were left out `omitted_files` and a `note` saying how to see them.
@@ -317,36 +314,18 @@ pub fn fit(base: Map<String, Value>, files: Option<Vec<Value>>, budget: usize) -
         )
     };
     let mut result = Value::Object(base);
-    // Measured with the largest marker it might carry, so what is added below always fits.
-    if files.is_some() {
-        result["files"] = json!([]);
-    }
     result["truncated"] = json!(false);
-    result["omitted_files"] = json!(total);
-    result["note"] = json!(note(total));
-    let mut size = chars(&result);
-    let mut kept = Vec::new();
-    for file in files.into_iter().flatten() {
-        let cost = chars(&file) + usize::from(!kept.is_empty());
-        if size + cost > budget {
-            break;
-        }
-        size += cost;
-        kept.push(file);
-    }
-    let omitted = total - kept.len();
-    if let Value::Object(map) = &mut result {
-        if map.contains_key("files") {
-            map.insert("files".into(), Value::Array(kept));
-        }
-        if omitted == 0 {
-            map.remove("omitted_files");
-            map.remove("note");
-        } else {
-            map.insert("truncated".into(), json!(true));
-            map.insert("omitted_files".into(), json!(omitted));
-            map.insert("note".into(), json!(note(omitted)));
-        }
+    let Some(files) = files else {
+        return result;
+    };
+    result["files"] = Value::Array(files);
+    // Room for the largest marker it might carry, so adding it keeps the result in budget.
+    let marker = chars(&json!({"truncated": true, "omitted_files": total, "note": note(total)}));
+    let omitted = fit_array(&mut result, "files", budget.saturating_sub(marker));
+    if omitted > 0 {
+        result["truncated"] = json!(true);
+        result["omitted_files"] = json!(omitted);
+        result["note"] = json!(note(omitted));
     }
     result
 }
