@@ -70,6 +70,20 @@ pub fn expired(expires_at: Option<&str>, now_ms: i64) -> bool {
         .is_some_and(|at| at <= now_ms)
 }
 
+/// After an insert of notes: overwrites any note, and an expired one starts again at version
+/// 1 (`notepad_set`, `notepad_bulk_set`).
+pub const UPSERT: &str = "
+    ON CONFLICT (scope, key) DO UPDATE SET
+        value = excluded.value,
+        version = CASE WHEN notepad_entry.expires_at <= excluded.updated_at THEN 1
+                       ELSE notepad_entry.version + 1 END,
+        created_at = CASE WHEN notepad_entry.expires_at <= excluded.updated_at
+                          THEN excluded.created_at ELSE notepad_entry.created_at END,
+        updated_at = excluded.updated_at,
+        updated_by = excluded.updated_by,
+        expires_at = excluded.expires_at
+    RETURNING version";
+
 #[cfg(test)]
 mod tests {
     use super::*;

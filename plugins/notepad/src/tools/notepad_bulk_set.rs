@@ -123,18 +123,7 @@ fn upsert_sql(rows: usize) -> String {
             n + 2
         ));
     }
-    sql.push_str(
-        " ON CONFLICT (scope, key) DO UPDATE SET
-            value = excluded.value,
-            version = CASE WHEN notepad_entry.expires_at <= excluded.updated_at THEN 1
-                           ELSE notepad_entry.version + 1 END,
-            created_at = CASE WHEN notepad_entry.expires_at <= excluded.updated_at
-                              THEN excluded.created_at ELSE notepad_entry.created_at END,
-            updated_at = excluded.updated_at,
-            updated_by = excluded.updated_by,
-            expires_at = excluded.expires_at
-         RETURNING version",
-    );
+    sql.push_str(super::UPSERT);
     sql
 }
 

@@ -17,7 +17,7 @@ use coremcp_store::plugin::{conflict, now_ms, timestamp};
 use coremcp_store::Param;
 use serde_json::{Map, Value};
 
-use super::{expiry, live, scope_and_key, updated_by, what};
+use super::{expiry, live, scope_and_key, updated_by, what, UPSERT};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_set",
@@ -50,19 +50,6 @@ pub struct Set {
 const INSERT: &str = "INSERT INTO notepad_entry
         (scope, key, value, version, created_at, updated_at, updated_by, expires_at)
     VALUES ($1, $2, $3, 1, $4, $4, $5, $6)";
-
-/// Overwrites any note; an expired one starts again at version 1.
-const UPSERT: &str = "
-    ON CONFLICT (scope, key) DO UPDATE SET
-        value = excluded.value,
-        version = CASE WHEN notepad_entry.expires_at <= excluded.updated_at THEN 1
-                       ELSE notepad_entry.version + 1 END,
-        created_at = CASE WHEN notepad_entry.expires_at <= excluded.updated_at
-                          THEN excluded.created_at ELSE notepad_entry.created_at END,
-        updated_at = excluded.updated_at,
-        updated_by = excluded.updated_by,
-        expires_at = excluded.expires_at
-    RETURNING version";
 
 /// Creates the note, or replaces it only if it has expired (`expected_version: 0`).
 const CREATE: &str = "

@@ -12,8 +12,9 @@ pub mod session_register;
 use coremcp_nervhq::grammar::check_session_id;
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_plugin_sdk::args::{ArgError, ArgType};
-use coremcp_plugin_sdk::{codes, ToolError};
+use coremcp_plugin_sdk::{codes, Args, ToolError};
 use coremcp_store::plugin::json_value;
+use coremcp_store::query::Query;
 use coremcp_store::{Row, StoreError};
 use serde_json::{Map, Value};
 
@@ -56,6 +57,26 @@ fn without_field<'a>(message: &'a str, field: &str) -> &'a str {
     message
         .strip_prefix(&format!("argument \"{field}\": "))
         .unwrap_or(message)
+}
+
+/// The filters both session lists take (`#[arg(flatten)]`).
+#[derive(Debug, Args)]
+pub struct Filter {
+    /// only sessions on this host
+    host: Option<String>,
+    /// only sessions of this agent
+    agent: Option<String>,
+    /// only sessions on this project key
+    project: Option<String>,
+}
+
+impl Filter {
+    /// The given filters as conditions on the session table, its columns prefixed `of`.
+    pub fn apply(&self, q: &mut Query, of: &str) {
+        q.eq_opt(&format!("{of}host"), self.host.as_deref());
+        q.eq_opt(&format!("{of}agent"), self.agent.as_deref());
+        q.eq_opt(&format!("{of}project_key"), self.project.as_deref());
+    }
 }
 
 /// `not_found` for a session id.

@@ -23,19 +23,13 @@ pub const TOOL: Tool = Tool::new(
 
 #[derive(Debug, Args)]
 pub struct ListActive {
-    /// only sessions on this host
-    host: Option<String>,
-    /// only sessions of this agent
-    agent: Option<String>,
-    /// only sessions on this project key
-    project: Option<String>,
+    #[arg(flatten)]
+    filter: super::Filter,
     #[arg(flatten)]
     page: Paging,
 }
 
 fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
-    let (host, agent) = (args.host.as_deref(), args.agent.as_deref());
-    let project = args.project.as_deref();
     let limit = args.page.limit;
     let after = args.page.after(2)?;
     let stale_before = now_ms() - STALE_AFTER_S as i64 * 1000;
@@ -43,9 +37,7 @@ fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
         let c = bytewise(tx);
         let mut q = Query::new();
         q.and("status = 'active'");
-        q.eq_opt("host", host);
-        q.eq_opt("agent", agent);
-        q.eq_opt("project_key", project);
+        args.filter.apply(&mut q, "");
         if let Some(after) = &after {
             let (t, i) = (q.bind(after[0].as_str()), q.bind(after[1].as_str()));
             q.and(format!(

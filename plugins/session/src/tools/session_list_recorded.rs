@@ -28,12 +28,8 @@ pub const TOOL: Tool = Tool::new(
 
 #[derive(Debug, Args)]
 pub struct ListRecorded {
-    /// only sessions on this project key
-    project: Option<String>,
-    /// only sessions of this agent
-    agent: Option<String>,
-    /// only sessions on this host
-    host: Option<String>,
+    #[arg(flatten)]
+    filter: super::Filter,
     /// RFC 3339 time: only recordings made at or after it
     since: Option<Time>,
     /// RFC 3339 time: only recordings made before it
@@ -46,8 +42,6 @@ pub struct ListRecorded {
 }
 
 fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
-    let (project, agent) = (args.project.as_deref(), args.agent.as_deref());
-    let host = args.host.as_deref();
     let since = args.since.map(|t| t.stored());
     let until = args.until.map(|t| t.stored());
     let query = args
@@ -59,9 +53,7 @@ fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
     let rows = SERVICE.run(|tx| {
         let c = bytewise(tx);
         let mut q = Query::new();
-        q.eq_opt("s.project_key", project);
-        q.eq_opt("s.agent", agent);
-        q.eq_opt("s.host", host);
+        args.filter.apply(&mut q, "s.");
         if let Some(since) = &since {
             let p = q.bind(since.as_str());
             q.and(format!("r.recorded_at >= {p}"));
