@@ -218,15 +218,7 @@ pub fn commit_prefix(field: &str, value: &str) -> Result<String, ToolError> {
 mod tests {
     use super::*;
 
-    fn refused(result: Result<(), ToolError>, field: &str) -> String {
-        let err = result.expect_err("refused");
-        assert_eq!(err.code.as_str(), "invalid_arguments");
-        assert!(
-            err.message.contains(&format!("\"{field}\"")),
-            "names the field: {err}"
-        );
-        err.message.to_string()
-    }
+    use crate::testing::refused;
 
     #[test]
     fn addresses() {
@@ -306,13 +298,13 @@ mod tests {
         let sha = "0123456789ABCDEF0123456789abcdef01234567";
         assert_eq!(commit_sha("commit", sha).expect("sha"), sha.to_lowercase());
         for bad in ["", "abc", &"g".repeat(40), &"a".repeat(41)] {
-            refused(commit_sha("commit", bad).map(|_| ()), "commit");
+            refused(commit_sha("commit", bad), "commit");
         }
         assert_eq!(
             commit_prefix("commit", "ABCDEF0").expect("prefix"),
             "abcdef0"
         );
-        refused(commit_prefix("commit", "abc").map(|_| ()), "commit");
+        refused(commit_prefix("commit", "abc"), "commit");
         for ok in ["main", "release/1.2", "feature/x-y"] {
             assert!(branch("branch", ok).is_ok(), "{ok}");
         }

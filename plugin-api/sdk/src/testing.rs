@@ -107,3 +107,15 @@ pub fn parse<A: crate::args::ToolArgs>(args: Value) -> Result<A, ToolError> {
         .map_err(|e| ToolError::new(crate::codes::INVALID_ARGUMENTS, e))?;
     A::parse(map).map_err(ToolError::from)
 }
+
+/// The message of a check's refusal of argument `field`: it must be `invalid_arguments` and
+/// name the argument (for the tests of `rules` and of a group's own checks).
+pub fn refused<T: std::fmt::Debug>(result: Result<T, ToolError>, field: &str) -> String {
+    let err = result.expect_err("refused");
+    assert_eq!(err.code.as_str(), crate::codes::INVALID_ARGUMENTS, "{err}");
+    assert!(
+        err.message.contains(&format!("\"{field}\"")),
+        "names the field: {err}"
+    );
+    err.message.to_string()
+}

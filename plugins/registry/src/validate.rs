@@ -106,15 +106,7 @@ pub fn source_ref<'a>(field: &str, text: &'a str) -> Result<(&'a str, &'a str), 
 mod tests {
     use super::*;
 
-    fn refused(result: Result<(), ToolError>, field: &str) -> String {
-        let err = result.expect_err("refused");
-        assert_eq!(err.code.as_str(), "invalid_arguments");
-        assert!(
-            err.message.contains(&format!("\"{field}\"")),
-            "names the field: {err}"
-        );
-        err.message.to_string()
-    }
+    use coremcp_plugin_sdk::testing::refused;
 
     #[test]
     fn key_patterns() {
@@ -153,7 +145,7 @@ mod tests {
             ("CORE", "core-mcp")
         );
         for bad in ["CORE", "core/x", "CORE/", "/x", "CORE/a/b", "CORE/X"] {
-            refused(source_ref("source", bad).map(|_| ()), "source");
+            refused(source_ref("source", bad), "source");
         }
     }
 }
