@@ -31,6 +31,20 @@ pub fn capped(mut items: Vec<Value>) -> (Vec<Value>, Option<usize>) {
     (items, (more > 0).then_some(more))
 }
 
+/// The answer of a tool that removes or closes many records at once (a clean-up):
+/// `{<count_field>: count, dry_run, items, more?}`, where `items` (what was, or with `dry_run`
+/// would be, touched) holds at most [`MAX_LISTED`] and `more` counts the rest of `count`.
+pub fn sweep(count_field: &str, count: usize, dry_run: bool, items: Vec<Value>) -> Value {
+    let (items, more) = capped(items);
+    let more = more.or_else(|| (count > items.len()).then(|| count - items.len()));
+    let mut map = Map::new();
+    map.insert(count_field.to_owned(), count.into());
+    map.insert("dry_run".to_owned(), dry_run.into());
+    map.insert("items".to_owned(), items.into());
+    put_opt(&mut map, "more", more);
+    Value::Object(map)
+}
+
 /// Puts `text` into `result` under `place(result)[field]`, cut at `max_chars` characters or
 /// fewer so the whole result fits [`RESULT_BUDGET`], with `truncated` and `total_chars` beside
 /// it. Escapes make a character cost more than one in the result, so the cut shrinks in
@@ -296,5 +310,20 @@ pub(crate) mod tests {
         let mut value = json!({"commits": (0..500).map(|i| json!({"n": i, "pad": "p".repeat(100)})).collect::<Vec<_>>()});
         let dropped = fit_array(&mut value, "commits", RESULT_BUDGET);
         assert!(dropped > 0 && chars(&value) <= RESULT_BUDGET);
+    }
+
+    #[test]
+    fn a_sweep_lists_up_to_the_cap_and_counts_the_rest() {
+        let out = sweep("deleted", 250, false, rows(250, 1));
+        assert_eq!(out["deleted"], 250);
+        assert_eq!(out["items"].as_array().map(Vec::len), Some(MAX_LISTED));
+        assert_eq!(out["more"], 250 - MAX_LISTED);
+        // A dry run lists what a capped query found and counts the whole of it.
+        let dry = sweep("closed", 5000, true, rows(3, 1));
+        assert_eq!(
+            (dry["dry_run"].clone(), dry["more"].clone()),
+            (json!(true), json!(4997))
+        );
+        assert!(sweep("deleted", 0, false, vec![]).get("more").is_none());
     }
 }

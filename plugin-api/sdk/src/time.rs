@@ -140,6 +140,16 @@ pub fn timestamp_out(stored: &str) -> String {
     parse_timestamp(stored).map_or_else(|| stored.to_owned(), timestamp)
 }
 
+/// The stored timestamp `seconds` (argument `field`) before `at_ms`; a span too long to
+/// represent is refused by name.
+pub fn seconds_before(at_ms: i64, seconds: u64, field: &str) -> Result<String, crate::ToolError> {
+    i64::try_from(seconds)
+        .ok()
+        .and_then(|s| s.checked_mul(1000))
+        .map(|ms| timestamp(at_ms.saturating_sub(ms).max(0)))
+        .ok_or_else(|| crate::args::invalid(field, format!("{seconds} seconds is too long")))
+}
+
 /// An RFC 3339 time argument (`2026-01-31T09:00:00Z`, any offset or fraction), refused by name
 /// when it is not one; [`Time::stored`] is the fixed-width form the stores compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,5 +257,19 @@ mod tests {
         ] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_span_before_now_is_a_stored_timestamp_or_refused_by_name() {
+        assert_eq!(
+            seconds_before(86_400_000, 3600, "older_than_s").expect("an hour"),
+            "1970-01-01T23:00:00.000Z"
+        );
+        assert_eq!(
+            seconds_before(1000, 3600, "older_than_s").expect("clamped"),
+            "1970-01-01T00:00:00.000Z"
+        );
+        let err = seconds_before(0, u64::MAX, "older_than_s").expect_err("too long");
+        assert!(err.message.contains("\"older_than_s\""), "{err}");
     }
 }

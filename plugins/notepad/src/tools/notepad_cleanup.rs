@@ -12,13 +12,14 @@
 //! counted in `more`.
 
 use coremcp_nervhq::grammar::check_scope;
-use coremcp_nervhq::result::{capped, put_opt};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::budget::sweep;
+use coremcp_plugin_sdk::time::seconds_before;
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Row;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::expired;
 
@@ -77,13 +78,7 @@ fn handler(_: &Ctx<'_>, args: Cleanup) -> Result<Value, ToolError> {
     let dry_run = args.dry_run;
     let at = now_ms();
     let cutoff = older_than_s
-        .map(|s| {
-            i64::try_from(s)
-                .ok()
-                .and_then(|s| s.checked_mul(1000))
-                .map(|ms| timestamp(at.saturating_sub(ms).max(0)))
-                .ok_or_else(|| invalid("older_than_s", format!("{s} seconds is too long")))
-        })
+        .map(|s| seconds_before(at, s, "older_than_s"))
         .transpose()?;
     let (count, mut rows) = SERVICE.run(|tx| {
         let c = bytewise(tx);
@@ -134,14 +129,7 @@ fn handler(_: &Ctx<'_>, args: Cleanup) -> Result<Value, ToolError> {
         let (scope, key) = key_of(row).map_err(coremcp_store::plugin::tool_error)?;
         items.push(json!({"scope": scope, "key": key, "reason": reason}));
     }
-    let (items, more) = capped(items);
-    let more = more.or_else(|| (count > items.len()).then(|| count - items.len()));
-    let mut map = Map::new();
-    map.insert("deleted".into(), count.into());
-    map.insert("dry_run".into(), dry_run.into());
-    map.insert("items".into(), items.into());
-    put_opt(&mut map, "more", more);
-    Ok(Value::Object(map))
+    Ok(sweep("deleted", count, dry_run, items))
 }
 
 fn key_of(row: &Row) -> Result<(String, String), coremcp_store::StoreError> {

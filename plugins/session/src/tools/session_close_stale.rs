@@ -7,11 +7,13 @@
 //! next heartbeat, or not closed at all; the listed items are capped at `MAX_LISTED`, oldest
 //! heartbeat first, the rest counted in `more`.
 
-use coremcp_nervhq::result::{capped, put_opt, ts, MAX_LISTED};
+use coremcp_nervhq::result::{ts, MAX_LISTED};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
+use coremcp_plugin_sdk::budget::sweep;
+use coremcp_plugin_sdk::time::seconds_before;
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{invalid, now_ms, timestamp, tool_error};
-use serde_json::{json, Map, Value};
+use coremcp_store::plugin::{now_ms, timestamp, tool_error};
+use serde_json::{json, Value};
 
 use super::STALE_AFTER_S;
 
@@ -43,16 +45,7 @@ pub struct CloseStale {
 fn handler(_: &Ctx<'_>, args: CloseStale) -> Result<Value, ToolError> {
     let (older_than_s, dry_run) = (args.older_than_s, args.dry_run);
     let at = now_ms();
-    let cutoff = i64::try_from(older_than_s)
-        .ok()
-        .and_then(|s| s.checked_mul(1000))
-        .map(|ms| timestamp(at.saturating_sub(ms).max(0)))
-        .ok_or_else(|| {
-            invalid(
-                "older_than_s",
-                format!("{older_than_s} seconds is too long"),
-            )
-        })?;
+    let cutoff = seconds_before(at, older_than_s, "older_than_s")?;
     let (host, agent) = (args.host.as_deref(), args.agent.as_deref());
     let (count, mut rows) = SERVICE.run(|tx| {
         let c = bytewise(tx);
@@ -109,12 +102,5 @@ fn handler(_: &Ctx<'_>, args: CloseStale) -> Result<Value, ToolError> {
             "last_heartbeat_at": ts(row, "last_heartbeat_at").map_err(tool_error)?,
         }));
     }
-    let (items, more) = capped(items);
-    let more = more.or_else(|| (count > items.len()).then(|| count - items.len()));
-    let mut map = Map::new();
-    map.insert("closed".into(), count.into());
-    map.insert("dry_run".into(), dry_run.into());
-    map.insert("items".into(), items.into());
-    put_opt(&mut map, "more", more);
-    Ok(Value::Object(map))
+    Ok(sweep("closed", count, dry_run, items))
 }
