@@ -12,7 +12,7 @@
 //! - A host is never deleted, only disabled (`enabled: false`).
 
 use coremcp_plugin_sdk::ToolError;
-use coremcp_store::plugin::{invalid, json_value, timestamp_out};
+use coremcp_store::plugin::{invalid, json_value, ts_opt};
 use coremcp_store::{Row, StoreError, Tx};
 use serde_json::Value;
 
@@ -39,10 +39,7 @@ pub fn json(row: &Row) -> Result<Value, StoreError> {
         .set("roles", roles)
         .set("enabled", row.get_bool("enabled")?)
         .opt("description", row.get_opt_text("description")?)
-        .opt(
-            "last_seen_at",
-            row.get_opt_text("last_seen_at")?.map(|t| timestamp_out(&t)),
-        )
+        .opt("last_seen_at", ts_opt(row, "last_seen_at")?)
         .stamps(row)?
         .done())
 }

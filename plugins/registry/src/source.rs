@@ -114,10 +114,7 @@ pub fn checkouts(
             .set("host", row.get_text("host")?)
             .set("path", row.get_text("path")?)
             .opt("branch", row.get_opt_text("branch")?)
-            .set(
-                "updated_at",
-                coremcp_store::plugin::timestamp_out(&row.get_text("updated_at")?),
-            )
+            .set("updated_at", coremcp_store::plugin::ts(&row, "updated_at")?)
             .done();
         out.entry(row.get_text("source_id")?)
             .or_default()

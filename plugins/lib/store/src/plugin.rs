@@ -24,7 +24,17 @@ pub use coremcp_plugin_sdk::time::{now, now_ms, parse_timestamp, timestamp, time
 use coremcp_plugin_sdk::{self as sdk, codes, ToolError};
 use serde_json::Value;
 
-use crate::{Migration, Store, StoreError, StoreUrl, Tx};
+use crate::{Migration, Row, Store, StoreError, StoreUrl, Tx};
+
+/// A timestamp column, normalised to the fixed-width form whichever backend stored it.
+pub fn ts(row: &Row, column: &str) -> Result<String, StoreError> {
+    row.get_text(column).map(|t| timestamp_out(&t))
+}
+
+/// A nullable timestamp column, normalised.
+pub fn ts_opt(row: &Row, column: &str) -> Result<Option<String>, StoreError> {
+    Ok(row.get_opt_text(column)?.map(|t| timestamp_out(&t)))
+}
 
 /// One store-backed service of a plugin (`registry`, `nervhq`, …), opened lazily.
 pub struct Service {

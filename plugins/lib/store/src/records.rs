@@ -170,14 +170,8 @@ impl Record {
     pub fn stamps(self, row: &Row) -> Result<Self, StoreError> {
         Ok(self
             .set("version", row.get_i64("version")?)
-            .set(
-                "created_at",
-                plugin::timestamp_out(&row.get_text("created_at")?),
-            )
-            .set(
-                "updated_at",
-                plugin::timestamp_out(&row.get_text("updated_at")?),
-            ))
+            .set("created_at", plugin::ts(row, "created_at")?)
+            .set("updated_at", plugin::ts(row, "updated_at")?))
     }
 
     pub fn done(self) -> Value {

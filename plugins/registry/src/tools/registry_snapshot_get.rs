@@ -4,7 +4,7 @@
 
 use coremcp_plugin_sdk::budget::RESULT_BUDGET;
 use coremcp_plugin_sdk::{codes, typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{invalid, json_value, timestamp_out, TxError};
+use coremcp_store::plugin::{invalid, json_value, timestamp_out, ts, TxError};
 use coremcp_store::Row;
 use serde_json::{json, Value};
 
@@ -139,7 +139,7 @@ fn commit_list(rows: &[Row]) -> Result<Vec<Value>, coremcp_store::StoreError> {
             Ok(Record::default()
                 .set("commit", r.get_text("commit_sha")?)
                 .opt("branch", r.get_opt_text("branch")?)
-                .set("created_at", timestamp_out(&r.get_text("created_at")?))
+                .set("created_at", ts(r, "created_at")?)
                 .done())
         })
         .collect()

@@ -9,7 +9,7 @@
 //!   source's save counter `seq`, never by wall-clock time.
 
 use coremcp_plugin_sdk::{self as sdk, codes, typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{json_text, new_id, now, timestamp_out, TxError};
+use coremcp_store::plugin::{json_text, new_id, now, ts, TxError};
 use serde_json::{Map, Value};
 
 use crate::args::{Branch, SourceRef};
@@ -82,7 +82,7 @@ fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
                     format!(
                         "a snapshot of {source_ref} at {commit} is already stored (saved {}, \
                          {} content); pass replace: true to overwrite it",
-                        timestamp_out(&row.get_text("created_at")?),
+                        ts(row, "created_at")?,
                         if same { "the same" } else { "different" }
                     ),
                 )
