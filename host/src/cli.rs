@@ -198,16 +198,14 @@ impl Cli {
         } else {
             self.relays.clone()
         };
-        let grants = crate::policy::Grants::parse(
-            self.grants.as_deref(),
-            std::env::var(crate::policy::env::MCP_GRANTS)
-                .ok()
-                .as_deref(),
-        )
-        .map_err(Failure::usage)?;
+        let mcp_grants = std::env::var(crate::policy::env::MCP_GRANTS).ok();
+        let grants = crate::policy::Grants::parse(self.grants.as_deref(), mcp_grants.as_deref())
+            .map(std::sync::Arc::new)
+            .map_err(Failure::usage)?;
         let mut upstream = crate::upstream::Settings::from_env(&config::install_root(&exe))
             .map_err(Failure::usage)?;
-        upstream.grants = grants.clone();
+        // One policy: the upstream listings read the same rules the routes decide by.
+        upstream.grants = std::sync::Arc::clone(&grants);
         let servers: Vec<&str> = upstream.servers.iter().map(|s| s.id.as_str()).collect();
         for (rule, name) in grants.unknown_names(&servers) {
             tracing::warn!(
@@ -243,7 +241,7 @@ impl Cli {
             relay_retry: Duration::from_secs(self.relay_retry),
             service_mode: matches!(self.command, Command::Serve { service: true, .. }),
             upstream,
-            grants: std::sync::Arc::new(grants),
+            grants,
             probe_program: Some(exe),
         })
     }

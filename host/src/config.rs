@@ -132,7 +132,7 @@ pub struct Config {
     /// The upstream MCP servers.
     pub upstream: crate::upstream::Settings,
     /// Who may call which tool (`--grants`, `COREMCP_GRANTS`, `COREMCP_MCP_GRANTS`); the upstream
-    /// settings hold the same rules for their listings.
+    /// settings share the same rules for their listings.
     pub grants: std::sync::Arc<crate::policy::Grants>,
     /// The program that opens a new plugin file in a probe process before this one maps it
     /// (`coremcp` itself); `None`: only the structural check.

@@ -28,10 +28,9 @@ use serde_json::value::RawValue;
 
 use crate::calls::{Call, Calls};
 use crate::config::Config;
-use crate::route::{self, Route, Run};
-
 use crate::plugins::{host_api, PluginSet, ReloadReport};
 use crate::policy::Caller;
+use crate::route::{self, Route, Run};
 use crate::rpc::{self, Incoming};
 use crate::upstream::hub::{Listener, Target, Upstreams};
 use crate::{mcp, pool, render};
@@ -505,13 +504,7 @@ impl Session {
             }
         };
         let name = params.name.as_ref();
-        let cx = route::Context {
-            config: &inner.config,
-            plugins: &inner.plugins,
-            upstreams: &inner.upstreams,
-            caller: &inner.caller,
-        };
-        let route = route::decide(&cx, name, args);
+        let route = route::decide(&inner.route_cx(), name, args);
         tracing::debug!(tool = %name, route = route.kind(), "call {name}");
         match route {
             Route::Unknown(message) => reject(rpc::INVALID_PARAMS, message),
@@ -617,6 +610,16 @@ impl Inner {
         }
     }
 
+    /// What the route of a call depends on: this session's server and caller.
+    fn route_cx(&self) -> route::Context<'_> {
+        route::Context {
+            config: &self.config,
+            plugins: &self.plugins,
+            upstreams: &self.upstreams,
+            caller: &self.caller,
+        }
+    }
+
     /// Runs one call on a pool thread and answers it, unless the watchdog or a cancel did.
     fn run_call(self: &Arc<Self>, call: &Call, run: &Run) {
         if call.cancelled.load(Ordering::Relaxed) {
@@ -626,12 +629,7 @@ impl Inner {
             }
             return;
         }
-        let cx = route::Context {
-            config: &self.config,
-            plugins: &self.plugins,
-            upstreams: &self.upstreams,
-            caller: &self.caller,
-        };
+        let cx = self.route_cx();
         let deadline = route::peer_deadline(call.deadline, call.timeout);
         let message = match route::call_peer(&cx, run, &call.tool, deadline, &call.cancelled) {
             None => rpc::response(&call.id, &self.run_plugin(run.index, call, &run.args)),

@@ -77,7 +77,7 @@ impl RefreshReport {
 /// The upstream servers of this process.
 pub struct Upstreams {
     enabled: bool,
-    grants: Grants,
+    grants: Arc<Grants>,
     policy: Policy,
     install_root: PathBuf,
     servers: RwLock<Vec<Arc<Server>>>,
@@ -123,7 +123,7 @@ impl Upstreams {
     fn build(settings: &Settings) -> Arc<Self> {
         Arc::new(Self {
             enabled: settings.enabled,
-            grants: settings.grants.clone(),
+            grants: Arc::clone(&settings.grants),
             policy: settings.approval.clone(),
             install_root: settings.install_root.clone(),
             servers: RwLock::new(Vec::new()),

@@ -52,7 +52,7 @@ pub struct Settings {
     pub enabled: bool,
     pub servers: Vec<ServerConfig>,
     /// Who may call which upstream tool; nothing unless granted.
-    pub grants: crate::policy::Grants,
+    pub grants: std::sync::Arc<crate::policy::Grants>,
     /// Who needs a human's approval first.
     pub approval: approval::Policy,
     /// Where the default `mcp.json` is (read again on refresh).
@@ -85,7 +85,7 @@ impl Settings {
         Ok(Self {
             enabled,
             servers,
-            grants: crate::policy::Grants::default(),
+            grants: std::sync::Arc::default(),
             approval,
             install_root: install_root.to_owned(),
         })

@@ -23,6 +23,11 @@ pub fn text(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
             format!("must not contain the control character {c:?}"),
         ));
     }
+    at_most(field, value, max)
+}
+
+/// `value` has at most `max` characters.
+fn at_most(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
     let count = value.chars().count();
     if count > max {
         return Err(invalid(
@@ -45,17 +50,10 @@ pub fn token(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
             format!("{value:?} must not contain whitespace or control characters (found {c:?})"),
         ));
     }
-    let count = value.chars().count();
-    if count > max {
-        return Err(invalid(
-            field,
-            format!("is {count} characters long; at most {max} are allowed"),
-        ));
-    }
-    Ok(())
+    at_most(field, value, max)
 }
 
-/// A git branch name as far as the Registry cares: a token that git would not read as an
+/// A git branch name as far as a tool argument goes: a token that git would not read as an
 /// option or a range.
 pub fn branch(field: &str, value: &str) -> Result<(), ToolError> {
     token(field, value, 255)?;

@@ -114,14 +114,13 @@ fn cut(
     Ok((rows, next))
 }
 
-/// The JSON of each row, and under `field` of each the related items `related` found for its
-/// `id` (an empty list when none).
+/// The JSON of each row, and with `related` (a field name, and lists by `id`) that field of
+/// each holding the row's list (empty when none).
 pub fn with_related(
     rows: &[Row],
     json: fn(&Row) -> Result<Value, StoreError>,
-    field: Option<(&str, HashMap<String, Vec<Value>>)>,
+    mut related: Option<(&str, HashMap<String, Vec<Value>>)>,
 ) -> Result<Vec<Value>, StoreError> {
-    let mut related = field;
     let mut items = Vec::with_capacity(rows.len());
     for row in rows {
         let mut item = json(row)?;
@@ -137,16 +136,6 @@ pub fn with_related(
 /// The `id`s of `rows`.
 pub fn ids(rows: &[Row]) -> Result<Vec<String>, StoreError> {
     rows.iter().map(|r| r.get_text("id")).collect()
-}
-
-/// `{"items": [...], "next_cursor"?: "..."}`.
-pub fn list_result(items: Vec<Value>, next_cursor: Option<String>) -> Value {
-    let mut out = Map::new();
-    out.insert("items".into(), Value::Array(items));
-    if let Some(next) = next_cursor {
-        out.insert("next_cursor".into(), Value::String(next));
-    }
-    Value::Object(out)
 }
 
 /// A record under construction: optional fields are only ever inserted when present.
@@ -298,7 +287,7 @@ mod tests {
             .opt("theme", Some("x"))
             .done();
         assert_eq!(value, serde_json::json!({"key": "a", "theme": "x"}));
-        let listed = list_result(vec![value], None);
+        let listed = coremcp_plugin_sdk::page::page_result(vec![value], None);
         assert!(listed.get("next_cursor").is_none());
     }
 

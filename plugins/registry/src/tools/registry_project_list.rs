@@ -6,7 +6,7 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{ProjectKey, Shown, ThemeKey};
-use crate::common::{ids, list_result, with_related, Order, Query, SERVICE};
+use crate::common::{ids, page_result, with_related, Order, Query, SERVICE};
 use crate::{project, source, theme};
 
 pub const TOOL: Tool = Tool::new(
@@ -64,7 +64,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
             true => Some(("sources", source::active_by_project(tx, &ids(&rows)?)?)),
             false => None,
         };
-        Ok(list_result(
+        Ok(page_result(
             with_related(&rows, project::json, sources)?,
             next,
         ))

@@ -6,7 +6,7 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{ProjectKey, Shown};
-use crate::common::{ids, list_result, with_related, Order, Query, SERVICE};
+use crate::common::{ids, page_result, with_related, Order, Query, SERVICE};
 use crate::project;
 use crate::source::{self, Kind};
 
@@ -65,7 +65,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
             true => Some(("checkouts", source::checkouts(tx, &ids(&rows)?)?)),
             false => None,
         };
-        Ok(list_result(
+        Ok(page_result(
             with_related(&rows, source::json, checkouts)?,
             next,
         ))

@@ -5,7 +5,7 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{Shown, ThemeKey};
-use crate::common::{list_result, Order, Query, SERVICE};
+use crate::common::{page_result, Order, Query, SERVICE};
 use crate::theme;
 
 pub const TOOL: Tool = Tool::new(
@@ -50,6 +50,6 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     SERVICE.run(|tx| {
         let (rows, next) = order.page(tx, &select, &q, &args.page)?;
         let items = rows.iter().map(theme::json).collect::<Result<_, _>>()?;
-        Ok(list_result(items, next))
+        Ok(page_result(items, next))
     })
 }
