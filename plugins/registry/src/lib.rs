@@ -1,11 +1,12 @@
 //! The Registry group: the directory of themes, projects, sources and hosts, plus stored code
-//! snapshots (docs/tools.md). Its hosts with a Core MCP address are what `remote_host` resolves
-//! against, so the host binary reads them through `registry_host_list`.
+//! snapshots in the format of [`coremcp_snapshot`] (docs/tools.md). Its hosts with a Core MCP
+//! address are what `remote_host` resolves against, so the host binary reads them through
+//! `registry_host_list`.
 //!
 //! Layout: `lib.rs` is the table, `tools/<tool>.rs` one tool each, and beside them what the
-//! tools of one record type share (`theme.rs`, `project.rs`, `source.rs`, `host.rs`,
-//! `snapshot.rs`), the argument types (`args.rs`), the rules (`validate.rs`) and the shared
-//! query and record helpers (`common.rs`). Record modules never import each other; only tools
+//! tools of one record type share (`theme.rs`, `project.rs`, `source.rs`, `host.rs`), the
+//! argument types (`args.rs`), the rules (`validate.rs`) and the shared query and record
+//! helpers (`common.rs`). Record modules never import each other; only tools
 //! combine them.
 //!
 //! The data lives in the store layer ([`coremcp_store`]): embedded SQLite under the data dir by
@@ -25,7 +26,6 @@ mod common;
 mod host;
 mod project;
 mod schema;
-mod snapshot;
 mod source;
 mod theme;
 mod tools;

@@ -107,8 +107,8 @@ impl ArgType for LanguageName {
     }
 }
 
-/// The snapshot format this tool writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The snapshot format this tool writes: the one the Registry stores.
+pub use coremcp_snapshot::FORMAT_VERSION;
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
 pub struct Snapshot {
@@ -422,6 +422,17 @@ mod tests {
         );
         assert_eq!(symbols[3].parent.as_deref(), Some("S"));
         assert_eq!(symbols[3].signature.as_deref(), Some("fn new() -> Self"));
+    }
+
+    #[test]
+    fn the_registry_stores_what_it_writes_with_the_same_counts() {
+        let written =
+            serde_json::to_value(run(&sample(), json!({})).expect("snapshot")).expect("json");
+        let payload = written.as_object().expect("object");
+        let checked = coremcp_snapshot::check(payload).expect("format 1");
+        assert_eq!(checked.counts, written["counts"]);
+        let files = written["files"].as_array().expect("files");
+        assert_eq!(coremcp_snapshot::counts(files), written["counts"]);
     }
 
     #[test]

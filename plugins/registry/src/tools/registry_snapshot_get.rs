@@ -1,17 +1,17 @@
 //! `registry_snapshot_get`: a stored code snapshot of a source, or its outline, within
 //! `max_chars` and the host's result limit, so it always arrives with its structured content
-//! (see [`crate::snapshot::fit`]).
+//! (see [`coremcp_snapshot::view`]).
 
 use coremcp_plugin_sdk::budget::RESULT_BUDGET;
 use coremcp_plugin_sdk::{codes, typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{invalid, json_value, timestamp_out, ts, TxError};
-use coremcp_store::Row;
-use serde_json::{json, Value};
+use coremcp_store::plugin::{invalid, json_value, ts, TxError};
+use coremcp_store::{Row, StoreError};
+use serde_json::{Map, Value};
 
 use crate::args::SourceRef;
 use crate::common::{not_found, Record, SERVICE};
-use crate::snapshot::{self as snap, Detail};
 use crate::source;
+use coremcp_snapshot::{self as snap, Detail};
 
 pub const TOOL: Tool = Tool::new(
     "registry_snapshot_get",
@@ -128,12 +128,16 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
             }
         }
     })?;
-    view(source_ref, &row, commits, &prefixes, detail, budget)
-        .map_err(|e| ToolError::new(codes::INTERNAL, format!("stored snapshot: {e}")))
+    let internal = |e: String| ToolError::new(codes::INTERNAL, format!("stored snapshot: {e}"));
+    let base = base(source_ref, &row, commits).map_err(|e| internal(e.to_string()))?;
+    let content = row
+        .get_text("content")
+        .map_err(|e| internal(e.to_string()))?;
+    snap::view(base, &content, &prefixes, detail, budget).map_err(internal)
 }
 
 /// The stored commits of a source, latest first, as `{commit, branch?, created_at}`.
-fn commit_list(rows: &[Row]) -> Result<Vec<Value>, coremcp_store::StoreError> {
+fn commit_list(rows: &[Row]) -> Result<Vec<Value>, StoreError> {
     rows.iter()
         .map(|r| {
             Ok(Record::default()
@@ -145,77 +149,22 @@ fn commit_list(rows: &[Row]) -> Result<Vec<Value>, coremcp_store::StoreError> {
         .collect()
 }
 
-/// The answer for one stored snapshot.
-fn view(
+/// The stored record's own fields of a view.
+fn base(
     source_ref: &str,
     row: &Row,
     commits: Option<Vec<Value>>,
-    prefixes: &[String],
-    detail: Detail,
-    budget: usize,
-) -> Result<Value, String> {
-    let text = |name: &str| row.get_text(name).map_err(|e| e.to_string());
-    let content: Value = serde_json::from_str(&text("content")?)
-        .map_err(|e| format!("the stored content is not JSON: {e}"))?;
-    let Value::Object(mut content) = content else {
-        return Err("the stored content is not a JSON object".into());
-    };
-    let files: Vec<Value> = match content.remove("files") {
-        Some(Value::Array(files)) => files,
-        _ => Vec::new(),
-    };
-    let selected: Vec<&Value> = files
-        .iter()
-        .filter(|f| {
-            f.get("path")
-                .and_then(Value::as_str)
-                .is_some_and(|p| snap::path_matches(p, prefixes))
-        })
-        .collect();
-    let owned: Vec<Value> = selected.iter().map(|f| (*f).clone()).collect();
-    let mut base = Record::default()
-        .set("id", text("id")?)
+) -> Result<Map<String, Value>, StoreError> {
+    Ok(Record::default()
+        .set("id", row.get_text("id")?)
         .set("source", source_ref)
-        .set("commit", text("commit_sha")?)
-        .opt(
-            "branch",
-            row.get_opt_text("branch").map_err(|e| e.to_string())?,
-        )
-        .set(
-            "format_version",
-            row.get_i64("format_version").map_err(|e| e.to_string())?,
-        )
-        .set("created_at", timestamp_out(&text("created_at")?))
-        .opt(
-            "created_by",
-            row.get_opt_text("created_by").map_err(|e| e.to_string())?,
-        )
-        .set("content_hash", text("content_hash")?)
-        .set("detail", detail.as_str())
-        .set("stats", json_value(Some(text("stats")?)))
-        .set("counts", snap::counts(&owned));
-    if !prefixes.is_empty() {
-        base = base.set("paths", json!(prefixes));
-    }
-    if detail == Detail::Summary {
-        base = base.set("languages", snap::languages(&owned));
-    }
-    if detail == Detail::Full {
-        // The snapshot's own top-level fields besides its files (root, counts, …).
-        content.remove("format_version");
-        base = base.set("header", Value::Object(content));
-    }
-    if let Some(commits) = commits {
-        base = base.set("commits", Value::Array(commits));
-    }
-    let files = match detail {
-        Detail::Summary => None,
-        Detail::Outline | Detail::Full => {
-            Some(owned.iter().map(|f| snap::file_view(f, detail)).collect())
-        }
-    };
-    let Value::Object(base) = base.done() else {
-        return Err("a record is an object".into());
-    };
-    Ok(snap::fit(base, files, budget))
+        .set("commit", row.get_text("commit_sha")?)
+        .opt("branch", row.get_opt_text("branch")?)
+        .set("format_version", row.get_i64("format_version")?)
+        .set("created_at", ts(row, "created_at")?)
+        .opt("created_by", row.get_opt_text("created_by")?)
+        .set("content_hash", row.get_text("content_hash")?)
+        .set("stats", json_value(Some(row.get_text("stats")?)))
+        .opt("commits", commits)
+        .0)
 }

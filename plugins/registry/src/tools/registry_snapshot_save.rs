@@ -12,9 +12,10 @@ use coremcp_plugin_sdk::{self as sdk, codes, typed, Args, Ctx, Hints, Tool, Tool
 use coremcp_store::plugin::{json_text, new_id, now, ts, TxError};
 use serde_json::{Map, Value};
 
+use coremcp_snapshot as snap;
+
 use crate::args::{Branch, SourceRef};
 use crate::common::{Record, SERVICE};
-use crate::snapshot as snap;
 use crate::source;
 
 /// Snapshots kept per source; older ones are pruned on save.
@@ -96,7 +97,7 @@ fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
                      seq = $8 WHERE id = $9",
                     &[
                         branch.into(),
-                        snap::FORMAT_VERSION.into(),
+                        i64::from(snap::FORMAT_VERSION).into(),
                         stats_text.as_str().into(),
                         checked.content.as_str().into(),
                         checked.content_hash.as_str().into(),
@@ -119,7 +120,7 @@ fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
                         source_id.as_str().into(),
                         commit.as_str().into(),
                         branch.into(),
-                        snap::FORMAT_VERSION.into(),
+                        i64::from(snap::FORMAT_VERSION).into(),
                         stats_text.as_str().into(),
                         checked.content.as_str().into(),
                         checked.content_hash.as_str().into(),

@@ -1,6 +1,8 @@
-//! Code snapshots as stored data, without the store: checking a payload before it is saved,
-//! its content hash, and the views `registry_snapshot_get` answers with (summary, outline,
-//! full), filtered by path and cut to a size.
+//! Code snapshot format 1, the one contract between the tool that writes snapshots
+//! (`code_snapshot`, Code and files group) and the one that stores and serves them
+//! (`registry_snapshot_save` / `registry_snapshot_get`, Registry group): the version, the
+//! counts, checking a payload before it is stored, its content hash, and the views a stored
+//! snapshot is served in (summary, outline, full), filtered by path and cut to a size.
 //!
 //! Invariants:
 //! - A stored snapshot is format 1: what `code_snapshot` returns (`files: [{path, language?,
@@ -9,18 +11,19 @@
 //!   for `language` and `stats` for `counts` (what CI producers write). Stored content always
 //!   carries `format_version: 1`, has no `null` members, and its keys are sorted, so equal
 //!   snapshots have equal text and equal hashes.
+//! - [`counts`] is the one definition of `counts`: the writer's own counts equal it.
 //! - A view cut to size drops whole files from the end, never part of one, so it is always
 //!   valid JSON; it then says `truncated: true` with how many files it left out.
 
 use std::collections::{BTreeMap, HashSet};
 
+use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::budget::{chars, fit_array};
 use coremcp_plugin_sdk::ToolError;
-use coremcp_store::plugin::invalid;
 use serde_json::{json, Map, Value};
 
-/// The only snapshot format this Registry stores.
-pub const FORMAT_VERSION: i64 = 1;
+/// The snapshot format `code_snapshot` writes and the only one the Registry stores.
+pub const FORMAT_VERSION: u32 = 1;
 
 /// A payload that passed [`check`].
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +38,7 @@ pub struct Checked {
     pub counts: Value,
 }
 
-/// What a `registry_snapshot_get` answer holds of each file.
+/// What a view of a stored snapshot holds of each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, coremcp_plugin_sdk::ArgEnum)]
 pub enum Detail {
     /// Counts only, no file list.
@@ -62,7 +65,7 @@ pub fn check(snapshot: &Map<String, Value>) -> Result<Checked, ToolError> {
     match snapshot.get("format_version") {
         // code_snapshot's own output carries no version: it is format 1.
         None | Some(Value::Null) => {}
-        Some(v) if v.as_i64() == Some(FORMAT_VERSION) => {}
+        Some(v) if v.as_u64() == Some(FORMAT_VERSION.into()) => {}
         Some(v) => {
             return Err(invalid(
                 "snapshot.format_version",
@@ -300,6 +303,54 @@ fn outline_symbols(symbols: &[Value]) -> Vec<Value> {
             Value::Object(out)
         })
         .collect()
+}
+
+/// The view of a stored snapshot's `content` (its canonical text) that `detail` asks for:
+/// `base` (the record's own fields) plus the counts of the files under `prefixes` (see
+/// [`path_matches`]), `paths`, and `languages` (summary) or the snapshot's other top-level
+/// fields as `header` (full), then those files as `detail` shows them, cut to `budget`
+/// characters by [`fit`].
+pub fn view(
+    mut base: Map<String, Value>,
+    content: &str,
+    prefixes: &[String],
+    detail: Detail,
+    budget: usize,
+) -> Result<Value, String> {
+    let content: Value = serde_json::from_str(content)
+        .map_err(|e| format!("the stored content is not JSON: {e}"))?;
+    let Value::Object(mut content) = content else {
+        return Err("the stored content is not a JSON object".into());
+    };
+    let files: Vec<Value> = match content.remove("files") {
+        Some(Value::Array(files)) => files
+            .into_iter()
+            .filter(|f| {
+                f.get("path")
+                    .and_then(Value::as_str)
+                    .is_some_and(|p| path_matches(p, prefixes))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    base.insert("detail".into(), detail.as_str().into());
+    base.insert("counts".into(), counts(&files));
+    if !prefixes.is_empty() {
+        base.insert("paths".into(), json!(prefixes));
+    }
+    let files = match detail {
+        Detail::Summary => {
+            base.insert("languages".into(), languages(&files));
+            None
+        }
+        Detail::Outline => Some(files.iter().map(|f| file_view(f, detail)).collect()),
+        Detail::Full => {
+            content.remove("format_version");
+            base.insert("header".into(), Value::Object(content));
+            Some(files)
+        }
+    };
+    Ok(fit(base, files, budget))
 }
 
 /// `base` with `files` (under key `files`, unless `None`: a summary) cut from the end so the
