@@ -38,15 +38,20 @@ coremcp_plugin_sdk::checked_string! {
     DockerEndpoint => rules::docker_endpoint;
 }
 
-/// The columns' values of the checked strings.
+/// The columns' values of the checked strings and the enums.
 macro_rules! params {
-    ($($name:ident),*) => {$(
-        impl From<&$name> for Param {
+    ($($name:ident),*; $($enum:ty),*) => {
+        $(impl From<&$name> for Param {
             fn from(value: &$name) -> Self {
                 value.as_str().into()
             }
-        }
-    )*};
+        })*
+        $(impl From<$enum> for Param {
+            fn from(value: $enum) -> Self {
+                value.as_str().into()
+            }
+        })*
+    };
 }
 
 params!(
@@ -61,13 +66,22 @@ params!(
     Url,
     Address,
     CoreMcpUrl,
-    DockerEndpoint
+    DockerEndpoint;
+    Status,
+    Os,
+    crate::source::Kind
 );
 
 impl SourceRef {
     /// The project key and the source name.
     pub fn parts(&self) -> (&str, &str) {
         self.0.split_once('/').unwrap_or((&self.0, ""))
+    }
+
+    /// The source's key, as [`crate::source::SOURCE`] looks it up.
+    pub fn key(&self) -> [&str; 2] {
+        let (project, name) = self.parts();
+        [project, name]
     }
 }
 

@@ -14,7 +14,4 @@ pub const MAX_URL: usize = 2000;
 
 pub use coremcp_store::query::Query;
 
-pub use coremcp_plugin_sdk::page::page_result;
-pub use coremcp_store::records::{
-    check_expected, duplicate, expected, ids, not_found, patch, with_related, Order, Record,
-};
+pub use coremcp_store::records::{not_found, Record, Related};

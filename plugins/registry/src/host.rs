@@ -1,5 +1,5 @@
-//! Hosts, and with them the directory `remote_host` resolves against: the record, its JSON,
-//! its roles.
+//! Hosts, and with them the directory `remote_host` resolves against: the record and its
+//! roles.
 //!
 //! Invariants:
 //! - The forwarding targets are exactly the enabled hosts with a `core_mcp_url`; the host
@@ -12,44 +12,27 @@
 //! - A host is never deleted, only disabled (`enabled: false`).
 
 use coremcp_plugin_sdk::ToolError;
-use coremcp_store::plugin::{invalid, json_value, ts_opt};
-use coremcp_store::{Row, StoreError, Tx};
-use serde_json::Value;
+use coremcp_store::plugin::invalid;
+use coremcp_store::records::Entity;
+use coremcp_store::{StoreError, Tx};
 
 use crate::args::Role;
-use crate::common::Record;
 
 pub const MAX_ROLES: usize = 32;
 pub const MAX_ROLE: usize = 64;
 
-pub const FIELDS: &str = "id, name, address, core_mcp_url, docker_endpoint, os, roles, \
-    enabled, description, last_seen_at, version, created_at, updated_at";
-
-pub fn json(row: &Row) -> Result<Value, StoreError> {
-    let roles = match json_value(row.get_opt_text("roles")?) {
-        Value::Array(items) => Value::Array(items),
-        _ => Value::Array(Vec::new()),
-    };
-    Ok(Record::default()
-        .set("name", row.get_text("name")?)
-        .set("address", row.get_text("address")?)
-        .opt("core_mcp_url", row.get_opt_text("core_mcp_url")?)
-        .opt("docker_endpoint", row.get_opt_text("docker_endpoint")?)
-        .opt("os", row.get_opt_text("os")?)
-        .set("roles", roles)
-        .set("enabled", row.get_bool("enabled")?)
-        .opt("description", row.get_opt_text("description")?)
-        .opt("last_seen_at", ts_opt(row, "last_seen_at")?)
-        .stamps(row)?
-        .done())
-}
-
-pub fn by_name(tx: &mut Tx<'_>, name: &str) -> Result<Option<Row>, StoreError> {
-    tx.query_opt(
-        &format!("SELECT {FIELDS} FROM registry_host WHERE name = $1"),
-        &[name.into()],
-    )
-}
+pub static HOST: Entity = Entity {
+    noun: "host",
+    tools: "registry_host",
+    table: "registry_host",
+    unique: "name",
+    select: "SELECT h.id, h.name, h.address, h.core_mcp_url, h.docker_endpoint, h.os, h.roles, \
+        h.enabled, h.description, h.last_seen_at, h.version, h.created_at, h.updated_at \
+        FROM registry_host h",
+    fields: "name address core_mcp_url? docker_endpoint? os? roles:json enabled:bool \
+        description? last_seen_at?:ts",
+    key: &[("h.name", "name")],
+};
 
 /// The `roles` argument with duplicates dropped, order kept.
 pub fn roles(given: Vec<Role>) -> Result<Vec<String>, ToolError> {

@@ -1,5 +1,5 @@
-//! Sources of a project (git repos, docs repos, packages, service URLs): the record, its JSON,
-//! the lookups other tools use and the metadata rules.
+//! Sources of a project (git repos, docs repos, packages, service URLs): the record, the lists
+//! other records carry, and the metadata rules.
 //!
 //! Invariants: a source is named by its ref `PROJECT/name`, unique within its project and
 //! permanent (`kind` never changes either: a project's `docs_source` relies on it); it is never
@@ -9,11 +9,12 @@
 use std::collections::HashMap;
 
 use coremcp_plugin_sdk::{ArgEnum, ToolError};
-use coremcp_store::plugin::{invalid, json_text, json_value, TxError};
-use coremcp_store::{Row, StoreError, Tx};
+use coremcp_store::plugin::{invalid, json_text};
+use coremcp_store::records::{Entity, Record};
+use coremcp_store::{StoreError, Tx};
 use serde_json::{Map, Value};
 
-use crate::common::{not_found, Query, Record};
+use crate::common::Query;
 
 /// The most JSON text `metadata` may take.
 const MAX_METADATA: usize = 16_000;
@@ -28,67 +29,35 @@ pub enum Kind {
     Url,
 }
 
-/// A source row with its project key, for [`json`].
-pub const SELECT: &str = "SELECT s.id, s.project_id, p.key AS project_key, s.name, \
-    s.kind, s.url, s.default_branch, s.description, s.metadata, s.status, s.version, \
-    s.created_at, s.updated_at \
-    FROM registry_source s JOIN registry_project p ON p.id = s.project_id";
-
-pub fn json(row: &Row) -> Result<Value, StoreError> {
-    let project = row.get_text("project_key")?;
-    let name = row.get_text("name")?;
-    let metadata = json_value(row.get_opt_text("metadata")?);
-    Ok(Record::default()
-        .set("ref", format!("{project}/{name}"))
-        .set("project", project)
-        .set("name", name)
-        .set("kind", row.get_text("kind")?)
-        .set("url", row.get_text("url")?)
-        .set("default_branch", row.get_text("default_branch")?)
-        .opt("description", row.get_opt_text("description")?)
-        .opt("metadata", (!metadata.is_null()).then_some(metadata))
-        .set("status", row.get_text("status")?)
-        .stamps(row)?
-        .done())
-}
-
-/// The source `ref` (which argument `field` names), any status; a missing one is
-/// `not_found`.
-pub fn find(tx: &mut Tx<'_>, field: &str, source_ref: &str) -> Result<Row, TxError> {
-    let (project, name) = crate::validate::source_ref(field, source_ref)?;
-    let row = tx.query_opt(
-        &format!("{SELECT} WHERE p.key = $1 AND s.name = $2"),
-        &[project.into(), name.into()],
-    )?;
-    row.ok_or_else(|| {
-        not_found(
-            field,
-            format!(
-                "there is no source \"{source_ref}\" (see registry_source_list project \
-                 {project})"
-            ),
-        )
-        .into()
-    })
-}
+/// A source with its project key and its ref.
+pub static SOURCE: Entity = Entity {
+    noun: "source",
+    tools: "registry_source",
+    table: "registry_source",
+    unique: "project_id, name",
+    select: "SELECT s.id, s.project_id, p.key AS project_key, p.key || '/' || s.name AS ref, \
+        s.name, s.kind, s.url, s.default_branch, s.description, s.metadata, s.status, \
+        s.version, s.created_at, s.updated_at \
+        FROM registry_source s JOIN registry_project p ON p.id = s.project_id",
+    fields: "ref project=project_key name kind url default_branch description? metadata?:json \
+        status",
+    key: &[("p.key", "project_key"), ("s.name", "name")],
+};
 
 /// The active sources of each of `project_ids`, by name.
 pub fn active_by_project(
     tx: &mut Tx<'_>,
     project_ids: &[String],
 ) -> Result<HashMap<String, Vec<Value>>, StoreError> {
-    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
-    if project_ids.is_empty() {
-        return Ok(out);
-    }
     let mut q = Query::new();
     let ids = q.in_list(project_ids);
+    let select = SOURCE.select;
     let sql =
-        format!("{SELECT} WHERE s.project_id IN {ids} AND s.status = 'active' ORDER BY s.name");
+        format!("{select} WHERE s.project_id IN {ids} AND s.status = 'active' ORDER BY s.name");
+    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
     for row in tx.query(&sql, q.params())? {
-        out.entry(row.get_text("project_id")?)
-            .or_default()
-            .push(json(&row)?);
+        let project = row.get_text("project_id")?;
+        out.entry(project).or_default().push(SOURCE.json(&row)?);
     }
     Ok(out)
 }
@@ -98,10 +67,6 @@ pub fn checkouts(
     tx: &mut Tx<'_>,
     source_ids: &[String],
 ) -> Result<HashMap<String, Vec<Value>>, StoreError> {
-    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
-    if source_ids.is_empty() {
-        return Ok(out);
-    }
     let mut q = Query::new();
     let ids = q.in_list(source_ids);
     let sql = format!(
@@ -109,13 +74,9 @@ pub fn checkouts(
          FROM registry_checkout c JOIN registry_host h ON h.id = c.host_id \
          WHERE c.source_id IN {ids} ORDER BY h.name"
     );
+    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
     for row in tx.query(&sql, q.params())? {
-        let item = Record::default()
-            .set("host", row.get_text("host")?)
-            .set("path", row.get_text("path")?)
-            .opt("branch", row.get_opt_text("branch")?)
-            .set("updated_at", coremcp_store::plugin::ts(&row, "updated_at")?)
-            .done();
+        let item = Record::of(&row, "host path branch? updated_at:ts")?.done();
         out.entry(row.get_text("source_id")?)
             .or_default()
             .push(item);

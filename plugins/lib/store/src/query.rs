@@ -44,10 +44,11 @@ impl Query {
         self.and(format!("{column} = {p}"));
     }
 
-    /// A case-insensitive substring match of `text` on any of `columns` (SQL expressions):
-    /// lowercasing here and `LOWER(column)` in SQL agree on both backends (PostgreSQL's `LIKE`
-    /// is case-sensitive, SQLite's is not).
-    pub fn contains(&mut self, columns: &[&str], text: &str) {
+    /// A case-insensitive substring match of `text`, when one is given, on any of `columns`
+    /// (SQL expressions): lowercasing here and `LOWER(column)` in SQL agree on both backends
+    /// (PostgreSQL's `LIKE` is case-sensitive, SQLite's is not).
+    pub fn contains(&mut self, columns: &[&str], text: Option<&str>) {
+        let Some(text) = text else { return };
         let p = self.bind(contains_pattern(&text.to_lowercase()));
         let any: Vec<String> = columns
             .iter()
@@ -147,7 +148,7 @@ mod tests {
     fn substring_matches_fold_case_and_share_one_placeholder() {
         let mut q = Query::new();
         q.eq("key", "x");
-        q.contains(&["key", "name"], "Co%re");
+        q.contains(&["key", "name"], Some("Co%re"));
         assert_eq!(
             q.where_clause(),
             " WHERE key = $1 AND (LOWER(key) LIKE CAST($2 AS TEXT) ESCAPE '\\' OR \

@@ -1,6 +1,7 @@
 //! Records in a store-backed group, the same for every group that keeps versioned rows with an
 //! `id`, a `version` and `created_at`/`updated_at` (the Registry today; Scrolls and Seele
-//! next): their JSON shape, keyset-paged lists, `expected_version` checks and patches.
+//! next): their JSON shape, keyset-paged lists, `expected_version` checks and patches, and
+//! [`Entity`], which puts them together for a record type with a permanent key.
 //!
 //! Invariants:
 //! - A record is a JSON object with its fields; an absent optional field is left out, never
@@ -14,7 +15,7 @@
 use std::collections::HashMap;
 
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::page::{decode_cursor, encode_cursor, Paging};
+use coremcp_plugin_sdk::page::{decode_cursor, encode_cursor, page_result, Paging};
 use coremcp_plugin_sdk::{codes, ToolError};
 use serde_json::{Map, Value};
 
@@ -118,7 +119,7 @@ fn cut(
 /// each holding the row's list (empty when none).
 pub fn with_related(
     rows: &[Row],
-    json: fn(&Row) -> Result<Value, StoreError>,
+    json: impl Fn(&Row) -> Result<Value, StoreError>,
     mut related: Option<(&str, HashMap<String, Vec<Value>>)>,
 ) -> Result<Vec<Value>, StoreError> {
     let mut items = Vec::with_capacity(rows.len());
@@ -133,6 +134,156 @@ pub fn with_related(
     Ok(items)
 }
 
+/// A record type with a permanent key, kept in one table: how its records are named in
+/// messages, looked up, listed, added and patched. A group describes each of its record types
+/// once and its list, add and update tools are a few lines each.
+pub struct Entity {
+    /// Its name in messages and list cursors: `theme`.
+    pub noun: &'static str,
+    /// What its tools' names start with, for the hints in messages: `registry_theme`
+    /// (`…_list`, `…_update`).
+    pub tools: &'static str,
+    pub table: &'static str,
+    /// The unique columns an insert of a taken key collides on: `key`, `project_id, name`.
+    pub unique: &'static str,
+    /// `SELECT … FROM …` of the columns its JSON needs, `id`, `version` and the timestamps.
+    pub select: &'static str,
+    /// Its JSON fields, as [`Record::of`] reads them (the stamps are added).
+    pub fields: &'static str,
+    /// Its key: the SQL expressions in `select` and the row columns that hold them, which
+    /// is also the order of its lists.
+    pub key: &'static [(&'static str, &'static str)],
+}
+
+/// The list of related records of each row that a list may add, by the row's `id`.
+pub type Related = fn(&mut Tx<'_>, &[String]) -> Result<HashMap<String, Vec<Value>>, StoreError>;
+
+impl Entity {
+    /// The JSON of a record's row.
+    pub fn json(&self, row: &Row) -> Result<Value, StoreError> {
+        Ok(Record::of(row, self.fields)?.stamps(row)?.done())
+    }
+
+    /// The record `key` in messages: `theme "ops"`, `source "CORE/api"`.
+    pub fn what(&self, key: &[&str]) -> String {
+        format!("{} \"{}\"", self.noun, key.join("/"))
+    }
+
+    pub fn get(&self, tx: &mut Tx<'_>, key: &[&str]) -> Result<Option<Row>, StoreError> {
+        let mut q = Query::new();
+        for ((expr, _), part) in self.key.iter().zip(key) {
+            q.eq(expr, *part);
+        }
+        tx.query_opt(&format!("{}{}", self.select, q.where_clause()), q.params())
+    }
+
+    /// The record `key` in any status, which argument `field` names; a missing one is
+    /// `not_found`.
+    pub fn find(&self, tx: &mut Tx<'_>, field: &str, key: &[&str]) -> Result<Row, TxError> {
+        let row = self.get(tx, key)?;
+        let see = format!("see {}_list status all", self.tools);
+        Ok(row.ok_or_else(|| not_found(field, format!("there is no {} ({see})", self.what(key))))?)
+    }
+
+    /// The `id` of the record `key`; with `active`, an archived one is `invalid_arguments`
+    /// (new work never lands in an archive).
+    pub fn id(
+        &self,
+        tx: &mut Tx<'_>,
+        field: &str,
+        key: &[&str],
+        active: bool,
+    ) -> Result<String, TxError> {
+        let row = self.find(tx, field, key)?;
+        if active && row.get_text("status")? != "active" {
+            let again = format!("{}_update status active", self.tools);
+            let problem = format!(
+                "{} is archived; re-activate it first ({again})",
+                self.what(key)
+            );
+            return Err(invalid(field, problem).into());
+        }
+        Ok(row.get_text("id")?)
+    }
+
+    /// Adds the record `key` with `columns` (a new `id`, version 1 and its timestamps are
+    /// added); a taken key is a `conflict` naming the record's version. Returns the new row.
+    pub fn add(
+        &self,
+        tx: &mut Tx<'_>,
+        key: &[&str],
+        columns: &[(&str, Param)],
+    ) -> Result<Row, TxError> {
+        let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+        let marks: Vec<String> = (2..=columns.len() + 1).map(|n| format!("${n}")).collect();
+        let now = columns.len() + 2;
+        let sql = format!(
+            "INSERT INTO {} (id, {}, version, created_at, updated_at) VALUES ($1, {}, 1, ${now}, \
+             ${now}) ON CONFLICT ({}) DO NOTHING RETURNING id",
+            self.table,
+            names.join(", "),
+            marks.join(", "),
+            self.unique
+        );
+        let mut params = vec![plugin::new_id().into()];
+        params.extend(columns.iter().map(|(_, value)| value.clone()));
+        params.push(plugin::now().into());
+        let inserted = !tx.query(&sql, &params)?.is_empty();
+        let row = self.find(tx, "key", key)?;
+        if !inserted {
+            let hint = format!("change it with {}_update", self.tools);
+            return Err(duplicate(&self.what(key), row.get_i64("version")?, &hint).into());
+        }
+        Ok(row)
+    }
+
+    /// Patches the record `key` (argument `field`) with what `changes` computes from its row
+    /// (see [`patch`]), after checking `expected_version`; answers its JSON as it then is.
+    pub fn update<'c>(
+        &self,
+        tx: &mut Tx<'_>,
+        field: &str,
+        key: &[&str],
+        expected_version: Option<u64>,
+        changes: impl FnOnce(&mut Tx<'_>, &Row) -> Result<Vec<(&'c str, Option<Param>)>, TxError>,
+    ) -> Result<Value, TxError> {
+        let row = self.find(tx, field, key)?;
+        let (what, expected) = (self.what(key), expected(expected_version));
+        check_expected(&what, row.get_i64("version")?, expected)?;
+        let changes = changes(tx, &row)?;
+        if !patch(tx, self.table, &row, &what, expected, changes)? {
+            return Ok(self.json(&row)?);
+        }
+        Ok(self.json(&self.find(tx, field, key)?)?)
+    }
+
+    /// One page of the records `q` selects, in key order after `page`'s cursor, as a list
+    /// result; `related` adds each record's related list under its name.
+    pub fn list(
+        &self,
+        tx: &mut Tx<'_>,
+        q: &Query,
+        page: &Paging,
+        related: Option<(&str, Related)>,
+    ) -> Result<Value, TxError> {
+        let order = Order {
+            tag: self.noun,
+            keys: self.key,
+        };
+        let mut q = q.clone();
+        order.after(&mut q, page)?;
+        let (rows, next) = order.page(tx, self.select, &q, page)?;
+        let related = match related {
+            Some((name, fetch)) if !rows.is_empty() => Some((name, fetch(tx, &ids(&rows)?)?)),
+            _ => None,
+        };
+        Ok(page_result(
+            with_related(&rows, |row| self.json(row), related)?,
+            next,
+        ))
+    }
+}
+
 /// The `id`s of `rows`.
 pub fn ids(rows: &[Row]) -> Result<Vec<String>, StoreError> {
     rows.iter().map(|r| r.get_text("id")).collect()
@@ -143,6 +294,41 @@ pub fn ids(rows: &[Row]) -> Result<Vec<String>, StoreError> {
 pub struct Record(pub Map<String, Value>);
 
 impl Record {
+    /// The fields of `row` that `spec` lists, space-separated, each `name[=column][?][:type]`:
+    /// the JSON name, the column when it differs, `?` when NULL leaves the field out, and the
+    /// type — `text` (the default), `int`, `bool`, `ts` (a timestamp, normalised) or `json`
+    /// (JSON text, parsed; a JSON `null` is left out too). E.g. `"key name description?
+    /// version:int created_at:ts"`. A spec that names a column the row lacks is an error.
+    pub fn of(row: &Row, spec: &str) -> Result<Self, StoreError> {
+        let mut record = Self::default();
+        for item in spec.split_whitespace() {
+            let (item, kind) = item.split_once(':').unwrap_or((item, "text"));
+            let (item, optional) = match item.strip_suffix('?') {
+                Some(item) => (item, true),
+                None => (item, false),
+            };
+            let (name, column) = item.split_once('=').unwrap_or((item, item));
+            let value = match (optional, kind) {
+                (true, "json") => {
+                    Some(plugin::json_value(row.get_opt_text(column)?)).filter(|v| !v.is_null())
+                }
+                (false, "json") => Some(plugin::json_value(Some(row.get_text(column)?))),
+                (true, "ts") => plugin::ts_opt(row, column)?.map(Value::from),
+                (false, "ts") => Some(plugin::ts(row, column)?.into()),
+                (true, "int") => row.get_opt_i64(column)?.map(Value::from),
+                (false, "int") => Some(row.get_i64(column)?.into()),
+                (false, "bool") => Some(row.get_bool(column)?.into()),
+                (true, "text") => row.get_opt_text(column)?.map(Value::from),
+                (false, "text") => Some(row.get_text(column)?.into()),
+                _ => return Err(StoreError::Usage(format!("record spec: {item}:{kind}"))),
+            };
+            if let Some(value) = value {
+                record.0.insert(name.to_owned(), value);
+            }
+        }
+        Ok(record)
+    }
+
     pub fn set(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.0.insert(key.to_owned(), value.into());
         self
@@ -289,6 +475,34 @@ mod tests {
         assert_eq!(value, serde_json::json!({"key": "a", "theme": "x"}));
         let listed = coremcp_plugin_sdk::page::page_result(vec![value], None);
         assert!(listed.get("next_cursor").is_none());
+    }
+
+    #[test]
+    fn a_spec_reads_named_typed_and_optional_columns() {
+        let row = Row::new(
+            std::sync::Arc::from(["id", "n", "note", "at", "meta", "none", "on"].map(String::from)),
+            vec![
+                "x1".into(),
+                7_i64.into(),
+                Param::Null,
+                "2026-01-02T03:04:05Z".into(),
+                r#"{"a":1}"#.into(),
+                Param::Null,
+                true.into(),
+            ],
+        );
+        let record = Record::of(
+            &row,
+            "key=id n:int note? at:ts meta:json none?:json on:bool",
+        )
+        .expect("spec");
+        assert_eq!(
+            record.done(),
+            serde_json::json!({"key": "x1", "n": 7, "at": "2026-01-02T03:04:05.000Z",
+                "meta": {"a": 1}, "on": true})
+        );
+        assert!(Record::of(&row, "id:float").is_err());
+        assert!(Record::of(&row, "missing").is_err());
     }
 
     #[test]

@@ -1,15 +1,14 @@
 //! `registry_host_add`: a new host; with a `core_mcp_url` it becomes a `remote_host` target.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{json_text, new_id, now};
-use coremcp_store::StoreError;
+use coremcp_store::plugin::json_text;
 use serde_json::Value;
 
 use crate::args::{
     Address, Clearable, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role,
 };
-use crate::common::{duplicate, SERVICE};
-use crate::host;
+use crate::common::SERVICE;
+use crate::host::{self, HOST};
 
 pub const TOOL: Tool = Tool::new(
     "registry_host_add",
@@ -45,43 +44,30 @@ pub struct Add {
 }
 
 fn handler(_: &Ctx<'_>, args: Add) -> Result<Value, ToolError> {
-    let name = args.name.as_str();
-    // An empty optional URL is the same as leaving it out.
-    let core_mcp_url = args.core_mcp_url.as_ref().and_then(Clearable::value);
-    let docker_endpoint = args.docker_endpoint.as_ref().and_then(Clearable::value);
     let roles = host::roles(args.roles)?;
+    // An empty optional URL is the same as leaving it out.
+    let columns = [
+        ("name", (&args.name).into()),
+        ("address", (&args.address).into()),
+        (
+            "core_mcp_url",
+            args.core_mcp_url.as_ref().and_then(Clearable::value).into(),
+        ),
+        (
+            "docker_endpoint",
+            args.docker_endpoint
+                .as_ref()
+                .and_then(Clearable::value)
+                .into(),
+        ),
+        ("os", args.os.into()),
+        ("roles", json_text(&Value::from(roles.clone())).into()),
+        ("enabled", true.into()),
+        ("description", args.description.as_ref().into()),
+    ];
     SERVICE.run(|tx| {
-        let id = new_id();
-        let now = now();
-        let inserted = tx.execute(
-            "INSERT INTO registry_host (id, name, address, core_mcp_url, docker_endpoint, os, \
-             roles, enabled, description, last_seen_at, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, 1, $10, $10) \
-             ON CONFLICT (name) DO NOTHING",
-            &[
-                id.as_str().into(),
-                name.into(),
-                args.address.as_str().into(),
-                core_mcp_url.map(CoreMcpUrl::as_str).into(),
-                docker_endpoint.map(DockerEndpoint::as_str).into(),
-                args.os.map(Os::as_str).into(),
-                json_text(&Value::from(roles.clone())).into(),
-                true.into(),
-                args.description.as_ref().map(Description::as_str).into(),
-                now.into(),
-            ],
-        )?;
-        if inserted == 0 {
-            let version = host::by_name(tx, name)?.map_or(Ok(0), |r| r.get_i64("version"))?;
-            return Err(duplicate(
-                &format!("host \"{name}\""),
-                version,
-                "change it with registry_host_update",
-            )
-            .into());
-        }
-        host::write_roles(tx, &id, &roles)?;
-        let row = host::by_name(tx, name)?.ok_or_else(|| StoreError::NotFound(name.to_owned()))?;
-        Ok(host::json(&row)?)
+        let row = HOST.add(tx, &[args.name.as_str()], &columns)?;
+        host::write_roles(tx, &row.get_text("id")?, &roles)?;
+        Ok(HOST.json(&row)?)
     })
 }

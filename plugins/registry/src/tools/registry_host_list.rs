@@ -6,8 +6,8 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{HostName, HostsShown};
-use crate::common::{page_result, Order, Query, SERVICE};
-use crate::host;
+use crate::common::{Query, SERVICE};
+use crate::host::HOST;
 
 pub const TOOL: Tool = Tool::new(
     "registry_host_list",
@@ -40,14 +40,8 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let order = Order {
-        tag: "host",
-        keys: &[("h.name", "name")],
-    };
     let mut q = Query::new();
-    if let Some(name) = &args.name {
-        q.eq("h.name", name.as_str());
-    }
+    q.eq_opt("h.name", args.name.as_ref().map(HostName::as_str));
     if let Some(role) = &args.role {
         let p = q.bind(role.as_str());
         q.and(format!(
@@ -69,15 +63,6 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         HostsShown::Disabled => q.eq("h.enabled", false),
         HostsShown::All => {}
     }
-    if let Some(text) = &args.query {
-        q.contains(&["h.name", "h.address"], text);
-    }
-    order.after(&mut q, &args.page)?;
-    let columns: Vec<String> = host::FIELDS.split(", ").map(|f| format!("h.{f}")).collect();
-    let select = format!("SELECT {} FROM registry_host h", columns.join(", "));
-    SERVICE.run(|tx| {
-        let (rows, next) = order.page(tx, &select, &q, &args.page)?;
-        let items = rows.iter().map(host::json).collect::<Result<_, _>>()?;
-        Ok(page_result(items, next))
-    })
+    q.contains(&["h.name", "h.address"], args.query.as_deref());
+    SERVICE.run(|tx| HOST.list(tx, &q, &args.page, None))
 }

@@ -2,15 +2,14 @@
 //! from the forwarding targets.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{json_text, json_value, TxError};
-use coremcp_store::StoreError;
+use coremcp_store::plugin::{json_text, json_value};
 use serde_json::Value;
 
 use crate::args::{
     Address, Clearable, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role,
 };
-use crate::common::{check_expected, expected, not_found, patch, SERVICE};
-use crate::host;
+use crate::common::SERVICE;
+use crate::host::{self, HOST};
 
 pub const TOOL: Tool = Tool::new(
     "registry_host_update",
@@ -53,53 +52,43 @@ pub struct Update {
 }
 
 fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
-    let name = args.name.as_str();
     let roles = args.roles.map(host::roles).transpose()?;
-    let expected = expected(args.expected_version);
-    let what = format!("host \"{name}\"");
-    SERVICE.run(|tx| -> Result<Value, TxError> {
-        let row = host::by_name(tx, name)?.ok_or_else(|| {
-            not_found(
-                "name",
-                format!("there is no host \"{name}\" (see registry_host_list status all)"),
-            )
-        })?;
-        check_expected(&what, row.get_i64("version")?, expected)?;
-        // Compared as JSON: the store may keep another spelling of the same list.
-        let old_roles = json_value(row.get_opt_text("roles")?);
-        let new_roles = roles.as_ref().map(|r| Value::from(r.clone()));
-        let roles_changed = new_roles.as_ref().is_some_and(|r| *r != old_roles);
-        let changes = vec![
-            ("address", args.address.as_ref().map(Into::into)),
-            (
-                "core_mcp_url",
-                args.core_mcp_url.as_ref().map(Clearable::param),
-            ),
-            (
-                "docker_endpoint",
-                args.docker_endpoint.as_ref().map(Clearable::param),
-            ),
-            ("os", args.os.map(|os| os.as_str().into())),
-            (
-                "roles",
-                new_roles
-                    .filter(|_| roles_changed)
-                    .map(|r| json_text(&r).into()),
-            ),
-            ("enabled", args.enabled.map(Into::into)),
-            (
-                "description",
-                args.description.as_ref().map(Clearable::param),
-            ),
-        ];
-        if !patch(tx, "registry_host", &row, &what, expected, changes)? {
-            return Ok(host::json(&row)?);
-        }
-        let id = row.get_text("id")?;
-        if let Some(roles) = &roles {
-            host::write_roles(tx, &id, roles)?;
-        }
-        let row = host::by_name(tx, name)?.ok_or_else(|| StoreError::NotFound(name.to_owned()))?;
-        Ok(host::json(&row)?)
+    SERVICE.run(|tx| {
+        HOST.update(
+            tx,
+            "name",
+            &[args.name.as_str()],
+            args.expected_version,
+            |tx, row| {
+                // Compared as JSON: the store may keep another spelling of the same list.
+                let old = json_value(row.get_opt_text("roles")?);
+                let new_roles = roles
+                    .as_ref()
+                    .map(|r| Value::from(r.clone()))
+                    .filter(|r| *r != old);
+                if let Some(roles) = roles.as_ref().filter(|_| new_roles.is_some()) {
+                    // Within the patch's transaction: a patch that fails writes no roles either.
+                    host::write_roles(tx, &row.get_text("id")?, roles)?;
+                }
+                Ok(vec![
+                    ("address", args.address.as_ref().map(Into::into)),
+                    (
+                        "core_mcp_url",
+                        args.core_mcp_url.as_ref().map(Clearable::param),
+                    ),
+                    (
+                        "docker_endpoint",
+                        args.docker_endpoint.as_ref().map(Clearable::param),
+                    ),
+                    ("os", args.os.map(Into::into)),
+                    ("roles", new_roles.map(|r| json_text(&r).into())),
+                    ("enabled", args.enabled.map(Into::into)),
+                    (
+                        "description",
+                        args.description.as_ref().map(Clearable::param),
+                    ),
+                ])
+            },
+        )
     })
 }

@@ -6,8 +6,10 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{ProjectKey, Shown, ThemeKey};
-use crate::common::{ids, page_result, with_related, Order, Query, SERVICE};
-use crate::{project, source, theme};
+use crate::common::{Query, Related, SERVICE};
+use crate::project::PROJECT;
+use crate::source;
+use crate::theme::THEME;
 
 pub const TOOL: Tool = Tool::new(
     "registry_project_list",
@@ -38,35 +40,22 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let order = Order {
-        tag: "project",
-        keys: &[("p.key", "key")],
-    };
     let mut q = Query::new();
-    if let Some(key) = &args.key {
-        q.eq("p.key", key.as_str());
-    }
-    if let Some(status) = args.status.status() {
-        q.eq("p.status", status);
-    }
-    if let Some(text) = &args.query {
-        q.contains(&["p.key", "p.name"], text);
-    }
-    order.after(&mut q, &args.page)?;
+    q.eq_opt("p.key", args.key.as_ref().map(ProjectKey::as_str));
+    q.eq_opt("p.status", args.status.status());
+    q.contains(&["p.key", "p.name"], args.query.as_deref());
+    let sources = args
+        .include_sources
+        .then_some(("sources", source::active_by_project as Related));
     SERVICE.run(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();
         if let Some(theme) = &args.theme {
-            q.eq("p.theme_id", theme::id(tx, "theme", theme.as_str())?);
+            q.eq(
+                "p.theme_id",
+                THEME.id(tx, "theme", &[theme.as_str()], false)?,
+            );
         }
-        let (rows, next) = order.page(tx, project::SELECT, &q, &args.page)?;
-        let sources = match args.include_sources {
-            true => Some(("sources", source::active_by_project(tx, &ids(&rows)?)?)),
-            false => None,
-        };
-        Ok(page_result(
-            with_related(&rows, project::json, sources)?,
-            next,
-        ))
+        PROJECT.list(tx, &q, &args.page, sources)
     })
 }

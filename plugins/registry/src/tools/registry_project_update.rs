@@ -6,8 +6,10 @@ use coremcp_store::{Param, Tx};
 use serde_json::Value;
 
 use crate::args::{Clearable, Description, Name, ProjectKey, SourceRef, Status, ThemeKey};
-use crate::common::{check_expected, expected, patch, SERVICE};
-use crate::{project, source, theme};
+use crate::common::SERVICE;
+use crate::project::PROJECT;
+use crate::source::SOURCE;
+use crate::theme::THEME;
 
 pub const TOOL: Tool = Tool::new(
     "registry_project_update",
@@ -46,76 +48,55 @@ pub struct Update {
 fn docs_source_id(tx: &mut Tx<'_>, key: &str, docs_ref: &SourceRef) -> Result<String, TxError> {
     let field = "docs_source";
     let (project, _) = docs_ref.parts();
-    let docs_ref = docs_ref.as_str();
-    if project != key {
-        return Err(invalid(
-            field,
-            format!(
-                "\"{docs_ref}\" belongs to project {project}, not {key}: a project's docs \
-                 source is one of its own sources"
+    let docs = docs_ref.as_str();
+    let problem = if project != key {
+        format!(
+            "\"{docs}\" belongs to project {project}, not {key}: a project's docs source is \
+             one of its own sources"
+        )
+    } else {
+        let row = SOURCE.find(tx, field, &docs_ref.key())?;
+        match row.get_text("kind")?.as_str() {
+            "docs" => return SOURCE.id(tx, field, &docs_ref.key(), true),
+            kind => format!(
+                "\"{docs}\" is a {kind} source; the docs source must be of kind docs (add one \
+                 with registry_source_add kind docs)"
             ),
-        )
-        .into());
-    }
-    let row = source::find(tx, field, docs_ref)?;
-    let kind = row.get_text("kind")?;
-    if kind != "docs" {
-        return Err(invalid(
-            field,
-            format!(
-                "\"{docs_ref}\" is a {kind} source; the docs source must be of kind docs (add \
-                 one with registry_source_add kind docs)"
-            ),
-        )
-        .into());
-    }
-    if row.get_text("status")? != "active" {
-        return Err(invalid(
-            field,
-            format!("\"{docs_ref}\" is archived; re-activate it first (registry_source_update)"),
-        )
-        .into());
-    }
-    Ok(row.get_text("id")?)
+        }
+    };
+    Err(invalid(field, problem).into())
 }
 
 fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
     let key = args.key.as_str();
-    let expected = expected(args.expected_version);
-    let what = format!("project \"{key}\"");
     SERVICE.run(|tx| {
-        let row = project::by_key(tx, key)?.ok_or_else(|| project::missing("key", key))?;
-        check_expected(&what, row.get_i64("version")?, expected)?;
-        let new_theme = match args.theme.as_ref().map(Clearable::value) {
-            // Keeping the theme it has needs no check, even if that theme was archived since.
-            Some(Some(theme))
-                if row.get_opt_text("theme_key")?.as_deref() == Some(theme.as_str()) =>
-            {
-                None
-            }
-            Some(Some(theme)) => Some(theme::active_id(tx, "theme", theme.as_str())?.into()),
-            Some(None) => Some(Param::Null),
-            None => None,
-        };
-        let new_docs = match args.docs_source.as_ref().map(Clearable::value) {
-            Some(Some(docs)) => Some(docs_source_id(tx, key, docs)?.into()),
-            Some(None) => Some(Param::Null),
-            None => None,
-        };
-        let changes = vec![
-            ("name", args.name.as_ref().map(Into::into)),
-            (
-                "description",
-                args.description.as_ref().map(Clearable::param),
-            ),
-            ("theme_id", new_theme),
-            ("docs_source_id", new_docs),
-            ("status", args.status.map(|s| s.as_str().into())),
-        ];
-        if !patch(tx, "registry_project", &row, &what, expected, changes)? {
-            return Ok(project::json(&row)?);
-        }
-        let row = project::by_key(tx, key)?.ok_or_else(|| project::missing("key", key))?;
-        Ok(project::json(&row)?)
+        PROJECT.update(tx, "key", &[key], args.expected_version, |tx, row| {
+            let theme = match args.theme.as_ref().map(Clearable::value) {
+                // Keeping the theme it has needs no check, even if that theme was archived since.
+                Some(Some(theme))
+                    if row.get_opt_text("theme_key")?.as_deref() == Some(theme.as_str()) =>
+                {
+                    None
+                }
+                Some(Some(theme)) => Some(THEME.id(tx, "theme", &[theme.as_str()], true)?.into()),
+                Some(None) => Some(Param::Null),
+                None => None,
+            };
+            let docs = match args.docs_source.as_ref().map(Clearable::value) {
+                Some(Some(docs)) => Some(docs_source_id(tx, key, docs)?.into()),
+                Some(None) => Some(Param::Null),
+                None => None,
+            };
+            Ok(vec![
+                ("name", args.name.as_ref().map(Into::into)),
+                (
+                    "description",
+                    args.description.as_ref().map(Clearable::param),
+                ),
+                ("theme_id", theme),
+                ("docs_source_id", docs),
+                ("status", args.status.map(Into::into)),
+            ])
+        })
     })
 }

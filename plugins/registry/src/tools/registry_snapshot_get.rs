@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::args::SourceRef;
 use crate::common::{not_found, Record, SERVICE};
-use crate::source;
+use crate::source::SOURCE;
 use coremcp_snapshot::{self as snap, Detail};
 
 pub const TOOL: Tool = Tool::new(
@@ -59,7 +59,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
     let detail = args.detail;
     let budget = args.max_chars.min(RESULT_BUDGET);
     let (row, commits) = SERVICE.run(|tx| -> Result<(Row, Option<Vec<Value>>), TxError> {
-        let source_id = source::find(tx, "source", source_ref)?.get_text("id")?;
+        let source_id = SOURCE.id(tx, "source", &args.source.key(), false)?;
         let all = tx.query(
             "SELECT commit_sha, branch, created_at FROM registry_snapshot \
              WHERE source_id = $1 ORDER BY seq DESC",

@@ -16,7 +16,7 @@ use coremcp_snapshot as snap;
 
 use crate::args::{Branch, SourceRef};
 use crate::common::{Record, SERVICE};
-use crate::source;
+use crate::source::SOURCE;
 
 /// Snapshots kept per source; older ones are pruned on save.
 pub const KEEP_PER_SOURCE: i64 = 20;
@@ -61,7 +61,7 @@ fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
     let created_by = sdk::config("client").filter(|c| !c.is_empty());
     let stats_text = json_text(&checked.stats);
     SERVICE.run(|tx| -> Result<Value, TxError> {
-        let source_id = source::find(tx, "source", source_ref)?.get_text("id")?;
+        let source_id = SOURCE.id(tx, "source", &args.source.key(), false)?;
         let existing = tx.query_opt(
             "SELECT id, content_hash, created_at FROM registry_snapshot \
              WHERE source_id = $1 AND commit_sha = $2",

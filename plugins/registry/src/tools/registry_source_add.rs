@@ -1,13 +1,13 @@
 //! `registry_source_add`: a new source in an active project.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{json_text, new_id, now};
+use coremcp_store::plugin::json_text;
 use serde_json::{Map, Value};
 
 use crate::args::{Branch, Description, ProjectKey, SourceName, Url};
-use crate::common::{duplicate, SERVICE};
-use crate::project;
-use crate::source::{self, Kind};
+use crate::common::SERVICE;
+use crate::project::PROJECT;
+use crate::source::{self, Kind, SOURCE};
 
 pub const TOOL: Tool = Tool::new(
     "registry_source_add",
@@ -42,41 +42,26 @@ pub struct Add {
 }
 
 fn handler(_: &Ctx<'_>, args: Add) -> Result<Value, ToolError> {
-    let (project_key, name) = (args.project.as_str(), args.name.as_str());
     let branch = args.default_branch.as_ref().map_or("main", Branch::as_str);
     let metadata = args.metadata.map(Value::Object);
     if let Some(m) = &metadata {
         source::check_metadata_size(m)?;
     }
-    let source_ref = format!("{project_key}/{name}");
+    let key = [args.project.as_str(), args.name.as_str()];
     SERVICE.run(|tx| {
-        let project_id = project::active_id(tx, "project", project_key)?;
-        let inserted = tx.query(
-            "INSERT INTO registry_source (id, project_id, name, kind, url, default_branch, \
-             description, metadata, status, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9) \
-             ON CONFLICT (project_id, name) DO NOTHING RETURNING id",
-            &[
-                new_id().into(),
-                project_id.as_str().into(),
-                name.into(),
-                args.kind.as_str().into(),
-                args.url.as_str().into(),
-                branch.into(),
-                args.description.as_ref().map(Description::as_str).into(),
-                metadata.as_ref().map(json_text).into(),
-                now().into(),
-            ],
-        )?;
-        if inserted.is_empty() {
-            let existing = source::find(tx, "source", &source_ref)?;
-            return Err(duplicate(
-                &format!("source \"{source_ref}\""),
-                existing.get_i64("version")?,
-                "change it with registry_source_update",
-            )
-            .into());
-        }
-        Ok(source::json(&source::find(tx, "source", &source_ref)?)?)
+        let columns = [
+            (
+                "project_id",
+                PROJECT.id(tx, "project", &key[..1], true)?.into(),
+            ),
+            ("name", (&args.name).into()),
+            ("kind", args.kind.into()),
+            ("url", (&args.url).into()),
+            ("default_branch", branch.into()),
+            ("description", args.description.as_ref().into()),
+            ("metadata", metadata.as_ref().map(json_text).into()),
+            ("status", "active".into()),
+        ];
+        Ok(SOURCE.json(&SOURCE.add(tx, &key, &columns)?)?)
     })
 }

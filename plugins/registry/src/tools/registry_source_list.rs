@@ -6,9 +6,9 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{ProjectKey, Shown};
-use crate::common::{ids, page_result, with_related, Order, Query, SERVICE};
-use crate::project;
-use crate::source::{self, Kind};
+use crate::common::{Query, Related, SERVICE};
+use crate::project::PROJECT;
+use crate::source::{self, Kind, SOURCE};
 
 pub const TOOL: Tool = Tool::new(
     "registry_source_list",
@@ -39,35 +39,22 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let order = Order {
-        tag: "source",
-        keys: &[("p.key", "project_key"), ("s.name", "name")],
-    };
     let mut q = Query::new();
-    if let Some(kind) = args.kind {
-        q.eq("s.kind", kind.as_str());
-    }
-    if let Some(status) = args.status.status() {
-        q.eq("s.status", status);
-    }
-    if let Some(text) = &args.query {
-        q.contains(&["p.key || '/' || s.name", "s.url"], text);
-    }
-    order.after(&mut q, &args.page)?;
+    q.eq_opt("s.kind", args.kind.map(Kind::as_str));
+    q.eq_opt("s.status", args.status.status());
+    q.contains(&["p.key || '/' || s.name", "s.url"], args.query.as_deref());
+    let checkouts = args
+        .include_checkouts
+        .then_some(("checkouts", source::checkouts as Related));
     SERVICE.run(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();
         if let Some(key) = &args.project {
-            q.eq("s.project_id", project::id(tx, "project", key.as_str())?);
+            q.eq(
+                "s.project_id",
+                PROJECT.id(tx, "project", &[key.as_str()], false)?,
+            );
         }
-        let (rows, next) = order.page(tx, source::SELECT, &q, &args.page)?;
-        let checkouts = match args.include_checkouts {
-            true => Some(("checkouts", source::checkouts(tx, &ids(&rows)?)?)),
-            false => None,
-        };
-        Ok(page_result(
-            with_related(&rows, source::json, checkouts)?,
-            next,
-        ))
+        SOURCE.list(tx, &q, &args.page, checkouts)
     })
 }

@@ -5,8 +5,8 @@ use coremcp_store::plugin::{json_text, json_value};
 use serde_json::{Map, Value};
 
 use crate::args::{Branch, Clearable, Description, SourceRef, Status, Url};
-use crate::common::{check_expected, expected, patch, SERVICE};
-use crate::source;
+use crate::common::SERVICE;
+use crate::source::{self, SOURCE};
 
 pub const TOOL: Tool = Tool::new(
     "registry_source_update",
@@ -42,51 +42,43 @@ pub struct Update {
 }
 
 fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
-    let source_ref = args.source.as_str();
     let metadata = args.metadata.map(Value::Object);
-    let expected = expected(args.expected_version);
-    let what = format!("source \"{source_ref}\"");
     SERVICE.run(|tx| {
-        let row = source::find(tx, "source", source_ref)?;
-        check_expected(&what, row.get_i64("version")?, expected)?;
-        let old_metadata = json_value(row.get_opt_text("metadata")?);
-        let new_metadata = match &metadata {
-            Some(patch) => {
-                let mut merged = old_metadata.clone();
-                source::merge_patch(&mut merged, patch);
-                // An emptied object is stored as no metadata at all.
-                match merged {
-                    Value::Object(m) if m.is_empty() => Value::Null,
-                    other => other,
+        SOURCE.update(
+            tx,
+            "source",
+            &args.source.key(),
+            args.expected_version,
+            |_, row| {
+                let old = json_value(row.get_opt_text("metadata")?);
+                let mut new = old.clone();
+                if let Some(patch) = &metadata {
+                    source::merge_patch(&mut new, patch);
                 }
-            }
-            None => old_metadata.clone(),
-        };
-        if !new_metadata.is_null() {
-            source::check_metadata_size(&new_metadata)?;
-        }
-        // Compared as JSON: the store may keep another spelling of the same object.
-        let metadata = (new_metadata != old_metadata).then(|| {
-            (!new_metadata.is_null())
-                .then(|| json_text(&new_metadata))
-                .into()
-        });
-        let changes = vec![
-            ("url", args.url.as_ref().map(Into::into)),
-            (
-                "default_branch",
-                args.default_branch.as_ref().map(Into::into),
-            ),
-            (
-                "description",
-                args.description.as_ref().map(Clearable::param),
-            ),
-            ("metadata", metadata),
-            ("status", args.status.map(|s| s.as_str().into())),
-        ];
-        if !patch(tx, "registry_source", &row, &what, expected, changes)? {
-            return Ok(source::json(&row)?);
-        }
-        Ok(source::json(&source::find(tx, "source", source_ref)?)?)
+                // An emptied object is stored as no metadata at all.
+                if new.as_object().is_some_and(Map::is_empty) {
+                    new = Value::Null;
+                }
+                if !new.is_null() {
+                    source::check_metadata_size(&new)?;
+                }
+                // Compared as JSON: the store may keep another spelling of the same object.
+                let metadata =
+                    (new != old).then(|| (!new.is_null()).then(|| json_text(&new)).into());
+                Ok(vec![
+                    ("url", args.url.as_ref().map(Into::into)),
+                    (
+                        "default_branch",
+                        args.default_branch.as_ref().map(Into::into),
+                    ),
+                    (
+                        "description",
+                        args.description.as_ref().map(Clearable::param),
+                    ),
+                    ("metadata", metadata),
+                    ("status", args.status.map(Into::into)),
+                ])
+            },
+        )
     })
 }

@@ -1,12 +1,11 @@
 //! `registry_theme_add`: a new theme; an existing key is a conflict.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::plugin::{new_id, now};
 use serde_json::Value;
 
 use crate::args::{Description, Name, ThemeKey};
-use crate::common::{duplicate, SERVICE};
-use crate::theme;
+use crate::common::SERVICE;
+use crate::theme::THEME;
 
 pub const TOOL: Tool = Tool::new(
     "registry_theme_add",
@@ -30,31 +29,11 @@ pub struct Add {
 }
 
 fn handler(_: &Ctx<'_>, args: Add) -> Result<Value, ToolError> {
-    let key = args.key.as_str();
-    SERVICE.run(|tx| {
-        let inserted = tx.query(
-            &format!(
-                "INSERT INTO registry_theme \
-                 (id, key, name, description, status, version, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, 'active', 1, $5, $5) \
-                 ON CONFLICT (key) DO NOTHING RETURNING {}",
-                theme::FIELDS
-            ),
-            &[
-                new_id().into(),
-                key.into(),
-                args.name.as_str().into(),
-                args.description.as_ref().map(Description::as_str).into(),
-                now().into(),
-            ],
-        )?;
-        match inserted.first() {
-            Some(row) => Ok(theme::json(row)?),
-            None => {
-                let version = theme::by_key(tx, key)?.map_or(Ok(0), |r| r.get_i64("version"))?;
-                let hint = "change it with registry_theme_update";
-                Err(duplicate(&theme::what(key), version, hint).into())
-            }
-        }
-    })
+    let columns = [
+        ("key", (&args.key).into()),
+        ("name", (&args.name).into()),
+        ("description", args.description.as_ref().into()),
+        ("status", "active".into()),
+    ];
+    SERVICE.run(|tx| Ok(THEME.json(&THEME.add(tx, &[args.key.as_str()], &columns)?)?))
 }

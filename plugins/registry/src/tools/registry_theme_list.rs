@@ -5,8 +5,8 @@ use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
 use crate::args::{Shown, ThemeKey};
-use crate::common::{page_result, Order, Query, SERVICE};
-use crate::theme;
+use crate::common::{Query, SERVICE};
+use crate::theme::THEME;
 
 pub const TOOL: Tool = Tool::new(
     "registry_theme_list",
@@ -31,25 +31,9 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let order = Order {
-        tag: "theme",
-        keys: &[("key", "key")],
-    };
     let mut q = Query::new();
-    if let Some(key) = &args.key {
-        q.eq("key", key.as_str());
-    }
-    if let Some(status) = args.status.status() {
-        q.eq("status", status);
-    }
-    if let Some(text) = &args.query {
-        q.contains(&["key", "name"], text);
-    }
-    order.after(&mut q, &args.page)?;
-    let select = format!("SELECT {} FROM registry_theme", theme::FIELDS);
-    SERVICE.run(|tx| {
-        let (rows, next) = order.page(tx, &select, &q, &args.page)?;
-        let items = rows.iter().map(theme::json).collect::<Result<_, _>>()?;
-        Ok(page_result(items, next))
-    })
+    q.eq_opt("key", args.key.as_ref().map(ThemeKey::as_str));
+    q.eq_opt("status", args.status.status());
+    q.contains(&["key", "name"], args.query.as_deref());
+    SERVICE.run(|tx| THEME.list(tx, &q, &args.page, None))
 }

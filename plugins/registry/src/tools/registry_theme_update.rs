@@ -1,12 +1,11 @@
 //! `registry_theme_update`: patch a theme; only the fields given change.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use coremcp_store::StoreError;
 use serde_json::Value;
 
 use crate::args::{Clearable, Description, Name, Status, ThemeKey};
-use crate::common::{check_expected, expected, not_found, patch, SERVICE};
-use crate::theme;
+use crate::common::SERVICE;
+use crate::theme::THEME;
 
 pub const TOOL: Tool = Tool::new(
     "registry_theme_update",
@@ -37,29 +36,17 @@ pub struct Update {
 }
 
 fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
-    let key = args.key.as_str();
-    let expected = expected(args.expected_version);
-    let what = theme::what(key);
+    let key = [args.key.as_str()];
     SERVICE.run(|tx| {
-        let row = theme::by_key(tx, key)?.ok_or_else(|| {
-            not_found(
-                "key",
-                format!("there is no theme \"{key}\" (see registry_theme_list)"),
-            )
-        })?;
-        check_expected(&what, row.get_i64("version")?, expected)?;
-        let changes = vec![
-            ("name", args.name.as_ref().map(Into::into)),
-            (
-                "description",
-                args.description.as_ref().map(Clearable::param),
-            ),
-            ("status", args.status.map(|s| s.as_str().into())),
-        ];
-        if !patch(tx, "registry_theme", &row, &what, expected, changes)? {
-            return Ok(theme::json(&row)?);
-        }
-        let row = theme::by_key(tx, key)?.ok_or_else(|| StoreError::NotFound(what.clone()))?;
-        Ok(theme::json(&row)?)
+        THEME.update(tx, "key", &key, args.expected_version, |_, _| {
+            Ok(vec![
+                ("name", args.name.as_ref().map(Into::into)),
+                (
+                    "description",
+                    args.description.as_ref().map(Clearable::param),
+                ),
+                ("status", args.status.map(Into::into)),
+            ])
+        })
     })
 }
