@@ -45,15 +45,16 @@ pub use coremcp_plugin_derive::{ArgEnum, Args};
 pub use export::{config, host_call, log, manifest, root_module, Ctx};
 pub use group::{typed, Group, Handler, Hints, Tool, Typed};
 
-/// What a tool module needs, in one `use`.
 /// A tool's serialisable result as its JSON value (a value that cannot be serialised is an
 /// `internal` error).
 pub fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ToolError> {
     serde_json::to_value(value).map_err(|e| ToolError::new(codes::INTERNAL, format!("result: {e}")))
 }
 
+/// What a tool module needs, in one `use`.
 pub mod prelude {
     pub use crate::args::{NoArgs, Scalar};
+    pub use crate::page::Paging;
     pub use crate::{codes, typed, ArgEnum, Args, Ctx, Group, Hints, Tool, ToolError};
     pub use serde_json::{json, Map, Value};
 }

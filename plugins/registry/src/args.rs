@@ -4,9 +4,9 @@
 //! before it runs; and the enums of its filters.
 
 use coremcp_plugin_sdk::args::{ArgError, ArgType};
-use coremcp_plugin_sdk::{rules, ArgEnum};
+use coremcp_plugin_sdk::prelude::*;
+use coremcp_plugin_sdk::rules;
 use coremcp_store::Param;
-use serde_json::Value;
 
 use crate::common::{MAX_DESCRIPTION, MAX_NAME};
 use crate::validate;

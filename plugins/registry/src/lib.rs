@@ -31,7 +31,8 @@ mod theme;
 mod tools;
 mod validate;
 
-use coremcp_plugin_sdk::{catalog, Group};
+use coremcp_plugin_sdk::catalog;
+use coremcp_plugin_sdk::prelude::*;
 
 /// The group table, in catalog order.
 pub static GROUP: Group = Group::new(

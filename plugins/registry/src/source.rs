@@ -6,13 +6,12 @@
 //! deleted, only archived. `metadata` is a JSON object that `update` merges (RFC 7386: a `null`
 //! member removes that key).
 
+use coremcp_plugin_sdk::prelude::*;
 use std::collections::HashMap;
 
-use coremcp_plugin_sdk::{ArgEnum, ToolError};
 use coremcp_store::plugin::{invalid, json_text};
 use coremcp_store::records::{Entity, Record};
 use coremcp_store::{StoreError, Tx};
-use serde_json::{Map, Value};
 
 use crate::common::Query;
 

@@ -10,8 +10,8 @@ pub mod notepad_set;
 
 use coremcp_plugin_sdk as sdk;
 use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::{parse_timestamp, timestamp};
-use coremcp_plugin_sdk::{Args, ToolError};
 
 /// The longest `ttl_s` (ten years): far enough for any note, near enough that the expiry time
 /// stays a plain date.

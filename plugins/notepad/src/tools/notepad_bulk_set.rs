@@ -10,15 +10,14 @@
 //! - `replace_scope` removes the scope's notes that are not in `entries`; `deleted` counts the
 //!   live ones among them (expired notes were absent already).
 
+use coremcp_plugin_sdk::prelude::*;
 use std::collections::{HashMap, HashSet};
 
 use coremcp_nervhq::grammar::{check_key, check_scope, check_value};
 use coremcp_nervhq::SERVICE;
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Param;
-use serde_json::{json, Value};
 
 use super::{expired, expiry, updated_by, MAX_TTL_S};
 

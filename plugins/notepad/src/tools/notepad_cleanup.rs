@@ -15,11 +15,10 @@ use coremcp_nervhq::grammar::check_scope;
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::budget::sweep;
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::seconds_before;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Row;
-use serde_json::{json, Value};
 
 use super::expired;
 

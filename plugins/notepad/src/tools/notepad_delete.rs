@@ -2,9 +2,8 @@
 //! expired one is removed too, but counts as absent, so it also answers `deleted: false`.
 
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::{typed, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now_ms;
-use serde_json::{json, Value};
 
 use super::{expired, scope_and_key, NoteRef};
 

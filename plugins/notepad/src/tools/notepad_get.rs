@@ -3,9 +3,8 @@
 
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::{codes, typed, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
-use serde_json::{Map, Value};
 
 use super::{live, scope_and_key, NoteRef};
 

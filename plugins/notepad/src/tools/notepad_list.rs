@@ -12,9 +12,8 @@ use coremcp_nervhq::grammar::check_scope;
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::page::{keyset_result, Paging};
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
-use serde_json::{Map, Value};
 
 use super::live;
 

@@ -12,10 +12,9 @@
 use coremcp_nervhq::grammar::check_value;
 use coremcp_nervhq::result::put_opt;
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{conflict, now_ms, timestamp};
 use coremcp_store::Param;
-use serde_json::{Map, Value};
 
 use super::{expiry, live, scope_and_key, updated_by, what, UPSERT};
 

@@ -1,8 +1,7 @@
 //! `registry_host_add`: a new host; with a `core_mcp_url` it becomes a `remote_host` target.
 
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::json_text;
-use serde_json::Value;
 
 use crate::args::{
     Address, Clearable, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role,

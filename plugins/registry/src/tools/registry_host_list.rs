@@ -1,13 +1,10 @@
 //! `registry_host_list`: hosts by name, filtered, keyset-paged; the host binary reads its
 //! forwarding targets with it.
 
-use coremcp_plugin_sdk::page::Paging;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
-
 use crate::args::{HostName, HostsShown};
 use crate::common::{Query, SERVICE};
 use crate::host::HOST;
+use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::new(
     "registry_host_list",

@@ -1,9 +1,8 @@
 //! `registry_host_update`: patch a host; clearing `core_mcp_url` or disabling it removes it
 //! from the forwarding targets.
 
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{json_text, json_value};
-use serde_json::Value;
 
 use crate::args::{
     Address, Clearable, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role,

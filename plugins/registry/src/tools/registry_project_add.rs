@@ -1,12 +1,10 @@
 //! `registry_project_add`: a new project, in an active theme if one is given.
 
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
-
 use crate::args::{Description, Name, ProjectKey, ThemeKey};
 use crate::common::SERVICE;
 use crate::project::PROJECT;
 use crate::theme::THEME;
+use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::new(
     "registry_project_add",

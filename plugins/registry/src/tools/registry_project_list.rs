@@ -1,15 +1,12 @@
 //! `registry_project_list`: projects by key, filtered, keyset-paged, optionally with their
 //! active sources.
 
-use coremcp_plugin_sdk::page::Paging;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
-
 use crate::args::{ProjectKey, Shown, ThemeKey};
 use crate::common::{Query, Related, SERVICE};
 use crate::project::PROJECT;
 use crate::source;
 use crate::theme::THEME;
+use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::new(
     "registry_project_list",

@@ -1,9 +1,8 @@
 //! `registry_project_update`: patch a project, including which of its sources holds its docs.
 
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{invalid, TxError};
 use coremcp_store::{Param, Tx};
-use serde_json::Value;
 
 use crate::args::{Clearable, Description, Name, ProjectKey, SourceRef, Status, ThemeKey};
 use crate::common::SERVICE;

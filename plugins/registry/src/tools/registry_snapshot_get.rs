@@ -3,10 +3,9 @@
 //! (see [`coremcp_snapshot::view`]).
 
 use coremcp_plugin_sdk::budget::RESULT_BUDGET;
-use coremcp_plugin_sdk::{codes, typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{invalid, json_value, ts, TxError};
 use coremcp_store::{Row, StoreError};
-use serde_json::{Map, Value};
 
 use crate::args::SourceRef;
 use crate::common::{not_found, Record, SERVICE};

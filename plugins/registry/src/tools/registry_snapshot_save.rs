@@ -8,9 +8,9 @@
 //! - "Latest" is the snapshot saved last (a replaced one counts as saved again), by the
 //!   source's save counter `seq`, never by wall-clock time.
 
-use coremcp_plugin_sdk::{self as sdk, codes, typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk as sdk;
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{json_text, new_id, now, ts, TxError};
-use serde_json::{Map, Value};
 
 use coremcp_snapshot as snap;
 

@@ -1,8 +1,7 @@
 //! `registry_source_add`: a new source in an active project.
 
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::json_text;
-use serde_json::{Map, Value};
 
 use crate::args::{Branch, Description, ProjectKey, SourceName, Url};
 use crate::common::SERVICE;

@@ -1,14 +1,11 @@
 //! `registry_source_list`: sources by ref, filtered, keyset-paged, optionally with their
 //! checkouts.
 
-use coremcp_plugin_sdk::page::Paging;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
-
 use crate::args::{ProjectKey, Shown};
 use crate::common::{Query, Related, SERVICE};
 use crate::project::PROJECT;
 use crate::source::{self, Kind, SOURCE};
+use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::new(
     "registry_source_list",

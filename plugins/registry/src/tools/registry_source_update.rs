@@ -1,8 +1,7 @@
 //! `registry_source_update`: patch a source; `metadata` is merged (RFC 7386).
 
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{json_text, json_value};
-use serde_json::{Map, Value};
 
 use crate::args::{Branch, Clearable, Description, SourceRef, Status, Url};
 use crate::common::SERVICE;

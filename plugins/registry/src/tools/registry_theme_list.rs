@@ -1,12 +1,9 @@
 //! `registry_theme_list`: themes by key, filtered, keyset-paged.
 
-use coremcp_plugin_sdk::page::Paging;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
-
 use crate::args::{Shown, ThemeKey};
 use crate::common::{Query, SERVICE};
 use crate::theme::THEME;
+use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::new(
     "registry_theme_list",

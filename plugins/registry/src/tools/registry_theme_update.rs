@@ -1,11 +1,9 @@
 //! `registry_theme_update`: patch a theme; only the fields given change.
 
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
-
 use crate::args::{Clearable, Description, Name, Status, ThemeKey};
 use crate::common::SERVICE;
 use crate::theme::THEME;
+use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::new(
     "registry_theme_update",

@@ -12,11 +12,10 @@ pub mod session_register;
 use coremcp_nervhq::grammar::check_session_id;
 use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_plugin_sdk::args::{ArgError, ArgType};
-use coremcp_plugin_sdk::{codes, Args, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::json_value;
 use coremcp_store::query::Query;
 use coremcp_store::{Row, StoreError};
-use serde_json::{Map, Value};
 
 /// How often a client should send `session_heartbeat`, in seconds.
 pub const HEARTBEAT_INTERVAL_S: u64 = 60;

@@ -3,10 +3,9 @@
 
 use coremcp_nervhq::result::{put_opt, ts_opt};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::{codes, typed, ArgEnum, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
 use coremcp_store::{Param, Row, StoreError};
-use serde_json::{Map, Value};
 
 use super::{no_session, SessionId};
 

@@ -10,10 +10,9 @@
 use coremcp_nervhq::result::{ts, MAX_LISTED};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::budget::sweep;
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::seconds_before;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::plugin::{now_ms, timestamp, tool_error};
-use serde_json::{json, Value};
 
 use super::STALE_AFTER_S;
 

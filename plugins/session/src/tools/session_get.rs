@@ -4,8 +4,7 @@
 
 use coremcp_nervhq::result::fit_text;
 use coremcp_nervhq::{bytewise, SERVICE};
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
+use coremcp_plugin_sdk::prelude::*;
 
 use super::{no_session, recording_json, session_json, SessionId, COLUMNS};
 

@@ -9,10 +9,9 @@
 
 use coremcp_nervhq::result::{put_opt, ts};
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
 use coremcp_store::Param;
-use serde_json::{json, Map, Value};
 
 use super::{no_session, SessionId};
 

@@ -5,9 +5,8 @@
 
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::page::{keyset_result, Paging};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::{now_ms, parse_timestamp};
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
-use serde_json::Value;
 
 use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
 

@@ -8,10 +8,9 @@
 use coremcp_nervhq::result::put_opt;
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::page::{keyset_result, Paging};
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::Time;
-use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_store::query::contains_pattern;
-use serde_json::Value;
 
 use super::recording_json;
 

@@ -10,10 +10,10 @@
 //!   client whose heartbeat answered `closed: true` comes back under the same id.
 
 use coremcp_nervhq::SERVICE;
-use coremcp_plugin_sdk::{self as sdk, typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk as sdk;
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{invalid, json_text, new_id, now};
 use coremcp_store::Param;
-use serde_json::{json, Map, Value};
 
 use super::{SessionId, HEARTBEAT_INTERVAL_S, STALE_AFTER_S};
 
