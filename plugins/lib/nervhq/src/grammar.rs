@@ -1,6 +1,8 @@
 //! The grammar of NervHQ arguments the schema validator cannot express (it has no `pattern`):
 //! note scopes and keys, the byte limit of a value, and session ids. Every refusal is
 //! `invalid_arguments` naming the argument (`scope`, `entries[57].key`, …) and showing the rule.
+//! The argument types [`Scope`], [`Key`] and [`SessionId`] apply them while the arguments are
+//! parsed, so a handler only ever sees valid ones.
 
 use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::invalid;
@@ -38,6 +40,15 @@ pub fn shown(text: &str) -> String {
     }
     let head: String = text.chars().take(MAX).collect();
     format!("{}…", serde_json::Value::from(head))
+}
+
+coremcp_plugin_sdk::checked_string! {
+    /// A note scope, checked by [`check_scope`].
+    Scope => check_scope;
+    /// A note key, checked by [`check_key`].
+    Key => check_key;
+    /// A session id, checked by [`check_session_id`].
+    SessionId => check_session_id;
 }
 
 /// Whether `scope` follows the scope grammar.

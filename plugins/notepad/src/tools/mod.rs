@@ -11,6 +11,8 @@ pub mod notepad_set;
 use coremcp_plugin_sdk as sdk;
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::prelude::*;
+
+pub use coremcp_nervhq::grammar::{Key, Scope};
 use coremcp_plugin_sdk::time::{parse_timestamp, timestamp};
 
 /// The longest `ttl_s` (ten years): far enough for any note, near enough that the expiry time
@@ -51,16 +53,9 @@ pub fn what(scope: &str, key: &str) -> String {
 #[derive(Debug, Args)]
 pub struct NoteRef {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
-    pub scope: String,
+    pub scope: Scope,
     /// the note's key: 1-200 characters of A-Z a-z 0-9 . _ : / -
-    pub key: String,
-}
-
-/// `scope` and `key`, checked against their grammar.
-pub fn scope_and_key<'a>(scope: &'a str, key: &'a str) -> Result<(&'a str, &'a str), ToolError> {
-    coremcp_nervhq::grammar::check_scope("scope", scope)?;
-    coremcp_nervhq::grammar::check_key("key", key)?;
-    Ok((scope, key))
+    pub key: Key,
 }
 
 /// Whether a stored expiry has passed at `now_ms` (no expiry never passes).

@@ -13,13 +13,13 @@
 use coremcp_plugin_sdk::prelude::*;
 use std::collections::{HashMap, HashSet};
 
-use coremcp_nervhq::grammar::{check_key, check_scope, check_value};
+use coremcp_nervhq::grammar::{check_key, check_value};
 use coremcp_nervhq::SERVICE;
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Param;
 
-use super::{expired, expiry, updated_by, MAX_TTL_S};
+use super::{expired, expiry, updated_by, Scope, MAX_TTL_S};
 
 /// The most entries one call takes.
 pub const MAX_ENTRIES: usize = 10_000;
@@ -46,7 +46,7 @@ pub const TOOL: Tool = Tool::new(
 #[derive(Debug, Args)]
 pub struct BulkSet {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
-    scope: String,
+    scope: Scope,
     /// the notes to set, each key at most once
     #[arg(required, max_items = MAX_ENTRIES)]
     entries: Vec<NewNote>,
@@ -128,7 +128,6 @@ fn upsert_sql(rows: usize) -> String {
 
 fn handler(_: &Ctx<'_>, args: BulkSet) -> Result<Value, ToolError> {
     let scope = args.scope.as_str();
-    check_scope("scope", scope)?;
     let replace = args.replace_scope;
     let at = now_ms();
     let entries = entries(&args.entries, at)?;

@@ -11,7 +11,6 @@
 //! removed; the listed items are capped at `MAX_LISTED`, sorted by (scope, key), the rest
 //! counted in `more`.
 
-use coremcp_nervhq::grammar::check_scope;
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::budget::sweep;
@@ -20,7 +19,7 @@ use coremcp_plugin_sdk::time::seconds_before;
 use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Row;
 
-use super::expired;
+use super::{expired, Scope};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_cleanup",
@@ -37,7 +36,7 @@ pub const TOOL: Tool = Tool::new(
 #[derive(Debug, Args)]
 pub struct Cleanup {
     /// only this scope (exact)
-    scope: Option<String>,
+    scope: Option<Scope>,
     /// only scopes starting with this, e.g. session:
     scope_prefix: Option<String>,
     /// only expired notes (default: true without older_than_s, false with it)
@@ -50,10 +49,7 @@ pub struct Cleanup {
 }
 
 fn handler(_: &Ctx<'_>, args: Cleanup) -> Result<Value, ToolError> {
-    let scope = args.scope.as_deref();
-    if let Some(scope) = scope {
-        check_scope("scope", scope)?;
-    }
+    let scope = args.scope.as_ref().map(Scope::as_str);
     let scope_prefix = args.scope_prefix.as_deref();
     let older_than_s = args.older_than_s;
     match (args.expired_only, older_than_s) {

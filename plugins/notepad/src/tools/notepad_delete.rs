@@ -5,7 +5,7 @@ use coremcp_nervhq::SERVICE;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now_ms;
 
-use super::{expired, scope_and_key, NoteRef};
+use super::{expired, NoteRef};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_delete",
@@ -16,7 +16,7 @@ pub const TOOL: Tool = Tool::new(
 .hints(Hints::DESTRUCTIVE_IDEMPOTENT);
 
 fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
-    let (scope, key) = scope_and_key(&note.scope, &note.key)?;
+    let (scope, key) = (note.scope.as_str(), note.key.as_str());
     let at = now_ms();
     let deleted = SERVICE.run(|tx| {
         let row = tx.query_opt(

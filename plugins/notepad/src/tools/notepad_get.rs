@@ -1,12 +1,12 @@
 //! `notepad_get`: one note with its value and metadata; an absent or expired note is
 //! `not_found` naming scope and key.
 
-use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_nervhq::SERVICE;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
+use coremcp_store::records::Record;
 
-use super::{live, scope_and_key, NoteRef};
+use super::{live, NoteRef};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_get",
@@ -17,10 +17,10 @@ pub const TOOL: Tool = Tool::new(
 .hints(Hints::READ);
 
 fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
-    let (scope, key) = scope_and_key(&note.scope, &note.key)?;
+    let (scope, key) = (note.scope.as_str(), note.key.as_str());
     let now = now();
     let sql = format!(
-        "SELECT value, version, updated_at, updated_by, expires_at FROM notepad_entry
+        "SELECT scope, key, value, version, updated_at, updated_by, expires_at FROM notepad_entry
          WHERE scope = $1 AND key = $2 AND {}",
         live("$3")
     );
@@ -29,15 +29,8 @@ fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
         else {
             return Ok(None);
         };
-        let mut map = Map::new();
-        map.insert("scope".into(), scope.into());
-        map.insert("key".into(), key.into());
-        map.insert("value".into(), row.get_text("value")?.into());
-        map.insert("version".into(), row.get_i64("version")?.into());
-        map.insert("updated_at".into(), ts(&row, "updated_at")?.into());
-        put_opt(&mut map, "updated_by", row.get_opt_text("updated_by")?);
-        put_opt(&mut map, "expires_at", ts_opt(&row, "expires_at")?);
-        Ok(Some(Value::Object(map)))
+        let fields = "scope key value version:int updated_at:ts updated_by? expires_at?:ts";
+        Ok(Some(Record::of(&row, fields)?.done()))
     })?;
     note.ok_or_else(|| {
         ToolError::new(

@@ -8,14 +8,13 @@
 //! - With values a page may hold fewer than `limit` notes, so the result stays under the host's
 //!   result limit and keeps its structured content.
 
-use coremcp_nervhq::grammar::check_scope;
-use coremcp_nervhq::result::{put_opt, ts, ts_opt};
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::page::{keyset_result, Paging};
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
+use coremcp_store::records::Record;
 
-use super::live;
+use super::{live, Scope};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_list",
@@ -30,7 +29,7 @@ pub const TOOL: Tool = Tool::new(
 #[derive(Debug, Args)]
 pub struct List {
     /// only this scope (exact)
-    scope: Option<String>,
+    scope: Option<Scope>,
     /// only scopes starting with this, e.g. project: or agent:
     scope_prefix: Option<String>,
     /// only keys starting with this (case-sensitive)
@@ -43,10 +42,7 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    let scope = args.scope.as_deref();
-    if let Some(scope) = scope {
-        check_scope("scope", scope)?;
-    }
+    let scope = args.scope.as_ref().map(Scope::as_str);
     let scope_prefix = args.scope_prefix.as_deref();
     let key_prefix = args.key_prefix.as_deref();
     let include_values = args.include_values;
@@ -67,7 +63,13 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
                 "(scope{c} > {s} OR (scope = {s} AND key{c} > {k}))"
             ));
         }
-        let value = if include_values { ", value" } else { "" };
+        let (value, fields) = match include_values {
+            true => (
+                ", value",
+                "scope key version:int updated_at:ts expires_at?:ts value",
+            ),
+            false => ("", "scope key version:int updated_at:ts expires_at?:ts"),
+        };
         let sql = format!(
             "SELECT scope, key, version, updated_at, expires_at{value} FROM notepad_entry{}
              ORDER BY scope{c}, key{c} LIMIT {}",
@@ -76,16 +78,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         );
         let mut items = Vec::new();
         for row in tx.query(&sql, q.params())? {
-            let mut map = Map::new();
-            map.insert("scope".into(), row.get_text("scope")?.into());
-            map.insert("key".into(), row.get_text("key")?.into());
-            map.insert("version".into(), row.get_i64("version")?.into());
-            map.insert("updated_at".into(), ts(&row, "updated_at")?.into());
-            put_opt(&mut map, "expires_at", ts_opt(&row, "expires_at")?);
-            if include_values {
-                map.insert("value".into(), row.get_text("value")?.into());
-            }
-            items.push(Value::Object(map));
+            items.push(Record::of(&row, fields)?.done());
         }
         Ok(items)
     })?;

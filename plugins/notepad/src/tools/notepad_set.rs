@@ -10,13 +10,13 @@
 //! - A set replaces the whole note, its expiry included: without `ttl_s` it no longer expires.
 
 use coremcp_nervhq::grammar::check_value;
-use coremcp_nervhq::result::put_opt;
 use coremcp_nervhq::SERVICE;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{conflict, now_ms, timestamp};
+use coremcp_store::records::Record;
 use coremcp_store::Param;
 
-use super::{expiry, live, scope_and_key, updated_by, what, UPSERT};
+use super::{expiry, live, updated_by, what, Key, Scope, UPSERT};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_set",
@@ -32,9 +32,9 @@ pub const TOOL: Tool = Tool::new(
 #[derive(Debug, Args)]
 pub struct Set {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
-    scope: String,
+    scope: Scope,
     /// 1-200 characters of A-Z a-z 0-9 . _ : / -
-    key: String,
+    key: Key,
     /// the note: text of at most 16 KiB (16384 bytes of UTF-8); JSON is fine as text
     value: String,
     /// seconds until the note expires (absent: never)
@@ -63,7 +63,7 @@ const CREATE: &str = "
     RETURNING version";
 
 fn handler(_: &Ctx<'_>, args: Set) -> Result<Value, ToolError> {
-    let (scope, key) = scope_and_key(&args.scope, &args.key)?;
+    let (scope, key) = (args.scope.as_str(), args.key.as_str());
     let value = args.value.as_str();
     check_value("value", value, "")?;
     let at = now_ms();
@@ -118,12 +118,10 @@ fn handler(_: &Ctx<'_>, args: Set) -> Result<Value, ToolError> {
             }
         }
     })?;
-    let mut map = Map::new();
-    map.insert("scope".into(), scope.into());
-    map.insert("key".into(), key.into());
-    map.insert("version".into(), version.into());
-    map.insert("created".into(), (version == 1).into());
-    map.insert("updated_at".into(), now.into());
-    put_opt(&mut map, "expires_at", expires_at);
-    Ok(Value::Object(map))
+    let note = Record::default().set("scope", scope).set("key", key);
+    let note = note.set("version", version).set("created", version == 1);
+    Ok(note
+        .set("updated_at", now)
+        .opt("expires_at", expires_at)
+        .done())
 }

@@ -9,13 +9,12 @@ pub mod session_list_active;
 pub mod session_list_recorded;
 pub mod session_register;
 
-use coremcp_nervhq::grammar::check_session_id;
-use coremcp_nervhq::result::{put_opt, ts, ts_opt};
-use coremcp_plugin_sdk::args::{ArgError, ArgType};
 use coremcp_plugin_sdk::prelude::*;
-use coremcp_store::plugin::json_value;
 use coremcp_store::query::Query;
+use coremcp_store::records::Record;
 use coremcp_store::{Row, StoreError};
+
+pub use coremcp_nervhq::grammar::SessionId;
 
 /// How often a client should send `session_heartbeat`, in seconds.
 pub const HEARTBEAT_INTERVAL_S: u64 = 60;
@@ -32,31 +31,12 @@ pub const COLUMNS: &str = "id, agent, host, project_key, cwd, repo, branch, mode
 pub const ACTIVE_COLUMNS: &str = "id, agent, host, project_key, cwd, repo, branch, model, \
     started_at, last_heartbeat_at, heartbeat_count, note, current_item";
 
-/// A session id argument: a ULID or a UUID, refused by name otherwise.
-#[derive(Debug, Clone)]
-pub struct SessionId(pub String);
+/// The fields both a listing and `session_get` show, from [`ACTIVE_COLUMNS`].
+const LISTING: &str = "session_id=id agent host project=project_key? cwd? repo? branch? model? \
+    started_at:ts last_heartbeat_at:ts heartbeat_count:int note? current_item?";
 
-impl ArgType for SessionId {
-    fn schema() -> Value {
-        String::schema()
-    }
-
-    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
-        let id = String::from_value(value, at)?;
-        match check_session_id(at, &id) {
-            Ok(()) => Ok(Self(id)),
-            // The grammar's message names the argument already.
-            Err(e) => Err(ArgError::new(at, without_field(&e.message, at))),
-        }
-    }
-}
-
-/// `message` without its leading `argument "FIELD": ` (the argument error adds it back).
-fn without_field<'a>(message: &'a str, field: &str) -> &'a str {
-    message
-        .strip_prefix(&format!("argument \"{field}\": "))
-        .unwrap_or(message)
-}
+/// The fields of a closed session's close.
+pub const CLOSE: &str = "status closed_at?:ts close_reason? summary?";
 
 /// The filters both session lists take (`#[arg(flatten)]`).
 #[derive(Debug, Args)]
@@ -86,61 +66,19 @@ pub fn no_session(id: &str) -> ToolError {
     )
 }
 
-/// The fields both a listing and `session_get` show, from a row with [`ACTIVE_COLUMNS`].
-pub fn listing_json(row: &Row) -> Result<Map<String, Value>, StoreError> {
-    let mut map = Map::new();
-    map.insert("session_id".into(), row.get_text("id")?.into());
-    map.insert("agent".into(), row.get_text("agent")?.into());
-    map.insert("host".into(), row.get_text("host")?.into());
-    put_opt(&mut map, "project", row.get_opt_text("project_key")?);
-    for column in ["cwd", "repo", "branch", "model"] {
-        put_opt(&mut map, column, row.get_opt_text(column)?);
-    }
-    map.insert("started_at".into(), ts(row, "started_at")?.into());
-    map.insert(
-        "last_heartbeat_at".into(),
-        ts(row, "last_heartbeat_at")?.into(),
-    );
-    map.insert(
-        "heartbeat_count".into(),
-        row.get_i64("heartbeat_count")?.into(),
-    );
-    put_opt(&mut map, "note", row.get_opt_text("note")?);
-    put_opt(&mut map, "current_item", row.get_opt_text("current_item")?);
-    Ok(map)
+/// A listing's fields, from a row with [`ACTIVE_COLUMNS`].
+pub fn listing_json(row: &Row) -> Result<Record, StoreError> {
+    Record::of(row, LISTING)
 }
 
 /// Every field of a session, from a row with [`COLUMNS`]; absent ones are left out.
-pub fn session_json(row: &Row) -> Result<Map<String, Value>, StoreError> {
-    let mut map = listing_json(row)?;
-    for column in ["groups", "metadata"] {
-        let value = json_value(row.get_opt_text(column)?);
-        if !value.is_null() {
-            map.insert(column.into(), value);
-        }
-    }
-    map.insert("status".into(), row.get_text("status")?.into());
-    put_opt(&mut map, "closed_at", ts_opt(row, "closed_at")?);
-    put_opt(&mut map, "close_reason", row.get_opt_text("close_reason")?);
-    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
-    map.insert("version".into(), row.get_i64("version")?.into());
-    Ok(map)
+pub fn session_json(row: &Row) -> Result<Record, StoreError> {
+    Record::of(
+        row,
+        &format!("{LISTING} groups?:json metadata?:json {CLOSE} version:int"),
+    )
 }
 
 /// A recording's metadata (no transcript), from a row of `session_recording`.
-pub fn recording_json(row: &Row) -> Result<Map<String, Value>, StoreError> {
-    let mut map = Map::new();
-    map.insert("recording_id".into(), row.get_text("id")?.into());
-    map.insert("recorded_at".into(), ts(row, "recorded_at")?.into());
-    put_opt(&mut map, "title", row.get_opt_text("title")?);
-    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
-    for column in ["tags", "stats"] {
-        let value = json_value(row.get_opt_text(column)?);
-        if !value.is_null() {
-            map.insert(column.into(), value);
-        }
-    }
-    map.insert("format".into(), row.get_text("format")?.into());
-    map.insert("size_bytes".into(), row.get_i64("size_bytes")?.into());
-    Ok(map)
-}
+pub const RECORDING: &str = "recording_id=id recorded_at:ts title? summary? tags?:json \
+    stats?:json format size_bytes:int";

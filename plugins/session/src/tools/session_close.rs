@@ -1,10 +1,10 @@
 //! `session_close`: close an active session with a reason and an optional summary. Closing a
 //! closed session changes nothing and answers with its close as it stands.
 
-use coremcp_nervhq::result::{put_opt, ts_opt};
 use coremcp_nervhq::SERVICE;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
+use coremcp_store::records::Record;
 use coremcp_store::{Param, Row, StoreError};
 
 use super::{no_session, SessionId};
@@ -38,7 +38,7 @@ pub struct Close {
 }
 
 fn handler(_: &Ctx<'_>, args: Close) -> Result<Value, ToolError> {
-    let id = args.session_id.0.as_str();
+    let id = args.session_id.as_str();
     let mut params: Vec<Param> = vec![id.into(), now().into(), args.reason.as_str().into()];
     let mut set = String::from("status = 'closed', closed_at = $2, close_reason = $3");
     if let Some(summary) = args.summary {
@@ -72,11 +72,5 @@ fn handler(_: &Ctx<'_>, args: Close) -> Result<Value, ToolError> {
 }
 
 fn closed(row: &Row) -> Result<Value, StoreError> {
-    let mut map = Map::new();
-    map.insert("session_id".into(), row.get_text("id")?.into());
-    map.insert("status".into(), row.get_text("status")?.into());
-    put_opt(&mut map, "close_reason", row.get_opt_text("close_reason")?);
-    put_opt(&mut map, "closed_at", ts_opt(row, "closed_at")?);
-    put_opt(&mut map, "summary", row.get_opt_text("summary")?);
-    Ok(Value::Object(map))
+    Ok(Record::of(row, &format!("session_id=id {}", super::CLOSE))?.done())
 }

@@ -6,7 +6,9 @@ use coremcp_nervhq::result::fit_text;
 use coremcp_nervhq::{bytewise, SERVICE};
 use coremcp_plugin_sdk::prelude::*;
 
-use super::{no_session, recording_json, session_json, SessionId, COLUMNS};
+use coremcp_store::records::Record;
+
+use super::{no_session, session_json, SessionId, COLUMNS, RECORDING};
 
 /// The default cut of a transcript, in characters.
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
@@ -34,7 +36,7 @@ pub struct Get {
 }
 
 fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
-    let id = args.session_id.0.as_str();
+    let id = args.session_id.as_str();
     let (include_recording, max_chars) = (args.include_recording, args.max_chars);
     let (session, recording) = SERVICE.run(|tx| {
         let c = bytewise(tx);
@@ -46,7 +48,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
             .ok_or_else(|| no_session(id))?;
         let session = session_json(&row)?;
         let recording = if include_recording {
-            tx.query_opt(
+            let row = tx.query_opt(
                 &format!(
                     "SELECT id, recorded_at, title, summary, tags, format, transcript,
                             size_bytes, content_hash, stats
@@ -54,24 +56,22 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
                      ORDER BY recorded_at DESC, id{c} DESC LIMIT 1"
                 ),
                 &[id.into()],
-            )?
+            )?;
+            match row {
+                Some(row) => Some((
+                    Record::of(&row, &format!("{RECORDING} content_hash"))?.done(),
+                    row.get_text("transcript")?,
+                )),
+                None => None,
+            }
         } else {
             None
         };
         Ok((session, recording))
     })?;
-    let mut result = Value::Object(session);
-    if let Some(row) = recording {
-        let transcript = row
-            .get_text("transcript")
-            .map_err(coremcp_store::plugin::tool_error)?;
-        let mut recording = recording_json(&row).map_err(coremcp_store::plugin::tool_error)?;
-        let hash = row.get_text("content_hash");
-        recording.insert(
-            "content_hash".into(),
-            hash.map_err(coremcp_store::plugin::tool_error)?.into(),
-        );
-        result["recording"] = Value::Object(recording);
+    let mut result = session.done();
+    if let Some((recording, transcript)) = recording {
+        result["recording"] = recording;
         fit_text(
             &mut result,
             recording_of,

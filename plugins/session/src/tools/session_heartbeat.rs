@@ -7,10 +7,11 @@
 //!   client registers again.
 //! - `note` and `current_item` keep their last value when left out; an empty string clears one.
 
-use coremcp_nervhq::result::{put_opt, ts};
+use coremcp_nervhq::result::ts;
 use coremcp_nervhq::SERVICE;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
+use coremcp_store::records::Record;
 use coremcp_store::Param;
 
 use super::{no_session, SessionId};
@@ -39,7 +40,7 @@ pub struct Heartbeat {
 }
 
 fn handler(_: &Ctx<'_>, args: Heartbeat) -> Result<Value, ToolError> {
-    let id = args.session_id.0.as_str();
+    let id = args.session_id.as_str();
     let mut params: Vec<Param> = vec![id.into(), now().into()];
     let mut set = String::from("heartbeat_count = heartbeat_count + 1, last_heartbeat_at = $2");
     for (column, value) in [("note", args.note), ("current_item", args.current_item)] {
@@ -67,10 +68,7 @@ fn handler(_: &Ctx<'_>, args: Heartbeat) -> Result<Value, ToolError> {
                 &[id.into()],
             )?
             .ok_or_else(|| no_session(id))?;
-        let mut map = Map::new();
-        map.insert("session_id".into(), id.into());
-        map.insert("closed".into(), true.into());
-        put_opt(&mut map, "close_reason", row.get_opt_text("close_reason")?);
-        Ok(Value::Object(map))
+        let closed = Record::of(&row, "close_reason?")?.set("session_id", id);
+        Ok(closed.set("closed", true).done())
     })
 }

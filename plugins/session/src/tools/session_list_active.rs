@@ -51,13 +51,11 @@ fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
         );
         let mut items = Vec::new();
         for row in tx.query(&sql, q.params())? {
-            let mut map = listing_json(&row)?;
-            let last = map["last_heartbeat_at"]
+            let item = listing_json(&row)?;
+            let last = item.0["last_heartbeat_at"]
                 .as_str()
-                .and_then(parse_timestamp)
-                .unwrap_or(0);
-            map.insert("stale".into(), (last <= stale_before).into());
-            items.push(Value::Object(map));
+                .and_then(parse_timestamp);
+            items.push(item.set("stale", last.unwrap_or(0) <= stale_before).done());
         }
         Ok(items)
     })?;

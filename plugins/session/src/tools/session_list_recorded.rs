@@ -5,14 +5,14 @@
 //! `query` is a case-insensitive substring of the title or the summary (`%` and `_` match
 //! themselves). Transcripts are never listed: `session_get include_recording` reads one.
 
-use coremcp_nervhq::result::put_opt;
 use coremcp_nervhq::{bytewise, Query, SERVICE};
 use coremcp_plugin_sdk::page::{keyset_result, Paging};
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::Time;
 use coremcp_store::query::contains_pattern;
+use coremcp_store::records::Record;
 
-use super::recording_json;
+use super::RECORDING;
 
 pub const TOOL: Tool = Tool::new(
     "session_list_recorded",
@@ -49,6 +49,7 @@ fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
         .map(|q| contains_pattern(&q.to_lowercase()));
     let limit = args.page.limit;
     let after = args.page.after(2)?;
+    let fields = format!("{RECORDING} session_id agent host project=project_key?");
     let rows = SERVICE.run(|tx| {
         let c = bytewise(tx);
         let mut q = Query::new();
@@ -84,12 +85,7 @@ fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
         );
         let mut items = Vec::new();
         for row in tx.query(&sql, q.params())? {
-            let mut map = recording_json(&row)?;
-            map.insert("session_id".into(), row.get_text("session_id")?.into());
-            map.insert("agent".into(), row.get_text("agent")?.into());
-            map.insert("host".into(), row.get_text("host")?.into());
-            put_opt(&mut map, "project", row.get_opt_text("project_key")?);
-            items.push(Value::Object(map));
+            items.push(Record::of(&row, &fields)?.done());
         }
         Ok(items)
     })?;
