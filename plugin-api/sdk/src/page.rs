@@ -60,23 +60,6 @@ pub fn page(
     (items, next)
 }
 
-/// A keyset-paged list's whole answer, `{items, next_cursor?}`: one [`page`] of `rows` (up to
-/// `limit + 1` of them), its cursor made of the fields `keys` of the last item shown. The
-/// budget reserves a cursor of `key_chars` characters per key.
-pub fn keyset_result(rows: Vec<Value>, limit: usize, keys: &[&str], key_chars: usize) -> Value {
-    let widest = "x".repeat(key_chars);
-    let reserved: Vec<&str> = keys.iter().map(|_| widest.as_str()).collect();
-    let base = serde_json::json!({"items": [], "next_cursor": encode_cursor(&reserved)});
-    let (items, next) = page(rows, limit, &base, |item| {
-        let parts: Vec<&str> = keys
-            .iter()
-            .map(|k| item[*k].as_str().unwrap_or_default())
-            .collect();
-        encode_cursor(&parts)
-    });
-    page_result(items, next)
-}
-
 /// `{items, next_cursor?}` around a page.
 pub fn page_result(items: Vec<Value>, next_cursor: Option<String>) -> Value {
     let mut map = Map::new();
@@ -157,15 +140,5 @@ mod tests {
             assert!(err.message.contains("\"cursor\""), "{err}");
         }
         assert_eq!(page_result(vec![], None), json!({"items": []}));
-    }
-
-    #[test]
-    fn a_keyset_result_cursors_on_the_last_item_shown() {
-        let out = keyset_result(rows(4, 1), 3, &["key", "value"], 40);
-        assert_eq!(out["items"].as_array().map(Vec::len), Some(3));
-        let next = out["next_cursor"].as_str().expect("more rows");
-        assert_eq!(decode_cursor(next, 2).expect("ours"), ["k2", "v"]);
-        let all = keyset_result(rows(3, 1), 3, &["key"], 40);
-        assert!(all.get("next_cursor").is_none(), "{all}");
     }
 }

@@ -13,7 +13,7 @@
 
 use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::invalid;
-use coremcp_store::records::Entity;
+use coremcp_store::records::{Entity, Key};
 use coremcp_store::{StoreError, Tx};
 
 use crate::args::Role;
@@ -31,7 +31,7 @@ pub static HOST: Entity = Entity {
         FROM registry_host h",
     fields: "name address core_mcp_url? docker_endpoint? os? roles:json enabled:bool \
         description? last_seen_at?:ts",
-    key: &[("h.name", "name")],
+    key: &[Key::text("h.name", "name")],
 };
 
 /// The `roles` argument with duplicates dropped, order kept.

@@ -8,7 +8,7 @@
 //!   `registry_project_update` is the only place that writes it, and it checks.
 //! - A project is never deleted, only archived.
 
-use coremcp_store::records::Entity;
+use coremcp_store::records::{Entity, Key};
 
 /// A project with its theme key, docs source ref and count of active sources.
 pub static PROJECT: Entity = Entity {
@@ -26,5 +26,5 @@ pub static PROJECT: Entity = Entity {
         LEFT JOIN registry_source ds ON ds.id = p.docs_source_id \
         LEFT JOIN registry_project dp ON dp.id = ds.project_id",
     fields: "key name description? theme=theme_key? docs_source? source_count:int status",
-    key: &[("p.key", "key")],
+    key: &[Key::text("p.key", "key")],
 };

@@ -10,7 +10,7 @@ use coremcp_plugin_sdk::prelude::*;
 use std::collections::HashMap;
 
 use coremcp_store::plugin::{invalid, json_text};
-use coremcp_store::records::{Entity, Record};
+use coremcp_store::records::{Entity, Key, Record};
 use coremcp_store::{StoreError, Tx};
 
 use crate::common::Query;
@@ -40,7 +40,10 @@ pub static SOURCE: Entity = Entity {
         FROM registry_source s JOIN registry_project p ON p.id = s.project_id",
     fields: "ref project=project_key name kind url default_branch description? metadata?:json \
         status",
-    key: &[("p.key", "project_key"), ("s.name", "name")],
+    key: &[
+        Key::text("p.key", "project_key"),
+        Key::text("s.name", "name"),
+    ],
 };
 
 /// The active sources of each of `project_ids`, by name.

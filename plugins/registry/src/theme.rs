@@ -3,7 +3,7 @@
 //! Invariants: a theme key matches `^[a-z0-9][a-z0-9-]{0,39}$` and never changes; a theme is
 //! never deleted, only archived (projects and other services refer to its key).
 
-use coremcp_store::records::Entity;
+use coremcp_store::records::{Entity, Key};
 
 pub static THEME: Entity = Entity {
     noun: "theme",
@@ -13,5 +13,5 @@ pub static THEME: Entity = Entity {
     select: "SELECT id, key, name, description, status, version, created_at, updated_at \
         FROM registry_theme",
     fields: "key name description? status",
-    key: &[("key", "key")],
+    key: &[Key::text("key", "key")],
 };

@@ -15,12 +15,14 @@
 use std::collections::HashMap;
 
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::page::{decode_cursor, encode_cursor, page_result, Paging};
+use coremcp_plugin_sdk::page::{
+    decode_cursor, encode_cursor, page as sdk_page, page_result, Paging,
+};
 use coremcp_plugin_sdk::{codes, ToolError};
 use serde_json::{Map, Value};
 
 use crate::plugin::{self, TxError};
-use crate::query::Query;
+use crate::query::{bytewise, Query};
 use crate::{Param, Row, StoreError, Tx};
 
 /// The decoded `cursor` argument of list `tag` (its sort-key parts), if one was given.
@@ -41,78 +43,134 @@ pub fn cursor(page: &Paging, tag: &str, parts: usize) -> Result<Option<Vec<Strin
     Ok(Some(decoded))
 }
 
-/// How a list is ordered and paged: its cursor tag and its sort keys, each a SQL expression
-/// and the row column that holds it (ascending, unique together).
+/// One sort key of a list: a SQL expression, the row column that holds its value, and whether
+/// it is text, which both backends then compare byte-wise ([`bytewise`]) so a page lists the
+/// same rows whichever database holds them.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub expr: &'static str,
+    pub column: &'static str,
+    pub text: bool,
+}
+
+impl Key {
+    pub const fn text(expr: &'static str, column: &'static str) -> Self {
+        Self {
+            expr,
+            column,
+            text: true,
+        }
+    }
+
+    /// A timestamp (or number) key.
+    pub const fn time(expr: &'static str, column: &'static str) -> Self {
+        Self {
+            expr,
+            column,
+            text: false,
+        }
+    }
+}
+
+/// How a list is ordered and paged: its cursor tag, and its sort keys (unique together), all
+/// ascending or all descending. Pages are keyset pages: `limit` rows after the cursor, fewer
+/// when the result would outgrow the result budget, and a `next_cursor` (the tag and the
+/// last row's keys) exactly when rows were left out.
 pub struct Order<'a> {
     pub tag: &'a str,
-    pub keys: &'a [(&'a str, &'a str)],
+    pub keys: &'a [Key],
+    pub descending: bool,
 }
 
 impl Order<'_> {
-    /// Adds "after the cursor" to `q`: `(k1 > $a OR (k1 = $a AND (k2 > $b …)))`.
-    pub fn after(&self, q: &mut Query, page: &Paging) -> Result<(), ToolError> {
+    /// Adds "after the cursor" to `q`: `(k1 > $a OR (k1 = $a AND (k2 > $b …)))`, text keys
+    /// followed by `bytewise` (what [`bytewise`] answers for the transaction).
+    pub fn after(&self, bytewise: &str, q: &mut Query, page: &Paging) -> Result<(), ToolError> {
         let Some(after) = cursor(page, self.tag, self.keys.len())? else {
             return Ok(());
         };
         let marks: Vec<String> = after.iter().map(|v| q.bind(v.as_str())).collect();
+        let past = if self.descending { "<" } else { ">" };
         let mut clause = String::new();
-        for (i, ((expr, _), mark)) in self.keys.iter().zip(&marks).enumerate().rev() {
+        for (i, (key, mark)) in self.keys.iter().zip(&marks).enumerate().rev() {
+            let (expr, c) = (key.expr, if key.text { bytewise } else { "" });
             clause = if i + 1 == self.keys.len() {
-                format!("{expr} > {mark}")
+                format!("{expr}{c} {past} {mark}")
             } else {
-                format!("({expr} > {mark} OR ({expr} = {mark} AND {clause}))")
+                format!("({expr}{c} {past} {mark} OR ({expr} = {mark} AND {clause}))")
             };
         }
         q.and(clause);
         Ok(())
     }
 
-    /// One page of `select` (a `SELECT … FROM …`) filtered by `q`, in this order: the rows and
-    /// the cursor of the next page, when there is one.
-    pub fn page(
+    /// The rows of one page of `select` (a `SELECT … FROM …`) filtered by `q`: up to
+    /// `limit + 1`, the extra one saying that more exist.
+    pub fn rows(
         &self,
         tx: &mut Tx<'_>,
         select: &str,
         q: &Query,
         page: &Paging,
-    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
-        let order: Vec<&str> = self.keys.iter().map(|(expr, _)| *expr).collect();
+    ) -> Result<Vec<Row>, TxError> {
+        let mut q = q.clone();
+        self.after(bytewise(tx), &mut q, page)?;
+        let dir = if self.descending { " DESC" } else { "" };
+        let order: Vec<String> = self
+            .keys
+            .iter()
+            .map(|k| format!("{}{}{dir}", k.expr, if k.text { bytewise(tx) } else { "" }))
+            .collect();
         let sql = format!(
             "{select}{} ORDER BY {} LIMIT {}",
             q.where_clause(),
             order.join(", "),
             page.limit + 1
         );
-        let rows = tx.query(&sql, q.params())?;
-        cut(rows, page.limit, self.tag, |r| {
-            self.keys
-                .iter()
-                .map(|(_, column)| r.get_text(*column))
-                .collect()
-        })
+        Ok(tx.query(&sql, q.params())?)
     }
-}
 
-/// The first `limit` of `rows` (fetched with `limit + 1`), and a cursor from `key` of the
-/// last of them when more rows exist.
-fn cut(
-    mut rows: Vec<Row>,
-    limit: usize,
-    tag: &str,
-    key: impl Fn(&Row) -> Result<Vec<String>, StoreError>,
-) -> Result<(Vec<Row>, Option<String>), StoreError> {
-    let more = rows.len() > limit;
-    rows.truncate(limit);
-    let next = match (more, rows.last()) {
-        (true, Some(last)) => {
-            let mut parts = vec![tag.to_owned()];
-            parts.extend(key(last)?);
-            let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-            Some(encode_cursor(&refs))
-        }
-        _ => None,
-    };
-    Ok((rows, next))
+    /// The list result of `items`, the JSON of `rows` (from [`Order::rows`]): as many as fit
+    /// `limit` and the result budget, and the cursor after the last one shown.
+    pub fn result(
+        &self,
+        rows: &[Row],
+        items: Vec<Value>,
+        page: &Paging,
+    ) -> Result<Value, StoreError> {
+        // Room for the widest cursor its keys (at most 200 characters each) make.
+        let widest = vec!["x".repeat(200); self.keys.len() + 1];
+        let widest: Vec<&str> = widest.iter().map(String::as_str).collect();
+        let base = serde_json::json!({"items": [], "next_cursor": encode_cursor(&widest)});
+        let (items, more) = sdk_page(items, page.limit, &base, |_| String::new());
+        let next = match (more, items.len().checked_sub(1).and_then(|i| rows.get(i))) {
+            (Some(_), Some(last)) => {
+                let mut parts = vec![self.tag.to_owned()];
+                for key in self.keys {
+                    parts.push(last.get_text(key.column)?);
+                }
+                Some(encode_cursor(
+                    &parts.iter().map(String::as_str).collect::<Vec<_>>(),
+                ))
+            }
+            _ => None,
+        };
+        Ok(page_result(items, next))
+    }
+
+    /// One page of `select` filtered by `q`, each row as `json` makes it: a list result.
+    pub fn list(
+        &self,
+        tx: &mut Tx<'_>,
+        select: &str,
+        q: &Query,
+        page: &Paging,
+        json: impl Fn(&Row) -> Result<Value, StoreError>,
+    ) -> Result<Value, TxError> {
+        let rows = self.rows(tx, select, q, page)?;
+        let items = rows.iter().map(json).collect::<Result<_, _>>()?;
+        Ok(self.result(&rows, items, page)?)
+    }
 }
 
 /// The JSON of each row, and with `related` (a field name, and lists by `id`) that field of
@@ -150,9 +208,8 @@ pub struct Entity {
     pub select: &'static str,
     /// Its JSON fields, as [`Record::of`] reads them (the stamps are added).
     pub fields: &'static str,
-    /// Its key: the SQL expressions in `select` and the row columns that hold them, which
-    /// is also the order of its lists.
-    pub key: &'static [(&'static str, &'static str)],
+    /// Its key, which is also the order of its lists.
+    pub key: &'static [Key],
 }
 
 /// The list of related records of each row that a list may add, by the row's `id`.
@@ -171,8 +228,8 @@ impl Entity {
 
     pub fn get(&self, tx: &mut Tx<'_>, key: &[&str]) -> Result<Option<Row>, StoreError> {
         let mut q = Query::new();
-        for ((expr, _), part) in self.key.iter().zip(key) {
-            q.eq(expr, *part);
+        for (k, part) in self.key.iter().zip(key) {
+            q.eq(k.expr, *part);
         }
         tx.query_opt(&format!("{}{}", self.select, q.where_clause()), q.params())
     }
@@ -269,18 +326,15 @@ impl Entity {
         let order = Order {
             tag: self.noun,
             keys: self.key,
+            descending: false,
         };
-        let mut q = q.clone();
-        order.after(&mut q, page)?;
-        let (rows, next) = order.page(tx, self.select, &q, page)?;
+        let rows = order.rows(tx, self.select, q, page)?;
         let related = match related {
             Some((name, fetch)) if !rows.is_empty() => Some((name, fetch(tx, &ids(&rows)?)?)),
             _ => None,
         };
-        Ok(page_result(
-            with_related(&rows, |row| self.json(row), related)?,
-            next,
-        ))
+        let items = with_related(&rows, |row| self.json(row), related)?;
+        Ok(order.result(&rows, items, page)?)
     }
 }
 
@@ -525,7 +579,11 @@ mod tests {
     fn an_order_pages_after_its_own_cursor_on_every_key() {
         let order = Order {
             tag: "source",
-            keys: &[("p.key", "project_key"), ("s.name", "name")],
+            keys: &[
+                Key::text("p.key", "project_key"),
+                Key::text("s.name", "name"),
+            ],
+            descending: false,
         };
         let page = Paging {
             limit: 50,
@@ -533,7 +591,7 @@ mod tests {
         };
         let mut q = Query::new();
         q.eq("s.kind", "git");
-        order.after(&mut q, &page).expect("our cursor");
+        order.after("", &mut q, &page).expect("our cursor");
         assert_eq!(
             q.where_clause(),
             " WHERE s.kind = $1 AND (p.key > $2 OR (p.key = $2 AND s.name > $3))"
@@ -543,7 +601,7 @@ mod tests {
             cursor: Some(encode_cursor(&["host", "a", "b"])),
         };
         let err = order
-            .after(&mut Query::new(), &theirs)
+            .after("", &mut Query::new(), &theirs)
             .expect_err("another list's");
         assert!(err.message.contains("another list"), "{err}");
     }

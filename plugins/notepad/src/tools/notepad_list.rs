@@ -8,11 +8,10 @@
 //! - With values a page may hold fewer than `limit` notes, so the result stays under the host's
 //!   result limit and keeps its structured content.
 
-use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::page::{keyset_result, Paging};
+use coremcp_nervhq::{Query, SERVICE};
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
-use coremcp_store::records::Record;
+use coremcp_store::records::{Key, Order, Record};
 
 use super::{live, Scope};
 
@@ -45,42 +44,29 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     let scope = args.scope.as_ref().map(Scope::as_str);
     let scope_prefix = args.scope_prefix.as_deref();
     let key_prefix = args.key_prefix.as_deref();
-    let include_values = args.include_values;
-    let limit = args.page.limit;
-    let after = args.page.after(2)?;
-    let now = now();
-    let rows = SERVICE.run(|tx| {
-        let c = bytewise(tx);
-        let mut q = Query::new();
-        let p = q.bind(now.as_str());
-        q.and(live(&p));
-        q.eq_opt("scope", scope);
-        q.prefix_opt("scope", scope_prefix);
-        q.prefix_opt("key", key_prefix);
-        if let Some(after) = &after {
-            let (s, k) = (q.bind(after[0].as_str()), q.bind(after[1].as_str()));
-            q.and(format!(
-                "(scope{c} > {s} OR (scope = {s} AND key{c} > {k}))"
-            ));
-        }
-        let (value, fields) = match include_values {
-            true => (
-                ", value",
-                "scope key version:int updated_at:ts expires_at?:ts value",
-            ),
-            false => ("", "scope key version:int updated_at:ts expires_at?:ts"),
-        };
-        let sql = format!(
-            "SELECT scope, key, version, updated_at, expires_at{value} FROM notepad_entry{}
-             ORDER BY scope{c}, key{c} LIMIT {}",
-            q.where_clause(),
-            limit + 1
-        );
-        let mut items = Vec::new();
-        for row in tx.query(&sql, q.params())? {
-            items.push(Record::of(&row, fields)?.done());
-        }
-        Ok(items)
-    })?;
-    Ok(keyset_result(rows, limit, &["scope", "key"], 200))
+    let order = Order {
+        tag: "note",
+        keys: &[Key::text("scope", "scope"), Key::text("key", "key")],
+        descending: false,
+    };
+    let (value, fields) = match args.include_values {
+        true => (
+            ", value",
+            "scope key version:int updated_at:ts expires_at?:ts value",
+        ),
+        false => ("", "scope key version:int updated_at:ts expires_at?:ts"),
+    };
+    let select =
+        format!("SELECT scope, key, version, updated_at, expires_at{value} FROM notepad_entry");
+    let mut q = Query::new();
+    let p = q.bind(now());
+    q.and(live(&p));
+    q.eq_opt("scope", scope);
+    q.prefix_opt("scope", scope_prefix);
+    q.prefix_opt("key", key_prefix);
+    SERVICE.run(|tx| {
+        order.list(tx, &select, &q, &args.page, |row| {
+            Ok(Record::of(row, fields)?.done())
+        })
+    })
 }

@@ -3,10 +3,10 @@
 //! client pages moves to the front, so it may be missed on later pages; each page is
 //! consistent in itself.
 
-use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::page::{keyset_result, Paging};
+use coremcp_nervhq::{Query, SERVICE};
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::{now_ms, parse_timestamp};
+use coremcp_store::records::{Key, Order};
 
 use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
 
@@ -29,40 +29,26 @@ pub struct ListActive {
 }
 
 fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
-    let limit = args.page.limit;
-    let after = args.page.after(2)?;
+    let order = Order {
+        tag: "active",
+        keys: &[
+            Key::time("last_heartbeat_at", "last_heartbeat_at"),
+            Key::text("id", "id"),
+        ],
+        descending: true,
+    };
     let stale_before = now_ms() - STALE_AFTER_S as i64 * 1000;
-    let rows = SERVICE.run(|tx| {
-        let c = bytewise(tx);
-        let mut q = Query::new();
-        q.and("status = 'active'");
-        args.filter.apply(&mut q, "");
-        if let Some(after) = &after {
-            let (t, i) = (q.bind(after[0].as_str()), q.bind(after[1].as_str()));
-            q.and(format!(
-                "(last_heartbeat_at < {t} OR (last_heartbeat_at = {t} AND id{c} < {i}))"
-            ));
-        }
-        let sql = format!(
-            "SELECT {ACTIVE_COLUMNS} FROM session{} ORDER BY last_heartbeat_at DESC, id{c} DESC
-             LIMIT {}",
-            q.where_clause(),
-            limit + 1
-        );
-        let mut items = Vec::new();
-        for row in tx.query(&sql, q.params())? {
-            let item = listing_json(&row)?;
+    let mut q = Query::new();
+    q.and("status = 'active'");
+    args.filter.apply(&mut q, "");
+    let select = format!("SELECT {ACTIVE_COLUMNS} FROM session");
+    SERVICE.run(|tx| {
+        order.list(tx, &select, &q, &args.page, |row| {
+            let item = listing_json(row)?;
             let last = item.0["last_heartbeat_at"]
                 .as_str()
                 .and_then(parse_timestamp);
-            items.push(item.set("stale", last.unwrap_or(0) <= stale_before).done());
-        }
-        Ok(items)
-    })?;
-    Ok(keyset_result(
-        rows,
-        limit,
-        &["last_heartbeat_at", "session_id"],
-        40,
-    ))
+            Ok(item.set("stale", last.unwrap_or(0) <= stale_before).done())
+        })
+    })
 }
