@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 
 use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::budget::MAX_LISTED;
 use coremcp_plugin_sdk::page::{
     decode_cursor, encode_cursor, page as sdk_page, page_result, Paging,
 };
@@ -171,6 +172,53 @@ impl Order<'_> {
         let items = rows.iter().map(json).collect::<Result<_, _>>()?;
         Ok(self.result(&rows, items, page)?)
     }
+}
+
+/// A clean-up of the rows of `table` that `q` selects, each read as `columns`: with `dry_run`,
+/// how many there are and the first [`MAX_LISTED`] in `keys` order; otherwise the statement
+/// `change` makes (`DELETE FROM …` or `UPDATE … SET …`, given `q` to bind its own values)
+/// applied to all of them at once, and every row it changed, sorted the same way. One
+/// statement, so what is reported is exactly what was changed.
+pub fn sweep(
+    tx: &mut Tx<'_>,
+    table: &str,
+    q: &Query,
+    columns: &str,
+    keys: &[Key],
+    dry_run: bool,
+    change: impl FnOnce(&mut Query) -> String,
+) -> Result<(usize, Vec<Row>), TxError> {
+    let filter = q.where_clause();
+    if dry_run {
+        let count = tx.query_one(
+            &format!("SELECT COUNT(*) AS n FROM {table}{filter}"),
+            q.params(),
+        )?;
+        let c = bytewise(tx);
+        let order: Vec<String> = keys
+            .iter()
+            .map(|k| format!("{}{}", k.expr, if k.text { c } else { "" }))
+            .collect();
+        let sql = format!(
+            "SELECT {columns} FROM {table}{filter} ORDER BY {} LIMIT {MAX_LISTED}",
+            order.join(", ")
+        );
+        return Ok((count.get_i64("n")? as usize, tx.query(&sql, q.params())?));
+    }
+    let mut q = q.clone();
+    let sql = format!("{}{filter} RETURNING {columns}", change(&mut q));
+    let mut rows = tx.query(&sql, q.params())?;
+    // `RETURNING` has no order of its own: the dry run's, with times compared as instants.
+    let sort_key = |row: &Row| -> Vec<String> {
+        keys.iter()
+            .map(|k| match k.text {
+                true => row.get_text(k.column).unwrap_or_default(),
+                false => plugin::ts(row, k.column).unwrap_or_default(),
+            })
+            .collect()
+    };
+    rows.sort_by_cached_key(sort_key);
+    Ok((rows.len(), rows))
 }
 
 /// The JSON of each row, and with `related` (a field name, and lists by `id`) that field of

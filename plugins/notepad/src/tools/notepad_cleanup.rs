@@ -11,13 +11,13 @@
 //! removed; the listed items are capped at `MAX_LISTED`, sorted by (scope, key), the rest
 //! counted in `more`.
 
-use coremcp_nervhq::{bytewise, Query, SERVICE};
+use coremcp_nervhq::{Query, SERVICE};
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::budget::sweep;
+use coremcp_plugin_sdk::budget;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::seconds_before;
-use coremcp_store::plugin::{now_ms, timestamp};
-use coremcp_store::Row;
+use coremcp_store::plugin::{now_ms, timestamp, tool_error};
+use coremcp_store::records::{sweep, Key, Record};
 
 use super::{expired, Scope};
 
@@ -75,58 +75,39 @@ fn handler(_: &Ctx<'_>, args: Cleanup) -> Result<Value, ToolError> {
     let cutoff = older_than_s
         .map(|s| seconds_before(at, s, "older_than_s"))
         .transpose()?;
-    let (count, mut rows) = SERVICE.run(|tx| {
-        let c = bytewise(tx);
-        let mut q = Query::new();
-        let now = q.bind(timestamp(at));
-        let mut qualifies = format!("expires_at <= {now}");
-        if let Some(cutoff) = &cutoff {
-            let p = q.bind(cutoff.as_str());
-            qualifies = format!("({qualifies} OR updated_at <= {p})");
-        }
-        q.and(qualifies);
-        q.eq_opt("scope", scope);
-        q.prefix_opt("scope", scope_prefix);
-        let filter = q.where_clause();
-        if dry_run {
-            let count = tx
-                .query_one(
-                    &format!("SELECT COUNT(*) AS n FROM notepad_entry{filter}"),
-                    q.params(),
-                )?
-                .get_i64("n")?;
-            let rows = tx.query(
-                &format!(
-                    "SELECT scope, key, expires_at FROM notepad_entry{filter}
-                     ORDER BY scope{c}, key{c} LIMIT {}",
-                    coremcp_nervhq::result::MAX_LISTED
-                ),
-                q.params(),
-            )?;
-            Ok((count as usize, rows))
-        } else {
-            let rows = tx.query(
-                &format!("DELETE FROM notepad_entry{filter} RETURNING scope, key, expires_at"),
-                q.params(),
-            )?;
-            Ok((rows.len(), rows))
-        }
+    let mut q = Query::new();
+    let now = q.bind(timestamp(at));
+    let mut qualifies = format!("expires_at <= {now}");
+    if let Some(cutoff) = &cutoff {
+        let p = q.bind(cutoff.as_str());
+        qualifies = format!("({qualifies} OR updated_at <= {p})");
+    }
+    q.and(qualifies);
+    q.eq_opt("scope", scope);
+    q.prefix_opt("scope", scope_prefix);
+    let keys = [Key::text("scope", "scope"), Key::text("key", "key")];
+    let (count, rows) = SERVICE.run(|tx| {
+        let delete = |_: &mut Query| "DELETE FROM notepad_entry".to_owned();
+        sweep(
+            tx,
+            "notepad_entry",
+            &q,
+            "scope, key, expires_at",
+            &keys,
+            dry_run,
+            delete,
+        )
     })?;
     let mut items = Vec::with_capacity(rows.len());
-    // Byte-wise, like the listing's COLLATE "C": DELETE … RETURNING has no order of its own.
-    rows.sort_by_cached_key(|row| key_of(row).unwrap_or_default());
     for row in &rows {
-        let reason = if expired(row.get_opt_text("expires_at").ok().flatten().as_deref(), at) {
+        let expires_at = row.get_opt_text("expires_at").map_err(tool_error)?;
+        let reason = if expired(expires_at.as_deref(), at) {
             "expired"
         } else {
             "older_than"
         };
-        let (scope, key) = key_of(row).map_err(coremcp_store::plugin::tool_error)?;
-        items.push(json!({"scope": scope, "key": key, "reason": reason}));
+        let item = Record::of(row, "scope key").map_err(tool_error)?;
+        items.push(item.set("reason", reason).done());
     }
-    Ok(sweep("deleted", count, dry_run, items))
-}
-
-fn key_of(row: &Row) -> Result<(String, String), coremcp_store::StoreError> {
-    Ok((row.get_text("scope")?, row.get_text("key")?))
+    Ok(budget::sweep("deleted", count, dry_run, items))
 }

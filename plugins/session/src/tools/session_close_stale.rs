@@ -7,12 +7,13 @@
 //! next heartbeat, or not closed at all; the listed items are capped at `MAX_LISTED`, oldest
 //! heartbeat first, the rest counted in `more`.
 
-use coremcp_nervhq::result::{ts, MAX_LISTED};
-use coremcp_nervhq::{bytewise, Query, SERVICE};
-use coremcp_plugin_sdk::budget::sweep;
+use coremcp_nervhq::{Query, SERVICE};
+use coremcp_plugin_sdk::budget;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::seconds_before;
 use coremcp_store::plugin::{now_ms, timestamp, tool_error};
+use coremcp_store::records::{sweep, Key, Record};
+use coremcp_store::StoreError;
 
 use super::STALE_AFTER_S;
 
@@ -46,60 +47,30 @@ fn handler(_: &Ctx<'_>, args: CloseStale) -> Result<Value, ToolError> {
     let at = now_ms();
     let cutoff = seconds_before(at, older_than_s, "older_than_s")?;
     let (host, agent) = (args.host.as_deref(), args.agent.as_deref());
-    let (count, mut rows) = SERVICE.run(|tx| {
-        let c = bytewise(tx);
-        let mut q = Query::new();
-        q.and("status = 'active'");
-        let p = q.bind(cutoff.as_str());
-        q.and(format!("last_heartbeat_at <= {p}"));
-        q.eq_opt("host", host);
-        q.eq_opt("agent", agent);
-        let filter = q.where_clause();
-        if dry_run {
-            let count = tx
-                .query_one(
-                    &format!("SELECT COUNT(*) AS n FROM session{filter}"),
-                    q.params(),
-                )?
-                .get_i64("n")?;
-            let rows = tx.query(
-                &format!(
-                    "SELECT id, agent, host, last_heartbeat_at FROM session{filter}
-                     ORDER BY last_heartbeat_at, id{c} LIMIT {MAX_LISTED}"
-                ),
-                q.params(),
-            )?;
-            Ok((count as usize, rows))
-        } else {
-            let mut params = q.params().to_vec();
-            params.push(timestamp(at).into());
-            let rows = tx.query(
-                &format!(
-                    "UPDATE session SET status = 'closed', closed_at = ${}, close_reason = 'stale',
-                         version = version + 1{filter}
-                     RETURNING id, agent, host, last_heartbeat_at",
-                    params.len()
-                ),
-                &params,
-            )?;
-            Ok((rows.len(), rows))
-        }
+    let mut q = Query::new();
+    q.and("status = 'active'");
+    let p = q.bind(cutoff.as_str());
+    q.and(format!("last_heartbeat_at <= {p}"));
+    q.eq_opt("host", host);
+    q.eq_opt("agent", agent);
+    let keys = [
+        Key::time("last_heartbeat_at", "last_heartbeat_at"),
+        Key::text("id", "id"),
+    ];
+    let (count, rows) = SERVICE.run(|tx| {
+        let columns = "id, agent, host, last_heartbeat_at";
+        sweep(tx, "session", &q, columns, &keys, dry_run, |q| {
+            let now = q.bind(timestamp(at));
+            format!(
+                "UPDATE session SET status = 'closed', closed_at = {now}, \
+                 close_reason = 'stale', version = version + 1"
+            )
+        })
     })?;
-    let mut items = Vec::with_capacity(rows.len());
-    // UPDATE … RETURNING has no order: oldest heartbeat first, as the dry run lists them.
-    rows.sort_by_cached_key(|row| {
-        (
-            ts(row, "last_heartbeat_at").unwrap_or_default(),
-            row.get_text("id").unwrap_or_default(),
-        )
-    });
-    for row in &rows {
-        items.push(json!({
-            "session_id": row.get_text("id").map_err(tool_error)?,
-            "agent": row.get_text("agent").map_err(tool_error)?,
-            "host": row.get_text("host").map_err(tool_error)?,
-            "last_heartbeat_at": ts(row, "last_heartbeat_at").map_err(tool_error)?,
-        }));
-    }
-    Ok(sweep("closed", count, dry_run, items))
+    let fields = "session_id=id agent host last_heartbeat_at:ts";
+    let items = rows.iter().map(|row| Ok(Record::of(row, fields)?.done()));
+    let items = items
+        .collect::<Result<_, StoreError>>()
+        .map_err(tool_error)?;
+    Ok(budget::sweep("closed", count, dry_run, items))
 }
