@@ -11,10 +11,10 @@
 //!   live ones among them (expired notes were absent already).
 
 use coremcp_plugin_sdk::prelude::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use coremcp_nervhq::grammar::{check_key, check_value};
-use coremcp_nervhq::SERVICE;
+use coremcp_nervhq::{Query, SERVICE};
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_store::plugin::{now_ms, timestamp};
 use coremcp_store::Param;
@@ -28,8 +28,8 @@ pub const MAX_ENTRIES: usize = 10_000;
 const ROWS_PER_STATEMENT: usize = 500;
 // The largest statement stays below SQLite's 32766 parameters (PostgreSQL allows 65535).
 const _: () = assert!(3 + ROWS_PER_STATEMENT * 3 < 32_766);
-/// Keys per DELETE of `replace_scope`.
-const KEYS_PER_DELETE: usize = 500;
+// `replace_scope` names every key in one DELETE.
+const _: () = assert!(2 + MAX_ENTRIES < 32_766);
 
 pub const TOOL: Tool = Tool::new(
     "notepad_bulk_set",
@@ -149,7 +149,7 @@ fn handler(_: &Ctx<'_>, args: BulkSet) -> Result<Value, ToolError> {
             (upsert_sql(chunk.len()), params)
         })
         .collect();
-    let keys: HashSet<&str> = entries.iter().map(|e| e.key).collect();
+    let keys: Vec<String> = entries.iter().map(|e| e.key.to_owned()).collect();
     let (created, deleted) = SERVICE.run(|tx| {
         let mut created = 0_u64;
         for (sql, params) in &batches {
@@ -161,30 +161,22 @@ fn handler(_: &Ctx<'_>, args: BulkSet) -> Result<Value, ToolError> {
         }
         let mut deleted = 0_u64;
         if replace {
-            let mut stale = Vec::new();
-            for row in tx.query(
-                "SELECT key, expires_at FROM notepad_entry WHERE scope = $1",
-                &[scope.into()],
-            )? {
-                let key = row.get_text("key")?;
-                if !keys.contains(key.as_str()) {
-                    if !expired(row.get_opt_text("expires_at")?.as_deref(), at) {
-                        deleted += 1;
-                    }
-                    stale.push(key);
-                }
+            // One statement: at most MAX_ENTRIES keys, within either backend's parameter limit.
+            let mut q = Query::new();
+            q.eq("scope", scope);
+            if !keys.is_empty() {
+                let list = q.in_list(&keys);
+                q.and(format!("key NOT IN {list}"));
             }
-            for chunk in stale.chunks(KEYS_PER_DELETE) {
-                let mut params: Vec<Param> = vec![scope.into()];
-                params.extend(chunk.iter().map(|k| Param::from(k.as_str())));
-                let list: Vec<String> = (2..=params.len()).map(|n| format!("${n}")).collect();
-                tx.execute(
-                    &format!(
-                        "DELETE FROM notepad_entry WHERE scope = $1 AND key IN ({})",
-                        list.join(", ")
-                    ),
-                    &params,
-                )?;
+            let sql = format!(
+                "DELETE FROM notepad_entry{} RETURNING expires_at",
+                q.where_clause()
+            );
+            for row in tx.query(&sql, q.params())? {
+                // Expired notes were absent already.
+                if !expired(row.get_opt_text("expires_at")?.as_deref(), at) {
+                    deleted += 1;
+                }
             }
         }
         Ok((created, deleted))
