@@ -344,6 +344,37 @@ impl<T: ArgType> ArgType for Vec<T> {
 }
 
 /// A free-form object (`front_matter`, `metadata`): any keys, any values, order kept.
+/// A patch field where `""` clears the value: `Option<Clearable<T>>` is "leave it", "clear
+/// it" or "set it to a valid `T`". Its schema is a string's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clearable<T> {
+    Clear,
+    Set(T),
+}
+
+impl<T: ArgType> ArgType for Clearable<T> {
+    fn schema() -> Value {
+        String::schema()
+    }
+
+    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
+        match value {
+            Value::String(s) if s.is_empty() => Ok(Self::Clear),
+            other => T::from_value(other, at).map(Self::Set),
+        }
+    }
+}
+
+impl<T> Clearable<T> {
+    /// The new value: `None` to clear it.
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Self::Clear => None,
+            Self::Set(v) => Some(v),
+        }
+    }
+}
+
 impl ArgType for Map {
     fn schema() -> Value {
         typed("object")

@@ -53,7 +53,7 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, Tool
 
 /// What a tool module needs, in one `use`.
 pub mod prelude {
-    pub use crate::args::{NoArgs, Scalar};
+    pub use crate::args::{Clearable, NoArgs, Scalar};
     pub use crate::page::Paging;
     pub use crate::{codes, typed, ArgEnum, Args, Ctx, Group, Hints, Tool, ToolError};
     pub use serde_json::{json, Map, Value};

@@ -1,8 +1,8 @@
 //! Rules for argument values that a JSON schema cannot state, shared by every group: readable
-//! text, single tokens, git branch names and commit SHAs, host addresses, http(s) URLs without
-//! credentials and Docker endpoints. Each check returns `invalid_arguments` naming the
-//! argument, the value and the rule it broke, so a caller can fix the call from the message
-//! alone. Wrap one in an argument type with [`checked_string!`](crate::checked_string) so the
+//! text, single tokens, lowercase slug keys, git branch names and commit SHAs, host addresses,
+//! http(s) URLs without credentials and Docker endpoints. Each check returns
+//! `invalid_arguments` naming the argument, the value and the rule it broke, so a caller can fix
+//! the call from the message alone. Wrap one in an argument type with [`checked_string!`](crate::checked_string) so the
 //! value is refused while the arguments are parsed.
 
 use crate::args::invalid;
@@ -51,6 +51,44 @@ pub fn token(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
         ));
     }
     at_most(field, value, max)
+}
+
+/// A lowercase slug key (`what`, e.g. "theme key"): 1 to `max` characters of a-z, 0-9 and the
+/// characters of `extra`, starting with a letter or digit. The refusal shows the rule as words
+/// and as its pattern, with `example`.
+pub fn slug(
+    field: &str,
+    value: &str,
+    what: &str,
+    max: usize,
+    extra: &str,
+    example: &str,
+) -> Result<(), ToolError> {
+    let plain = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let mut chars = value.chars();
+    let ok = chars.next().is_some_and(plain)
+        && value.len() <= max
+        && chars.all(|c| plain(c) || extra.contains(c));
+    if ok {
+        return Ok(());
+    }
+    let mut words: Vec<String> = ["a-z".into(), "0-9".into()].into();
+    words.extend(extra.chars().map(|c| format!("'{c}'")));
+    let last = words.pop().unwrap_or_default();
+    // In a character class '-' goes last, where it stands for itself.
+    let mut class: String = extra.chars().filter(|&c| c != '-').collect();
+    if extra.contains('-') {
+        class.push('-');
+    }
+    Err(invalid(
+        field,
+        format!(
+            "{value:?} is not a {what}: use 1–{max} of {} and {last}, starting with a letter \
+             or digit (^[a-z0-9][a-z0-9{class}]{{0,{}}}$, e.g. {example})",
+            words.join(", "),
+            max - 1
+        ),
+    ))
 }
 
 /// A git branch name as far as a tool argument goes: a token that git would not read as an
@@ -217,6 +255,22 @@ mod tests {
     use super::*;
 
     use crate::testing::refused;
+
+    #[test]
+    fn slugs_show_their_rule_as_words_and_pattern() {
+        assert!(slug("key", "dev-ops1", "theme key", 40, "-", "ops").is_ok());
+        let msg = refused(
+            slug("name", "Core", "source name", 100, "._-", "core-mcp"),
+            "name",
+        );
+        assert!(
+            msg.contains("a-z, 0-9, '.', '_' and '-'") && msg.contains("[a-z0-9._-]{0,99}$"),
+            "{msg}"
+        );
+        for bad in ["", "-a", "a b", &"a".repeat(41)] {
+            refused(slug("key", bad, "theme key", 40, "-", "ops"), "key");
+        }
+    }
 
     #[test]
     fn addresses() {

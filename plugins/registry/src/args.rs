@@ -85,44 +85,6 @@ impl SourceRef {
     }
 }
 
-/// A patch field where `""` clears the value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Clearable<T> {
-    Clear,
-    Set(T),
-}
-
-impl<T: ArgType> ArgType for Clearable<T> {
-    fn schema() -> Value {
-        String::schema()
-    }
-
-    fn from_value(value: Value, at: &str) -> Result<Self, ArgError> {
-        match value {
-            Value::String(s) if s.is_empty() => Ok(Self::Clear),
-            other => T::from_value(other, at).map(Self::Set),
-        }
-    }
-}
-
-impl<T> Clearable<T> {
-    /// The new value: `None` to clear it.
-    pub fn value(&self) -> Option<&T> {
-        match self {
-            Self::Clear => None,
-            Self::Set(v) => Some(v),
-        }
-    }
-
-    /// The column's new value: `NULL` to clear it.
-    pub fn param(&self) -> Param
-    where
-        for<'a> &'a T: Into<Param>,
-    {
-        self.value().map_or(Param::Null, Into::into)
-    }
-}
-
 /// Which records a list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
 pub enum Shown {

@@ -6,20 +6,12 @@
 //! checked here by hand. Invariant: each check returns `invalid_arguments` naming the argument,
 //! the value and the rule it broke, so a caller can fix the call from the message alone.
 
-use coremcp_plugin_sdk::ToolError;
+use coremcp_plugin_sdk::{rules, ToolError};
 use coremcp_store::plugin::invalid;
 
 /// `^[a-z0-9][a-z0-9-]{0,39}$`
 pub fn theme_key(field: &str, key: &str) -> Result<(), ToolError> {
-    check(slug(key, 40, &['-']), || {
-        invalid(
-            field,
-            format!(
-                "{key:?} is not a theme key: use 1–40 of a-z, 0-9 and '-', starting with a \
-                 letter or digit (^[a-z0-9][a-z0-9-]{{0,39}}$, e.g. reliability)"
-            ),
-        )
-    })
+    rules::slug(field, key, "theme key", 40, "-", "reliability")
 }
 
 /// `^[A-Z][A-Z0-9]{1,9}$`
@@ -45,48 +37,12 @@ pub fn project_key(field: &str, key: &str) -> Result<(), ToolError> {
 
 /// A source name: `^[a-z0-9][a-z0-9._-]*$`, at most 100 characters.
 pub fn source_name(field: &str, name: &str) -> Result<(), ToolError> {
-    check(slug(name, 100, &['.', '_', '-']), || {
-        invalid(
-            field,
-            format!(
-                "{name:?} is not a source name: use 1–100 of a-z, 0-9, '.', '_' and '-', \
-                 starting with a letter or digit (^[a-z0-9][a-z0-9._-]*$, e.g. core-mcp)"
-            ),
-        )
-    })
+    rules::slug(field, name, "source name", 100, "._-", "core-mcp")
 }
 
 /// `^[a-z0-9][a-z0-9-]{0,62}$`
 pub fn host_name(field: &str, name: &str) -> Result<(), ToolError> {
-    check(slug(name, 63, &['-']), || {
-        invalid(
-            field,
-            format!(
-                "{name:?} is not a host name: use 1–63 of a-z, 0-9 and '-', starting with a \
-                 letter or digit (^[a-z0-9][a-z0-9-]{{0,62}}$, e.g. devbox-1)"
-            ),
-        )
-    })
-}
-
-/// Whether `text` is a lowercase slug: first character `[a-z0-9]`, the rest also from
-/// `extra`, at most `max` characters.
-fn slug(text: &str, max: usize, extra: &[char]) -> bool {
-    let mut chars = text.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    first_ok
-        && text.len() <= max
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || extra.contains(&c))
-}
-
-fn check(ok: bool, error: impl FnOnce() -> ToolError) -> Result<(), ToolError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(error())
-    }
+    rules::slug(field, name, "host name", 63, "-", "devbox-1")
 }
 
 /// A source ref `PROJECT/name`, split into its project key and source name.

@@ -3,9 +3,7 @@
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::json_text;
 
-use crate::args::{
-    Address, Clearable, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role,
-};
+use crate::args::{Address, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role};
 use crate::common::SERVICE;
 use crate::host::{self, HOST};
 

@@ -4,9 +4,7 @@
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{json_text, json_value};
 
-use crate::args::{
-    Address, Clearable, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role,
-};
+use crate::args::{Address, CoreMcpUrl, Description, DockerEndpoint, HostName, Os, Role};
 use crate::common::SERVICE;
 use crate::host::{self, HOST};
 
@@ -73,18 +71,18 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
                     ("address", args.address.as_ref().map(Into::into)),
                     (
                         "core_mcp_url",
-                        args.core_mcp_url.as_ref().map(Clearable::param),
+                        args.core_mcp_url.as_ref().map(|c| c.value().into()),
                     ),
                     (
                         "docker_endpoint",
-                        args.docker_endpoint.as_ref().map(Clearable::param),
+                        args.docker_endpoint.as_ref().map(|c| c.value().into()),
                     ),
                     ("os", args.os.map(Into::into)),
                     ("roles", new_roles.map(|r| json_text(&r).into())),
                     ("enabled", args.enabled.map(Into::into)),
                     (
                         "description",
-                        args.description.as_ref().map(Clearable::param),
+                        args.description.as_ref().map(|c| c.value().into()),
                     ),
                 ])
             },

@@ -4,7 +4,7 @@ use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{invalid, TxError};
 use coremcp_store::{Param, Tx};
 
-use crate::args::{Clearable, Description, Name, ProjectKey, SourceRef, Status, ThemeKey};
+use crate::args::{Description, Name, ProjectKey, SourceRef, Status, ThemeKey};
 use crate::common::SERVICE;
 use crate::project::PROJECT;
 use crate::source::SOURCE;
@@ -90,7 +90,7 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
                 ("name", args.name.as_ref().map(Into::into)),
                 (
                     "description",
-                    args.description.as_ref().map(Clearable::param),
+                    args.description.as_ref().map(|c| c.value().into()),
                 ),
                 ("theme_id", theme),
                 ("docs_source_id", docs),

@@ -74,64 +74,46 @@ fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
                 &[source_id.as_str().into()],
             )?
             .get_i64("next")?;
+        if let Some(row) = existing.as_ref().filter(|_| !replace) {
+            let same = row.get_text("content_hash")? == checked.content_hash;
+            return Err(ToolError::new(
+                codes::CONFLICT,
+                format!(
+                    "a snapshot of {source_ref} at {commit} is already stored (saved {}, {} \
+                     content); pass replace: true to overwrite it",
+                    ts(row, "created_at")?,
+                    if same { "the same" } else { "different" }
+                ),
+            )
+            .into());
+        }
+        // Replacing keeps the snapshot's id; it counts as saved again (a new seq).
         let now = now();
-        let id = match &existing {
-            Some(row) if !replace => {
-                let same = row.get_text("content_hash")? == checked.content_hash;
-                return Err(ToolError::new(
-                    codes::CONFLICT,
-                    format!(
-                        "a snapshot of {source_ref} at {commit} is already stored (saved {}, \
-                         {} content); pass replace: true to overwrite it",
-                        ts(row, "created_at")?,
-                        if same { "the same" } else { "different" }
-                    ),
-                )
-                .into());
-            }
-            Some(row) => {
-                let id = row.get_text("id")?;
-                tx.execute(
-                    "UPDATE registry_snapshot SET branch = $1, format_version = $2, stats = $3, \
-                     content = $4, content_hash = $5, created_by = $6, created_at = $7, \
-                     seq = $8 WHERE id = $9",
-                    &[
-                        branch.into(),
-                        i64::from(snap::FORMAT_VERSION).into(),
-                        stats_text.as_str().into(),
-                        checked.content.as_str().into(),
-                        checked.content_hash.as_str().into(),
-                        created_by.as_deref().into(),
-                        now.as_str().into(),
-                        seq.into(),
-                        id.as_str().into(),
-                    ],
-                )?;
-                id
-            }
-            None => {
-                let id = new_id();
-                tx.execute(
-                    "INSERT INTO registry_snapshot (id, source_id, commit_sha, branch, \
-                     format_version, stats, content, content_hash, created_by, created_at, seq) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-                    &[
-                        id.as_str().into(),
-                        source_id.as_str().into(),
-                        commit.as_str().into(),
-                        branch.into(),
-                        i64::from(snap::FORMAT_VERSION).into(),
-                        stats_text.as_str().into(),
-                        checked.content.as_str().into(),
-                        checked.content_hash.as_str().into(),
-                        created_by.as_deref().into(),
-                        now.as_str().into(),
-                        seq.into(),
-                    ],
-                )?;
-                id
-            }
-        };
+        let id = tx
+            .query_one(
+                "INSERT INTO registry_snapshot (id, source_id, commit_sha, branch, format_version, \
+                 stats, content, content_hash, created_by, created_at, seq) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                 ON CONFLICT (source_id, commit_sha) DO UPDATE SET branch = excluded.branch, \
+                 format_version = excluded.format_version, stats = excluded.stats, \
+                 content = excluded.content, content_hash = excluded.content_hash, \
+                 created_by = excluded.created_by, created_at = excluded.created_at, \
+                 seq = excluded.seq RETURNING id",
+                &[
+                    new_id().into(),
+                    source_id.as_str().into(),
+                    commit.as_str().into(),
+                    branch.into(),
+                    i64::from(snap::FORMAT_VERSION).into(),
+                    stats_text.as_str().into(),
+                    checked.content.as_str().into(),
+                    checked.content_hash.as_str().into(),
+                    created_by.as_deref().into(),
+                    now.as_str().into(),
+                    seq.into(),
+                ],
+            )?
+            .get_text("id")?;
         let pruned = tx.execute(
             &format!(
                 "DELETE FROM registry_snapshot WHERE source_id = $1 AND id NOT IN \

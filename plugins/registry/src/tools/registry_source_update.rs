@@ -3,7 +3,7 @@
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{json_text, json_value};
 
-use crate::args::{Branch, Clearable, Description, SourceRef, Status, Url};
+use crate::args::{Branch, Description, SourceRef, Status, Url};
 use crate::common::SERVICE;
 use crate::source::{self, SOURCE};
 
@@ -72,7 +72,7 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
                     ),
                     (
                         "description",
-                        args.description.as_ref().map(Clearable::param),
+                        args.description.as_ref().map(|c| c.value().into()),
                     ),
                     ("metadata", metadata),
                     ("status", args.status.map(Into::into)),

@@ -1,6 +1,6 @@
 //! `registry_theme_update`: patch a theme; only the fields given change.
 
-use crate::args::{Clearable, Description, Name, Status, ThemeKey};
+use crate::args::{Description, Name, Status, ThemeKey};
 use crate::common::SERVICE;
 use crate::theme::THEME;
 use coremcp_plugin_sdk::prelude::*;
@@ -41,7 +41,7 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
                 ("name", args.name.as_ref().map(Into::into)),
                 (
                     "description",
-                    args.description.as_ref().map(Clearable::param),
+                    args.description.as_ref().map(|c| c.value().into()),
                 ),
                 ("status", args.status.map(Into::into)),
             ])
