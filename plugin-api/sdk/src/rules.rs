@@ -1,9 +1,10 @@
 //! Rules for argument values that a JSON schema cannot state, shared by every group: readable
-//! text, single tokens, lowercase slug keys, git branch names and commit SHAs, host addresses,
-//! http(s) URLs without credentials and Docker endpoints. Each check returns
+//! text, single tokens, lowercase slug keys, project keys, git branch names and commit SHAs, host
+//! addresses, http(s) URLs without credentials and Docker endpoints. Each check returns
 //! `invalid_arguments` naming the argument, the value and the rule it broke, so a caller can fix
-//! the call from the message alone. Wrap one in an argument type with [`checked_string!`](crate::checked_string) so the
-//! value is refused while the arguments are parsed.
+//! the call from the message alone. Wrap one in an argument type with
+//! [`checked_string!`](crate::checked_string) so the value is refused while the arguments are
+//! parsed.
 
 use crate::args::invalid;
 use crate::ToolError;
@@ -51,6 +52,27 @@ pub fn token(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
         ));
     }
     at_most(field, value, max)
+}
+
+/// A project key, `^[A-Z][A-Z0-9]{1,9}$`: the Registry's project keys and the prefix of Scrolls
+/// item keys (`CORE` → `CORE-42`).
+pub fn project_key(field: &str, key: &str) -> Result<(), ToolError> {
+    let b = key.as_bytes();
+    let ok = (2..=10).contains(&b.len())
+        && b[0].is_ascii_uppercase()
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    if ok {
+        return Ok(());
+    }
+    Err(invalid(
+        field,
+        format!(
+            "{key:?} is not a project key: use 2–10 of A-Z and 0-9, starting with a letter \
+             (^[A-Z][A-Z0-9]{{1,9}}$, e.g. CORE)"
+        ),
+    ))
 }
 
 /// A lowercase slug key (`what`, e.g. "theme key"): 1 to `max` characters of a-z, 0-9 and the
@@ -255,6 +277,17 @@ mod tests {
     use super::*;
 
     use crate::testing::refused;
+
+    #[test]
+    fn project_keys() {
+        for ok in ["CORE", "AB", "X1", "ABCDEFGHIJ"] {
+            assert!(project_key("key", ok).is_ok(), "{ok}");
+        }
+        for bad in ["C", "core", "1AB", "CO-RE", "ABCDEFGHIJK", ""] {
+            let msg = refused(project_key("key", bad), "key");
+            assert!(msg.contains("e.g. CORE"), "{msg}");
+        }
+    }
 
     #[test]
     fn slugs_show_their_rule_as_words_and_pattern() {

@@ -1,27 +1,26 @@
 //! The Registry's argument types: keys, names, refs and readable text, each checked by its rule
-//! (`validate` for the Registry's own keys, the SDK's `rules` for the rest) while the arguments
-//! are parsed, so a handler only ever sees valid values and a wrong one is refused, named,
-//! before it runs; and the enums of its filters.
+//! (the SDK's `rules`, and here the source names and refs) while the arguments are parsed, so a
+//! handler only ever sees valid values and a wrong one is refused, named, before it runs; and
+//! the enums of its filters.
 
-use coremcp_plugin_sdk::args::{ArgError, ArgType};
+use coremcp_plugin_sdk::args::{self, ArgError, ArgType};
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::rules;
 use coremcp_store::Param;
 
 use crate::common::{MAX_DESCRIPTION, MAX_NAME};
-use crate::validate;
 
 coremcp_plugin_sdk::checked_string! {
     /// `^[a-z0-9][a-z0-9-]{0,39}$`
-    ThemeKey => validate::theme_key;
+    ThemeKey => |at, v| rules::slug(at, v, "theme key", 40, "-", "reliability");
     /// `^[A-Z][A-Z0-9]{1,9}$`
-    ProjectKey => validate::project_key;
+    ProjectKey => rules::project_key;
     /// `^[a-z0-9][a-z0-9._-]*$`, at most 100 characters
-    SourceName => validate::source_name;
+    SourceName => source_name;
     /// `^[a-z0-9][a-z0-9-]{0,62}$`
-    HostName => validate::host_name;
+    HostName => |at, v| rules::slug(at, v, "host name", 63, "-", "devbox-1");
     /// `PROJECT/name`
-    SourceRef => |at, v| validate::source_ref(at, v).map(|_| ());
+    SourceRef => source_ref;
     /// A display name: readable text of at most 200 characters.
     Name => |at, v| rules::text(at, v, MAX_NAME);
     /// A description: readable text of at most 4000 characters.
@@ -36,6 +35,21 @@ coremcp_plugin_sdk::checked_string! {
     CoreMcpUrl => rules::http_url;
     /// A Docker endpoint: `unix://`, `npipe://`, `ssh://` or `tcp://`.
     DockerEndpoint => rules::docker_endpoint;
+}
+
+fn source_name(field: &str, name: &str) -> Result<(), ToolError> {
+    rules::slug(field, name, "source name", 100, "._-", "core-mcp")
+}
+
+/// A source ref `PROJECT/name`.
+fn source_ref(field: &str, text: &str) -> Result<(), ToolError> {
+    let Some((project, name)) = text.split_once('/') else {
+        let problem =
+            format!("{text:?} is not a source ref: write it PROJECT/name, e.g. CORE/core-mcp");
+        return Err(args::invalid(field, problem));
+    };
+    rules::project_key(field, project)?;
+    source_name(field, name)
 }
 
 /// The columns' values of the checked strings and the enums.
@@ -141,4 +155,28 @@ pub enum Os {
     Linux,
     Windows,
     Macos,
+}
+
+#[cfg(test)]
+mod tests {
+    use coremcp_plugin_sdk::testing::refused;
+
+    #[test]
+    fn refs_and_names() {
+        assert!(super::source_ref("source", "CORE/core-mcp").is_ok());
+        for bad in [
+            "CORE",
+            "core/x",
+            "CORE/",
+            "/x",
+            "CORE/a/b",
+            "CORE/X",
+            "CORE/.git",
+        ] {
+            refused(super::source_ref("source", bad), "source");
+        }
+        for ok in ["core-mcp", "a", "x.y_z-1", "9"] {
+            assert!(super::source_name("name", ok).is_ok(), "{ok}");
+        }
+    }
 }

@@ -5,9 +5,8 @@
 //!
 //! Layout: `lib.rs` is the table, `tools/<tool>.rs` one tool each, and beside them what the
 //! tools of one record type share (`theme.rs`, `project.rs`, `source.rs`, `host.rs`), the
-//! argument types (`args.rs`), the rules (`validate.rs`) and the shared query and record
-//! helpers (`common.rs`). Record modules never import each other; only tools
-//! combine them.
+//! argument types and their rules (`args.rs`) and what every tool shares (`common.rs`). Record
+//! modules never import each other; only tools combine them.
 //!
 //! The data lives in the store layer ([`coremcp_store`]): embedded SQLite under the data dir by
 //! default, or schema `registry` of a shared PostgreSQL; the same SQL serves both.
@@ -29,7 +28,6 @@ mod schema;
 mod source;
 mod theme;
 mod tools;
-mod validate;
 
 use coremcp_plugin_sdk::catalog;
 use coremcp_plugin_sdk::prelude::*;

@@ -64,68 +64,21 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
              WHERE source_id = $1 ORDER BY seq DESC",
             &[source_id.as_str().into()],
         )?;
-        let stored = || {
-            all.iter()
-                .filter_map(|r| r.get_text("commit_sha").ok())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match &commit {
-            Some(prefix) => {
-                let mut rows = tx.query(
-                    &format!(
-                        "SELECT {FIELDS} FROM registry_snapshot \
-                         WHERE source_id = $1 AND commit_sha LIKE $2 ORDER BY seq DESC"
-                    ),
-                    &[source_id.as_str().into(), format!("{prefix}%").into()],
-                )?;
-                match rows.len() {
-                    0 => Err(not_found(
-                        "commit",
-                        if all.is_empty() {
-                            format!("no snapshot of {source_ref} is stored at all")
-                        } else {
-                            format!(
-                                "no snapshot of {source_ref} at {prefix} (stored commits, latest \
-                                 first: {})",
-                                stored()
-                            )
-                        },
-                    )
-                    .into()),
-                    1 => Ok((rows.remove(0), None)),
-                    n => Err(invalid(
-                        "commit",
-                        format!(
-                            "{prefix} matches {n} stored snapshots of {source_ref}; give more \
-                             digits (stored commits: {})",
-                            stored()
-                        ),
-                    )
-                    .into()),
-                }
-            }
-            None => {
-                let row = tx
-                    .query_opt(
-                        &format!(
-                            "SELECT {FIELDS} FROM registry_snapshot WHERE source_id = $1 \
-                             ORDER BY seq DESC LIMIT 1"
-                        ),
-                        &[source_id.as_str().into()],
-                    )?
-                    .ok_or_else(|| {
-                        not_found(
-                            "source",
-                            format!(
-                                "no snapshot of {source_ref} is stored yet (store one with \
-                                 registry_snapshot_save)"
-                            ),
-                        )
-                    })?;
-                Ok((row, Some(commit_list(&all)?)))
-            }
-        }
+        let stored: Vec<String> = all
+            .iter()
+            .map(|r| r.get_text("commit_sha"))
+            .collect::<Result<_, _>>()?;
+        let sha = pick(&stored, commit.as_deref(), source_ref)?;
+        let row = tx.query_one(
+            &format!(
+                "SELECT {FIELDS} FROM registry_snapshot WHERE source_id = $1 AND commit_sha = $2"
+            ),
+            &[source_id.as_str().into(), sha.into()],
+        )?;
+        Ok((
+            row,
+            commit.is_none().then(|| commit_list(&all)).transpose()?,
+        ))
     })?;
     let internal = |e: String| ToolError::new(codes::INTERNAL, format!("stored snapshot: {e}"));
     let base = base(source_ref, &row, commits).map_err(|e| internal(e.to_string()))?;
@@ -133,6 +86,40 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
         .get_text("content")
         .map_err(|e| internal(e.to_string()))?;
     snap::view(base, &content, &prefixes, detail, budget).map_err(internal)
+}
+
+/// The one stored commit (latest first in `stored`) that `commit` names, or the latest.
+fn pick<'a>(
+    stored: &'a [String],
+    commit: Option<&str>,
+    source: &str,
+) -> Result<&'a str, ToolError> {
+    let wanted: Vec<&String> = match commit {
+        Some(prefix) => stored.iter().filter(|c| c.starts_with(prefix)).collect(),
+        None => stored.iter().take(1).collect(),
+    };
+    let (listed, which) = (stored.join(", "), commit.unwrap_or("any commit"));
+    match wanted[..] {
+        [sha] => Ok(sha),
+        [] if stored.is_empty() => Err(not_found(
+            if commit.is_some() { "commit" } else { "source" },
+            format!(
+                "no snapshot of {source} is stored yet (store one with registry_snapshot_save)"
+            ),
+        )),
+        [] => Err(not_found(
+            "commit",
+            format!("no snapshot of {source} at {which} (stored commits, latest first: {listed})"),
+        )),
+        _ => Err(invalid(
+            "commit",
+            format!(
+                "{which} matches {} stored snapshots of {source}; give more digits (stored \
+                 commits: {listed})",
+                wanted.len()
+            ),
+        )),
+    }
 }
 
 /// The stored commits of a source, latest first, as `{commit, branch?, created_at}`.
