@@ -17,7 +17,8 @@
 //! arguments join this one's, such as the shared paging arguments). An `Option<T>` field is optional; a field with a
 //! default is optional and takes the default when absent; a `Vec<T>` is optional and empty
 //! when absent unless marked `required`; every other field is required.
-//! The doc comment is the property's description and may not be left out.
+//! The doc comment is the property's description and may not be left out. The struct's own doc
+//! comment is `ToolArgs::DESCRIPTION`, the description of a tool built with `Tool::typed`.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
@@ -170,8 +171,11 @@ fn args(input: &DeriveInput) -> syn::Result<Tokens> {
         });
     }
     let (imp, generics, where_clause) = input.generics.split_for_impl();
+    let description = doc_of(&input.attrs);
     Ok(quote! {
         impl #imp #sdk::ToolArgs for #name #generics #where_clause {
+            const DESCRIPTION: &'static str = #description;
+
             fn schema() -> #sdk::Value {
                 let mut object = #sdk::ObjectSchema::default();
                 #(#schema)*

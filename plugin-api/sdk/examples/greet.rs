@@ -22,6 +22,7 @@ enum Tone {
     Loud,
 }
 
+/// Say hello to someone.
 #[derive(Debug, Args)]
 struct Hello {
     /// who to greet
@@ -39,6 +40,7 @@ fn hello(_: &Ctx<'_>, args: Hello) -> Result<Value, ToolError> {
     )
 }
 
+/// Count from 1.
 #[derive(Debug, Args)]
 struct Count {
     /// count from 1 to this
@@ -61,8 +63,8 @@ pub static GROUP: Group = Group::new(
     &CATALOG,
     env!("CARGO_PKG_VERSION"),
     &[
-        Tool::new("greet_hello", "Say hello to someone.", &typed(hello)),
-        Tool::new("greet_count", "Count from 1.", &typed(count)),
+        Tool::typed("greet_hello", &typed(hello)),
+        Tool::typed("greet_count", &typed(count)),
     ],
 );
 

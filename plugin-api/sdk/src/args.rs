@@ -63,6 +63,10 @@ pub fn invalid(name: &str, problem: impl std::fmt::Display) -> coremcp_plugin_ap
 
 /// A tool's whole arguments object. Derive it: `#[derive(Args)]`.
 pub trait ToolArgs: Sized {
+    /// The struct's doc comment: the description of a tool that takes these arguments
+    /// ([`Tool::typed`](crate::Tool::typed)); empty without one.
+    const DESCRIPTION: &'static str = "";
+
     /// The closed object schema of the arguments.
     fn schema() -> Value;
 

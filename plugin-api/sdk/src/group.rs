@@ -146,6 +146,12 @@ impl Tool {
         }
     }
 
+    /// A tool whose description is the doc comment of its argument struct, so the one type
+    /// says what the tool does and what it takes.
+    pub const fn typed<A: ToolArgs>(name: &'static str, handler: &'static Typed<A>) -> Self {
+        Self::new(name, A::DESCRIPTION, handler)
+    }
+
     pub const fn hints(mut self, hints: Hints) -> Self {
         self.hints = hints;
         self

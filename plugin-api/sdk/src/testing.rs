@@ -24,11 +24,16 @@ pub fn assert_group(group: &Group) {
         ));
     }
     for tool in group.tools {
-        if tool.description.chars().count() >= 1000 {
-            problems.push(format!(
+        match tool.description.chars().count() {
+            0 => problems.push(format!(
+                "{}: no description (give its argument struct a doc comment)",
+                tool.name
+            )),
+            1000.. => problems.push(format!(
                 "{}: description of 1000 characters or more",
                 tool.name
-            ));
+            )),
+            _ => {}
         }
         if let Err(e) = crate::schema::check_schema(&tool.handler.schema()) {
             problems.push(format!("{}: {e}", tool.name));

@@ -32,6 +32,8 @@ struct Entry {
     ttl_s: Option<u64>,
 }
 
+/// Put entries: a tool description
+/// over two lines.
 #[derive(Debug, Args)]
 struct Put {
     /// what to store
@@ -70,7 +72,7 @@ static GROUP: Group = Group::new(
     &CATALOG,
     "1.0.0",
     &[
-        Tool::new("demo_put", "Put entries.", &typed(put)).hints(Hints::IDEMPOTENT),
+        Tool::typed("demo_put", &typed(put)).hints(Hints::IDEMPOTENT),
         Tool::new("demo_list", "List entries.", &typed(list)),
     ],
 );
@@ -209,4 +211,30 @@ fn a_table_out_of_catalog_order_fails_the_group_check() {
         ],
     );
     assert_group(&SWAPPED);
+}
+
+#[test]
+fn a_typed_tool_is_described_by_its_argument_struct() {
+    assert_eq!(
+        GROUP.tools[0].description,
+        "Put entries: a tool description over two lines."
+    );
+    assert_eq!(
+        <List as coremcp_plugin_sdk::args::ToolArgs>::DESCRIPTION,
+        ""
+    );
+}
+
+#[test]
+#[should_panic(expected = "demo_list: no description")]
+fn a_tool_without_a_description_fails_the_group_check() {
+    static UNDESCRIBED: Group = Group::new(
+        &CATALOG,
+        "1.0.0",
+        &[
+            Tool::typed("demo_put", &typed(put)),
+            Tool::typed("demo_list", &typed(list)),
+        ],
+    );
+    assert_group(&UNDESCRIBED);
 }

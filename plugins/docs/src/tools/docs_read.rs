@@ -13,19 +13,16 @@
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::Value;
 
-pub const TOOL: Tool = Tool::new(
-    "docs_read",
-    "Read one Markdown document of a documentation repository (front matter as a \
-        JSON object, plus the body), or list a docs folder: its .md documents with their front \
-        matter, and its sub-folders. Repositories come from local configuration (--docs).",
-    &typed(handler),
-)
-.hints(Hints::READ)
-.built(cfg!(feature = "docs-read"));
+pub const TOOL: Tool = Tool::typed("docs_read", &typed(handler))
+    .hints(Hints::READ)
+    .built(cfg!(feature = "docs-read"));
 
 /// The default cut of a body, in characters.
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
+/// Read one Markdown document of a documentation repository (front matter as a JSON object, plus
+/// the body), or list a docs folder: its .md documents with their front matter, and its
+/// sub-folders. Repositories come from local configuration (--docs).
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "docs-read"), allow(dead_code))]
 pub struct Read {

@@ -18,16 +18,9 @@
 use coremcp_plugin_sdk::{typed, ArgEnum, Args, Ctx, Hints, Tool, ToolError};
 use serde_json::{Map, Value};
 
-pub const TOOL: Tool = Tool::new(
-    "docs_write",
-    "Create or replace a Markdown document in a documentation repository. Front \
-        matter is merged into the existing keys (others keep their place and text) and kept \
-        current: updated, updated_by and revision (+1) are set by the tool, title defaults from \
-        the first # heading. Atomic. It does not commit: use git_add/git_commit.",
-    &typed(handler),
-)
-.hints(Hints::DESTRUCTIVE)
-.built(cfg!(feature = "docs-write"));
+pub const TOOL: Tool = Tool::typed("docs_write", &typed(handler))
+    .hints(Hints::DESTRUCTIVE)
+    .built(cfg!(feature = "docs-write"));
 
 /// Whether the document may, or must, exist already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
@@ -37,6 +30,10 @@ pub enum Mode {
     Upsert,
 }
 
+/// Create or replace a Markdown document in a documentation repository. Front matter is merged into
+/// the existing keys (others keep their place and text) and kept current: updated, updated_by and
+/// revision (+1) are set by the tool, title defaults from the first # heading. Atomic. It does not
+/// commit: use git_add/git_commit.
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "docs-write"), allow(dead_code))]
 pub struct Write {

@@ -35,16 +35,7 @@ pub const MAX_PARSE_BYTES: u64 = 1024 * 1024;
 /// Parsing threads at most (the host's pool runs other calls too).
 const MAX_THREADS: usize = 8;
 
-pub const TOOL: Tool = Tool::new(
-    "code_snapshot",
-    "Structural snapshot of a code tree: per file its language and symbols \
-        (modules, types, functions, methods with their parent, signatures, 1-based line ranges), \
-        read with tree-sitter for Rust, Python, TypeScript/TSX, JavaScript and Go; other files \
-        are listed by path. .gitignore-aware; files sorted by path, symbols by position. \
-        save_to (store in the Registry) is not available in this build yet.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("code_snapshot", &typed(handler)).hints(Hints::READ);
 
 fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     if params.save_to.is_some() {
@@ -59,7 +50,11 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     coremcp_plugin_sdk::to_json(&snapshot)
 }
 
-/// The arguments.
+/// Structural snapshot of a code tree: per file its language and symbols (modules, types,
+/// functions, methods with their parent, signatures, 1-based line ranges), read with tree-sitter
+/// for Rust, Python, TypeScript/TSX, JavaScript and Go; other files are listed by path.
+/// .gitignore-aware; files sorted by path, symbols by position. save_to (store in the Registry) is
+/// not available in this build yet.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
     /// folder (or file) to snapshot, relative to the first root or absolute inside the roots

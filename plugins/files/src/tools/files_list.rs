@@ -26,14 +26,7 @@ const DEFAULT_MAX_ENTRIES: usize = 500;
 /// Walk errors (unreadable folders) reported at most.
 const MAX_ERRORS: usize = 10;
 
-pub const TOOL: Tool = Tool::new(
-    "files_list",
-    "List a directory, or a tree to depth, with type (file, dir, symlink), size and \
-        mtime (RFC 3339 UTC). .gitignore-aware; hidden entries only with include_hidden; \
-        symlinks are listed, never followed. Sorted by path, relative to the listed folder.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("files_list", &typed(handler)).hints(Hints::READ);
 
 fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     let roots = Roots::from_host()?;
@@ -41,7 +34,9 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     coremcp_plugin_sdk::to_json(&listing)
 }
 
-/// The arguments.
+/// List a directory, or a tree to depth, with type (file, dir, symlink), size and mtime (RFC 3339
+/// UTC). .gitignore-aware; hidden entries only with include_hidden; symlinks are listed, never
+/// followed. Sorted by path, relative to the listed folder.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
     /// folder (or file) to list, relative to the first root or absolute inside the roots

@@ -41,16 +41,7 @@ pub const REGEX_SIZE_LIMIT: usize = 16 << 20;
 /// The most memory the lazy DFA of one search may take.
 pub const DFA_SIZE_LIMIT: usize = 16 << 20;
 
-pub const TOOL: Tool = Tool::new(
-    "files_search",
-    "Search file contents, ripgrep-style: regex or literal, .gitignore-aware, with \
-        context lines. Smart case by default (case-insensitive unless the pattern has an \
-        uppercase letter). Binary files, hidden entries (unless include_hidden) and ignored \
-        files are skipped. Matches come sorted by path and line, paths relative to the searched \
-        folder.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("files_search", &typed(handler)).hints(Hints::READ);
 
 fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     let roots = Roots::from_host()?;
@@ -58,7 +49,10 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     coremcp_plugin_sdk::to_json(&found)
 }
 
-/// The arguments.
+/// Search file contents, ripgrep-style: regex or literal, .gitignore-aware, with context lines.
+/// Smart case by default (case-insensitive unless the pattern has an uppercase letter). Binary
+/// files, hidden entries (unless include_hidden) and ignored files are skipped. Matches come sorted
+/// by path and line, paths relative to the searched folder.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
     /// regular expression (Rust regex syntax), or literal text with literal: true

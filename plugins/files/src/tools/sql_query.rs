@@ -41,15 +41,11 @@ const DEFAULT_TIMEOUT_S: u64 = 30;
 /// How long connecting may take, at most.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub const TOOL: Tool = Tool::new(
-    "sql_query",
-    "Run SQL against PostgreSQL, in a read-only transaction by default. Rows come back \
-        as JSON with column names and types. Connections are named in local configuration \
-        (credentials are never passed as arguments).",
-    &typed(sql_query),
-)
-.hints(Hints::DESTRUCTIVE);
+pub const TOOL: Tool = Tool::typed("sql_query", &typed(sql_query)).hints(Hints::DESTRUCTIVE);
 
+/// Run SQL against PostgreSQL, in a read-only transaction by default. Rows come back as JSON with
+/// column names and types. Connections are named in local configuration (credentials are never
+/// passed as arguments).
 #[derive(Debug, Args)]
 pub struct Query {
     /// one SQL statement; $1..$n for params

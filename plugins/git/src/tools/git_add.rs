@@ -16,13 +16,9 @@ use crate::parse::status;
 use crate::repo::{owned, Repo};
 use crate::text::{fit_array, RESULT_BUDGET};
 
-pub const TOOL: Tool = Tool::new(
-    "git_add",
-    "Stage paths ([\".\"] for all changes).",
-    &typed(run),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool = Tool::typed("git_add", &typed(run)).hints(Hints::IDEMPOTENT);
 
+/// Stage paths (["."] for all changes).
 #[derive(Debug, Args)]
 pub struct Add {
     #[arg(flatten)]

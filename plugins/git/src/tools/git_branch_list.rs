@@ -15,12 +15,7 @@ use crate::parse::refs;
 use crate::repo::owned;
 use crate::text::{fit_array, RESULT_BUDGET};
 
-pub const TOOL: Tool = Tool::new(
-    "git_branch_list",
-    "Branches with upstream, ahead/behind and last commit.",
-    &typed(run),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("git_branch_list", &typed(run)).hints(Hints::READ);
 
 #[derive(Debug, Clone, Copy, ArgEnum)]
 enum Scope {
@@ -29,6 +24,7 @@ enum Scope {
     All,
 }
 
+/// Branches with upstream, ahead/behind and last commit.
 #[derive(Debug, Args)]
 pub struct BranchList {
     #[arg(flatten)]

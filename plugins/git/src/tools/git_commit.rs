@@ -14,13 +14,9 @@ use crate::git::{Mode, EXCERPT_CHARS};
 use crate::parse::{log, numstat};
 use crate::repo::{owned, Repo};
 
-pub const TOOL: Tool = Tool::new(
-    "git_commit",
-    "Commit staged changes. Returns the new SHA.",
-    &typed(run),
-)
-.hints(Hints::ADD);
+pub const TOOL: Tool = Tool::typed("git_commit", &typed(run)).hints(Hints::ADD);
 
+/// Commit staged changes. Returns the new SHA.
 #[derive(Debug, Args)]
 pub struct Commit {
     #[arg(flatten)]

@@ -17,13 +17,9 @@ use crate::text;
 /// How a cut diff says to get the rest.
 pub const HINT: &str = "pass paths or stat_only, or a larger max_chars (at most 19000)";
 
-pub const TOOL: Tool = Tool::new(
-    "git_diff",
-    "Diff of the working tree, the index, or between revisions.",
-    &typed(run),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("git_diff", &typed(run)).hints(Hints::READ);
 
+/// Diff of the working tree, the index, or between revisions.
 #[derive(Debug, Args)]
 pub struct Diff {
     #[arg(flatten)]

@@ -18,8 +18,9 @@ use crate::text::{self, fit_array, RESULT_BUDGET};
 /// A body longer than this is cut (git_show gives the whole message).
 const MAX_BODY_CHARS: usize = 2000;
 
-pub const TOOL: Tool = Tool::new("git_log", "Commit history.", &typed(run)).hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("git_log", &typed(run)).hints(Hints::READ);
 
+/// Commit history.
 #[derive(Debug, Args)]
 pub struct Log {
     #[arg(flatten)]

@@ -16,13 +16,9 @@ use crate::git::{not_an_option, Mode, EXCERPT_CHARS};
 use crate::parse::push::{self, RefUpdate};
 use crate::repo::owned;
 
-pub const TOOL: Tool = Tool::new(
-    "git_push",
-    "Push the current (or a named) branch.",
-    &typed(run),
-)
-.hints(Hints::DESTRUCTIVE);
+pub const TOOL: Tool = Tool::typed("git_push", &typed(run)).hints(Hints::DESTRUCTIVE);
 
+/// Push the current (or a named) branch.
 #[derive(Debug, Args)]
 pub struct Push {
     #[arg(flatten)]

@@ -20,14 +20,9 @@ const HINT: &str = "pass stat_only, or a larger max_chars (at most 19000); git_d
     REV~1..REV and paths shows part of a commit";
 const FILE_HINT: &str = "pass a larger max_chars (at most 19000)";
 
-pub const TOOL: Tool = Tool::new(
-    "git_show",
-    "Show one commit (message plus diff or stat), or a file's content at \
-        a revision.",
-    &typed(run),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("git_show", &typed(run)).hints(Hints::READ);
 
+/// Show one commit (message plus diff or stat), or a file's content at a revision.
 #[derive(Debug, Args)]
 pub struct Show {
     #[arg(flatten)]

@@ -12,14 +12,10 @@ use serde_json::{json, Value};
 use crate::parse::status;
 use crate::text::{fit_array, RESULT_BUDGET};
 
-pub const TOOL: Tool = Tool::new(
-    "git_status",
-    "Working-tree state: branch, upstream, ahead/behind, and staged, \
-        unstaged, untracked and conflicted files.",
-    &typed(run),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("git_status", &typed(run)).hints(Hints::READ);
 
+/// Working-tree state: branch, upstream, ahead/behind, and staged, unstaged, untracked and
+/// conflicted files.
 #[derive(Debug, Args)]
 pub struct Status {
     #[arg(flatten)]

@@ -31,18 +31,14 @@ const _: () = assert!(3 + ROWS_PER_STATEMENT * 3 < 32_766);
 // `replace_scope` names every key in one DELETE.
 const _: () = assert!(2 + MAX_ENTRIES < 32_766);
 
-pub const TOOL: Tool = Tool::new(
-    "notepad_bulk_set",
-    "Set many notes of one scope in one transaction (up to 10000 entries; all or \
-        nothing: one invalid entry, which the error names, writes none). Each entry is written \
-        like notepad_set without expected_version. replace_scope: true also deletes the \
-        scope's notes that are not in entries (entries: [] then empties the scope). Returns \
-        counts: set, created, updated, deleted.",
-    &typed(handler),
-)
-// Destructive with replace_scope, which is the reading a client must be warned about.
-.hints(Hints::DESTRUCTIVE_IDEMPOTENT);
+pub const TOOL: Tool = Tool::typed("notepad_bulk_set", &typed(handler))
+    // Destructive with replace_scope, which is the reading a client must be warned about.
+    .hints(Hints::DESTRUCTIVE_IDEMPOTENT);
 
+/// Set many notes of one scope in one transaction (up to 10000 entries; all or nothing: one invalid
+/// entry, which the error names, writes none). Each entry is written like notepad_set without
+/// expected_version. replace_scope: true also deletes the scope's notes that are not in entries
+/// (entries: [] then empties the scope). Returns counts: set, created, updated, deleted.
 #[derive(Debug, Args)]
 pub struct BulkSet {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>

@@ -21,18 +21,13 @@ use coremcp_store::records::{sweep, Key, Record};
 
 use super::{expired, Scope};
 
-pub const TOOL: Tool = Tool::new(
-    "notepad_cleanup",
-    "Delete expired notes and, with older_than_s, also notes not updated for that \
-        many seconds; dry_run only lists what would go. Filter by scope (exact) or \
-        scope_prefix. expired_only defaults to true without older_than_s and to false with it \
-        (passing expired_only: true together with older_than_s is an error). Returns deleted (with \
-        dry_run: how many would be) and the notes (up to 200, the rest counted in more), each \
-        with its reason: expired or older_than.",
-    &typed(handler),
-)
-.hints(Hints::DESTRUCTIVE);
+pub const TOOL: Tool = Tool::typed("notepad_cleanup", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
+/// Delete expired notes and, with older_than_s, also notes not updated for that many seconds;
+/// dry_run only lists what would go. Filter by scope (exact) or scope_prefix. expired_only defaults
+/// to true without older_than_s and to false with it (passing expired_only: true together with
+/// older_than_s is an error). Returns deleted (with dry_run: how many would be) and the notes (up
+/// to 200, the rest counted in more), each with its reason: expired or older_than.
 #[derive(Debug, Args)]
 pub struct Cleanup {
     /// only this scope (exact)

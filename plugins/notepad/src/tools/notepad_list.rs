@@ -15,16 +15,12 @@ use coremcp_store::records::{Key, Order, Record};
 
 use super::{live, Scope};
 
-pub const TOOL: Tool = Tool::new(
-    "notepad_list",
-    "List notes in (scope, key) order: keys, versions, updated_at and expires_at, \
-        with values only if include_values. Filters combine: scope (exact), scope_prefix (e.g. \
-        project:), key_prefix. Expired notes are left out. Pages hold up to limit notes (fewer \
-        with values, to stay under the result limit); pass next_cursor back for the next one.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("notepad_list", &typed(handler)).hints(Hints::READ);
 
+/// List notes in (scope, key) order: keys, versions, updated_at and expires_at, with values only if
+/// include_values. Filters combine: scope (exact), scope_prefix (e.g. project:), key_prefix.
+/// Expired notes are left out. Pages hold up to limit notes (fewer with values, to stay under the
+/// result limit); pass next_cursor back for the next one.
 #[derive(Debug, Args)]
 pub struct List {
     /// only this scope (exact)

@@ -18,17 +18,12 @@ use coremcp_store::Param;
 
 use super::{expiry, live, updated_by, what, Key, Scope, UPSERT};
 
-pub const TOOL: Tool = Tool::new(
-    "notepad_set",
-    "Create or overwrite one note (the whole note: without ttl_s it no longer \
-        expires). Returns the new version and whether the note was created. With \
-        expected_version the write happens only if the note is at that version (0: only if it \
-        does not exist); otherwise it is a conflict error giving the current version. An \
-        expired note counts as absent (version 0).",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool = Tool::typed("notepad_set", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Create or overwrite one note (the whole note: without ttl_s it no longer expires). Returns the
+/// new version and whether the note was created. With expected_version the write happens only if
+/// the note is at that version (0: only if it does not exist); otherwise it is a conflict error
+/// giving the current version. An expired note counts as absent (version 0).
 #[derive(Debug, Args)]
 pub struct Set {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>

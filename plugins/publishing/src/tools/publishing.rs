@@ -20,15 +20,10 @@ const DEFAULT_TIMEOUT_S: u64 = 120;
 /// How much of the CLI's output an error quotes.
 const EXCERPT_CHARS: usize = 2000;
 
-pub const TOOL: Tool = Tool::new(
-    "publishing",
-    "Pass the arguments to the publishing CLI unchanged (argv, no shell) and \
-        return its JSON stdout. Output that is not JSON gives an error carrying a raw-text \
-        excerpt.",
-    &typed(publishing),
-)
-.hints(Hints::DESTRUCTIVE);
+pub const TOOL: Tool = Tool::typed("publishing", &typed(publishing)).hints(Hints::DESTRUCTIVE);
 
+/// Pass the arguments to the publishing CLI unchanged (argv, no shell) and return its JSON stdout.
+/// Output that is not JSON gives an error carrying a raw-text excerpt.
 #[derive(Debug, Args)]
 pub struct Publish {
     /// argv passed verbatim to the publishing CLI

@@ -7,15 +7,11 @@ use crate::args::{Address, CoreMcpUrl, Description, DockerEndpoint, HostName, Os
 use crate::common::SERVICE;
 use crate::host::{self, HOST};
 
-pub const TOOL: Tool = Tool::new(
-    "registry_host_add",
-    "Add a host with its Core MCP address. A host with core_mcp_url becomes a \
-        remote_host and forwarding target at the next host refresh; docker_endpoint lets the \
-        Docker tools reach it. An existing name is a conflict. Returns the host (enabled).",
-    &typed(handler),
-)
-.hints(Hints::ADD);
+pub const TOOL: Tool = Tool::typed("registry_host_add", &typed(handler)).hints(Hints::ADD);
 
+/// Add a host with its Core MCP address. A host with core_mcp_url becomes a remote_host and
+/// forwarding target at the next host refresh; docker_endpoint lets the Docker tools reach it. An
+/// existing name is a conflict. Returns the host (enabled).
 #[derive(Debug, Args)]
 pub struct Add {
     /// ^[a-z0-9][a-z0-9-]{0,62}$, e.g. devbox-1

@@ -6,15 +6,11 @@ use crate::common::{Query, SERVICE};
 use crate::host::HOST;
 use coremcp_plugin_sdk::prelude::*;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_host_list",
-    "List hosts by name. Enabled hosts with a core_mcp_url are the forwarding \
-        targets that remote_host names (has_core_mcp: true lists exactly those). Default: \
-        enabled hosts only. Paged: pass next_cursor back as cursor.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("registry_host_list", &typed(handler)).hints(Hints::READ);
 
+/// List hosts by name. Enabled hosts with a core_mcp_url are the forwarding targets that
+/// remote_host names (has_core_mcp: true lists exactly those). Default: enabled hosts only. Paged:
+/// pass next_cursor back as cursor.
 #[derive(Debug, Args)]
 pub struct List {
     /// only the host with exactly this name

@@ -8,17 +8,13 @@ use crate::args::{Address, CoreMcpUrl, Description, DockerEndpoint, HostName, Os
 use crate::common::SERVICE;
 use crate::host::{self, HOST};
 
-pub const TOOL: Tool = Tool::new(
-    "registry_host_update",
-    "Patch a host: only the fields you pass change. Clearing core_mcp_url (\"\") \
-        or disabling the host (enabled: false) removes it from the forwarding targets. roles \
-        replaces the whole list. With expected_version, a host that changed since you read it \
-        is a conflict naming its current version. A patch that changes nothing is a no-op. \
-        Returns the host.",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool =
+    Tool::typed("registry_host_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Patch a host: only the fields you pass change. Clearing core_mcp_url ("") or disabling the host
+/// (enabled: false) removes it from the forwarding targets. roles replaces the whole list. With
+/// expected_version, a host that changed since you read it is a conflict naming its current
+/// version. A patch that changes nothing is a no-op. Returns the host.
 #[derive(Debug, Args)]
 pub struct Update {
     /// the host's name

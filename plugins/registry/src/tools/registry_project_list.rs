@@ -8,15 +8,11 @@ use crate::source;
 use crate::theme::THEME;
 use coremcp_plugin_sdk::prelude::*;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_project_list",
-    "List projects by key, each with its theme, docs source and count of active \
-        sources; include_sources adds those sources. Default: active projects only. Paged: \
-        pass next_cursor back as cursor.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("registry_project_list", &typed(handler)).hints(Hints::READ);
 
+/// List projects by key, each with its theme, docs source and count of active sources;
+/// include_sources adds those sources. Default: active projects only. Paged: pass next_cursor back
+/// as cursor.
 #[derive(Debug, Args)]
 pub struct List {
     /// only the project with exactly this key

@@ -10,16 +10,13 @@ use crate::project::PROJECT;
 use crate::source::SOURCE;
 use crate::theme::THEME;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_project_update",
-    "Patch a project, including which of its sources holds its docs: only the \
-        fields you pass change; archive it with status archived (projects are never deleted). \
-        With expected_version, a project that changed since you read it is a conflict naming \
-        its current version. A patch that changes nothing is a no-op. Returns the project.",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool =
+    Tool::typed("registry_project_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Patch a project, including which of its sources holds its docs: only the fields you pass change;
+/// archive it with status archived (projects are never deleted). With expected_version, a project
+/// that changed since you read it is a conflict naming its current version. A patch that changes
+/// nothing is a no-op. Returns the project.
 #[derive(Debug, Args)]
 pub struct Update {
     /// the project's key

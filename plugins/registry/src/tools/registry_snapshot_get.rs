@@ -12,17 +12,13 @@ use crate::common::{not_found, Record, SERVICE};
 use crate::source::SOURCE;
 use coremcp_snapshot::{self as snap, Detail};
 
-pub const TOOL: Tool = Tool::new(
-    "registry_snapshot_get",
-    "Fetch a stored code snapshot of a source, or its outline. Without commit it \
-        returns the latest one plus the list of stored commits. detail: summary (counts per \
-        language, no files), outline (paths and symbol kinds, names, lines; default) or full \
-        (everything saved). paths keeps files under those folders or files. The answer is cut \
-        to max_chars by leaving out whole files, marked truncated: true with omitted_files.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("registry_snapshot_get", &typed(handler)).hints(Hints::READ);
 
+/// Fetch a stored code snapshot of a source, or its outline. Without commit it returns the latest
+/// one plus the list of stored commits. detail: summary (counts per language, no files), outline
+/// (paths and symbol kinds, names, lines; default) or full (everything saved). paths keeps files
+/// under those folders or files. The answer is cut to max_chars by leaving out whole files, marked
+/// truncated: true with omitted_files.
 #[derive(Debug, Args)]
 pub struct Get {
     /// source ref PROJECT/name

@@ -21,17 +21,14 @@ use crate::source::SOURCE;
 /// Snapshots kept per source; older ones are pruned on save.
 pub const KEEP_PER_SOURCE: i64 = 20;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_snapshot_save",
-    "Store a structural code snapshot of a source at a commit: pass the object \
-        code_snapshot returns (or CI's format-1 equivalent) as snapshot. One snapshot per \
-        source and commit: an existing one is a conflict unless replace is true, which \
-        overwrites it. Keeps the 20 most recently saved snapshots per source and prunes older \
-        ones. Returns the stored snapshot's id, stats and content hash.",
-    &typed(handler),
-)
-.hints(Hints::DESTRUCTIVE);
+pub const TOOL: Tool =
+    Tool::typed("registry_snapshot_save", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
+/// Store a structural code snapshot of a source at a commit: pass the object code_snapshot returns
+/// (or CI's format-1 equivalent) as snapshot. One snapshot per source and commit: an existing one
+/// is a conflict unless replace is true, which overwrites it. Keeps the 20 most recently saved
+/// snapshots per source and prunes older ones. Returns the stored snapshot's id, stats and content
+/// hash.
 #[derive(Debug, Args)]
 pub struct Save {
     /// source ref PROJECT/name, e.g. CORE/core-mcp

@@ -8,15 +8,11 @@ use crate::common::SERVICE;
 use crate::project::PROJECT;
 use crate::source::{self, Kind, SOURCE};
 
-pub const TOOL: Tool = Tool::new(
-    "registry_source_add",
-    "Add a source to a project: a git repo, docs repo, package, service or URL. \
-        Its ref is PROJECT/name (unique in the project; an existing one is a conflict). The \
-        project must exist and be active. Returns the source.",
-    &typed(handler),
-)
-.hints(Hints::ADD);
+pub const TOOL: Tool = Tool::typed("registry_source_add", &typed(handler)).hints(Hints::ADD);
 
+/// Add a source to a project: a git repo, docs repo, package, service or URL. Its ref is
+/// PROJECT/name (unique in the project; an existing one is a conflict). The project must exist and
+/// be active. Returns the source.
 #[derive(Debug, Args)]
 pub struct Add {
     /// project key, e.g. CORE

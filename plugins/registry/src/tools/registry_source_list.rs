@@ -7,15 +7,11 @@ use crate::project::PROJECT;
 use crate::source::{self, Kind, SOURCE};
 use coremcp_plugin_sdk::prelude::*;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_source_list",
-    "List sources (git repos, docs repos, packages, service URLs) by ref \
-        PROJECT/name, optionally with the hosts and paths where each is checked out. Default: \
-        active sources only. Paged: pass next_cursor back as cursor.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("registry_source_list", &typed(handler)).hints(Hints::READ);
 
+/// List sources (git repos, docs repos, packages, service URLs) by ref PROJECT/name, optionally
+/// with the hosts and paths where each is checked out. Default: active sources only. Paged: pass
+/// next_cursor back as cursor.
 #[derive(Debug, Args)]
 pub struct List {
     /// only this project's sources (project key, e.g. CORE)

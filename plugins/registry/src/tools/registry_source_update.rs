@@ -7,16 +7,13 @@ use crate::args::{Branch, Description, SourceRef, Status, Url};
 use crate::common::SERVICE;
 use crate::source::{self, SOURCE};
 
-pub const TOOL: Tool = Tool::new(
-    "registry_source_update",
-    "Patch a source: only the fields you pass change; metadata is merged (a null \
-        member removes that key); archive it with status archived (sources are never deleted). \
-        With expected_version, a source that changed since you read it is a conflict naming \
-        its current version. A patch that changes nothing is a no-op. Returns the source.",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool =
+    Tool::typed("registry_source_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Patch a source: only the fields you pass change; metadata is merged (a null member removes that
+/// key); archive it with status archived (sources are never deleted). With expected_version, a
+/// source that changed since you read it is a conflict naming its current version. A patch that
+/// changes nothing is a no-op. Returns the source.
 #[derive(Debug, Args)]
 pub struct Update {
     /// source ref PROJECT/name, e.g. CORE/core-mcp

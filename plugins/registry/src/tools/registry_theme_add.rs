@@ -5,14 +5,10 @@ use crate::common::SERVICE;
 use crate::theme::THEME;
 use coremcp_plugin_sdk::prelude::*;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_theme_add",
-    "Add a theme record (a top-level grouping of projects). The key is permanent; \
-        an existing key is a conflict. Returns the theme.",
-    &typed(handler),
-)
-.hints(Hints::ADD);
+pub const TOOL: Tool = Tool::typed("registry_theme_add", &typed(handler)).hints(Hints::ADD);
 
+/// Add a theme record (a top-level grouping of projects). The key is permanent; an existing key is
+/// a conflict. Returns the theme.
 #[derive(Debug, Args)]
 pub struct Add {
     /// permanent slug ^[a-z0-9][a-z0-9-]{0,39}$, e.g. reliability

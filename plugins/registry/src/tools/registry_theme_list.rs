@@ -5,14 +5,10 @@ use crate::common::{Query, SERVICE};
 use crate::theme::THEME;
 use coremcp_plugin_sdk::prelude::*;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_theme_list",
-    "List themes, the top-level groupings of projects, by key. Default: active \
-        themes only. Paged: pass next_cursor back as cursor.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("registry_theme_list", &typed(handler)).hints(Hints::READ);
 
+/// List themes, the top-level groupings of projects, by key. Default: active themes only. Paged:
+/// pass next_cursor back as cursor.
 #[derive(Debug, Args)]
 pub struct List {
     /// only the theme with exactly this key

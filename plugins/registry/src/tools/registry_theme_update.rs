@@ -5,16 +5,12 @@ use crate::common::SERVICE;
 use crate::theme::THEME;
 use coremcp_plugin_sdk::prelude::*;
 
-pub const TOOL: Tool = Tool::new(
-    "registry_theme_update",
-    "Patch a theme: only the fields you pass change; archive it with status \
-        archived (themes are never deleted). With expected_version, a theme that changed since \
-        you read it is a conflict naming its current version. A patch that changes nothing is \
-        a no-op. Returns the theme.",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool =
+    Tool::typed("registry_theme_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Patch a theme: only the fields you pass change; archive it with status archived (themes are
+/// never deleted). With expected_version, a theme that changed since you read it is a conflict
+/// naming its current version. A patch that changes nothing is a no-op. Returns the theme.
 #[derive(Debug, Args)]
 pub struct Update {
     /// the theme's key

@@ -9,14 +9,7 @@ use coremcp_store::{Param, Row, StoreError};
 
 use super::{no_session, SessionId};
 
-pub const TOOL: Tool = Tool::new(
-    "session_close",
-    "Close a session with a reason (done, aborted or error; default done) and an \
-        optional summary. Closing an already closed session changes nothing and returns its \
-        close as it stands.",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool = Tool::typed("session_close", &typed(handler)).hints(Hints::IDEMPOTENT);
 
 #[derive(Debug, Clone, Copy, ArgEnum)]
 enum Reason {
@@ -25,6 +18,8 @@ enum Reason {
     Error,
 }
 
+/// Close a session with a reason (done, aborted or error; default done) and an optional summary.
+/// Closing an already closed session changes nothing and returns its close as it stands.
 #[derive(Debug, Args)]
 pub struct Close {
     /// the id session_register returned

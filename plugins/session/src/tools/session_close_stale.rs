@@ -17,17 +17,13 @@ use coremcp_store::StoreError;
 
 use super::STALE_AFTER_S;
 
-pub const TOOL: Tool = Tool::new(
-    "session_close_stale",
-    "Close active sessions whose last heartbeat is at least older_than_s seconds \
-        ago (default 900), with close_reason stale; filter by host and agent. dry_run only \
-        lists them. A closed session's next heartbeat answers closed: true, and its client \
-        registers again. Returns closed (with dry_run: how many would be) and the sessions (up \
-        to 200, oldest heartbeat first, the rest counted in more).",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool = Tool::typed("session_close_stale", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Close active sessions whose last heartbeat is at least older_than_s seconds ago (default 900),
+/// with close_reason stale; filter by host and agent. dry_run only lists them. A closed session's
+/// next heartbeat answers closed: true, and its client registers again. Returns closed (with
+/// dry_run: how many would be) and the sessions (up to 200, oldest heartbeat first, the rest
+/// counted in more).
 #[derive(Debug, Args)]
 pub struct CloseStale {
     /// seconds since the last heartbeat (default 900)

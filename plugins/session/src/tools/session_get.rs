@@ -13,16 +13,11 @@ use super::{no_session, session_json, SessionId, COLUMNS, RECORDING};
 /// The default cut of a transcript, in characters.
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
-pub const TOOL: Tool = Tool::new(
-    "session_get",
-    "Get one session, active or closed, with all its fields. include_recording \
-        adds its most recent recording (metadata and transcript; the transcript is cut at \
-        max_chars, and further to stay under the 20000-character result limit, with \
-        truncated: true).",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("session_get", &typed(handler)).hints(Hints::READ);
 
+/// Get one session, active or closed, with all its fields. include_recording adds its most recent
+/// recording (metadata and transcript; the transcript is cut at max_chars, and further to stay
+/// under the 20000-character result limit, with truncated: true).
 #[derive(Debug, Args)]
 pub struct Get {
     /// the session's id

@@ -16,17 +16,12 @@ use coremcp_store::Param;
 
 use super::{no_session, SessionId};
 
-pub const TOOL: Tool = Tool::new(
-    "session_heartbeat",
-    "Mark a session alive (send one every heartbeat_interval_s), with an optional \
-        status note and current work item (each keeps its last value when left out; an empty \
-        string clears it). Returns heartbeat_count and last_heartbeat_at, or closed: true with \
-        the close_reason if the session was closed (for example as stale): then register again \
-        with the same session_id.",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool = Tool::typed("session_heartbeat", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Mark a session alive (send one every heartbeat_interval_s), with an optional status note and
+/// current work item (each keeps its last value when left out; an empty string clears it). Returns
+/// heartbeat_count and last_heartbeat_at, or closed: true with the close_reason if the session was
+/// closed (for example as stale): then register again with the same session_id.
 #[derive(Debug, Args)]
 pub struct Heartbeat {
     /// the id session_register returned

@@ -12,17 +12,12 @@ use coremcp_store::records::{Key, Order, Record};
 
 use super::RECORDING;
 
-pub const TOOL: Tool = Tool::new(
-    "session_list_recorded",
-    "List recorded sessions, newest first: each recording's metadata and summary \
-        with the session's agent, host and project (no transcripts: session_get with \
-        include_recording reads one). Filters combine: project, agent, host, since (inclusive) \
-        and until (exclusive) on recorded_at, query (case-insensitive text in title or \
-        summary). Pass next_cursor back for the next page.",
-    &typed(handler),
-)
-.hints(Hints::READ);
+pub const TOOL: Tool = Tool::typed("session_list_recorded", &typed(handler)).hints(Hints::READ);
 
+/// List recorded sessions, newest first: each recording's metadata and summary with the session's
+/// agent, host and project (no transcripts: session_get with include_recording reads one). Filters
+/// combine: project, agent, host, since (inclusive) and until (exclusive) on recorded_at, query
+/// (case-insensitive text in title or summary). Pass next_cursor back for the next page.
 #[derive(Debug, Args)]
 pub struct ListRecorded {
     #[arg(flatten)]

@@ -20,17 +20,13 @@ use super::{SessionId, HEARTBEAT_INTERVAL_S, STALE_AFTER_S};
 /// The most bytes `metadata` may take as JSON text.
 const MAX_METADATA_BYTES: usize = 16 * 1024;
 
-pub const TOOL: Tool = Tool::new(
-    "session_register",
-    "Register an active agent session. Returns session_id (yours, or a new ULID), \
-        heartbeat_interval_s (60: call session_heartbeat that often) and stale_after_s (900: \
-        after that long without one, session_close_stale may close it). Repeating with the same \
-        session_id is the same session: started_at is kept, given fields are updated (fields \
-        left out keep their value), and a closed session becomes active again.",
-    &typed(handler),
-)
-.hints(Hints::IDEMPOTENT);
+pub const TOOL: Tool = Tool::typed("session_register", &typed(handler)).hints(Hints::IDEMPOTENT);
 
+/// Register an active agent session. Returns session_id (yours, or a new ULID),
+/// heartbeat_interval_s (60: call session_heartbeat that often) and stale_after_s (900: after that
+/// long without one, session_close_stale may close it). Repeating with the same session_id is the
+/// same session: started_at is kept, given fields are updated (fields left out keep their value),
+/// and a closed session becomes active again.
 #[derive(Debug, Args)]
 pub struct Register {
     /// agent or client name
