@@ -65,6 +65,10 @@ pub fn expired(expires_at: Option<&str>, now_ms: i64) -> bool {
         .is_some_and(|at| at <= now_ms)
 }
 
+/// The columns every insert of a note fills, in this order.
+pub const INSERT: &str = "INSERT INTO notepad_entry
+    (scope, key, value, version, created_at, updated_at, updated_by, expires_at)";
+
 /// After an insert of notes: overwrites any note, and an expired one starts again at version
 /// 1 (`notepad_set`, `notepad_bulk_set`).
 pub const UPSERT: &str = "

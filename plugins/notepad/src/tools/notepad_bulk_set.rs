@@ -13,17 +13,16 @@
 use coremcp_plugin_sdk::prelude::*;
 use std::collections::HashMap;
 
-use coremcp_nervhq::grammar::{check_key, check_value};
+use coremcp_nervhq::grammar::check_value;
 use coremcp_nervhq::{Query, SERVICE};
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_store::plugin::{now_ms, timestamp};
-use coremcp_store::Param;
 
-use super::{expired, expiry, updated_by, Scope, MAX_TTL_S};
+use super::{expired, expiry, updated_by, Key, Scope, INSERT, MAX_TTL_S, UPSERT};
 
 /// The most entries one call takes.
 pub const MAX_ENTRIES: usize = 10_000;
-/// Notes per INSERT: 3 parameters each, far below either backend's parameter limit, and large
+/// Notes per INSERT: 3 parameters each (and 3 per statement), far below either backend's parameter limit, and large
 /// enough that statement overhead does not dominate.
 const ROWS_PER_STATEMENT: usize = 500;
 // The largest statement stays below SQLite's 32766 parameters (PostgreSQL allows 65535).
@@ -54,7 +53,7 @@ pub struct BulkSet {
 #[derive(Debug, Args)]
 pub struct NewNote {
     /// 1-200 characters of A-Z a-z 0-9 . _ : / -
-    key: String,
+    key: Key,
     /// text of at most 16 KiB (16384 bytes)
     value: String,
     /// seconds until the note expires (absent: never)
@@ -62,94 +61,61 @@ pub struct NewNote {
     ttl_s: Option<u64>,
 }
 
-/// One checked entry.
-struct Entry<'a> {
-    key: &'a str,
-    value: &'a str,
-    expires_at: Option<String>,
-}
-
-fn entries(items: &[NewNote], at: i64) -> Result<Vec<Entry<'_>>, ToolError> {
+/// The entries with their expiry, checked (value size, ttl, each key once) before anything is
+/// written.
+fn entries(items: &[NewNote], at: i64) -> Result<Vec<(&NewNote, Option<String>)>, ToolError> {
     let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let key = item.key.as_str();
-        check_key(&format!("entries[{i}].key"), key)?;
-        let value = item.value.as_str();
-        check_value(
-            &format!("entries[{i}].value"),
-            value,
-            &format!(" of key \"{key}\""),
-        )?;
+        let of_key = format!(" of key \"{key}\"");
+        check_value(&format!("entries[{i}].value"), &item.value, &of_key)?;
         let expires_at = expiry(&format!("entries[{i}].ttl_s"), at, item.ttl_s)?;
         if let Some(first) = seen.insert(key, i) {
-            return Err(invalid(
-                &format!("entries[{i}].key"),
-                format!(
-                    "key \"{key}\" is also entries[{first}]: each key may appear once per call"
-                ),
-            ));
+            let problem = format!(
+                "key \"{key}\" is also entries[{first}]: each key may appear once per call"
+            );
+            return Err(invalid(&format!("entries[{i}].key"), problem));
         }
-        out.push(Entry {
-            key,
-            value,
-            expires_at,
-        });
+        out.push((item, expires_at));
     }
     Ok(out)
-}
-
-/// The upsert of `rows` notes: `$1` scope, `$2` now, `$3` updated_by, then key, value and
-/// expiry of each note.
-fn upsert_sql(rows: usize) -> String {
-    let mut sql = String::from(
-        "INSERT INTO notepad_entry
-            (scope, key, value, version, created_at, updated_at, updated_by, expires_at)
-         VALUES ",
-    );
-    for i in 0..rows {
-        let n = 4 + i * 3;
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(&format!(
-            "($1, ${n}, ${}, 1, $2, $2, $3, ${})",
-            n + 1,
-            n + 2
-        ));
-    }
-    sql.push_str(super::UPSERT);
-    sql
 }
 
 fn handler(_: &Ctx<'_>, args: BulkSet) -> Result<Value, ToolError> {
     let scope = args.scope.as_str();
     let replace = args.replace_scope;
     let at = now_ms();
-    let entries = entries(&args.entries, at)?;
+    let mut entries = entries(&args.entries, at)?;
     let now = timestamp(at);
-    let by: Param = updated_by().into();
+    let by = updated_by();
     // Rows are written in key order, so two calls on one scope lock their rows in the same
     // order and cannot deadlock on PostgreSQL.
-    let mut ordered: Vec<&Entry<'_>> = entries.iter().collect();
-    ordered.sort_unstable_by_key(|e| e.key);
+    entries.sort_unstable_by_key(|(e, _)| e.key.as_str());
     // Statements and parameters are built once: a busy retry reruns only the execution.
-    let batches: Vec<(String, Vec<Param>)> = ordered
+    let batches: Vec<(String, Query)> = entries
         .chunks(ROWS_PER_STATEMENT)
         .map(|chunk| {
-            let mut params: Vec<Param> = Vec::with_capacity(3 + chunk.len() * 3);
-            params.extend([scope.into(), now.as_str().into(), by.clone()]);
-            for e in chunk {
-                params.extend([e.key.into(), e.value.into(), e.expires_at.clone().into()]);
-            }
-            (upsert_sql(chunk.len()), params)
+            let mut q = Query::new();
+            let (s, n, b) = (q.bind(scope), q.bind(now.as_str()), q.bind(by.clone()));
+            let rows: Vec<String> = chunk
+                .iter()
+                .map(|(e, expires)| {
+                    let (k, v) = (q.bind(e.key.as_str()), q.bind(e.value.as_str()));
+                    format!(
+                        "({s}, {k}, {v}, 1, {n}, {n}, {b}, {})",
+                        q.bind(expires.clone())
+                    )
+                })
+                .collect();
+            (format!("{INSERT} VALUES {}{UPSERT}", rows.join(", ")), q)
         })
         .collect();
-    let keys: Vec<String> = entries.iter().map(|e| e.key.to_owned()).collect();
+    let keys: Vec<String> = entries.iter().map(|(e, _)| e.key.0.clone()).collect();
     let (created, deleted) = SERVICE.run(|tx| {
         let mut created = 0_u64;
-        for (sql, params) in &batches {
-            for row in tx.query(sql, params)? {
+        for (sql, q) in &batches {
+            for row in tx.query(sql, q.params())? {
                 if row.get_i64("version")? == 1 {
                     created += 1;
                 }

@@ -16,7 +16,7 @@ use coremcp_store::plugin::{conflict, now_ms, timestamp};
 use coremcp_store::records::Record;
 use coremcp_store::Param;
 
-use super::{expiry, live, updated_by, what, Key, Scope, UPSERT};
+use super::{expiry, live, updated_by, what, Key, Scope, INSERT, UPSERT};
 
 pub const TOOL: Tool = Tool::typed("notepad_set", &typed(handler)).hints(Hints::IDEMPOTENT);
 
@@ -39,11 +39,8 @@ pub struct Set {
     expected_version: Option<u64>,
 }
 
-/// The columns every insert fills, with `$1 scope, $2 key, $3 value, $4 now, $5 updated_by,
-/// $6 expires_at`.
-const INSERT: &str = "INSERT INTO notepad_entry
-        (scope, key, value, version, created_at, updated_at, updated_by, expires_at)
-    VALUES ($1, $2, $3, 1, $4, $4, $5, $6)";
+/// The values of [`INSERT`]: `$1 scope, $2 key, $3 value, $4 now, $5 updated_by, $6 expires_at`.
+const VALUES: &str = " VALUES ($1, $2, $3, 1, $4, $4, $5, $6)";
 
 /// Creates the note, or replaces it only if it has expired (`expected_version: 0`).
 const CREATE: &str = "
@@ -77,8 +74,8 @@ fn handler(_: &Ctx<'_>, args: Set) -> Result<Value, ToolError> {
     ];
     let version = SERVICE.run(|tx| {
         let written = match expected {
-            None => tx.query_opt(&format!("{INSERT}{UPSERT}"), &params)?,
-            Some(0) => tx.query_opt(&format!("{INSERT}{CREATE}"), &params)?,
+            None => tx.query_opt(&format!("{INSERT}{VALUES}{UPSERT}"), &params)?,
+            Some(0) => tx.query_opt(&format!("{INSERT}{VALUES}{CREATE}"), &params)?,
             Some(n) => {
                 let mut update = params.clone();
                 update.push(n.into());
