@@ -110,11 +110,7 @@ pub enum Shown {
 impl Shown {
     /// The `status` to filter on; `None` for all.
     pub fn status(self) -> Option<&'static str> {
-        match self {
-            Shown::Active => Some("active"),
-            Shown::Archived => Some("archived"),
-            Shown::All => None,
-        }
+        (self != Shown::All).then(|| self.as_str())
     }
 }
 
@@ -161,18 +157,20 @@ pub enum Os {
 mod tests {
     use coremcp_plugin_sdk::testing::refused;
 
+    const BAD_REFS: [&str; 7] = [
+        "CORE",
+        "core/x",
+        "CORE/",
+        "/x",
+        "CORE/a/b",
+        "CORE/X",
+        "CORE/.git",
+    ];
+
     #[test]
     fn refs_and_names() {
         assert!(super::source_ref("source", "CORE/core-mcp").is_ok());
-        for bad in [
-            "CORE",
-            "core/x",
-            "CORE/",
-            "/x",
-            "CORE/a/b",
-            "CORE/X",
-            "CORE/.git",
-        ] {
+        for bad in BAD_REFS {
             refused(super::source_ref("source", bad), "source");
         }
         for ok in ["core-mcp", "a", "x.y_z-1", "9"] {

@@ -14,4 +14,4 @@ pub const MAX_URL: usize = 2000;
 
 pub use coremcp_store::query::Query;
 
-pub use coremcp_store::records::{not_found, Record, Related};
+pub use coremcp_store::records::{not_found, Record, Relate};

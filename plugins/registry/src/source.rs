@@ -7,13 +7,9 @@
 //! member removes that key).
 
 use coremcp_plugin_sdk::prelude::*;
-use std::collections::HashMap;
-
 use coremcp_store::plugin::{invalid, json_text};
-use coremcp_store::records::{Entity, Key, Record};
+use coremcp_store::records::{related, Entity, Key, Record, Related};
 use coremcp_store::{StoreError, Tx};
-
-use crate::common::Query;
 
 /// The most JSON text `metadata` may take.
 const MAX_METADATA: usize = 16_000;
@@ -47,43 +43,22 @@ pub static SOURCE: Entity = Entity {
 };
 
 /// The active sources of each of `project_ids`, by name.
-pub fn active_by_project(
-    tx: &mut Tx<'_>,
-    project_ids: &[String],
-) -> Result<HashMap<String, Vec<Value>>, StoreError> {
-    let mut q = Query::new();
-    let ids = q.in_list(project_ids);
-    let select = SOURCE.select;
-    let sql =
-        format!("{select} WHERE s.project_id IN {ids} AND s.status = 'active' ORDER BY s.name");
-    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
-    for row in tx.query(&sql, q.params())? {
-        let project = row.get_text("project_id")?;
-        out.entry(project).or_default().push(SOURCE.json(&row)?);
-    }
-    Ok(out)
+pub fn active_by_project(tx: &mut Tx<'_>, ids: &[String]) -> Result<Related, StoreError> {
+    let sql = format!(
+        "{} WHERE s.project_id IN {{ids}} AND s.status = 'active' ORDER BY s.name",
+        SOURCE.select
+    );
+    related(tx, &sql, ids, "project_id", |row| SOURCE.json(row))
 }
 
 /// The checkouts (host, path, branch) of each of `source_ids`, by host name.
-pub fn checkouts(
-    tx: &mut Tx<'_>,
-    source_ids: &[String],
-) -> Result<HashMap<String, Vec<Value>>, StoreError> {
-    let mut q = Query::new();
-    let ids = q.in_list(source_ids);
-    let sql = format!(
-        "SELECT c.source_id, h.name AS host, c.path, c.branch, c.updated_at \
-         FROM registry_checkout c JOIN registry_host h ON h.id = c.host_id \
-         WHERE c.source_id IN {ids} ORDER BY h.name"
-    );
-    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
-    for row in tx.query(&sql, q.params())? {
-        let item = Record::of(&row, "host path branch? updated_at:ts")?.done();
-        out.entry(row.get_text("source_id")?)
-            .or_default()
-            .push(item);
-    }
-    Ok(out)
+pub fn checkouts(tx: &mut Tx<'_>, ids: &[String]) -> Result<Related, StoreError> {
+    let sql = "SELECT c.source_id, h.name AS host, c.path, c.branch, c.updated_at \
+        FROM registry_checkout c JOIN registry_host h ON h.id = c.host_id \
+        WHERE c.source_id IN {ids} ORDER BY h.name";
+    related(tx, sql, ids, "source_id", |row| {
+        Ok(Record::of(row, "host path branch? updated_at:ts")?.done())
+    })
 }
 
 pub fn check_metadata_size(value: &Value) -> Result<(), ToolError> {

@@ -226,7 +226,7 @@ pub fn sweep(
 pub fn with_related(
     rows: &[Row],
     json: impl Fn(&Row) -> Result<Value, StoreError>,
-    mut related: Option<(&str, HashMap<String, Vec<Value>>)>,
+    mut related: Option<(&str, Related)>,
 ) -> Result<Vec<Value>, StoreError> {
     let mut items = Vec::with_capacity(rows.len());
     for row in rows {
@@ -260,8 +260,30 @@ pub struct Entity {
     pub key: &'static [Key],
 }
 
-/// The list of related records of each row that a list may add, by the row's `id`.
-pub type Related = fn(&mut Tx<'_>, &[String]) -> Result<HashMap<String, Vec<Value>>, StoreError>;
+/// The related records of each of a list's rows, by the row's `id`.
+pub type Related = HashMap<String, Vec<Value>>;
+
+/// What adds related records to a list's rows: given their `id`s, the records of each.
+pub type Relate = fn(&mut Tx<'_>, &[String]) -> Result<Related, StoreError>;
+
+/// The rows `sql` selects for `ids` (written in it as `{ids}`, which becomes their `IN` list),
+/// each as `json` makes it, grouped by their column `by` (the id they relate to), in the order
+/// `sql` gives.
+pub fn related(
+    tx: &mut Tx<'_>,
+    sql: &str,
+    ids: &[String],
+    by: &str,
+    json: impl Fn(&Row) -> Result<Value, StoreError>,
+) -> Result<Related, StoreError> {
+    let mut q = Query::new();
+    let sql = sql.replace("{ids}", &q.in_list(ids));
+    let mut out = Related::new();
+    for row in tx.query(&sql, q.params())? {
+        out.entry(row.get_text(by)?).or_default().push(json(&row)?);
+    }
+    Ok(out)
+}
 
 impl Entity {
     /// The JSON of a record's row.
@@ -369,7 +391,7 @@ impl Entity {
         tx: &mut Tx<'_>,
         q: &Query,
         page: &Paging,
-        related: Option<(&str, Related)>,
+        related: Option<(&str, Relate)>,
     ) -> Result<Value, TxError> {
         let order = Order {
             tag: self.noun,

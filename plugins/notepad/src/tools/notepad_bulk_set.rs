@@ -22,8 +22,8 @@ use super::{expired, expiry, updated_by, Key, Scope, INSERT, MAX_TTL_S, UPSERT};
 
 /// The most entries one call takes.
 pub const MAX_ENTRIES: usize = 10_000;
-/// Notes per INSERT: 3 parameters each (and 3 per statement), far below either backend's parameter limit, and large
-/// enough that statement overhead does not dominate.
+/// Notes per INSERT: 3 parameters each (and 3 per statement), far below either backend's
+/// parameter limit, and large enough that statement overhead does not dominate.
 const ROWS_PER_STATEMENT: usize = 500;
 // The largest statement stays below SQLite's 32766 parameters (PostgreSQL allows 65535).
 const _: () = assert!(3 + ROWS_PER_STATEMENT * 3 < 32_766);

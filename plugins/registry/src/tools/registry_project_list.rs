@@ -2,7 +2,7 @@
 //! active sources.
 
 use crate::args::{ProjectKey, Shown, ThemeKey};
-use crate::common::{Query, Related, SERVICE};
+use crate::common::{Query, Relate, SERVICE};
 use crate::project::PROJECT;
 use crate::source;
 use crate::theme::THEME;
@@ -39,7 +39,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     q.contains(&["p.key", "p.name"], args.query.as_deref());
     let sources = args
         .include_sources
-        .then_some(("sources", source::active_by_project as Related));
+        .then_some(("sources", source::active_by_project as Relate));
     SERVICE.run(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();

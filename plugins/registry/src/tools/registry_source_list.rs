@@ -2,7 +2,7 @@
 //! checkouts.
 
 use crate::args::{ProjectKey, Shown};
-use crate::common::{Query, Related, SERVICE};
+use crate::common::{Query, Relate, SERVICE};
 use crate::project::PROJECT;
 use crate::source::{self, Kind, SOURCE};
 use coremcp_plugin_sdk::prelude::*;
@@ -38,7 +38,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     q.contains(&["p.key || '/' || s.name", "s.url"], args.query.as_deref());
     let checkouts = args
         .include_checkouts
-        .then_some(("checkouts", source::checkouts as Related));
+        .then_some(("checkouts", source::checkouts as Relate));
     SERVICE.run(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();
