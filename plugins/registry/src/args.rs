@@ -69,21 +69,8 @@ macro_rules! params {
 }
 
 params!(
-    ThemeKey,
-    ProjectKey,
-    SourceName,
-    HostName,
-    SourceRef,
-    Name,
-    Description,
-    Branch,
-    Url,
-    Address,
-    CoreMcpUrl,
-    DockerEndpoint;
-    Status,
-    Os,
-    crate::source::Kind
+    ThemeKey, ProjectKey, SourceName, HostName, SourceRef, Name, Description, Branch, Url,
+    Address, CoreMcpUrl, DockerEndpoint; Status, Os, crate::source::Kind
 );
 
 impl SourceRef {

@@ -9,7 +9,6 @@ pub mod notepad_list;
 pub mod notepad_set;
 
 use coremcp_plugin_sdk as sdk;
-use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::prelude::*;
 
 pub use coremcp_nervhq::grammar::{Key, Scope};
@@ -30,18 +29,10 @@ pub fn updated_by() -> Option<String> {
     sdk::config("client").filter(|c| !c.is_empty())
 }
 
-/// The expiry of a note written at `now_ms` with `ttl_s` (argument `field`), as stored.
-pub fn expiry(field: &str, now_ms: i64, ttl_s: Option<u64>) -> Result<Option<String>, ToolError> {
-    match ttl_s {
-        None => Ok(None),
-        Some(ttl) if (1..=MAX_TTL_S).contains(&ttl) => {
-            Ok(Some(timestamp(now_ms + ttl as i64 * 1000)))
-        }
-        Some(ttl) => Err(invalid(
-            field,
-            format!("{ttl} is not between 1 and {MAX_TTL_S} seconds (leave it out for no expiry)"),
-        )),
-    }
+/// The expiry of a note written at `now_ms` with `ttl_s`, as stored (the schema keeps `ttl_s`
+/// within 1..=[`MAX_TTL_S`]).
+pub fn expiry(now_ms: i64, ttl_s: Option<u64>) -> Option<String> {
+    ttl_s.map(|ttl| timestamp(now_ms + ttl as i64 * 1000))
 }
 
 /// How an expected_version mismatch names a note.
@@ -89,14 +80,9 @@ mod tests {
 
     #[test]
     fn expiry_is_ttl_seconds_after_now() {
-        assert_eq!(expiry("ttl_s", 0, None).expect("none"), None);
-        assert_eq!(
-            expiry("ttl_s", 1_000, Some(2)).expect("ttl"),
-            Some("1970-01-01T00:00:03.000Z".to_owned())
-        );
-        let err = expiry("ttl_s", 0, Some(MAX_TTL_S + 1)).expect_err("too long");
-        assert!(err.message.contains("\"ttl_s\""), "{err}");
-        assert!(expiry("entries[2].ttl_s", 0, Some(0)).is_err());
+        assert_eq!(expiry(0, None), None);
+        let at = expiry(1_000, Some(2));
+        assert_eq!(at.as_deref(), Some("1970-01-01T00:00:03.000Z"));
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub struct NewNote {
     ttl_s: Option<u64>,
 }
 
-/// The entries with their expiry, checked (value size, ttl, each key once) before anything is
+/// The entries with their expiry, checked (value size, each key once) before anything is
 /// written.
 fn entries(items: &[NewNote], at: i64) -> Result<Vec<(&NewNote, Option<String>)>, ToolError> {
     let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
@@ -70,7 +70,7 @@ fn entries(items: &[NewNote], at: i64) -> Result<Vec<(&NewNote, Option<String>)>
         let key = item.key.as_str();
         let of_key = format!(" of key \"{key}\"");
         check_value(&format!("entries[{i}].value"), &item.value, &of_key)?;
-        let expires_at = expiry(&format!("entries[{i}].ttl_s"), at, item.ttl_s)?;
+        let expires_at = expiry(at, item.ttl_s);
         if let Some(first) = seen.insert(key, i) {
             let problem = format!(
                 "key \"{key}\" is also entries[{first}]: each key may appear once per call"

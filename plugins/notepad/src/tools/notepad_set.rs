@@ -60,7 +60,7 @@ fn handler(_: &Ctx<'_>, args: Set) -> Result<Value, ToolError> {
     check_value("value", value, "")?;
     let at = now_ms();
     let now = timestamp(at);
-    let expires_at = expiry("ttl_s", at, args.ttl_s)?;
+    let expires_at = expiry(at, args.ttl_s);
     let expected = args
         .expected_version
         .map(|v| i64::try_from(v).unwrap_or(i64::MAX));
