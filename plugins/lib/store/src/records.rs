@@ -83,7 +83,25 @@ pub struct Order<'a> {
     pub descending: bool,
 }
 
-impl Order<'_> {
+impl<'a> Order<'a> {
+    /// Ascending on every key.
+    pub const fn asc(tag: &'a str, keys: &'a [Key]) -> Self {
+        Self {
+            tag,
+            keys,
+            descending: false,
+        }
+    }
+
+    /// Descending on every key (newest first).
+    pub const fn desc(tag: &'a str, keys: &'a [Key]) -> Self {
+        Self {
+            tag,
+            keys,
+            descending: true,
+        }
+    }
+
     /// Adds "after the cursor" to `q`: `(k1 > $a OR (k1 = $a AND (k2 > $b …)))`, text keys
     /// followed by `bytewise` (what [`bytewise`] answers for the transaction).
     pub fn after(&self, bytewise: &str, q: &mut Query, page: &Paging) -> Result<(), ToolError> {
@@ -393,11 +411,7 @@ impl Entity {
         page: &Paging,
         related: Option<(&str, Relate)>,
     ) -> Result<Value, TxError> {
-        let order = Order {
-            tag: self.noun,
-            keys: self.key,
-            descending: false,
-        };
+        let order = Order::asc(self.noun, self.key);
         let rows = order.rows(tx, self.select, q, page)?;
         let related = match related {
             Some((name, fetch)) if !rows.is_empty() => Some((name, fetch(tx, &ids(&rows)?)?)),
@@ -647,14 +661,11 @@ mod tests {
 
     #[test]
     fn an_order_pages_after_its_own_cursor_on_every_key() {
-        let order = Order {
-            tag: "source",
-            keys: &[
-                Key::text("p.key", "project_key"),
-                Key::text("s.name", "name"),
-            ],
-            descending: false,
-        };
+        const KEYS: &[Key] = &[
+            Key::text("p.key", "project_key"),
+            Key::text("s.name", "name"),
+        ];
+        let order = Order::asc("source", KEYS);
         let page = Paging {
             limit: 50,
             cursor: Some(encode_cursor(&["source", "CORE", "api"])),
@@ -674,5 +685,26 @@ mod tests {
             .after("", &mut Query::new(), &theirs)
             .expect_err("another list's");
         assert!(err.message.contains("another list"), "{err}");
+    }
+
+    #[test]
+    fn a_newest_first_order_pages_backwards_and_compares_text_bytewise() {
+        const KEYS: &[Key] = &[Key::time("at", "at"), Key::text("id", "id")];
+        let page = Paging {
+            limit: 10,
+            cursor: Some(encode_cursor(&[
+                "active",
+                "2026-01-01T00:00:00.000Z",
+                "01J",
+            ])),
+        };
+        let mut q = Query::new();
+        Order::desc("active", KEYS)
+            .after(" COLLATE \"C\"", &mut q, &page)
+            .expect("our cursor");
+        assert_eq!(
+            q.where_clause(),
+            " WHERE (at < $1 OR (at = $1 AND id COLLATE \"C\" < $2))"
+        );
     }
 }

@@ -36,15 +36,16 @@ pub struct List {
     page: Paging,
 }
 
+/// The list's order and cursors.
+const ORDER: Order<'static> = Order::asc(
+    "note",
+    &[Key::text("scope", "scope"), Key::text("key", "key")],
+);
+
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     let scope = args.scope.as_ref().map(Scope::as_str);
     let scope_prefix = args.scope_prefix.as_deref();
     let key_prefix = args.key_prefix.as_deref();
-    let order = Order {
-        tag: "note",
-        keys: &[Key::text("scope", "scope"), Key::text("key", "key")],
-        descending: false,
-    };
     let (value, fields) = match args.include_values {
         true => (
             ", value",
@@ -61,7 +62,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     q.prefix_opt("scope", scope_prefix);
     q.prefix_opt("key", key_prefix);
     SERVICE.run(|tx| {
-        order.list(tx, &select, &q, &args.page, |row| {
+        ORDER.list(tx, &select, &q, &args.page, |row| {
             Ok(Record::of(row, fields)?.done())
         })
     })

@@ -24,22 +24,23 @@ pub struct ListActive {
     page: Paging,
 }
 
+/// The list's order and cursors.
+const ORDER: Order<'static> = Order::desc(
+    "active",
+    &[
+        Key::time("last_heartbeat_at", "last_heartbeat_at"),
+        Key::text("id", "id"),
+    ],
+);
+
 fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
-    let order = Order {
-        tag: "active",
-        keys: &[
-            Key::time("last_heartbeat_at", "last_heartbeat_at"),
-            Key::text("id", "id"),
-        ],
-        descending: true,
-    };
     let stale_before = now_ms() - STALE_AFTER_S as i64 * 1000;
     let mut q = Query::new();
     q.and("status = 'active'");
     args.filter.apply(&mut q, "");
     let select = format!("SELECT {ACTIVE_COLUMNS} FROM session");
     SERVICE.run(|tx| {
-        order.list(tx, &select, &q, &args.page, |row| {
+        ORDER.list(tx, &select, &q, &args.page, |row| {
             let item = listing_json(row)?;
             let last = item.0["last_heartbeat_at"]
                 .as_str()

@@ -33,15 +33,16 @@ pub struct ListRecorded {
     page: Paging,
 }
 
+/// The list's order and cursors.
+const ORDER: Order<'static> = Order::desc(
+    "recorded",
+    &[
+        Key::time("r.recorded_at", "recorded_at"),
+        Key::text("r.id", "id"),
+    ],
+);
+
 fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
-    let order = Order {
-        tag: "recorded",
-        keys: &[
-            Key::time("r.recorded_at", "recorded_at"),
-            Key::text("r.id", "id"),
-        ],
-        descending: true,
-    };
     let mut q = Query::new();
     args.filter.apply(&mut q, "s.");
     if let Some(since) = args.since {
@@ -61,7 +62,7 @@ fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
         FROM session_recording r JOIN session s ON s.id = r.session_id";
     let fields = format!("{RECORDING} session_id agent host project=project_key?");
     SERVICE.run(|tx| {
-        order.list(tx, select, &q, &args.page, |row| {
+        ORDER.list(tx, select, &q, &args.page, |row| {
             Ok(Record::of(row, &fields)?.done())
         })
     })
