@@ -10,12 +10,12 @@
 //! - `replace_scope` removes the scope's notes that are not in `entries`; `deleted` counts the
 //!   live ones among them (expired notes were absent already).
 
-use coremcp_plugin_sdk::prelude::*;
 use std::collections::HashMap;
 
 use coremcp_nervhq::grammar::check_value;
 use coremcp_nervhq::{Query, SERVICE};
 use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{now_ms, timestamp};
 
 use super::{expired, expiry, updated_by, Key, Scope, INSERT, MAX_TTL_S, UPSERT};
