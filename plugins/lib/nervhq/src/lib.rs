@@ -40,6 +40,7 @@ pub static MIGRATIONS: &[Migration] = &[
               CREATE INDEX notepad_entry_expires ON notepad_entry (expires_at)
                   WHERE expires_at IS NOT NULL;
               CREATE INDEX notepad_entry_scope_updated ON notepad_entry (scope, updated_at);",
+        search: &[],
     },
     Migration {
         version: 2,
@@ -68,6 +69,7 @@ pub static MIGRATIONS: &[Migration] = &[
               );
               CREATE INDEX session_status_heartbeat ON session (status, last_heartbeat_at);
               CREATE INDEX session_project_started ON session (project_key, started_at);",
+        search: &[],
     },
     Migration {
         version: 3,
@@ -89,6 +91,7 @@ pub static MIGRATIONS: &[Migration] = &[
               );
               CREATE INDEX session_recording_recorded ON session_recording (recorded_at);
               CREATE INDEX session_recording_session ON session_recording (session_id);",
+        search: &[],
     },
 ];
 

@@ -19,7 +19,9 @@
 //!   recorded in `schema_migrations(version, name, applied_at)`. Migration SQL must not contain
 //!   transaction control.
 //! - SQL is written once with `$1…$n`; it is translated for SQLite (see `sql.rs`). Write the
-//!   portable subset listed in `sql.rs`; declare booleans `BOOLEAN` (SQLite stores 0/1).
+//!   portable subset listed in `sql.rs`; declare booleans `BOOLEAN` (SQLite stores 0/1). The
+//!   one exception, full-text search, is [`search`]: a migration declares its indexes and each
+//!   backend gets its own DDL and query.
 //! - `transaction` commits only when the closure returns `Ok`; an `Err` or a panic rolls back.
 //!   `StoreError::Busy` (SQLITE_BUSY/LOCKED, SQLSTATE 40001/40P01) reruns the whole closure, at
 //!   most [`BUSY_ATTEMPTS`] times in all, so closures must be safe to rerun (no side effects
@@ -57,6 +59,7 @@ pub mod query;
 #[cfg(feature = "plugin")]
 pub mod records;
 mod row;
+pub mod search;
 mod sql;
 mod sqlite;
 mod url;
@@ -118,6 +121,8 @@ pub struct Migration {
     pub name: &'static str,
     /// One or more statements, without transaction control.
     pub sql: &'static str,
+    /// Full-text indexes this migration creates after `sql`, each in its backend's own DDL.
+    pub search: &'static [search::Index],
 }
 
 /// Optimistic concurrency: `expected` (if the caller gave one) must equal `current`.
@@ -373,6 +378,7 @@ mod tests {
             version,
             name,
             sql: "",
+            search: &[],
         };
         assert!(check_migrations(&[m(1, "a"), m(2, "b")]).is_ok());
         let err = check_migrations(&[m(2, "b"), m(1, "a")]).expect_err("decreasing");

@@ -237,11 +237,17 @@ fn migrate(
             }
             continue;
         }
-        tx.batch_execute(m.sql).map_err(|e| StoreError::Migration {
-            version: m.version,
-            name: m.name.to_owned(),
-            message: describe(&e),
-        })?;
+        let search = m
+            .search
+            .iter()
+            .map(|index| index.ddl(crate::BackendKind::Postgres));
+        let ddl = std::iter::once(m.sql.to_owned()).chain(search);
+        tx.batch_execute(&ddl.collect::<Vec<_>>().join(";\n"))
+            .map_err(|e| StoreError::Migration {
+                version: m.version,
+                name: m.name.to_owned(),
+                message: describe(&e),
+            })?;
         tx.execute(
             "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
             &[&i64::from(m.version), &m.name],

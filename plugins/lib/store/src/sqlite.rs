@@ -105,7 +105,12 @@ impl Conn {
                         Err(crate::renamed(m, &name))
                     };
                 }
-                c.execute_batch(&crate::sql::ddl_to_sqlite(m.sql))
+                let search = m
+                    .search
+                    .iter()
+                    .map(|index| index.ddl(crate::BackendKind::Sqlite));
+                let ddl = std::iter::once(crate::sql::ddl_to_sqlite(m.sql)).chain(search);
+                c.execute_batch(&ddl.collect::<Vec<_>>().join(";\n"))
                     .map_err(|e| StoreError::Migration {
                         version: m.version,
                         name: m.name.to_owned(),

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 
+use coremcp_store::query::Query;
+use coremcp_store::search::{self, Index};
 use coremcp_store::{
     check_version, BackendKind, Migration, Param, Store, StoreError, StoreUrl, Tx, BUSY_ATTEMPTS,
 };
@@ -137,6 +139,9 @@ both!(
     renamed_migration_is_refused,
     failing_migration_leaves_nothing,
     concurrent_writers_lose_nothing,
+    full_text_search_ranks_the_same_on_both_backends,
+    a_search_query_is_never_syntax,
+    the_search_index_follows_every_write,
 );
 
 const LOG: Migration = Migration {
@@ -144,16 +149,19 @@ const LOG: Migration = Migration {
     name: "log",
     sql: "CREATE TABLE applied (version BIGINT NOT NULL);
           INSERT INTO applied (version) VALUES (1);",
+    search: &[],
 };
 const LOG2: Migration = Migration {
     version: 2,
     name: "log two",
     sql: "INSERT INTO applied (version) VALUES (2);",
+    search: &[],
 };
 const LOG5: Migration = Migration {
     version: 5,
     name: "log five",
     sql: "INSERT INTO applied (version) VALUES (5);",
+    search: &[],
 };
 
 const ITEMS: Migration = Migration {
@@ -164,6 +172,7 @@ const ITEMS: Migration = Migration {
               body TEXT NOT NULL,
               version BIGINT NOT NULL
           );",
+    search: &[],
 };
 
 const VALUES: Migration = Migration {
@@ -176,6 +185,7 @@ const VALUES: Migration = Migration {
               t TEXT,
               b BOOLEAN
           );",
+    search: &[],
 };
 
 fn count(tx: &mut Tx<'_>, sql: &str) -> i64 {
@@ -634,6 +644,7 @@ fn foreign_keys_are_enforced(env: &Env) {
         name: "parent child",
         sql: "CREATE TABLE parent (id TEXT PRIMARY KEY);
               CREATE TABLE child (id TEXT PRIMARY KEY, parent TEXT NOT NULL REFERENCES parent (id));",
+        search: &[],
     }]);
     let result = store.transaction(|tx| {
         tx.execute(
@@ -671,6 +682,7 @@ fn failing_migration_leaves_nothing(env: &Env) {
         version: 2,
         name: "broken",
         sql: "CREATE TABLE half (id BIGINT); INSERT INTO no_such_table VALUES (1);",
+        search: &[],
     };
     match Store::open(&env.url, &env.service, &[LOG, broken]) {
         Err(StoreError::Migration { version, name, .. }) => {
@@ -695,6 +707,7 @@ fn concurrent_writers_lose_nothing(env: &Env) {
         sql: "CREATE TABLE counter (id TEXT PRIMARY KEY, n BIGINT NOT NULL);
               INSERT INTO counter (id, n) VALUES ('c', 0);
               CREATE TABLE hits (writer BIGINT NOT NULL, k BIGINT NOT NULL);",
+        search: &[],
     }]);
     let barrier = Barrier::new(WRITERS);
     std::thread::scope(|scope| {
@@ -817,4 +830,181 @@ fn bad_urls_and_service_names_are_config_errors() {
         Err(StoreError::Config(m)) => assert!(m.contains("\"Bad-Name\""), "{m}"),
         other => panic!("expected a config error, got {other:?}"),
     }
+}
+
+// --- Full-text search -------------------------------------------------------------------------
+
+const DOCS_INDEX: Index = Index {
+    table: "docs",
+    columns: &["title", "body"],
+};
+
+const DOCS: Migration = Migration {
+    version: 1,
+    name: "docs",
+    sql: "CREATE TABLE docs (id TEXT PRIMARY KEY, title TEXT NOT NULL, body TEXT);",
+    search: &[DOCS_INDEX],
+};
+
+/// The test corpus: rows written before and after the index exists must both be found.
+const CORPUS: [(&str, &str, Option<&str>); 7] = [
+    (
+        "d1",
+        "Relay failover",
+        Some("When the first relay dies the agent fails over to the next relay."),
+    ),
+    (
+        "d2",
+        "Relay configuration",
+        Some("Relays are listed in order."),
+    ),
+    ("d3", "Notepad", Some("Short notes by scope and key.")),
+    (
+        "d4",
+        "Failover drills",
+        Some("Practise failover monthly; failover must be boring."),
+    ),
+    (
+        "d5",
+        "needle-word",
+        Some("See ops@example.com and src/lib.rs for the needle-word."),
+    ),
+    ("d6", "Über café", None),
+    (
+        "d7",
+        "Search quoting",
+        Some("A \"quoted\" phrase, a * star and -minus NEAR(x y)."),
+    ),
+];
+
+fn add_docs(store: &Store, docs: &[(&str, &str, Option<&str>)]) {
+    store
+        .transaction(|tx| {
+            for (id, title, body) in docs {
+                tx.execute(
+                    "INSERT INTO docs (id, title, body) VALUES ($1, $2, $3)",
+                    &[(*id).into(), (*title).into(), (*body).into()],
+                )?;
+            }
+            Ok(())
+        })
+        .expect("docs written");
+}
+
+/// The ids of the rows matching `query`, best first (ties by id).
+fn search_ids(store: &Store, query: &str) -> Vec<String> {
+    store
+        .transaction(|tx| {
+            let mut q = Query::new();
+            let Some(m) = DOCS_INDEX.matching(tx.kind(), &mut q, &search::words(query)) else {
+                return Ok(Vec::new());
+            };
+            let sql = format!(
+                "SELECT docs.id, {} AS rank FROM docs{}{} ORDER BY rank DESC, docs.id LIMIT 5",
+                m.rank,
+                m.join,
+                q.where_clause()
+            );
+            tx.query(&sql, q.params())?
+                .iter()
+                .map(|r| r.get_text("id"))
+                .collect()
+        })
+        .expect("a search never fails")
+}
+
+fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
+    // Rows before the index: the migration indexes them; rows after: the index keeps up.
+    let before = Migration {
+        version: 1,
+        name: "docs",
+        sql: DOCS.sql,
+        search: &[],
+    };
+    add_docs(&env.open(&[before]), &CORPUS[..3]);
+    let with_index = Migration {
+        version: 2,
+        name: "docs search",
+        sql: "",
+        search: &[DOCS_INDEX],
+    };
+    let store = env.open(&[before, with_index]);
+    add_docs(&store, &CORPUS[3..]);
+    let cases: [(&str, &[&str]); 10] = [
+        ("relay", &["d1", "d2"]),
+        ("failover", &["d4", "d1"]),
+        ("RELAY failover", &["d1"]),
+        ("needle word", &["d5"]),
+        ("needle-word", &["d5"]),
+        ("ops example com", &["d5"]),
+        ("lib.rs", &["d5"]),
+        ("ÜBER", &["d6"]),
+        ("cafe", &[]),
+        ("relays", &["d2"]),
+    ];
+    for (query, expected) in cases {
+        assert_eq!(
+            search_ids(&store, query),
+            expected,
+            "{:?}: {query:?}",
+            env.kind()
+        );
+    }
+}
+
+fn a_search_query_is_never_syntax(env: &Env) {
+    let store = env.open(&[DOCS]);
+    add_docs(&store, &CORPUS);
+    // Searched as their words, whatever else they hold.
+    let hostile: [(&str, &[&str]); 14] = [
+        ("\"", &[]),
+        ("\"quoted\"", &["d7"]),
+        ("*", &[]),
+        ("star*", &["d7"]),
+        ("-minus", &["d7"]),
+        ("NEAR(x y)", &["d7"]),
+        ("x AND y", &["d7"]),
+        ("x AND OR NOT y", &[]),
+        ("'; DROP TABLE docs; --", &[]),
+        ("a & b | !c", &[]),
+        ("title:relay", &[]),
+        ("^relay", &["d1", "d2"]),
+        ("   ", &[]),
+        ("\\", &[]),
+    ];
+    for (query, expected) in hostile {
+        assert_eq!(
+            search_ids(&store, query),
+            expected,
+            "{:?}: {query:?}",
+            env.kind()
+        );
+    }
+    // The table is still there.
+    assert_eq!(search_ids(&store, "notepad"), ["d3"]);
+}
+
+fn the_search_index_follows_every_write(env: &Env) {
+    let store = env.open(&[DOCS]);
+    add_docs(&store, &CORPUS);
+    store
+        .transaction(|tx| {
+            tx.execute(
+                "UPDATE docs SET title = $1, body = NULL WHERE id = 'd3'",
+                &["Scratchpad".into()],
+            )?;
+            tx.execute("DELETE FROM docs WHERE id = 'd4'", &[])
+        })
+        .expect("written");
+    assert_eq!(search_ids(&store, "notepad"), Vec::<String>::new());
+    assert_eq!(search_ids(&store, "scratchpad"), ["d3"]);
+    assert_eq!(search_ids(&store, "failover"), ["d1"]);
+    assert_eq!(
+        search::snippet(
+            "Relay failover in one place",
+            &search::words("FAILOVER"),
+            12
+        ),
+        "…failover in…"
+    );
 }
