@@ -62,6 +62,8 @@ mod row;
 pub mod search;
 mod sql;
 mod sqlite;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod url;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
