@@ -98,24 +98,28 @@ impl Service {
         Ok(store)
     }
 
-    /// Runs `f` in one transaction (see [`Store::transaction`]): commit on `Ok`, roll back on
-    /// any error. A [`TxError::Tool`] comes back as it is.
-    pub fn run<T>(
-        &self,
-        mut f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>,
-    ) -> Result<T, ToolError> {
-        let store = self.store()?;
-        let mut refused: Option<ToolError> = None;
-        let outcome = store.transaction(|tx| match f(tx) {
-            Ok(value) => Ok(value),
-            Err(TxError::Store(e)) => Err(e),
-            Err(TxError::Tool(e)) => {
-                refused = Some(e);
-                Err(StoreError::Usage("refused by the tool".into()))
-            }
-        });
-        outcome.map_err(|e| refused.take().unwrap_or_else(|| tool_error(e)))
+    /// Runs `f` in one transaction of this service's store (see [`run_on`]).
+    pub fn run<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>) -> Result<T, ToolError> {
+        run_on(&*self.store()?, f)
     }
+}
+
+/// Runs `f` in one transaction (see [`Store::transaction`]): commit on `Ok`, roll back on any
+/// error. A [`TxError::Tool`] comes back as it is.
+pub fn run_on<T>(
+    store: &Store,
+    mut f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>,
+) -> Result<T, ToolError> {
+    let mut refused: Option<ToolError> = None;
+    let outcome = store.transaction(|tx| match f(tx) {
+        Ok(value) => Ok(value),
+        Err(TxError::Store(e)) => Err(e),
+        Err(TxError::Tool(e)) => {
+            refused = Some(e);
+            Err(StoreError::Usage("refused by the tool".into()))
+        }
+    });
+    outcome.map_err(|e| refused.take().unwrap_or_else(|| tool_error(e)))
 }
 
 /// The store address from the host's configuration.

@@ -1,0 +1,18 @@
+//! The Scrolls group (docs/tools.md): work tracking from themes down to subtasks, with claims,
+//! a ready queue and progress views, on the `scrolls` store service.
+//!
+//! In progress: this crate holds the parts every Scrolls tool stands on — the six levels
+//! described once (`level.rs`), item keys (`key.rs`), the tables and search indexes
+//! (`schema.rs`) and the item rules that need the store (`items.rs`: create under the level
+//! rules with numbered keys, dependencies without cycles). The tools and the plugin export come
+//! with the whole table of 50, since a plugin serves its whole catalog group.
+
+pub mod items;
+pub mod key;
+pub mod level;
+pub mod schema;
+
+use coremcp_store::plugin::Service;
+
+/// The Scrolls store: `scrolls.sqlite3` under the data dir, or schema `scrolls`.
+pub static SERVICE: Service = Service::new("scrolls", schema::MIGRATIONS);

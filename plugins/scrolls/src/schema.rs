@@ -1,0 +1,121 @@
+//! The Scrolls tables (docs/tools.md, the data model), written once for both backends in
+//! PostgreSQL type names, with the two full-text indexes declared for the store layer.
+//!
+//! Invariants:
+//! - One `scrolls_item` table holds all six levels; `key` is unique across them. `project_id`
+//!   is the owning project (NULL for themes and projects), `seq` the item's number in it, and
+//!   (`project_id`, `seq`) is unique, so a number is never given twice.
+//! - `scrolls_project_seq.next_seq` is the next number of a project; it is only ever taken by
+//!   one `UPDATE … SET next_seq = next_seq + 1 RETURNING` inside the create transaction, so
+//!   concurrent creates get distinct numbers without gaps, and a deleted item's number is not
+//!   given again.
+//! - A dependency never points at its own item (CHECK); cycles are refused on write.
+//! - `scrolls_activity` is append-only and refers to items by key as well as id, so its rows
+//!   outlive a delete (`item_id` is then NULL: the foreign key sets it so).
+//! - A migration, once released, never changes.
+
+use coremcp_store::search::Index;
+use coremcp_store::Migration;
+
+/// The search index over items' titles and descriptions.
+pub const ITEM_SEARCH: Index = Index {
+    table: "scrolls_item",
+    columns: &["title", "description"],
+};
+
+/// The search index over comments.
+pub const COMMENT_SEARCH: Index = Index {
+    table: "scrolls_comment",
+    columns: &["body"],
+};
+
+pub static MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "scrolls tables",
+    sql: "
+CREATE TABLE scrolls_agent (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    kind TEXT,
+    capabilities JSONB,
+    host TEXT,
+    description TEXT,
+    status TEXT NOT NULL CHECK (status IN ('active', 'paused', 'retired')),
+    last_seen_at TIMESTAMPTZ,
+    version BIGINT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE scrolls_item (
+    id TEXT PRIMARY KEY,
+    level TEXT NOT NULL
+        CHECK (level IN ('theme', 'project', 'epic', 'story', 'task', 'subtask')),
+    key TEXT NOT NULL UNIQUE,
+    parent_id TEXT REFERENCES scrolls_item (id),
+    project_id TEXT REFERENCES scrolls_item (id),
+    seq BIGINT,
+    title TEXT NOT NULL,
+    description TEXT,
+    status TEXT NOT NULL
+        CHECK (status IN ('open', 'in_progress', 'blocked', 'review', 'done', 'cancelled')),
+    priority TEXT NOT NULL CHECK (priority IN ('urgent', 'high', 'medium', 'low', 'none')),
+    assignee_id TEXT REFERENCES scrolls_agent (id),
+    labels JSONB,
+    estimate DOUBLE PRECISION,
+    due_date TEXT,
+    acceptance_criteria JSONB,
+    external_ref TEXT,
+    registry_key TEXT,
+    position BIGINT,
+    resolution TEXT CHECK (resolution IN ('done', 'cancelled', 'duplicate', 'wont_do')),
+    created_by TEXT,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    started_at TIMESTAMPTZ,
+    closed_at TIMESTAMPTZ,
+    version BIGINT NOT NULL,
+    UNIQUE (project_id, seq)
+);
+CREATE INDEX scrolls_item_parent ON scrolls_item (parent_id);
+CREATE INDEX scrolls_item_project ON scrolls_item (project_id, level, status);
+CREATE INDEX scrolls_item_assignee ON scrolls_item (assignee_id, status);
+
+CREATE TABLE scrolls_project_seq (
+    project_id TEXT PRIMARY KEY REFERENCES scrolls_item (id) ON DELETE CASCADE,
+    next_seq BIGINT NOT NULL
+);
+
+CREATE TABLE scrolls_dependency (
+    item_id TEXT NOT NULL REFERENCES scrolls_item (id) ON DELETE CASCADE,
+    depends_on_id TEXT NOT NULL REFERENCES scrolls_item (id) ON DELETE CASCADE,
+    PRIMARY KEY (item_id, depends_on_id),
+    CHECK (item_id <> depends_on_id)
+);
+CREATE INDEX scrolls_dependency_on ON scrolls_dependency (depends_on_id);
+
+CREATE TABLE scrolls_comment (
+    id TEXT PRIMARY KEY,
+    item_id TEXT NOT NULL REFERENCES scrolls_item (id) ON DELETE CASCADE,
+    author TEXT,
+    body TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX scrolls_comment_item ON scrolls_comment (item_id, created_at);
+
+CREATE TABLE scrolls_activity (
+    id TEXT PRIMARY KEY,
+    at TIMESTAMPTZ NOT NULL,
+    actor TEXT,
+    item_id TEXT REFERENCES scrolls_item (id) ON DELETE SET NULL,
+    item_key TEXT,
+    agent_id TEXT REFERENCES scrolls_agent (id) ON DELETE SET NULL,
+    action TEXT NOT NULL CHECK (action IN ('created', 'updated', 'closed', 'reopened', 'moved',
+        'claimed', 'commented', 'deleted')),
+    changes JSONB
+);
+CREATE INDEX scrolls_activity_item ON scrolls_activity (item_id, at);
+CREATE INDEX scrolls_activity_at ON scrolls_activity (at);
+",
+    search: &[ITEM_SEARCH, COMMENT_SEARCH],
+}];
