@@ -1,7 +1,7 @@
 //! Items in the store: finding one by key, creating one under the level rules with its key
-//! taken from its project's sequence, and setting what it depends on without a cycle. The tools
-//! build on these; every rule about where an item may sit is checked here, in the transaction
-//! that writes it.
+//! taken from its project's sequence, setting what it depends on without a cycle, closing and
+//! deleting (with `cascade`), moving, claiming, and the activity log. The tools build on these;
+//! every rule about items is checked here, in the transaction that writes it.
 //!
 //! Invariants:
 //! - An item's number is taken by one `UPDATE … RETURNING` on its project's sequence row in the
@@ -9,6 +9,9 @@
 //!   gives its number back (the row update rolls back too), so numbers have no gaps.
 //! - A dependency that would close a cycle is refused with the path that would close it; the
 //!   walk is a recursive query over the rows the new dependency reaches (each once).
+//! - A close or delete with `cascade` changes the whole subtree in one statement, so it lands
+//!   whole or not at all; without it, open descendants (close) or any child (delete) refuse it.
+//! - The activity log is only appended to; a deleted item's rows keep its key.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -245,4 +248,296 @@ fn keys_of(tx: &mut Tx<'_>, ids: &[String]) -> Result<Vec<String>, StoreError> {
         .iter()
         .map(|id| keys.get(id).cloned().unwrap_or_else(|| id.clone()))
         .collect())
+}
+
+/// How a close ends an item (`resolution`): `done` makes it `done`, the others `cancelled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, coremcp_plugin_sdk::ArgEnum)]
+pub enum Resolution {
+    Done,
+    Cancelled,
+    Duplicate,
+    WontDo,
+}
+
+impl Resolution {
+    /// The status a closed item gets.
+    pub fn status(self) -> &'static str {
+        match self {
+            Resolution::Done => "done",
+            Resolution::Cancelled | Resolution::Duplicate | Resolution::WontDo => "cancelled",
+        }
+    }
+}
+
+/// The statuses of a closed item.
+pub const CLOSED: &str = "('done', 'cancelled')";
+
+/// Appends one row to the activity log: who did `action` to item `id` (key `key`).
+pub fn log(
+    tx: &mut Tx<'_>,
+    action: &str,
+    (id, key): (Option<&str>, &str),
+    actor: Option<&str>,
+    changes: Option<&serde_json::Value>,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO scrolls_activity (id, at, actor, item_id, item_key, action, changes) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            new_id().into(),
+            now().into(),
+            actor.into(),
+            id.into(),
+            key.into(),
+            action.into(),
+            changes.map(coremcp_store::plugin::json_text).into(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The items under item `id` at any depth, `open_only` those not closed, as (id, key) in key
+/// order: one recursive query over `parent_id`.
+pub fn descendants(
+    tx: &mut Tx<'_>,
+    id: &str,
+    open_only: bool,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let open = if open_only {
+        format!(" AND status NOT IN {CLOSED}")
+    } else {
+        String::new()
+    };
+    let sql = format!(
+        "WITH RECURSIVE tree(id) AS ( \
+             SELECT id FROM scrolls_item WHERE parent_id = $1 \
+             UNION SELECT i.id FROM scrolls_item i JOIN tree t ON i.parent_id = t.id) \
+         SELECT id, key FROM scrolls_item WHERE id IN (SELECT id FROM tree){open}"
+    );
+    let mut out: Vec<(String, String)> = tx
+        .query(&sql, &[id.into()])?
+        .iter()
+        .map(|r| Ok((r.get_text("id")?, r.get_text("key")?)))
+        .collect::<Result<_, StoreError>>()?;
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    Ok(out)
+}
+
+/// Some of `keys` as an error shows them.
+fn listed(keys: &[(String, String)]) -> String {
+    let shown: Vec<&str> = keys.iter().take(5).map(|(_, key)| key.as_str()).collect();
+    let more = keys.len().saturating_sub(shown.len());
+    match more {
+        0 => shown.join(", "),
+        n => format!("{}, and {n} more", shown.join(", ")),
+    }
+}
+
+/// Closes item `key` with `resolution`: refused while it has open descendants, unless
+/// `cascade`, which closes them too in the same transaction. Closing a closed item changes
+/// nothing. Returns the keys it closed.
+pub fn close(
+    tx: &mut Tx<'_>,
+    key: &str,
+    resolution: Resolution,
+    cascade: bool,
+    actor: Option<&str>,
+) -> Result<Vec<String>, TxError> {
+    let row = find(tx, "id", key)?;
+    let id = row.get_text("id")?;
+    if matches!(row.get_text("status")?.as_str(), "done" | "cancelled") {
+        return Ok(Vec::new());
+    }
+    let open = descendants(tx, &id, true)?;
+    if !open.is_empty() && !cascade {
+        return Err(ToolError::new(
+            codes::CONFLICT,
+            format!(
+                "{key} has {} open descendants ({}): close them first, or pass cascade: true to \
+                 close them with it",
+                open.len(),
+                listed(&open)
+            ),
+        )
+        .into());
+    }
+    let mut closing = vec![(id, key.to_owned())];
+    closing.extend(open);
+    let mut q = Query::new();
+    let ids: Vec<String> = closing.iter().map(|(id, _)| id.clone()).collect();
+    let list = q.in_list(&ids);
+    let was: HashMap<String, String> = tx
+        .query(
+            &format!("SELECT id, status FROM scrolls_item WHERE id IN {list}"),
+            q.params(),
+        )?
+        .iter()
+        .map(|r| Ok((r.get_text("id")?, r.get_text("status")?)))
+        .collect::<Result<_, StoreError>>()?;
+    let (status, resolved, at) = (
+        q.bind(resolution.status()),
+        q.bind(resolution.as_str()),
+        q.bind(now()),
+    );
+    tx.execute(
+        &format!(
+            "UPDATE scrolls_item SET status = {status}, resolution = {resolved}, closed_at = {at}, \
+             updated_at = {at}, version = version + 1 WHERE id IN {list}"
+        ),
+        q.params(),
+    )?;
+    for (id, key) in &closing {
+        let changes = serde_json::json!({"status": [was.get(id), resolution.status()]});
+        log(tx, "closed", (Some(id), key), actor, Some(&changes))?;
+    }
+    Ok(closing.into_iter().map(|(_, key)| key).collect())
+}
+
+/// Deletes item `key`: refused while it has children, unless `cascade`, which deletes its whole
+/// subtree in the same statement. The activity log keeps a `deleted` row of each. Returns the
+/// keys it deleted.
+pub fn delete(
+    tx: &mut Tx<'_>,
+    key: &str,
+    cascade: bool,
+    actor: Option<&str>,
+) -> Result<Vec<String>, TxError> {
+    let row = find(tx, "id", key)?;
+    let id = row.get_text("id")?;
+    let under = descendants(tx, &id, false)?;
+    if !under.is_empty() && !cascade {
+        return Err(ToolError::new(
+            codes::CONFLICT,
+            format!(
+                "{key} has {} items under it ({}): delete or move them first, or pass cascade: \
+                 true to delete them with it",
+                under.len(),
+                listed(&under)
+            ),
+        )
+        .into());
+    }
+    let mut gone = vec![(id, key.to_owned())];
+    gone.extend(under);
+    for (_, key) in &gone {
+        log(tx, "deleted", (None, key), actor, None)?;
+    }
+    let mut q = Query::new();
+    let ids: Vec<String> = gone.iter().map(|(id, _)| id.clone()).collect();
+    let list = q.in_list(&ids);
+    tx.execute(
+        &format!("DELETE FROM scrolls_item WHERE id IN {list}"),
+        q.params(),
+    )?;
+    Ok(gone.into_iter().map(|(_, key)| key).collect())
+}
+
+/// Moves item `key` under `new_parent` (argument `field`), keeping its key: the level rules
+/// hold, and a numbered item stays in its project (its key carries the project's).
+pub fn move_to(
+    tx: &mut Tx<'_>,
+    key: &str,
+    field: &str,
+    new_parent: &str,
+    actor: Option<&str>,
+) -> Result<(), TxError> {
+    let row = find(tx, "id", key)?;
+    let (id, level) = (row.get_text("id")?, level_of(&row)?);
+    let parent = find(tx, field, new_parent)?;
+    let (parent_id, parent_level) = (parent.get_text("id")?, level_of(&parent)?);
+    if let Err(problem) = level.check_parent(Some(parent_level)) {
+        return Err(invalid(field, problem).into());
+    }
+    // Every level sits only under higher ones, so the rule above already keeps an item from
+    // going under itself or its own subtree.
+    let parent_project = match parent_level {
+        Level::Project => Some(parent_id.clone()),
+        _ => parent.get_opt_text("project_id")?,
+    };
+    if row.get_opt_text("project_id")?.is_some()
+        && row.get_opt_text("project_id")? != parent_project
+    {
+        let problem = format!(
+            "{new_parent} is in another project: {key} keeps its key, which names its project, so \
+             it moves only within it"
+        );
+        return Err(invalid(field, problem).into());
+    }
+    tx.execute(
+        "UPDATE scrolls_item SET parent_id = $1, updated_at = $2, version = version + 1 \
+         WHERE id = $3",
+        &[parent_id.as_str().into(), now().into(), id.as_str().into()],
+    )?;
+    let old_parent = match row.get_opt_text("parent_id")? {
+        Some(old) => tx
+            .query_opt(
+                "SELECT key FROM scrolls_item WHERE id = $1",
+                &[old.as_str().into()],
+            )?
+            .map(|r| r.get_text("key"))
+            .transpose()?,
+        None => None,
+    };
+    let changes = serde_json::json!({"parent": [old_parent, new_parent]});
+    log(tx, "moved", (Some(&id), key), actor, Some(&changes))?;
+    Ok(())
+}
+
+/// Gives item `key` to agent `agent` and sets it `in_progress`, in one conditional update: it
+/// must not be closed, and be held by nobody else (or by anyone, with `force`), so of two
+/// agents claiming at once exactly one wins; an agent may claim again what it holds. A lost
+/// race or a held item is a `conflict` naming the holder.
+pub fn claim(tx: &mut Tx<'_>, key: &str, agent: &str, force: bool) -> Result<(), TxError> {
+    let agent_row = tx
+        .query_opt(
+            "SELECT id FROM scrolls_agent WHERE name = $1",
+            &[agent.into()],
+        )?
+        .ok_or_else(|| {
+            ToolError::new(
+                codes::NOT_FOUND,
+                format!(
+                    "argument \"agent\": no agent {agent} (register it with \
+                     scrolls_agent_register)"
+                ),
+            )
+        })?;
+    let agent_id = agent_row.get_text("id")?;
+    let held = if force {
+        ""
+    } else {
+        " AND (assignee_id IS NULL OR assignee_id = $2)"
+    };
+    let claimed = tx.query_opt(
+        &format!(
+            "UPDATE scrolls_item SET assignee_id = $2, status = 'in_progress', \
+             started_at = COALESCE(started_at, $3), updated_at = $3, version = version + 1 \
+             WHERE key = $1 AND status IN ('open', 'blocked', 'in_progress'){held} RETURNING id"
+        ),
+        &[key.into(), agent_id.as_str().into(), now().into()],
+    )?;
+    if let Some(row) = claimed {
+        let id = row.get_text("id")?;
+        log(tx, "claimed", (Some(&id), key), Some(agent), None)?;
+        return Ok(());
+    }
+    // Why not: no such item, a closed one, or another agent's.
+    let row = tx.query_opt(
+        "SELECT i.status, a.name AS holder FROM scrolls_item i \
+         LEFT JOIN scrolls_agent a ON a.id = i.assignee_id WHERE i.key = $1",
+        &[key.into()],
+    )?;
+    let Some(row) = row else {
+        return Err(find(tx, "id", key)
+            .err()
+            .unwrap_or_else(|| StoreError::Busy.into()));
+    };
+    let status = row.get_text("status")?;
+    let message = match row.get_opt_text("holder")? {
+        Some(holder) if status != "done" && status != "cancelled" => {
+            format!("{key} is held by {holder}; pass force: true to take it over")
+        }
+        _ => format!("{key} is {status}: only an open or blocked item can be claimed"),
+    };
+    Err(ToolError::new(codes::CONFLICT, message).into())
 }

@@ -4,7 +4,8 @@
 //! In progress: this crate holds the parts every Scrolls tool stands on — the six levels
 //! described once (`level.rs`), item keys (`key.rs`), the tables and search indexes
 //! (`schema.rs`) and the item rules that need the store (`items.rs`: create under the level
-//! rules with numbered keys, dependencies without cycles). The tools and the plugin export come
+//! rules with numbered keys, dependencies without cycles, close and delete with `cascade`,
+//! moves that keep the key, the atomic claim, and the append-only activity log). The tools and the plugin export come
 //! with the whole table of 50, since a plugin serves its whole catalog group.
 
 pub mod items;

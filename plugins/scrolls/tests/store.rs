@@ -2,7 +2,7 @@
 //! rules on create, numbered keys under concurrent creates, dependencies without cycles.
 
 use coremcp_plugin_sdk::ToolError;
-use coremcp_scrolls::items::{self, NewItem};
+use coremcp_scrolls::items::{self, NewItem, Resolution};
 use coremcp_scrolls::key::ItemKey;
 use coremcp_scrolls::level::Level;
 use coremcp_scrolls::schema::MIGRATIONS;
@@ -15,6 +15,10 @@ coremcp_store::both!(
     numbers_are_one_sequence_per_project_without_gaps,
     concurrent_creates_get_distinct_numbers,
     a_dependency_cycle_is_refused_with_its_path,
+    close_refuses_open_descendants_unless_cascade,
+    delete_refuses_children_unless_cascade_and_leaves_tombstones,
+    a_move_keeps_the_key_and_the_rules,
+    of_two_agents_claiming_at_once_exactly_one_wins,
 );
 
 /// Creates an item of `level` under `parent` (a key), as a tool would; its key.
@@ -189,4 +193,209 @@ fn a_dependency_cycle_is_refused_with_its_path(env: &Env) {
     })
     .expect("count");
     assert_eq!(count, 4);
+}
+
+/// A project CORE with an epic CORE-1 holding a story CORE-2 with a subtask CORE-3, and a task
+/// CORE-4 directly under the project.
+fn tree(env: &Env) -> Store {
+    let store = env.open(MIGRATIONS);
+    ok(&store, Level::Project, Some("CORE"), None);
+    ok(&store, Level::Epic, None, Some("CORE"));
+    ok(&store, Level::Story, None, Some("CORE-1"));
+    ok(&store, Level::Subtask, None, Some("CORE-2"));
+    ok(&store, Level::Task, None, Some("CORE"));
+    store
+}
+
+fn status(store: &Store, key: &str) -> String {
+    run_on(store, |tx| {
+        Ok(items::find(tx, "id", key)?.get_text("status")?)
+    })
+    .expect("an item")
+}
+
+fn actions(store: &Store) -> Vec<(String, String)> {
+    let sql = "SELECT item_key, action FROM scrolls_activity ORDER BY id";
+    run_on(store, |tx| {
+        let rows = tx.query(sql, &[])?;
+        Ok(rows
+            .iter()
+            .map(|r| Ok((r.get_text("item_key")?, r.get_text("action")?)))
+            .collect::<Result<Vec<_>, coremcp_store::StoreError>>()?)
+    })
+    .expect("activity")
+}
+
+fn close_refuses_open_descendants_unless_cascade(env: &Env) {
+    let store = tree(env);
+    let close = |key: &str, cascade: bool| {
+        run_on(&store, |tx| {
+            items::close(tx, key, Resolution::WontDo, cascade, Some("ada"))
+        })
+    };
+    let err = close("CORE-1", false).expect_err("open descendants");
+    assert_eq!(err.code.as_str(), "conflict", "{err}");
+    assert!(
+        err.message.contains("2 open descendants (CORE-2, CORE-3)"),
+        "{err}"
+    );
+    assert_eq!(status(&store, "CORE-2"), "open");
+    assert_eq!(close("CORE-3", false).expect("a leaf"), ["CORE-3"]);
+    assert_eq!(
+        close("CORE-1", true).expect("cascade"),
+        ["CORE-1", "CORE-2"]
+    );
+    for key in ["CORE-1", "CORE-2", "CORE-3"] {
+        assert_eq!(status(&store, key), "cancelled", "{key}");
+    }
+    assert_eq!(status(&store, "CORE-4"), "open");
+    assert_eq!(
+        close("CORE-1", false).expect("closed already"),
+        Vec::<String>::new()
+    );
+    // Ids within one millisecond are not ordered: compare the set.
+    let mut closed: Vec<String> = actions(&store)
+        .into_iter()
+        .filter(|(_, a)| a == "closed")
+        .map(|(k, _)| k)
+        .collect();
+    closed.sort();
+    assert_eq!(closed, ["CORE-1", "CORE-2", "CORE-3"]);
+}
+
+fn delete_refuses_children_unless_cascade_and_leaves_tombstones(env: &Env) {
+    let store = tree(env);
+    let delete =
+        |key: &str, cascade: bool| run_on(&store, |tx| items::delete(tx, key, cascade, None));
+    let err = delete("CORE-1", false).expect_err("children");
+    assert!(
+        err.message.contains("2 items under it (CORE-2, CORE-3)"),
+        "{err}"
+    );
+    assert_eq!(
+        delete("CORE-1", true).expect("cascade"),
+        ["CORE-1", "CORE-2", "CORE-3"]
+    );
+    let gone = run_on(&store, |tx| items::find(tx, "id", "CORE-2").map(|_| ())).expect_err("gone");
+    assert_eq!(gone.code.as_str(), "not_found", "{gone}");
+    let mut tombstones: Vec<String> = actions(&store)
+        .into_iter()
+        .filter(|(_, a)| a == "deleted")
+        .map(|(k, _)| k)
+        .collect();
+    tombstones.sort();
+    assert_eq!(tombstones, ["CORE-1", "CORE-2", "CORE-3"]);
+    // Numbers are never given again.
+    assert_eq!(ok(&store, Level::Task, None, Some("CORE")), "CORE-5");
+}
+
+fn a_move_keeps_the_key_and_the_rules(env: &Env) {
+    let store = tree(env);
+    ok(&store, Level::Project, Some("WEB"), None);
+    let web_task = ok(&store, Level::Task, None, Some("WEB"));
+    let move_to = |key: &str, parent: &str| {
+        run_on(&store, |tx| {
+            items::move_to(tx, key, "new_parent", parent, None)
+        })
+    };
+    move_to("CORE-3", "CORE-4").expect("a subtask to a task of its project");
+    let refused = [
+        ("CORE-3", "CORE", "a subtask cannot sit under a project"),
+        ("CORE-1", "CORE-2", "an epic cannot sit under a story"),
+        ("CORE-2", "WEB", "in another project"),
+        ("CORE-3", &web_task, "in another project"),
+        ("CORE-4", "CORE-4", "a task cannot sit under a task"),
+    ];
+    for (key, parent, needle) in refused {
+        let err = move_to(key, parent).expect_err(needle);
+        assert!(
+            err.message.contains("\"new_parent\"") && err.message.contains(needle),
+            "{err}"
+        );
+    }
+    let parent = run_on(&store, |tx| {
+        let row = items::find(tx, "id", "CORE-3")?;
+        let parent = row.get_opt_text("parent_id")?.expect("a parent");
+        Ok(tx
+            .query_one(
+                "SELECT key FROM scrolls_item WHERE id = $1",
+                &[parent.as_str().into()],
+            )?
+            .get_text("key")?)
+    });
+    assert_eq!(parent.expect("moved"), "CORE-4");
+}
+
+fn of_two_agents_claiming_at_once_exactly_one_wins(env: &Env) {
+    const ITEMS: usize = 60;
+    let setup = env.open(MIGRATIONS);
+    ok(&setup, Level::Project, Some("CORE"), None);
+    let keys: Vec<String> = (0..ITEMS)
+        .map(|_| ok(&setup, Level::Task, None, Some("CORE")))
+        .collect();
+    run_on(&setup, |tx| {
+        for name in ["ada", "bob"] {
+            tx.execute(
+                "INSERT INTO scrolls_agent (id, name, status, version, created_at, updated_at) \
+                 VALUES ($1, $1, 'active', 1, $2, $2)",
+                &[name.into(), coremcp_store::plugin::now().into()],
+            )?;
+        }
+        Ok(())
+    })
+    .expect("agents");
+    let results: Vec<Vec<Result<(), String>>> = std::thread::scope(|scope| {
+        let claimers: Vec<_> = ["ada", "bob"]
+            .map(|agent| {
+                let (store, keys) = (env.open(MIGRATIONS), &keys);
+                scope.spawn(move || {
+                    keys.iter()
+                        .map(|key| {
+                            run_on(&store, |tx| items::claim(tx, key, agent, false))
+                                .map_err(|e| e.message.to_string())
+                        })
+                        .collect()
+                })
+            })
+            .into_iter()
+            .collect();
+        claimers
+            .into_iter()
+            .map(|c| c.join().expect("a claimer"))
+            .collect()
+    });
+    for (i, key) in keys.iter().enumerate() {
+        let won: Vec<bool> = results.iter().map(|r| r[i].is_ok()).collect();
+        assert_eq!(
+            won.iter().filter(|w| **w).count(),
+            1,
+            "{key}: {:?}",
+            (&results[0][i], &results[1][i])
+        );
+        let lost = results
+            .iter()
+            .find_map(|r| r[i].as_ref().err())
+            .expect("a loser");
+        assert!(lost.contains("is held by"), "{lost}");
+    }
+    assert_eq!(status(&setup, &keys[0]), "in_progress");
+    let forced = run_on(&setup, |tx| {
+        let holder = tx.query_one(
+            "SELECT a.name FROM scrolls_item i JOIN scrolls_agent a ON a.id = i.assignee_id \
+             WHERE i.key = $1",
+            &[keys[0].as_str().into()],
+        )?;
+        let other = if holder.get_text("name")? == "ada" {
+            "bob"
+        } else {
+            "ada"
+        };
+        items::claim(tx, &keys[0], other, true)
+    });
+    forced.expect("force takes it over");
+    let unknown = run_on(&setup, |tx| items::claim(tx, &keys[1], "eve", false)).expect_err("eve");
+    assert!(
+        unknown.message.contains("scrolls_agent_register"),
+        "{unknown}"
+    );
 }
