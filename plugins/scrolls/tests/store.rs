@@ -6,7 +6,8 @@ use coremcp_scrolls::items::{self, NewItem, Resolution};
 use coremcp_scrolls::key::ItemKey;
 use coremcp_scrolls::level::Level;
 use coremcp_scrolls::schema::MIGRATIONS;
-use coremcp_store::plugin::run_on;
+use coremcp_scrolls::views::{self, By};
+use coremcp_store::plugin::{run_on, TxError};
 use coremcp_store::testing::Env;
 use coremcp_store::Store;
 
@@ -19,6 +20,9 @@ coremcp_store::both!(
     delete_refuses_children_unless_cascade_and_leaves_tombstones,
     a_move_keeps_the_key_and_the_rules,
     of_two_agents_claiming_at_once_exactly_one_wins,
+    the_ready_queue_is_open_unblocked_free_work_by_priority,
+    progress_counts_a_subtree_in_the_database,
+    search_ranks_items_by_their_text_and_comments,
 );
 
 /// Creates an item of `level` under `parent` (a key), as a tool would; its key.
@@ -398,4 +402,168 @@ fn of_two_agents_claiming_at_once_exactly_one_wins(env: &Env) {
         unknown.message.contains("scrolls_agent_register"),
         "{unknown}"
     );
+}
+
+/// Runs `sql` with `params` (a test's shortcut for what the update tools will write).
+fn exec(store: &Store, sql: &str, params: &[&str]) {
+    let params: Vec<coremcp_store::Param> = params.iter().map(|p| (*p).into()).collect();
+    run_on(store, |tx| Ok(tx.execute(sql, &params)?)).expect(sql);
+}
+
+fn keys_of(rows: &[coremcp_store::Row]) -> Vec<String> {
+    rows.iter()
+        .map(|r| r.get_text("key").expect("key"))
+        .collect()
+}
+
+fn the_ready_queue_is_open_unblocked_free_work_by_priority(env: &Env) {
+    let store = env.open(MIGRATIONS);
+    ok(&store, Level::Project, Some("CORE"), None);
+    for _ in 0..6 {
+        ok(&store, Level::Task, None, Some("CORE"));
+    }
+    exec(
+        &store,
+        "INSERT INTO scrolls_agent (id, name, status, version, created_at, updated_at) \
+        VALUES ('a1', 'ada', 'active', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+        &[],
+    );
+    exec(
+        &store,
+        "UPDATE scrolls_item SET priority = 'urgent' WHERE key = 'CORE-5'",
+        &[],
+    );
+    exec(
+        &store,
+        "UPDATE scrolls_item SET priority = 'high', due_date = '2026-02-01' WHERE key = 'CORE-3'",
+        &[],
+    );
+    exec(
+        &store,
+        "UPDATE scrolls_item SET priority = 'high', due_date = '2026-01-15' WHERE key = 'CORE-4'",
+        &[],
+    );
+    exec(
+        &store,
+        "UPDATE scrolls_item SET priority = 'high' WHERE key = 'CORE-6'",
+        &[],
+    );
+    // CORE-1 waits on the open CORE-2; CORE-2 is ada's.
+    run_on(&store, |tx| {
+        let id = |tx: &mut coremcp_store::Tx<'_>, key: &str| -> Result<String, TxError> {
+            Ok(items::find(tx, "id", key)?.get_text("id")?)
+        };
+        let (one, two) = (id(tx, "CORE-1")?, id(tx, "CORE-2")?);
+        items::set_dependencies(tx, "depends_on", (&one, "CORE-1"), &[two])
+    })
+    .expect("depends");
+    exec(
+        &store,
+        "UPDATE scrolls_item SET assignee_id = 'a1' WHERE key = 'CORE-2'",
+        &[],
+    );
+    let ready = |agent: Option<&str>| {
+        run_on(&store, |tx| {
+            Ok(views::ready(tx, agent, None, &[Level::Task], 10)?)
+        })
+        .map(|r| keys_of(&r))
+    };
+    assert_eq!(
+        ready(None).expect("ready"),
+        ["CORE-5", "CORE-4", "CORE-3", "CORE-6"]
+    );
+    assert_eq!(
+        ready(Some("ada")).expect("ready"),
+        ["CORE-5", "CORE-4", "CORE-3", "CORE-6", "CORE-2"]
+    );
+    run_on(&store, |tx| {
+        items::close(tx, "CORE-2", Resolution::Done, false, None)
+    })
+    .expect("closed");
+    assert_eq!(
+        ready(None).expect("ready"),
+        ["CORE-5", "CORE-4", "CORE-3", "CORE-6", "CORE-1"]
+    );
+}
+
+fn progress_counts_a_subtree_in_the_database(env: &Env) {
+    let store = tree(env);
+    exec(
+        &store,
+        "UPDATE scrolls_item SET estimate = 3 WHERE key = 'CORE-2'",
+        &[],
+    );
+    exec(
+        &store,
+        "UPDATE scrolls_item SET estimate = 2.5 WHERE key = 'CORE-3'",
+        &[],
+    );
+    run_on(&store, |tx| {
+        items::close(tx, "CORE-3", Resolution::Done, false, None)
+    })
+    .expect("closed");
+    let epic = run_on(&store, |tx| {
+        Ok(items::find(tx, "id", "CORE-1")?.get_text("id")?)
+    })
+    .expect("id");
+    let counts = |by| run_on(&store, |tx| Ok(views::counts(tx, &epic, by)?)).expect("counts");
+    let status = counts(By::Status);
+    assert_eq!(
+        status,
+        [
+            (Some("done".to_owned()), 1, 2.5),
+            (Some("open".to_owned()), 2, 3.0)
+        ],
+        "{:?}",
+        env.kind()
+    );
+    let levels: Vec<(Option<String>, i64)> = counts(By::Level)
+        .into_iter()
+        .map(|(v, n, _)| (v, n))
+        .collect();
+    let level = |l: &str| Some(l.to_owned());
+    assert_eq!(
+        levels,
+        [
+            (level("epic"), 1),
+            (level("story"), 1),
+            (level("subtask"), 1)
+        ]
+    );
+    assert_eq!(counts(By::Assignee), [(None, 3, 5.5)]);
+}
+
+fn search_ranks_items_by_their_text_and_comments(env: &Env) {
+    let store = tree(env);
+    exec(
+        &store,
+        "UPDATE scrolls_item SET title = 'Relay failover', description = $1 WHERE key = 'CORE-2'",
+        &["failover failover when the relay dies"],
+    );
+    exec(
+        &store,
+        "UPDATE scrolls_item SET title = 'Failover drill' WHERE key = 'CORE-4'",
+        &[],
+    );
+    exec(
+        &store,
+        "INSERT INTO scrolls_comment (id, item_id, author, body, created_at) \
+         SELECT 'c1', id, 'ada', 'the quokka test passed', '2026-01-01T00:00:00.000Z' \
+         FROM scrolls_item WHERE key = 'CORE-3'",
+        &[],
+    );
+    let search =
+        |query: &str| run_on(&store, |tx| Ok(views::search(tx, query, 10)?)).map(|r| keys_of(&r));
+    assert_eq!(
+        search("failover").expect("search"),
+        ["CORE-2", "CORE-4"],
+        "{:?}",
+        env.kind()
+    );
+    assert_eq!(search("QUOKKA").expect("search"), ["CORE-3"]);
+    assert_eq!(
+        search("\" * NEAR -").expect("no words"),
+        Vec::<String>::new()
+    );
+    assert_eq!(search("relay dies").expect("search"), ["CORE-2"]);
 }

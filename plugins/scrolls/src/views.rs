@@ -1,0 +1,147 @@
+//! The views computed in the database, never by loading a tree into the plugin: the ready
+//! queue, a subtree's progress, and ranked search over items and their comments.
+//!
+//! Invariants:
+//! - A subtree is one recursive query over `parent_id` from its root (the root included);
+//!   counts are `GROUP BY` over it.
+//! - The ready queue holds open items whose every dependency is closed, unassigned or the
+//!   given agent's, ordered by priority (urgent first), due date (dated first), age, key.
+//! - Search ranks an item by its best match, in its own title and description or in one of its
+//!   comments, through the store layer's search indexes.
+
+use coremcp_store::query::Query;
+use coremcp_store::search;
+use coremcp_store::{Row, StoreError, Tx};
+
+use crate::items::CLOSED;
+use crate::level::Level;
+use crate::schema::{COMMENT_SEARCH, ITEM_SEARCH};
+
+/// Priority as a sort rank, urgent first.
+const PRIORITY_RANK: &str = "CASE i.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 \
+    WHEN 'medium' THEN 2 WHEN 'low' THEN 3 ELSE 4 END";
+
+/// The columns a listed item shows.
+pub const LISTED: &str = "i.key, i.level, i.title, i.status, i.priority, i.due_date, \
+    i.created_at, i.version";
+
+/// `(a, b, …)` of `levels` bound in `q`.
+fn levels_in(q: &mut Query, levels: &[Level]) -> String {
+    let names: Vec<String> = levels.iter().map(|l| l.as_str().to_owned()).collect();
+    q.in_list(&names)
+}
+
+/// The ready queue: at most `limit` open items of `levels` (in the project with id `project`,
+/// when given) whose dependencies are all closed and that nobody holds but `agent`.
+pub fn ready(
+    tx: &mut Tx<'_>,
+    agent: Option<&str>,
+    project: Option<&str>,
+    levels: &[Level],
+    limit: usize,
+) -> Result<Vec<Row>, StoreError> {
+    let mut q = Query::new();
+    q.and("i.status = 'open'");
+    let levels = levels_in(&mut q, levels);
+    q.and(format!("i.level IN {levels}"));
+    q.and(format!(
+        "NOT EXISTS (SELECT 1 FROM scrolls_dependency d \
+         JOIN scrolls_item x ON x.id = d.depends_on_id \
+         WHERE d.item_id = i.id AND x.status NOT IN {CLOSED})"
+    ));
+    match agent {
+        Some(agent) => {
+            let p = q.bind(agent);
+            q.and(format!(
+                "(i.assignee_id IS NULL OR i.assignee_id = \
+                 (SELECT id FROM scrolls_agent WHERE name = {p}))"
+            ));
+        }
+        None => q.and("i.assignee_id IS NULL"),
+    }
+    q.eq_opt("i.project_id", project);
+    let sql = format!(
+        "SELECT {LISTED} FROM scrolls_item i{} ORDER BY {PRIORITY_RANK}, \
+         i.due_date IS NULL, i.due_date, i.created_at, i.key LIMIT {limit}",
+        q.where_clause()
+    );
+    tx.query(&sql, q.params())
+}
+
+/// The subtree of item `root_id` (itself included), as a `WITH RECURSIVE subtree(id)` clause
+/// whose `$n` is bound in `q`.
+fn subtree(q: &mut Query, root_id: &str) -> String {
+    let root = q.bind(root_id);
+    format!(
+        "WITH RECURSIVE subtree(id) AS (SELECT id FROM scrolls_item WHERE id = {root} \
+         UNION SELECT i.id FROM scrolls_item i JOIN subtree s ON i.parent_id = s.id) "
+    )
+}
+
+/// Item counts of the subtree of `root_id` by `column` (`status`, `level`; or the assignee's
+/// name with `assignee`), with the estimate summed: `(value, count, estimate)`, by value.
+pub fn counts(
+    tx: &mut Tx<'_>,
+    root_id: &str,
+    by: By,
+) -> Result<Vec<(Option<String>, i64, f64)>, StoreError> {
+    let mut q = Query::new();
+    let with = subtree(&mut q, root_id);
+    let (column, join) = match by {
+        By::Status => ("i.status", ""),
+        By::Level => ("i.level", ""),
+        By::Assignee => (
+            "a.name",
+            " LEFT JOIN scrolls_agent a ON a.id = i.assignee_id",
+        ),
+    };
+    let sql = format!(
+        "{with}SELECT {column} AS value, COUNT(*) AS n, \
+         COALESCE(SUM(i.estimate), 0) AS estimate FROM scrolls_item i{join} \
+         WHERE i.id IN (SELECT id FROM subtree) GROUP BY {column} ORDER BY {column}"
+    );
+    tx.query(&sql, q.params())?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.get_opt_text("value")?,
+                r.get_i64("n")?,
+                r.get_f64("estimate")?,
+            ))
+        })
+        .collect()
+}
+
+/// What progress counts group by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    Status,
+    Level,
+    Assignee,
+}
+
+/// The items best matching `query` (see [`search::words`]) in their title and description or
+/// in a comment on them, best first, at most `limit`; empty when the query has no words.
+pub fn search(tx: &mut Tx<'_>, query: &str, limit: usize) -> Result<Vec<Row>, StoreError> {
+    let words = search::words(query);
+    let kind = tx.kind();
+    // One parameter list for both halves; each half is written with its own condition.
+    let mut q = Query::new();
+    let (Some(items), Some(comments)) = (
+        ITEM_SEARCH.matching(kind, &mut q, &words),
+        COMMENT_SEARCH.matching(kind, &mut q, &words),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "SELECT {LISTED}, m.rank FROM ( \
+             SELECT id, MAX(rank) AS rank FROM ( \
+                 SELECT scrolls_item.id AS id, {} AS rank FROM scrolls_item{} WHERE {} \
+                 UNION ALL \
+                 SELECT scrolls_comment.item_id AS id, {} AS rank FROM scrolls_comment{} \
+                 WHERE {}) hits GROUP BY id) m \
+         JOIN scrolls_item i ON i.id = m.id ORDER BY m.rank DESC, i.key LIMIT {limit}",
+        items.rank, items.join, items.condition, comments.rank, comments.join, comments.condition
+    );
+    tx.query(&sql, q.params())
+}
