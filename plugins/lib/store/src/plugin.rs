@@ -170,8 +170,11 @@ pub fn conflict(what: &str, current: i64, expected: i64) -> ToolError {
 }
 
 /// A new id: a ULID (48-bit millisecond time, 80 random bits, Crockford base32), so ids sort by
-/// creation time.
+/// creation time; within one process each id sorts after the one before (an id made in the same
+/// millisecond, or after the clock stepped back, is the previous one plus one), so a feed paged
+/// by id lists one process's writes in the order they were made.
 pub fn new_id() -> String {
+    static LAST: Mutex<u128> = Mutex::new(0);
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let ms = u128::try_from(now_ms()).unwrap_or(0) & ((1 << 48) - 1);
     // Not for secrets: std's per-process random hash keys, the process id, the time and a
@@ -190,7 +193,11 @@ pub fn new_id() -> String {
         h.finish()
     };
     let random = (u128::from(mix(1)) << 16 | u128::from(mix(2) & 0xffff)) & ((1 << 80) - 1);
-    let value = ms << 80 | random;
+    let value = {
+        let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+        *last = (ms << 80 | random).max(*last + 1);
+        *last
+    };
     const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
     (0..26)
         .rev()
@@ -225,6 +232,9 @@ mod tests {
             .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
         // The first 10 characters are the time: equal or increasing.
         assert!(a[..10] <= b[..10]);
+        // Within a process every id sorts after the one before, in the same millisecond too.
+        let ids: Vec<String> = (0..1000).map(|_| new_id()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids out of order");
     }
 
     #[test]
