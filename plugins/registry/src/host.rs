@@ -13,7 +13,7 @@
 
 use coremcp_plugin_sdk::ToolError;
 use coremcp_store::plugin::invalid;
-use coremcp_store::records::{Entity, Key};
+use coremcp_store::records::{replace_links, Entity, Key};
 use coremcp_store::{StoreError, Tx};
 
 use crate::args::Role;
@@ -53,15 +53,5 @@ pub fn roles(given: Vec<Role>) -> Result<Vec<String>, ToolError> {
 
 /// Makes `registry_host_role` hold exactly `roles` for host `id`.
 pub fn write_roles(tx: &mut Tx<'_>, id: &str, roles: &[String]) -> Result<(), StoreError> {
-    tx.execute(
-        "DELETE FROM registry_host_role WHERE host_id = $1",
-        &[id.into()],
-    )?;
-    for role in roles {
-        tx.execute(
-            "INSERT INTO registry_host_role (host_id, role) VALUES ($1, $2)",
-            &[id.into(), role.as_str().into()],
-        )?;
-    }
-    Ok(())
+    replace_links(tx, ("registry_host_role", "host_id", "role"), id, roles)
 }

@@ -19,6 +19,7 @@ use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::{codes, ToolError};
 use coremcp_store::plugin::{new_id, now, TxError};
 use coremcp_store::query::Query;
+use coremcp_store::records::replace_links;
 use coremcp_store::{Row, StoreError, Tx};
 
 use crate::key::ItemKey;
@@ -171,17 +172,8 @@ pub fn set_dependencies(
             return Err(invalid(field, format!("would close the cycle {cycle}")).into());
         }
     }
-    tx.execute(
-        "DELETE FROM scrolls_dependency WHERE item_id = $1",
-        &[id.into()],
-    )?;
-    for target in on {
-        tx.execute(
-            "INSERT INTO scrolls_dependency (item_id, depends_on_id) VALUES ($1, $2)",
-            &[id.into(), target.as_str().into()],
-        )?;
-    }
-    Ok(())
+    let links = ("scrolls_dependency", "item_id", "depends_on_id");
+    Ok(replace_links(tx, links, id, on)?)
 }
 
 /// The keys from one of `from` to `to` along dependencies (both ends included), if `to` is

@@ -239,6 +239,26 @@ pub fn sweep(
     Ok((rows.len(), rows))
 }
 
+/// Makes the link table `table` hold exactly the rows (`owner` = `id`, `column` = each of
+/// `values`): a host's roles, an item's dependencies. `table` and the columns are the caller's
+/// constants, never input.
+pub fn replace_links(
+    tx: &mut Tx<'_>,
+    (table, owner, column): (&str, &str, &str),
+    id: &str,
+    values: &[String],
+) -> Result<(), StoreError> {
+    tx.execute(
+        &format!("DELETE FROM {table} WHERE {owner} = $1"),
+        &[id.into()],
+    )?;
+    let insert = format!("INSERT INTO {table} ({owner}, {column}) VALUES ($1, $2)");
+    for value in values {
+        tx.execute(&insert, &[id.into(), value.as_str().into()])?;
+    }
+    Ok(())
+}
+
 /// The JSON of each row, and with `related` (a field name, and lists by `id`) that field of
 /// each holding the row's list (empty when none).
 pub fn with_related(
