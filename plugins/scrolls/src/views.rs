@@ -9,9 +9,9 @@
 //! - Search ranks an item by its best match, in its own title and description or in one of its
 //!   comments, through the store layer's search indexes.
 
-use coremcp_store::query::Query;
+use coremcp_store::query::{bytewise, Query};
 use coremcp_store::search;
-use coremcp_store::{Row, StoreError, Tx};
+use coremcp_store::{BackendKind, Row, StoreError, Tx};
 
 use crate::items::CLOSED;
 use crate::level::Level;
@@ -78,8 +78,9 @@ fn subtree(q: &mut Query, root_id: &str) -> String {
     )
 }
 
-/// Item counts of the subtree of `root_id` by `column` (`status`, `level`; or the assignee's
-/// name with `assignee`), with the estimate summed: `(value, count, estimate)`, by value.
+/// Item counts of the subtree of `root_id` by `by` (status, level, the assignee's name, or each
+/// label: an item with two labels counts under both, one with none under no label), with the
+/// estimate summed: `(value, count, estimate)`, no value first, then by value.
 pub fn counts(
     tx: &mut Tx<'_>,
     root_id: &str,
@@ -87,6 +88,8 @@ pub fn counts(
 ) -> Result<Vec<(Option<String>, i64, f64)>, StoreError> {
     let mut q = Query::new();
     let with = subtree(&mut q, root_id);
+    // No value first, then by value byte-wise, on both backends.
+    let c = bytewise(tx);
     let (column, join) = match by {
         By::Status => ("i.status", ""),
         By::Level => ("i.level", ""),
@@ -94,11 +97,20 @@ pub fn counts(
             "a.name",
             " LEFT JOIN scrolls_agent a ON a.id = i.assignee_id",
         ),
+        // The one JSON array walk the backends spell differently.
+        By::Label => match tx.kind() {
+            BackendKind::Sqlite => ("l.value", " LEFT JOIN json_each(i.labels) l"),
+            BackendKind::Postgres => (
+                "l.value",
+                " LEFT JOIN jsonb_array_elements_text(i.labels) AS l(value) ON true",
+            ),
+        },
     };
     let sql = format!(
         "{with}SELECT {column} AS value, COUNT(*) AS n, \
          COALESCE(SUM(i.estimate), 0) AS estimate FROM scrolls_item i{join} \
-         WHERE i.id IN (SELECT id FROM subtree) GROUP BY {column} ORDER BY {column}"
+         WHERE i.id IN (SELECT id FROM subtree) GROUP BY {column} \
+         ORDER BY {column} IS NOT NULL, {column}{c}"
     );
     tx.query(&sql, q.params())?
         .iter()
@@ -118,6 +130,7 @@ pub enum By {
     Status,
     Level,
     Assignee,
+    Label,
 }
 
 /// The items best matching `query` (see [`search::words`]) in their title and description or

@@ -529,6 +529,27 @@ fn progress_counts_a_subtree_in_the_database(env: &Env) {
         ]
     );
     assert_eq!(counts(By::Assignee), [(None, 3, 5.5)]);
+    exec(
+        &store,
+        "UPDATE scrolls_item SET labels = $1 WHERE key = 'CORE-2'",
+        &[r#"["api","docs"]"#],
+    );
+    exec(
+        &store,
+        "UPDATE scrolls_item SET labels = $1 WHERE key = 'CORE-3'",
+        &[r#"["api"]"#],
+    );
+    let label = |l: &str| Some(l.to_owned());
+    assert_eq!(
+        counts(By::Label),
+        [
+            (None, 1, 0.0),
+            (label("api"), 2, 5.5),
+            (label("docs"), 1, 3.0)
+        ],
+        "{:?}",
+        env.kind()
+    );
 }
 
 fn search_ranks_items_by_their_text_and_comments(env: &Env) {
