@@ -8,10 +8,16 @@
 //!   given agent's, ordered by priority (urgent first), due date (dated first), age, key.
 //! - Search ranks an item by its best match, in its own title and description or in one of its
 //!   comments, through the store layer's search indexes.
+//! - The activity feed pages by id, newest first; ids made by one process sort in the order of
+//!   the writes, so a page never reorders them.
 
+use coremcp_plugin_sdk::page::Paging;
+use coremcp_store::plugin::TxError;
 use coremcp_store::query::{bytewise, Query};
+use coremcp_store::records::{Key, Order, Record};
 use coremcp_store::search;
 use coremcp_store::{BackendKind, Row, StoreError, Tx};
+use serde_json::Value;
 
 use crate::items::CLOSED;
 use crate::level::Level;
@@ -157,4 +163,43 @@ pub fn search(tx: &mut Tx<'_>, query: &str, limit: usize) -> Result<Vec<Row>, St
         items.rank, items.join, items.condition, comments.rank, comments.join, comments.condition
     );
     tx.query(&sql, q.params())
+}
+
+/// The activity feed, newest first and paged by id: what was done to the subtree of item
+/// `scope` (its id; deleted items' rows then drop out, their key no longer places them), by
+/// `actor`, since `since` (a stored timestamp), of `actions`, as a list result.
+pub fn activity(
+    tx: &mut Tx<'_>,
+    scope: Option<&str>,
+    actor: Option<&str>,
+    since: Option<&str>,
+    actions: &[String],
+    page: &Paging,
+) -> Result<Value, TxError> {
+    const ORDER: Order<'static> = Order::desc("activity", &[Key::text("a.id", "id")]);
+    let mut q = Query::new();
+    let with = match scope {
+        Some(root) => {
+            let with = subtree(&mut q, root);
+            q.and("a.item_id IN (SELECT id FROM subtree)");
+            with
+        }
+        None => String::new(),
+    };
+    q.eq_opt("a.actor", actor);
+    if let Some(since) = since {
+        let p = q.bind(since);
+        q.and(format!("a.at >= {p}"));
+    }
+    if !actions.is_empty() {
+        let list = q.in_list(actions);
+        q.and(format!("a.action IN {list}"));
+    }
+    let select = format!(
+        "{with}SELECT a.id, a.at, a.actor, a.item_key, a.action, a.changes FROM scrolls_activity a"
+    );
+    ORDER.list(tx, &select, &q, page, |row| {
+        let fields = "id at:ts actor? item=item_key? action changes?:json";
+        Ok(Record::of(row, fields)?.done())
+    })
 }

@@ -23,6 +23,7 @@ coremcp_store::both!(
     the_ready_queue_is_open_unblocked_free_work_by_priority,
     progress_counts_a_subtree_in_the_database,
     search_ranks_items_by_their_text_and_comments,
+    the_activity_feed_pages_newest_first_by_scope_actor_and_action,
 );
 
 /// Creates an item of `level` under `parent` (a key), as a tool would; its key.
@@ -585,4 +586,83 @@ fn search_ranks_items_by_their_text_and_comments(env: &Env) {
         Vec::<String>::new()
     );
     assert_eq!(search("relay dies").expect("search"), ["CORE-2"]);
+}
+
+fn the_activity_feed_pages_newest_first_by_scope_actor_and_action(env: &Env) {
+    let store = tree(env);
+    run_on(&store, |tx| {
+        let open = |tx: &mut coremcp_store::Tx<'_>, key: &str| -> Result<String, TxError> {
+            Ok(items::find(tx, "id", key)?.get_text("id")?)
+        };
+        for key in ["CORE", "CORE-1", "CORE-2", "CORE-3", "CORE-4"] {
+            let id = open(tx, key)?;
+            items::log(tx, "created", (Some(&id), key), Some("ada"), None)?;
+        }
+        Ok(())
+    })
+    .expect("created");
+    run_on(&store, |tx| {
+        items::close(tx, "CORE-1", Resolution::Done, true, Some("bob"))
+    })
+    .expect("closed");
+    let epic = run_on(&store, |tx| {
+        Ok(items::find(tx, "id", "CORE-1")?.get_text("id")?)
+    })
+    .expect("id");
+    let feed = |scope: Option<&str>,
+                actor: Option<&str>,
+                actions: &[&str],
+                limit: usize,
+                cursor: Option<String>| {
+        let actions: Vec<String> = actions.iter().map(|a| (*a).to_owned()).collect();
+        let page = coremcp_plugin_sdk::page::Paging { limit, cursor };
+        run_on(&store, |tx| {
+            views::activity(tx, scope, actor, None, &actions, &page)
+        })
+        .expect("feed")
+    };
+    let entries = |v: &serde_json::Value| -> Vec<(String, String)> {
+        v["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                (
+                    i["item"].as_str().unwrap_or("").to_owned(),
+                    i["action"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let pair = |k: &str, a: &str| (k.to_owned(), a.to_owned());
+    // The epic's subtree, newest first: the cascade's closes, then the creates.
+    let all = feed(Some(&epic), None, &[], 50, None);
+    assert_eq!(
+        entries(&all),
+        [
+            pair("CORE-3", "closed"),
+            pair("CORE-2", "closed"),
+            pair("CORE-1", "closed"),
+            pair("CORE-3", "created"),
+            pair("CORE-2", "created"),
+            pair("CORE-1", "created"),
+        ]
+    );
+    assert_eq!(
+        entries(&feed(None, Some("bob"), &["closed"], 50, None)).len(),
+        3
+    );
+    assert_eq!(entries(&feed(None, None, &["created"], 50, None)).len(), 5);
+    // Pages of two, in order, none repeated or skipped.
+    let mut paged = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = feed(Some(&epic), None, &[], 2, cursor);
+        paged.extend(entries(&page));
+        match page.get("next_cursor").and_then(|c| c.as_str()) {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(paged, entries(&all));
 }
