@@ -7,8 +7,8 @@
 //! rules with numbered keys, dependencies without cycles, close and delete with `cascade`,
 //! moves that keep the key, the atomic claim, and the append-only activity log) and the views
 //! computed in the database (`views.rs`: ready queue, subtree counts, ranked search over items
-//! and comments, the activity feed). The tools and the plugin export come with the whole table of 50, since a
-//! plugin serves its whole catalog group.
+//! and comments, the activity feed). The tools and the plugin export come with the whole
+//! table of 50, since a plugin serves its whole catalog group.
 
 pub mod items;
 pub mod key;
