@@ -533,3 +533,27 @@ pub fn claim(tx: &mut Tx<'_>, key: &str, agent: &str, force: bool) -> Result<(),
     };
     Err(ToolError::new(codes::CONFLICT, message).into())
 }
+
+/// Adds a comment by `author` to item `key`, logged as `commented`; returns its id.
+pub fn comment(
+    tx: &mut Tx<'_>,
+    key: &str,
+    author: Option<&str>,
+    body: &str,
+) -> Result<String, TxError> {
+    let item = find(tx, "id", key)?.get_text("id")?;
+    let id = new_id();
+    tx.execute(
+        "INSERT INTO scrolls_comment (id, item_id, author, body, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+        &[
+            id.as_str().into(),
+            item.as_str().into(),
+            author.into(),
+            body.into(),
+            now().into(),
+        ],
+    )?;
+    log(tx, "commented", (Some(&item), key), author, None)?;
+    Ok(id)
+}

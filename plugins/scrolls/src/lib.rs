@@ -5,11 +5,13 @@
 //! described once (`level.rs`), item keys (`key.rs`), the tables and search indexes
 //! (`schema.rs`) and the item rules that need the store (`items.rs`: create under the level
 //! rules with numbered keys, dependencies without cycles, close and delete with `cascade`,
-//! moves that keep the key, the atomic claim, and the append-only activity log) and the views
+//! moves that keep the key, the atomic claim, comments and the append-only activity log), the
+//! agents (`agents.rs`: register as an upsert, delete giving back their work) and the views
 //! computed in the database (`views.rs`: ready queue, subtree counts, ranked search over items
-//! and comments, the activity feed). The tools and the plugin export come with the whole
-//! table of 50, since a plugin serves its whole catalog group.
+//! and comments, the activity feed, comments newest first). The tools and the plugin export
+//! come with the whole table of 50, since a plugin serves its whole catalog group.
 
+pub mod agents;
 pub mod items;
 pub mod key;
 pub mod level;

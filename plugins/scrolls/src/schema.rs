@@ -60,7 +60,7 @@ CREATE TABLE scrolls_item (
     status TEXT NOT NULL
         CHECK (status IN ('open', 'in_progress', 'blocked', 'review', 'done', 'cancelled')),
     priority TEXT NOT NULL CHECK (priority IN ('urgent', 'high', 'medium', 'low', 'none')),
-    assignee_id TEXT REFERENCES scrolls_agent (id),
+    assignee_id TEXT REFERENCES scrolls_agent (id) ON DELETE SET NULL,
     labels JSONB,
     estimate DOUBLE PRECISION,
     due_date TEXT,

@@ -203,3 +203,14 @@ pub fn activity(
         Ok(Record::of(row, fields)?.done())
     })
 }
+
+/// The comments on item `item_id`, newest first, paged by id, as a list result.
+pub fn comments(tx: &mut Tx<'_>, item_id: &str, page: &Paging) -> Result<Value, TxError> {
+    const ORDER: Order<'static> = Order::desc("comments", &[Key::text("c.id", "id")]);
+    let mut q = Query::new();
+    q.eq("c.item_id", item_id);
+    let select = "SELECT c.id, c.author, c.body, c.created_at FROM scrolls_comment c";
+    ORDER.list(tx, select, &q, page, |row| {
+        Ok(Record::of(row, "id author? body created_at:ts")?.done())
+    })
+}

@@ -2,6 +2,7 @@
 //! rules on create, numbered keys under concurrent creates, dependencies without cycles.
 
 use coremcp_plugin_sdk::ToolError;
+use coremcp_scrolls::agents::{self, Profile, AGENT};
 use coremcp_scrolls::items::{self, NewItem, Resolution};
 use coremcp_scrolls::key::ItemKey;
 use coremcp_scrolls::level::Level;
@@ -24,6 +25,8 @@ coremcp_store::both!(
     progress_counts_a_subtree_in_the_database,
     search_ranks_items_by_their_text_and_comments,
     the_activity_feed_pages_newest_first_by_scope_actor_and_action,
+    agents_register_once_and_give_back_their_work_when_deleted,
+    comments_list_newest_first,
 );
 
 /// Creates an item of `level` under `parent` (a key), as a tool would; its key.
@@ -665,4 +668,107 @@ fn the_activity_feed_pages_newest_first_by_scope_actor_and_action(env: &Env) {
         }
     }
     assert_eq!(paged, entries(&all));
+}
+
+fn agents_register_once_and_give_back_their_work_when_deleted(env: &Env) {
+    let store = tree(env);
+    let register = |name: &str, profile: Profile<'_>| {
+        run_on(&store, |tx| {
+            let (row, created) = agents::register(tx, name, &profile)?;
+            Ok((AGENT.json(&row)?, created))
+        })
+        .expect("registered")
+    };
+    let caps = ["rust".to_owned()];
+    let (ada, created) = register(
+        "ada",
+        Profile {
+            kind: Some("claude_code"),
+            capabilities: Some(&caps),
+            ..Profile::default()
+        },
+    );
+    assert!(created);
+    assert_eq!(
+        (ada["version"].clone(), ada["capabilities"].clone()),
+        (1.into(), serde_json::json!(["rust"]))
+    );
+    // Seen again with nothing new: the same version; a new host: the next one.
+    let (again, created) = register("ada", Profile::default());
+    assert!(!created);
+    assert_eq!(
+        (again["version"].clone(), again["kind"].clone()),
+        (1.into(), "claude_code".into())
+    );
+    assert!(again["last_seen_at"].as_str() >= ada["last_seen_at"].as_str());
+    let (moved, _) = register(
+        "ada",
+        Profile {
+            host: Some("devbox-1"),
+            ..Profile::default()
+        },
+    );
+    assert_eq!(moved["version"], 2);
+    register("bob", Profile::default());
+    for key in ["CORE-2", "CORE-4"] {
+        run_on(&store, |tx| items::claim(tx, key, "ada", false)).expect("claimed");
+    }
+    run_on(&store, |tx| {
+        items::close(tx, "CORE-4", Resolution::Done, false, None)
+    })
+    .expect("closed");
+    let open = run_on(&store, |tx| {
+        Ok(AGENT.json(&AGENT.find(tx, "name", &["ada"])?)?)
+    })
+    .expect("ada");
+    assert_eq!(open["open_items"], 1);
+    let err = run_on(&store, |tx| agents::delete(tx, "ada", Some("ada"))).expect_err("itself");
+    assert!(err.message.contains("\"reassign_to\""), "{err}");
+    let given = run_on(&store, |tx| agents::delete(tx, "ada", Some("bob"))).expect("deleted");
+    assert_eq!(given, 1);
+    let bob = run_on(&store, |tx| {
+        Ok(AGENT.json(&AGENT.find(tx, "name", &["bob"])?)?)
+    })
+    .expect("bob");
+    assert_eq!(bob["open_items"], 1);
+    let gone = run_on(&store, |tx| AGENT.find(tx, "name", &["ada"]).map(|_| ())).expect_err("gone");
+    assert_eq!(gone.code.as_str(), "not_found", "{gone}");
+    assert!(
+        agents::check_name("name", "Ada").is_err()
+            && agents::check_name("name", "ada.2_x-y").is_ok()
+    );
+}
+
+fn comments_list_newest_first(env: &Env) {
+    let store = tree(env);
+    for body in ["first", "second", "third"] {
+        run_on(&store, |tx| items::comment(tx, "CORE-2", Some("ada"), body)).expect("commented");
+    }
+    let item = run_on(&store, |tx| {
+        Ok(items::find(tx, "id", "CORE-2")?.get_text("id")?)
+    })
+    .expect("id");
+    let page = |cursor: Option<String>| {
+        let page = coremcp_plugin_sdk::page::Paging { limit: 2, cursor };
+        run_on(&store, |tx| views::comments(tx, &item, &page)).expect("comments")
+    };
+    let first = page(None);
+    let bodies = |v: &serde_json::Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|c| c["body"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    assert_eq!(bodies(&first), ["third", "second"]);
+    let next = first["next_cursor"].as_str().map(str::to_owned);
+    assert_eq!(bodies(&page(next)), ["first"]);
+    let err = run_on(&store, |tx| items::comment(tx, "CORE-99", None, "x")).expect_err("no item");
+    assert_eq!(err.code.as_str(), "not_found", "{err}");
+    let commented = actions(&store)
+        .into_iter()
+        .filter(|(_, a)| a == "commented")
+        .count();
+    assert_eq!(commented, 3);
 }
