@@ -454,8 +454,8 @@ pub struct Record(pub Map<String, Value>);
 impl Record {
     /// The fields of `row` that `spec` lists, space-separated, each `name[=column][?][:type]`:
     /// the JSON name, the column when it differs, `?` when NULL leaves the field out, and the
-    /// type — `text` (the default), `int`, `bool`, `ts` (a timestamp, normalised) or `json`
-    /// (JSON text, parsed; a JSON `null` is left out too). E.g. `"key name description?
+    /// type — `text` (the default), `int`, `num`, `bool`, `ts` (a timestamp, normalised) or
+    /// `json` (JSON text, parsed; a JSON `null` is left out too). E.g. `"key name description?
     /// version:int created_at:ts"`. A spec that names a column the row lacks is an error.
     pub fn of(row: &Row, spec: &str) -> Result<Self, StoreError> {
         let mut record = Self::default();
@@ -473,6 +473,8 @@ impl Record {
                 (false, "json") => Some(plugin::json_value(Some(row.get_text(column)?))),
                 (true, "ts") => plugin::ts_opt(row, column)?.map(Value::from),
                 (false, "ts") => Some(plugin::ts(row, column)?.into()),
+                (true, "num") => row.get_opt_f64(column)?.map(Value::from),
+                (false, "num") => Some(row.get_f64(column)?.into()),
                 (true, "int") => row.get_opt_i64(column)?.map(Value::from),
                 (false, "int") => Some(row.get_i64(column)?.into()),
                 (false, "bool") => Some(row.get_bool(column)?.into()),
@@ -651,13 +653,13 @@ mod tests {
         );
         let record = Record::of(
             &row,
-            "key=id n:int note? at:ts meta:json none?:json on:bool",
+            "key=id n:int note? at:ts meta:json none?:json on:bool n2=n:num",
         )
         .expect("spec");
         assert_eq!(
             record.done(),
             serde_json::json!({"key": "x1", "n": 7, "at": "2026-01-02T03:04:05.000Z",
-                "meta": {"a": 1}, "on": true})
+                "meta": {"a": 1}, "on": true, "n2": 7.0})
         );
         assert!(Record::of(&row, "id:float").is_err());
         assert!(Record::of(&row, "missing").is_err());
