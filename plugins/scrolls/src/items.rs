@@ -25,8 +25,26 @@ use coremcp_store::{Row, StoreError, Tx};
 use crate::key::ItemKey;
 use crate::level::{KeyRule, Level};
 
-/// The columns an item is read with.
-pub const COLUMNS: &str = "id, level, key, parent_id, project_id, seq, title, status, version";
+/// An item row with the keys and names its JSON shows.
+pub const SELECT: &str = "SELECT i.id, i.level, i.key, i.parent_id, i.project_id, i.seq, \
+    i.title, i.description, i.status, i.priority, i.assignee_id, i.labels, i.estimate, \
+    i.due_date, i.acceptance_criteria, i.external_ref, i.registry_key, i.resolution, i.version, \
+    i.created_at, i.updated_at, i.started_at, i.closed_at, p.key AS parent_key, \
+    pr.key AS project_key, a.name AS assignee_name \
+    FROM scrolls_item i LEFT JOIN scrolls_item p ON p.id = i.parent_id \
+    LEFT JOIN scrolls_item pr ON pr.id = i.project_id \
+    LEFT JOIN scrolls_agent a ON a.id = i.assignee_id";
+
+/// An item's JSON fields (see `Record::of`).
+const FIELDS: &str = "key level title description? status priority parent=parent_key? \
+    project=project_key? assignee=assignee_name? labels?:json estimate?:num due_date? \
+    acceptance_criteria?:json external_ref? registry_theme=registry_key? resolution? \
+    version:int created_at:ts updated_at:ts started_at?:ts closed_at?:ts";
+
+/// An item row (from [`SELECT`]) as JSON.
+pub fn json(row: &Row) -> Result<serde_json::Value, StoreError> {
+    Ok(coremcp_store::records::Record::of(row, FIELDS)?.done())
+}
 
 /// A new item: what the caller gives, checked by the tool's arguments.
 #[derive(Debug, Clone)]
@@ -42,7 +60,7 @@ pub struct NewItem<'a> {
 
 /// The item with key `key` (argument `field`), or `not_found` naming it.
 pub fn find(tx: &mut Tx<'_>, field: &str, key: &str) -> Result<Row, TxError> {
-    let sql = format!("SELECT {COLUMNS} FROM scrolls_item WHERE key = $1");
+    let sql = format!("{SELECT} WHERE i.key = $1");
     let row = tx.query_opt(&sql, &[key.into()])?;
     Ok(row.ok_or_else(|| {
         ToolError::new(

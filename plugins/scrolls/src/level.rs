@@ -134,7 +134,8 @@ impl Level {
             .map(|r| r.level)
     }
 
-    fn article(self) -> &'static str {
+    /// "a" or "an", as a message puts it before the level's name.
+    pub fn article(self) -> &'static str {
         match self {
             Level::Epic => "an",
             Level::Theme | Level::Project | Level::Story | Level::Task | Level::Subtask => "a",

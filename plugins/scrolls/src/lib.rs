@@ -8,13 +8,18 @@
 //! moves that keep the key, the atomic claim, comments and the append-only activity log), the
 //! agents (`agents.rs`: register as an upsert, delete giving back their work) and the views
 //! computed in the database (`views.rs`: ready queue, subtree counts, ranked search over items
-//! and comments, the activity feed, comments newest first). The tools and the plugin export
-//! come with the whole table of 50, since a plugin serves its whole catalog group.
+//! and comments, the activity feed, comments newest first). The 36 level tools (`matrix.rs`:
+//! list, get, create, update, close and delete of each level, one handler per level and
+//! operation reading the level table, with the shared argument types of `args.rs`) are
+//! written; the other 14 and the plugin export come next, since a plugin serves its whole
+//! catalog group.
 
 pub mod agents;
+pub mod args;
 pub mod items;
 pub mod key;
 pub mod level;
+pub mod matrix;
 pub mod schema;
 pub mod views;
 

@@ -77,8 +77,13 @@ impl Service {
         }
     }
 
-    /// The open store, opening it (and applying migrations) on first use.
+    /// The open store, opening it (and applying migrations) on first use. On a test thread
+    /// that called [`serve_on_this_thread`] (feature `testing`), that store instead.
     pub fn store(&self) -> Result<Arc<Store>, ToolError> {
+        #[cfg(feature = "testing")]
+        if let Some(store) = TEST_STORE.with(|s| s.borrow().clone()) {
+            return Ok(store);
+        }
         let mut slot = self.store.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(store) = &*slot {
             return Ok(store.clone());
@@ -102,6 +107,20 @@ impl Service {
     pub fn run<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>) -> Result<T, ToolError> {
         run_on(&*self.store()?, f)
     }
+}
+
+#[cfg(feature = "testing")]
+thread_local! {
+    static TEST_STORE: std::cell::RefCell<Option<Arc<Store>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes every [`Service`] called from this thread use `store` (feature `testing`), so a
+/// group's own tests run its tools on a throwaway store of either backend
+/// (`coremcp_store::testing`), each test thread on its own.
+#[cfg(feature = "testing")]
+pub fn serve_on_this_thread(store: Arc<Store>) {
+    TEST_STORE.with(|s| *s.borrow_mut() = Some(store));
 }
 
 /// Runs `f` in one transaction (see [`Store::transaction`]): commit on `Ok`, roll back on any

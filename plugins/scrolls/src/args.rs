@@ -1,0 +1,224 @@
+//! The argument types every Scrolls tool shares (docs/tools.md, Scrolls: ItemFields, ListArgs,
+//! GetArgs, CloseArgs, DeleteArgs): each value is checked while the arguments are parsed, so a
+//! wrong key, date or name is refused by its argument's name before a handler runs.
+
+use coremcp_plugin_sdk::page::Paging;
+use coremcp_plugin_sdk::{rules, ArgEnum, Args, ToolError};
+use coremcp_store::Param;
+
+use crate::items::Resolution;
+use crate::key::ItemKey;
+
+/// The longest title, and the longest description or comment.
+pub const MAX_TITLE: usize = 200;
+pub const MAX_TEXT: usize = 20_000;
+
+coremcp_plugin_sdk::checked_string! {
+    /// An item key: a theme slug, a project key, or `PROJECT-n`.
+    ItemId => |at, v| ItemKey::parse(at, v).map(|_| ());
+    /// A title: readable text of at most 200 characters.
+    Title => |at, v| rules::text(at, v, MAX_TITLE);
+    /// Markdown of at most 20 000 characters.
+    Text => |at, v| rules::text(at, v, MAX_TEXT);
+    /// A date, `YYYY-MM-DD`.
+    DueDate => due_date;
+    /// An agent's name.
+    AgentName => crate::agents::check_name;
+    /// A label or a link: one token of at most 200 characters.
+    Token => |at, v| rules::token(at, v, MAX_TITLE);
+}
+
+impl ItemId {
+    pub fn key(&self) -> ItemKey {
+        // Parsed once already, while the arguments were read.
+        ItemKey::parse("id", self.as_str()).unwrap_or(ItemKey::Theme(self.0.clone()))
+    }
+}
+
+/// `YYYY-MM-DD` of a day that exists.
+fn due_date(field: &str, text: &str) -> Result<(), ToolError> {
+    let parts: Vec<&str> = text.split('-').collect();
+    let number = |p: &str, len: usize| {
+        (p.len() == len && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<u32>().ok())
+            .flatten()
+    };
+    let ok = match parts[..] {
+        [y, m, d] => match (number(y, 4), number(m, 2), number(d, 2)) {
+            (Some(y), Some(m), Some(d)) => {
+                let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+                let days = [
+                    31,
+                    if leap { 29 } else { 28 },
+                    31,
+                    30,
+                    31,
+                    30,
+                    31,
+                    31,
+                    30,
+                    31,
+                    30,
+                    31,
+                ];
+                (1..=12).contains(&m) && d >= 1 && d <= days[m as usize - 1]
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    let problem = format!("{text:?} is not a date: write YYYY-MM-DD, e.g. 2026-12-31");
+    Err(coremcp_plugin_sdk::args::invalid(field, problem))
+}
+
+/// An item's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Status {
+    Open,
+    InProgress,
+    Blocked,
+    Review,
+    Done,
+    Cancelled,
+}
+
+/// An item's priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Priority {
+    Urgent,
+    High,
+    Medium,
+    Low,
+    None,
+}
+
+macro_rules! params {
+    ($($name:ty),*) => {$(
+        impl From<$name> for Param {
+            fn from(value: $name) -> Self {
+                value.as_str().into()
+            }
+        }
+    )*};
+}
+params!(Status, Priority, Resolution);
+
+/// The fields of an epic, story, task or subtask that create and update take (ItemFields,
+/// less the title, which create requires and update may change).
+#[derive(Debug, Args)]
+pub struct ItemFields {
+    /// Markdown
+    #[arg(max_len = 20000)]
+    pub description: Option<Text>,
+    /// open, in_progress, blocked or review (close it with the level's close tool)
+    pub status: Option<Status>,
+    /// urgent, high, medium, low or none (default none)
+    pub priority: Option<Priority>,
+    /// the agent it is assigned to (registered with scrolls_agent_register; "" unassigns)
+    pub assignee: Option<coremcp_plugin_sdk::args::Clearable<AgentName>>,
+    /// labels (replaces them all)
+    #[arg(max_items = 50)]
+    pub labels: Option<Vec<Token>>,
+    /// YYYY-MM-DD ("" clears it)
+    pub due_date: Option<coremcp_plugin_sdk::args::Clearable<DueDate>>,
+    /// points
+    #[arg(min = 0)]
+    pub estimate: Option<f64>,
+    /// keys of the items that must close first (replaces them all)
+    #[arg(max_items = 100)]
+    pub depends_on: Option<Vec<ItemId>>,
+    /// a link to outside work, e.g. a pull request URL ("" clears it)
+    pub external_ref: Option<coremcp_plugin_sdk::args::Clearable<Token>>,
+}
+
+/// The filters and paging of every level's list (ListArgs).
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// only these statuses (default: every open one)
+    #[arg(max_items = 6)]
+    pub status: Vec<Status>,
+    /// also closed items when no status is given (default false)
+    #[arg(default)]
+    pub include_closed: bool,
+    /// only items assigned to this agent
+    pub assignee: Option<AgentName>,
+    /// only items with this label
+    pub label: Option<Token>,
+    /// only items of this priority
+    pub priority: Option<Priority>,
+    /// case-insensitive text in the title
+    #[arg(min_len = 1, max_len = 200)]
+    pub query: Option<String>,
+    #[arg(flatten)]
+    pub page: Paging,
+}
+
+/// One item (GetArgs).
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// the item's key
+    pub id: ItemId,
+    /// list its children (default: true for a theme, project or epic)
+    pub include_children: Option<bool>,
+    /// how many levels of children (default 1)
+    #[arg(min = 1, max = 3, default = 1)]
+    pub depth: u32,
+    /// add its comments, newest first (default false)
+    #[arg(default)]
+    pub include_comments: bool,
+}
+
+/// Closing an item (CloseArgs).
+#[derive(Debug, Args)]
+pub struct CloseArgs {
+    /// the item's key
+    pub id: ItemId,
+    /// done, cancelled, duplicate or wont_do (default done; the status becomes done or
+    /// cancelled)
+    #[arg(default = Resolution::Done)]
+    pub resolution: Resolution,
+    /// a comment to add while closing
+    #[arg(max_len = 20000)]
+    pub comment: Option<Text>,
+    /// also close its open descendants (default false: refused while it has any)
+    #[arg(default)]
+    pub cascade: bool,
+}
+
+/// Deleting an item (DeleteArgs).
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// the item's key
+    pub id: ItemId,
+    /// also delete everything under it (default false: refused while it has children)
+    #[arg(default)]
+    pub cascade: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coremcp_plugin_sdk::testing::refused;
+
+    #[test]
+    fn due_dates_are_days_that_exist() {
+        for ok in ["2026-12-31", "2024-02-29", "2000-02-29", "2026-01-01"] {
+            assert!(due_date("due_date", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "2026-13-01",
+            "2026-02-29",
+            "1900-02-29",
+            "2026-1-1",
+            "26-01-01",
+            "2026-01-32",
+            "",
+            "2026-01-01T00:00",
+        ] {
+            refused(due_date("due_date", bad), "due_date");
+        }
+    }
+}

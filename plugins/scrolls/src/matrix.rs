@@ -1,0 +1,865 @@
+//! The 36 level tools — list, get, create, update, close and delete for each of the six levels
+//! — as one handler per (level, operation) that reads the level table (`crate::level`): its
+//! schema and its checks come from the level's rules and the shared argument types
+//! (`crate::args`), so no level has a copy of another's tool.
+//!
+//! Invariants:
+//! - A level tool only touches items of its level: an id of another level is refused naming
+//!   the tool that takes it.
+//! - Update never closes: `status: done` or `cancelled` is refused pointing at the close tool
+//!   (which has the descendant rules); any other status on a closed item reopens it.
+//! - Every write is one transaction and is logged in the activity feed.
+
+use coremcp_plugin_sdk::args::{invalid, take, take_required, Clearable, ObjectSchema, ToolArgs};
+use coremcp_plugin_sdk::budget::{fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::page::Paging;
+use coremcp_plugin_sdk::{codes, Ctx, Handler, Hints, Tool, ToolError};
+use coremcp_store::plugin::{json_text, json_value, TxError};
+use coremcp_store::query::Query;
+use coremcp_store::records::{check_expected, expected, patch, Key, Order};
+use coremcp_store::{BackendKind, Param, Row, Tx};
+use serde_json::{json, Map, Value};
+
+use crate::args::{
+    AgentName, CloseArgs, DeleteArgs, GetArgs, ItemFields, ItemId, ListArgs, Priority, Status,
+    Text, Title, Token,
+};
+use crate::items::{self, NewItem, CLOSED};
+use crate::level::{KeyRule, Level};
+use crate::{views, SERVICE};
+
+/// What a level tool does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    List,
+    Get,
+    Create,
+    Update,
+    Close,
+    Delete,
+}
+
+impl Op {
+    fn as_str(self) -> &'static str {
+        match self {
+            Op::List => "list",
+            Op::Get => "get",
+            Op::Create => "create",
+            Op::Update => "update",
+            Op::Close => "close",
+            Op::Delete => "delete",
+        }
+    }
+}
+
+/// One level tool.
+#[derive(Debug)]
+pub struct LevelTool {
+    pub level: Level,
+    pub op: Op,
+}
+
+/// A key argument other than `id`: what it is called and what it says.
+struct KeyArg {
+    name: &'static str,
+    description: &'static str,
+    required: bool,
+}
+
+/// What a level's list filters on, besides ListArgs.
+fn list_filters(level: Level) -> &'static [KeyArg] {
+    const THEME: KeyArg = KeyArg {
+        name: "theme",
+        description: "only under this theme (key)",
+        required: false,
+    };
+    const PROJECT: KeyArg = KeyArg {
+        name: "project",
+        description: "only in this project (key)",
+        required: false,
+    };
+    const EPIC: KeyArg = KeyArg {
+        name: "epic",
+        description: "only under this epic (key)",
+        required: false,
+    };
+    const PARENT: KeyArg = KeyArg {
+        name: "parent",
+        description: "the story or task (key)",
+        required: true,
+    };
+    match level {
+        Level::Theme => &[],
+        Level::Project => &[THEME],
+        Level::Epic => &[PROJECT, THEME],
+        Level::Story | Level::Task => &[PROJECT, EPIC],
+        Level::Subtask => &[PARENT],
+    }
+}
+
+/// The argument that names where a new item goes.
+fn create_parent(level: Level) -> Option<KeyArg> {
+    match level {
+        Level::Theme => None,
+        Level::Project => Some(KeyArg {
+            name: "theme",
+            description: "the theme it belongs to (key)",
+            required: false,
+        }),
+        Level::Epic => Some(KeyArg {
+            name: "project",
+            description: "the project (key)",
+            required: true,
+        }),
+        Level::Story | Level::Task => Some(KeyArg {
+            name: "parent",
+            description: "an epic key or a project key",
+            required: true,
+        }),
+        Level::Subtask => Some(KeyArg {
+            name: "parent",
+            description: "a story key or a task key",
+            required: true,
+        }),
+    }
+}
+
+impl LevelTool {
+    fn tool(&self, op: Op) -> String {
+        format!("scrolls_{}_{}", self.level.as_str(), op.as_str())
+    }
+
+    /// Whether the level keeps the full ItemFields (the numbered levels) or the few a theme or
+    /// project has.
+    fn numbered(&self) -> bool {
+        self.level.rules().key == KeyRule::Sequence
+    }
+
+    fn describe_schema(&self) -> Value {
+        let mut o = ObjectSchema::default();
+        let key = |o: &mut ObjectSchema, arg: &KeyArg| {
+            o.property::<ItemId>(arg.name, arg.description, &[], Some(arg.required));
+        };
+        match self.op {
+            Op::List => {
+                list_filters(self.level).iter().for_each(|a| key(&mut o, a));
+                o.flatten::<ListArgs>();
+            }
+            Op::Get => o.flatten::<GetArgs>(),
+            Op::Close => o.flatten::<CloseArgs>(),
+            Op::Delete => o.flatten::<DeleteArgs>(),
+            Op::Create | Op::Update => {
+                let create = self.op == Op::Create;
+                match (create, self.level.rules().key) {
+                    (true, KeyRule::Slug) => o.property::<ItemId>(
+                        "key",
+                        "permanent slug, e.g. reliability",
+                        &[],
+                        Some(true),
+                    ),
+                    (true, KeyRule::ProjectKey) => o.property::<ItemId>(
+                        "key",
+                        "^[A-Z][A-Z0-9]{1,9}$, the Registry project's key",
+                        &[],
+                        Some(true),
+                    ),
+                    (true, KeyRule::Sequence) => {}
+                    (false, _) => o.property::<ItemId>("id", "the item's key", &[], Some(true)),
+                }
+                if let Some(parent) = create_parent(self.level) {
+                    // Moving is scrolls_item_move's; only a project's theme is patched here.
+                    if create || self.level == Level::Project {
+                        key(
+                            &mut o,
+                            &KeyArg {
+                                required: create && parent.required,
+                                ..parent
+                            },
+                        );
+                    }
+                }
+                let title = if create { "what it is" } else { "new title" };
+                o.property::<Title>("title", title, &[("maxLength", json!(200))], Some(create));
+                if self.numbered() {
+                    o.flatten::<ItemFields>();
+                } else {
+                    o.property::<Text>(
+                        "description",
+                        "Markdown",
+                        &[("maxLength", json!(20000))],
+                        Some(false),
+                    );
+                    o.property::<Priority>(
+                        "priority",
+                        "urgent, high, medium, low or none",
+                        &[],
+                        Some(false),
+                    );
+                    if !create {
+                        o.property::<Status>(
+                            "status",
+                            "open, in_progress, blocked or review",
+                            &[],
+                            Some(false),
+                        );
+                    }
+                }
+                match self.level {
+                    Level::Theme if create => o.property::<Token>(
+                        "registry_theme",
+                        "the Registry theme it tracks (default: the same key)",
+                        &[],
+                        Some(false),
+                    ),
+                    Level::Project => {
+                        o.property::<AgentName>("lead", "the agent who leads it", &[], Some(false))
+                    }
+                    Level::Story => o.property::<Vec<Text>>(
+                        "acceptance_criteria",
+                        "what must hold for it to be done (replaces them all)",
+                        &[("maxItems", json!(50))],
+                        Some(false),
+                    ),
+                    _ => {}
+                }
+                if !create {
+                    o.property::<u64>(
+                        "expected_version",
+                        "the version you read; refused with conflict if it is at another",
+                        &[("minimum", json!(1))],
+                        Some(false),
+                    );
+                }
+            }
+        }
+        o.finish()
+    }
+}
+
+impl Handler for LevelTool {
+    fn schema(&self) -> Value {
+        self.describe_schema()
+    }
+
+    fn call(&self, _: &Ctx<'_>, mut args: Map<String, Value>) -> Result<Value, ToolError> {
+        match self.op {
+            Op::List => self.list(&mut args),
+            Op::Get => {
+                let get = GetArgs::parse_at(&mut args, "")?;
+                SERVICE.run(|tx| self.get(tx, &get))
+            }
+            Op::Create => self.create(&mut args),
+            Op::Update => self.update(&mut args),
+            Op::Close => {
+                let close = CloseArgs::parse_at(&mut args, "")?;
+                SERVICE.run(|tx| {
+                    let key = close.id.as_str();
+                    self.of_level(&items::find(tx, "id", key)?)?;
+                    let closed = items::close(tx, key, close.resolution, close.cascade, None)?;
+                    if let Some(comment) = &close.comment {
+                        items::comment(tx, key, None, comment.as_str())?;
+                    }
+                    let item = items::json(&items::find(tx, "id", key)?)?;
+                    Ok(json!({"closed": closed, "item": item}))
+                })
+            }
+            Op::Delete => {
+                let delete = DeleteArgs::parse_at(&mut args, "")?;
+                SERVICE.run(|tx| {
+                    self.of_level(&items::find(tx, "id", delete.id.as_str())?)?;
+                    let deleted = items::delete(tx, delete.id.as_str(), delete.cascade, None)?;
+                    Ok(json!({"deleted": deleted}))
+                })
+            }
+        }
+    }
+}
+
+impl LevelTool {
+    /// Refuses an item of another level, naming the tool that takes it.
+    fn of_level(&self, row: &Row) -> Result<(), TxError> {
+        let level = items::level_of(row)?;
+        if level == self.level {
+            return Ok(());
+        }
+        let key = row.get_text("key")?;
+        let tool = LevelTool { level, op: self.op }.tool(self.op);
+        Err(invalid(
+            "id",
+            format!(
+                "{key} is {} {}, not {} {}: use {tool}",
+                level.article(),
+                level.as_str(),
+                self.level.article(),
+                self.level.as_str()
+            ),
+        )
+        .into())
+    }
+
+    fn list(&self, args: &mut Map<String, Value>) -> Result<Value, ToolError> {
+        let mut filters = Vec::new();
+        for filter in list_filters(self.level) {
+            let value: Option<ItemId> = if filter.required {
+                Some(take_required(args, filter.name, "")?)
+            } else {
+                take(args, filter.name, "")?
+            };
+            if let Some(value) = value {
+                filters.push((filter.name, value));
+            }
+        }
+        let list = ListArgs::parse_at(args, "")?;
+        let level = self.level;
+        SERVICE.run(|tx| {
+            let mut q = Query::new();
+            q.eq("i.level", level.as_str());
+            for (name, key) in &filters {
+                let id = items::find(tx, name, key.as_str())?.get_text("id")?;
+                let p = q.bind(id);
+                q.and(match *name {
+                    "project" => format!("i.project_id = {p}"),
+                    // An epic's theme is its project's.
+                    "theme" if level == Level::Epic => {
+                        format!(
+                            "i.project_id IN (SELECT id FROM scrolls_item WHERE parent_id = {p})"
+                        )
+                    }
+                    _ => format!("i.parent_id = {p}"),
+                });
+            }
+            list_filter(tx.kind(), &mut q, &list);
+            // Creation order: ids made by one process sort so.
+            const KEYS: &[Key] = &[Key::text("i.id", "id")];
+            Order::asc(level.as_str(), KEYS).list(tx, items::SELECT, &q, &list.page, items::json)
+        })
+    }
+
+    fn get(&self, tx: &mut Tx<'_>, get: &GetArgs) -> Result<Value, TxError> {
+        let row = items::find(tx, "id", get.id.as_str())?;
+        self.of_level(&row)?;
+        let mut item = items::json(&row)?;
+        if get
+            .include_children
+            .unwrap_or(self.level.rules().children_by_default)
+        {
+            item["children"] = Value::Array(children(tx, &row.get_text("id")?, get.depth)?);
+        }
+        if get.include_comments {
+            let page = Paging {
+                limit: 20,
+                cursor: None,
+            };
+            item["comments"] = views::comments(tx, &row.get_text("id")?, &page)?["items"].clone();
+        }
+        if let Some(deps) = dependencies(tx, &row.get_text("id")?)? {
+            item["depends_on"] = deps;
+        }
+        // Whole children are left out from the end when the answer would outgrow the limit.
+        let omitted = fit_array(&mut item, "children", RESULT_BUDGET - 200);
+        if omitted > 0 {
+            item["children_omitted"] = omitted.into();
+        }
+        Ok(item)
+    }
+
+    fn create(&self, args: &mut Map<String, Value>) -> Result<Value, ToolError> {
+        let key: Option<ItemId> = take(args, "key", "")?;
+        let parent_arg = create_parent(self.level);
+        let parent: Option<(&str, ItemId)> = match &parent_arg {
+            Some(arg) => take::<Option<ItemId>>(args, arg.name, "")?.map(|p| (arg.name, p)),
+            None => None,
+        };
+        let (title, extras) = (
+            take_required::<Title>(args, "title", "")?,
+            Extras::take(args)?,
+        );
+        let fields = if self.numbered() {
+            Some(ItemFields::parse_at(args, "")?)
+        } else {
+            None
+        };
+        let common = Common::take(args, fields.as_ref())?;
+        if let Some(Status::Done | Status::Cancelled) = common.status {
+            return Err(invalid(
+                "status",
+                "a new item is not closed: create it, then close it",
+            ));
+        }
+        let level = self.level;
+        SERVICE.run(|tx| {
+            let parent_key = parent.as_ref().map(|(name, p)| (*name, p.key()));
+            if let Some(key) = &key {
+                check_key_kind(level, key)?;
+            }
+            let item = NewItem {
+                level,
+                key: key.as_ref().map(ItemId::as_str),
+                parent: parent_key.as_ref().map(|(name, key)| (*name, key)),
+                title: title.as_str(),
+                priority: common.priority.map_or("none", Priority::as_str),
+            };
+            let row = items::create(tx, &item)?;
+            let (id, key) = (row.get_text("id")?, row.get_text("key")?);
+            let mut changes = common.columns(tx, &row, &extras)?;
+            if level == Level::Theme {
+                let registry = extras
+                    .registry_theme
+                    .as_ref()
+                    .map_or(key.as_str(), Token::as_str);
+                changes.push(("registry_key", Some(registry.into())));
+            }
+            set_columns(tx, &id, changes)?;
+            if let Some(deps) = &common.depends_on {
+                let on = ids_of(tx, deps)?;
+                items::set_dependencies(tx, "depends_on", (&id, &key), &on)?;
+            }
+            items::log(tx, "created", (Some(&id), &key), None, None)?;
+            Ok(items::json(&items::find(tx, "key", &key)?)?)
+        })
+    }
+
+    fn update(&self, args: &mut Map<String, Value>) -> Result<Value, ToolError> {
+        let id: ItemId = take_required(args, "id", "")?;
+        let theme: Option<Clearable<ItemId>> = if self.level == Level::Project {
+            take(args, "theme", "")?
+        } else {
+            None
+        };
+        let title: Option<Title> = take(args, "title", "")?;
+        let extras = Extras::take(args)?;
+        let fields = if self.numbered() {
+            Some(ItemFields::parse_at(args, "")?)
+        } else {
+            None
+        };
+        let common = Common::take(args, fields.as_ref())?;
+        let version: Option<u64> = take(args, "expected_version", "")?;
+        let close = self.tool(Op::Close);
+        if let Some(status @ (Status::Done | Status::Cancelled)) = common.status {
+            return Err(invalid(
+                "status",
+                format!(
+                    "{} closes an item with its rules for what is under it: use {close}",
+                    status.as_str()
+                ),
+            ));
+        }
+        SERVICE.run(|tx| {
+            let row = items::find(tx, "id", id.as_str())?;
+            self.of_level(&row)?;
+            let (item_id, key) = (row.get_text("id")?, row.get_text("key")?);
+            let what = format!("{} {key}", self.level.as_str());
+            let expected = expected(version);
+            check_expected(&what, row.get_i64("version")?, expected)?;
+            let mut changes = common.columns(tx, &row, &extras)?;
+            changes.push(("title", title.as_ref().map(|t| t.as_str().into())));
+            // Any status but a closed one (refused above) reopens a closed item.
+            let reopened = common.status.is_some()
+                && matches!(row.get_text("status")?.as_str(), "done" | "cancelled");
+            if reopened {
+                changes.extend([
+                    ("resolution", Some(Param::Null)),
+                    ("closed_at", Some(Param::Null)),
+                ]);
+            }
+            if let Some(theme) = &theme {
+                let parent = match theme.value() {
+                    Some(theme) => Some(items::find(tx, "theme", theme.as_str())?),
+                    None => None,
+                };
+                if let Some(parent) = &parent {
+                    if items::level_of(parent)? != Level::Theme {
+                        return Err(invalid(
+                            "theme",
+                            format!("{} is not a theme", theme_key(theme)),
+                        )
+                        .into());
+                    }
+                }
+                changes.push((
+                    "parent_id",
+                    Some(parent.map(|p| p.get_text("id")).transpose()?.into()),
+                ));
+            }
+            let changed = patch(tx, "scrolls_item", &row, &what, expected, changes)?;
+            if let Some(deps) = &common.depends_on {
+                let on = ids_of(tx, deps)?;
+                items::set_dependencies(tx, "depends_on", (&item_id, &key), &on)?;
+            }
+            if changed || common.depends_on.is_some() {
+                let action = if reopened { "reopened" } else { "updated" };
+                items::log(tx, action, (Some(&item_id), &key), None, None)?;
+            }
+            Ok(items::json(&items::find(tx, "key", &key)?)?)
+        })
+    }
+}
+
+fn theme_key(theme: &Clearable<ItemId>) -> String {
+    theme
+        .value()
+        .map_or_else(String::new, |t| t.as_str().to_owned())
+}
+
+/// A given key must be of the level's own kind (`reliability` for a theme, `CORE` for a project).
+fn check_key_kind(level: Level, key: &ItemId) -> Result<(), TxError> {
+    if key.key().levels().contains(&level) {
+        return Ok(());
+    }
+    Err(invalid(
+        "key",
+        format!("{} is not a {} key", key.as_str(), level.as_str()),
+    )
+    .into())
+}
+
+/// The item ids of `keys` (argument `depends_on`), each of which must exist.
+fn ids_of(tx: &mut Tx<'_>, keys: &[ItemId]) -> Result<Vec<String>, TxError> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, key)| {
+            Ok(items::find(tx, &format!("depends_on[{i}]"), key.as_str())?.get_text("id")?)
+        })
+        .collect()
+}
+
+/// The keys an item depends on, when it has any.
+fn dependencies(tx: &mut Tx<'_>, id: &str) -> Result<Option<Value>, TxError> {
+    let rows = tx.query(
+        "SELECT i.key FROM scrolls_dependency d JOIN scrolls_item i ON i.id = d.depends_on_id \
+         WHERE d.item_id = $1 ORDER BY i.key",
+        &[id.into()],
+    )?;
+    let keys: Vec<String> = rows
+        .iter()
+        .map(|r| r.get_text("key"))
+        .collect::<Result<_, _>>()?;
+    Ok((!keys.is_empty()).then(|| json!(keys)))
+}
+
+/// The children of item `id` to `depth` levels, each with its own `children` below the first.
+fn children(tx: &mut Tx<'_>, id: &str, depth: u32) -> Result<Vec<Value>, TxError> {
+    const BRIEF: &str = "key level title status priority assignee=assignee_name? \
+        estimate?:num due_date?";
+    let rows = tx.query(
+        &format!("{} WHERE i.parent_id = $1 ORDER BY i.id", items::SELECT),
+        &[id.into()],
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let mut child = coremcp_store::records::Record::of(row, BRIEF)?.done();
+        if depth > 1 {
+            let below = children(tx, &row.get_text("id")?, depth - 1)?;
+            if !below.is_empty() {
+                child["children"] = Value::Array(below);
+            }
+        }
+        out.push(child);
+    }
+    Ok(out)
+}
+
+/// ListArgs as conditions on `scrolls_item i`.
+fn list_filter(kind: BackendKind, q: &mut Query, list: &ListArgs) {
+    if list.status.is_empty() {
+        if !list.include_closed {
+            q.and(format!("i.status NOT IN {CLOSED}"));
+        }
+    } else {
+        let statuses: Vec<String> = list.status.iter().map(|s| s.as_str().to_owned()).collect();
+        let marks = q.in_list(&statuses);
+        q.and(format!("i.status IN {marks}"));
+    }
+    if let Some(agent) = &list.assignee {
+        let p = q.bind(agent.as_str());
+        q.and(format!(
+            "i.assignee_id = (SELECT id FROM scrolls_agent WHERE name = {p})"
+        ));
+    }
+    if let Some(label) = &list.label {
+        let p = q.bind(label.as_str());
+        q.and(match kind {
+            BackendKind::Sqlite => {
+                format!("EXISTS (SELECT 1 FROM json_each(i.labels) l WHERE l.value = {p})")
+            }
+            BackendKind::Postgres => format!("i.labels @> jsonb_build_array(CAST({p} AS TEXT))"),
+        });
+    }
+    q.eq_opt("i.priority", list.priority.map(Priority::as_str));
+    q.contains(&["i.title"], list.query.as_deref());
+}
+
+/// The level-specific fields of create and update.
+#[derive(Default)]
+struct Extras {
+    registry_theme: Option<Token>,
+    lead: Option<AgentName>,
+    acceptance_criteria: Option<Vec<Text>>,
+}
+
+impl Extras {
+    fn take(args: &mut Map<String, Value>) -> Result<Self, ToolError> {
+        Ok(Self {
+            registry_theme: take(args, "registry_theme", "")?,
+            lead: take(args, "lead", "")?,
+            acceptance_criteria: take(args, "acceptance_criteria", "")?,
+        })
+    }
+}
+
+/// What create and update write besides the title, from ItemFields or a theme's or project's
+/// few fields.
+struct Common {
+    description: Option<Text>,
+    status: Option<Status>,
+    priority: Option<Priority>,
+    assignee: Option<Clearable<AgentName>>,
+    labels: Option<Vec<Token>>,
+    due_date: Option<Clearable<crate::args::DueDate>>,
+    estimate: Option<f64>,
+    depends_on: Option<Vec<ItemId>>,
+    external_ref: Option<Clearable<Token>>,
+}
+
+impl Common {
+    fn take(args: &mut Map<String, Value>, fields: Option<&ItemFields>) -> Result<Self, ToolError> {
+        Ok(match fields {
+            Some(f) => Self {
+                description: f.description.clone(),
+                status: f.status,
+                priority: f.priority,
+                assignee: f.assignee.clone(),
+                labels: f.labels.clone(),
+                due_date: f.due_date.clone(),
+                estimate: f.estimate,
+                depends_on: f.depends_on.clone(),
+                external_ref: f.external_ref.clone(),
+            },
+            None => Self {
+                description: take(args, "description", "")?,
+                status: take(args, "status", "")?,
+                priority: take(args, "priority", "")?,
+                assignee: None,
+                labels: None,
+                due_date: None,
+                estimate: None,
+                depends_on: None,
+                external_ref: None,
+            },
+        })
+    }
+
+    /// The columns to write, `None` where the call leaves one alone; JSON columns only when
+    /// they differ from `row` as JSON.
+    fn columns(
+        &self,
+        tx: &mut Tx<'_>,
+        row: &Row,
+        extras: &Extras,
+    ) -> Result<Vec<(&'static str, Option<Param>)>, TxError> {
+        let agent = |tx: &mut Tx<'_>, field: &str, name: &AgentName| -> Result<String, TxError> {
+            let row = tx.query_opt(
+                "SELECT id FROM scrolls_agent WHERE name = $1",
+                &[name.as_str().into()],
+            )?;
+            Ok(row
+                .ok_or_else(|| {
+                    let name = name.as_str();
+                    ToolError::new(
+                        codes::NOT_FOUND,
+                        format!(
+                            "argument \"{field}\": no agent {name} (register it with \
+                             scrolls_agent_register)"
+                        ),
+                    )
+                })?
+                .get_text("id")?)
+        };
+        let assignee = match (&self.assignee, &extras.lead) {
+            (Some(Clearable::Set(name)), _) => Some(agent(tx, "assignee", name)?.into()),
+            (Some(Clearable::Clear), _) => Some(Param::Null),
+            (None, Some(lead)) => Some(agent(tx, "lead", lead)?.into()),
+            (None, None) => None,
+        };
+        let json_column = |column: &str, new: Option<Value>| -> Result<Option<Param>, TxError> {
+            Ok(match new {
+                Some(new) if json_value(row.get_opt_text(column)?) != new => {
+                    Some(json_text(&new).into())
+                }
+                _ => None,
+            })
+        };
+        let labels = self
+            .labels
+            .as_ref()
+            .map(|l| json!(l.iter().map(Token::as_str).collect::<Vec<_>>()));
+        let criteria = extras
+            .acceptance_criteria
+            .as_ref()
+            .map(|c| json!(c.iter().map(Text::as_str).collect::<Vec<_>>()));
+        Ok(vec![
+            (
+                "description",
+                self.description.as_ref().map(|d| d.as_str().into()),
+            ),
+            ("status", self.status.map(Into::into)),
+            ("priority", self.priority.map(Into::into)),
+            ("assignee_id", assignee),
+            ("labels", json_column("labels", labels)?),
+            (
+                "due_date",
+                self.due_date
+                    .as_ref()
+                    .map(|d| d.value().map(|d| d.as_str()).into()),
+            ),
+            ("estimate", self.estimate.map(Into::into)),
+            (
+                "external_ref",
+                self.external_ref
+                    .as_ref()
+                    .map(|r| r.value().map(Token::as_str).into()),
+            ),
+            (
+                "acceptance_criteria",
+                json_column("acceptance_criteria", criteria)?,
+            ),
+        ])
+    }
+}
+
+/// Writes `changes` to a new item's row without moving its version (it is being created).
+fn set_columns(
+    tx: &mut Tx<'_>,
+    id: &str,
+    changes: Vec<(&str, Option<Param>)>,
+) -> Result<(), TxError> {
+    let mut q = Query::new();
+    let sets: Vec<String> = changes
+        .into_iter()
+        .filter_map(|(column, value)| value.map(|v| format!("{column} = {}", q.bind(v))))
+        .collect();
+    if sets.is_empty() {
+        return Ok(());
+    }
+    let p = q.bind(id);
+    tx.execute(
+        &format!("UPDATE scrolls_item SET {} WHERE id = {p}", sets.join(", ")),
+        q.params(),
+    )?;
+    Ok(())
+}
+
+macro_rules! level_tools {
+    ($($name:literal $level:ident $op:ident $hints:ident $description:literal;)*) => {
+        /// The 36 level tools, in catalog order.
+        pub const TOOLS: &[Tool] = &[$(
+            Tool::new($name, $description, &LevelTool { level: Level::$level, op: Op::$op })
+                .hints(Hints::$hints)
+        ),*];
+    };
+}
+
+level_tools! {
+    "scrolls_theme_list" Theme List READ
+        "List themes (open ones unless you filter by status or include_closed). Paged: pass \
+         next_cursor back as cursor.";
+    "scrolls_theme_get" Theme Get READ
+        "Get a theme with its projects (include_children, depth up to 3) and optionally its \
+         comments.";
+    "scrolls_theme_create" Theme Create ADD
+        "Create a theme. Its key is a permanent slug; registry_theme links the Registry theme \
+         (default: the same key).";
+    "scrolls_theme_update" Theme Update IDEMPOTENT
+        "Patch a theme: only the fields you pass change. status open reopens a closed one; \
+         close it with scrolls_theme_close. expected_version guards against a lost update.";
+    "scrolls_theme_close" Theme Close IDEMPOTENT
+        "Close a theme (resolution done, cancelled, duplicate or wont_do). Refused while it has \
+         open descendants unless cascade: true, which closes them too.";
+    "scrolls_theme_delete" Theme Delete DESTRUCTIVE
+        "Delete a theme. Refused while it has children unless cascade: true, which deletes its \
+         whole subtree; the activity feed keeps a tombstone of each.";
+    "scrolls_project_list" Project List READ
+        "List projects, optionally of one theme (open ones unless you filter by status or \
+         include_closed). Paged: pass next_cursor back as cursor.";
+    "scrolls_project_get" Project Get READ
+        "Get a project with its epics and any stories or tasks directly under it, and \
+         optionally its comments.";
+    "scrolls_project_create" Project Create ADD
+        "Create a project. Its key (e.g. CORE) should match the Registry project's and prefixes \
+         its items' keys (CORE-1, CORE-2, …).";
+    "scrolls_project_update" Project Update IDEMPOTENT
+        "Patch a project: only the fields you pass change (theme \"\" takes it out of its \
+         theme). status open reopens a closed one; close it with scrolls_project_close.";
+    "scrolls_project_close" Project Close IDEMPOTENT
+        "Close a project. Refused while it has open descendants unless cascade: true, which \
+         closes them with the same resolution.";
+    "scrolls_project_delete" Project Delete DESTRUCTIVE
+        "Delete a project. Refused while it has items unless cascade: true, which deletes them \
+         all; the activity feed keeps a tombstone of each.";
+    "scrolls_epic_list" Epic List READ
+        "List epics, optionally of one project or theme (open ones unless you filter by status \
+         or include_closed). Paged: pass next_cursor back as cursor.";
+    "scrolls_epic_get" Epic Get READ
+        "Get an epic with its stories and tasks, and optionally its comments.";
+    "scrolls_epic_create" Epic Create ADD
+        "Create an epic in a project; its key is the project's next number (CORE-7).";
+    "scrolls_epic_update" Epic Update IDEMPOTENT
+        "Patch an epic: only the fields you pass change (labels and depends_on replace the \
+         lists). Close it with scrolls_epic_close.";
+    "scrolls_epic_close" Epic Close IDEMPOTENT
+        "Close an epic. Refused while it has open stories, tasks or subtasks unless cascade: \
+         true, which closes them too.";
+    "scrolls_epic_delete" Epic Delete DESTRUCTIVE
+        "Delete an epic. Refused while it has children unless cascade: true, which deletes them \
+         too.";
+    "scrolls_story_list" Story List READ
+        "List stories, optionally of one project or epic (open ones unless you filter by status \
+         or include_closed). Paged: pass next_cursor back as cursor.";
+    "scrolls_story_get" Story Get READ
+        "Get a story with its acceptance criteria, its dependencies and, on request, its \
+         subtasks and comments.";
+    "scrolls_story_create" Story Create ADD
+        "Create a story under an epic or directly under a project; its key is the project's \
+         next number.";
+    "scrolls_story_update" Story Update IDEMPOTENT
+        "Patch a story: only the fields you pass change (labels, depends_on and \
+         acceptance_criteria replace the lists). Close it with scrolls_story_close.";
+    "scrolls_story_close" Story Close IDEMPOTENT
+        "Close a story. Refused while it has open subtasks unless cascade: true, which closes \
+         them too.";
+    "scrolls_story_delete" Story Delete DESTRUCTIVE
+        "Delete a story. Refused while it has subtasks unless cascade: true, which deletes them \
+         too.";
+    "scrolls_task_list" Task List READ
+        "List tasks, optionally of one project or epic (open ones unless you filter by status \
+         or include_closed). Paged: pass next_cursor back as cursor.";
+    "scrolls_task_get" Task Get READ
+        "Get a task with its dependencies and, on request, its subtasks and comments.";
+    "scrolls_task_create" Task Create ADD
+        "Create a task under an epic or directly under a project; its key is the project's next \
+         number.";
+    "scrolls_task_update" Task Update IDEMPOTENT
+        "Patch a task: only the fields you pass change (labels and depends_on replace the \
+         lists). Close it with scrolls_task_close.";
+    "scrolls_task_close" Task Close IDEMPOTENT
+        "Close a task. Refused while it has open subtasks unless cascade: true, which closes \
+         them too.";
+    "scrolls_task_delete" Task Delete DESTRUCTIVE
+        "Delete a task. Refused while it has subtasks unless cascade: true, which deletes them \
+         too.";
+    "scrolls_subtask_list" Subtask List READ
+        "List the subtasks of a story or task (open ones unless you filter by status or \
+         include_closed). Paged: pass next_cursor back as cursor.";
+    "scrolls_subtask_get" Subtask Get READ
+        "Get a subtask with its dependencies and, on request, its comments.";
+    "scrolls_subtask_create" Subtask Create ADD
+        "Create a subtask under a story or a task; its key is the project's next number.";
+    "scrolls_subtask_update" Subtask Update IDEMPOTENT
+        "Patch a subtask: only the fields you pass change (labels and depends_on replace the \
+         lists). Close it with scrolls_subtask_close.";
+    "scrolls_subtask_close" Subtask Close IDEMPOTENT
+        "Close a subtask (resolution done, cancelled, duplicate or wont_do).";
+    "scrolls_subtask_delete" Subtask Delete DESTRUCTIVE
+        "Delete a subtask.";
+}
