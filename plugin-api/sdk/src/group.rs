@@ -119,7 +119,9 @@ impl Hints {
     }
 }
 
-/// One tool of a group.
+/// One tool of a group (a few references and flags: copying one is cheap, and lets a table be
+/// assembled in a `const fn`).
+#[derive(Clone, Copy)]
 pub struct Tool {
     pub name: &'static str,
     pub description: &'static str,

@@ -21,9 +21,54 @@ pub mod key;
 pub mod level;
 pub mod matrix;
 pub mod schema;
+pub mod tools;
 pub mod views;
 
+use coremcp_plugin_sdk::{catalog, Group, Tool};
 use coremcp_store::plugin::Service;
 
 /// The Scrolls store: `scrolls.sqlite3` under the data dir, or schema `scrolls`.
 pub static SERVICE: Service = Service::new("scrolls", schema::MIGRATIONS);
+
+/// The group table, in catalog order: the 36 level tools, then the rest.
+pub static GROUP: Group = Group::new(&catalog::SCROLLS, env!("CARGO_PKG_VERSION"), &TABLE);
+
+static TABLE: [Tool; 50] = table();
+
+const fn table() -> [Tool; 50] {
+    let rest = [
+        tools::scrolls_search::TOOL,
+        tools::scrolls_item_move::TOOL,
+        tools::scrolls_item_claim::TOOL,
+        tools::scrolls_comment_add::TOOL,
+        tools::scrolls_comment_list::TOOL,
+        tools::scrolls_agent_register::TOOL,
+        tools::scrolls_agent_list::TOOL,
+        tools::scrolls_agent_get::TOOL,
+        tools::scrolls_agent_update::TOOL,
+        tools::scrolls_agent_delete::TOOL,
+        tools::scrolls_progress_get::TOOL,
+        tools::scrolls_board_get::TOOL,
+        tools::scrolls_ready_list::TOOL,
+        tools::scrolls_activity_list::TOOL,
+    ];
+    let mut out = [rest[0]; 50];
+    let mut i = 0;
+    while i < 50 {
+        out[i] = if i < matrix::TOOLS.len() {
+            matrix::TOOLS[i]
+        } else {
+            rest[i - matrix::TOOLS.len()]
+        };
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_table_follows_the_catalog() {
+        coremcp_plugin_sdk::testing::assert_group(&super::GROUP);
+    }
+}

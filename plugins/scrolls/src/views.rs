@@ -24,12 +24,18 @@ use crate::level::Level;
 use crate::schema::{COMMENT_SEARCH, ITEM_SEARCH};
 
 /// Priority as a sort rank, urgent first.
-const PRIORITY_RANK: &str = "CASE i.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 \
+pub const PRIORITY_RANK: &str = "CASE i.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 \
     WHEN 'medium' THEN 2 WHEN 'low' THEN 3 ELSE 4 END";
 
 /// The columns a listed item shows.
 pub const LISTED: &str = "i.key, i.level, i.title, i.status, i.priority, i.due_date, \
     i.created_at, i.version";
+
+/// A listed item row (from [`LISTED`]) as JSON.
+pub fn listed(row: &Row) -> Result<Value, StoreError> {
+    let fields = "key level title status priority due_date? version:int created_at:ts";
+    Ok(Record::of(row, fields)?.done())
+}
 
 /// `(a, b, …)` of `levels` bound in `q`.
 fn levels_in(q: &mut Query, levels: &[Level]) -> String {
@@ -139,12 +145,29 @@ pub enum By {
     Label,
 }
 
+/// What a search keeps of the items it finds.
+#[derive(Debug, Default)]
+pub struct Within<'a> {
+    pub levels: &'a [Level],
+    /// The owning project's id.
+    pub project: Option<&'a str>,
+    pub statuses: &'a [String],
+    pub include_closed: bool,
+}
+
 /// The items best matching `query` (see [`search::words`]) in their title and description or
-/// in a comment on them, best first, at most `limit`; empty when the query has no words.
-pub fn search(tx: &mut Tx<'_>, query: &str, limit: usize) -> Result<Vec<Row>, StoreError> {
+/// in a comment on them, among those `within` keeps, best first, at most `limit`; empty when
+/// the query has no words.
+pub fn search(
+    tx: &mut Tx<'_>,
+    query: &str,
+    within: &Within<'_>,
+    limit: usize,
+) -> Result<Vec<Row>, StoreError> {
     let words = search::words(query);
     let kind = tx.kind();
-    // One parameter list for both halves; each half is written with its own condition.
+    // One parameter list for both halves and the filters; each is written with its own
+    // condition.
     let mut q = Query::new();
     let (Some(items), Some(comments)) = (
         ITEM_SEARCH.matching(kind, &mut q, &words),
@@ -152,6 +175,21 @@ pub fn search(tx: &mut Tx<'_>, query: &str, limit: usize) -> Result<Vec<Row>, St
     ) else {
         return Ok(Vec::new());
     };
+    let mut keep = vec!["TRUE".to_owned()];
+    if !within.levels.is_empty() {
+        keep.push(format!("i.level IN {}", levels_in(&mut q, within.levels)));
+    }
+    if let Some(project) = within.project {
+        keep.push(format!(
+            "(i.project_id = {0} OR i.id = {0})",
+            q.bind(project)
+        ));
+    }
+    if !within.statuses.is_empty() {
+        keep.push(format!("i.status IN {}", q.in_list(within.statuses)));
+    } else if !within.include_closed {
+        keep.push(format!("i.status NOT IN {CLOSED}"));
+    }
     let sql = format!(
         "SELECT {LISTED}, m.rank FROM ( \
              SELECT id, MAX(rank) AS rank FROM ( \
@@ -159,8 +197,14 @@ pub fn search(tx: &mut Tx<'_>, query: &str, limit: usize) -> Result<Vec<Row>, St
                  UNION ALL \
                  SELECT scrolls_comment.item_id AS id, {} AS rank FROM scrolls_comment{} \
                  WHERE {}) hits GROUP BY id) m \
-         JOIN scrolls_item i ON i.id = m.id ORDER BY m.rank DESC, i.key LIMIT {limit}",
-        items.rank, items.join, items.condition, comments.rank, comments.join, comments.condition
+         JOIN scrolls_item i ON i.id = m.id WHERE {} ORDER BY m.rank DESC, i.key LIMIT {limit}",
+        items.rank,
+        items.join,
+        items.condition,
+        comments.rank,
+        comments.join,
+        comments.condition,
+        keep.join(" AND ")
     );
     tx.query(&sql, q.params())
 }
@@ -213,4 +257,116 @@ pub fn comments(tx: &mut Tx<'_>, item_id: &str, page: &Paging) -> Result<Value, 
     ORDER.list(tx, select, &q, page, |row| {
         Ok(Record::of(row, "id author? body created_at:ts")?.done())
     })
+}
+
+/// The totals of a subtree's progress (the root included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Totals {
+    pub total: i64,
+    pub done: i64,
+    pub cancelled: i64,
+    pub blocked: i64,
+    /// Not closed, and due before `today`.
+    pub overdue: i64,
+    /// Closed at or after `since`, when one was given.
+    pub closed_since: Option<i64>,
+    /// Summed estimates of the items not cancelled, and of the done ones.
+    pub estimate: f64,
+    pub estimate_done: f64,
+}
+
+/// The totals of the subtree of `root_id`: one aggregate query over it.
+pub fn totals(
+    tx: &mut Tx<'_>,
+    root_id: &str,
+    today: &str,
+    since: Option<&str>,
+) -> Result<Totals, StoreError> {
+    let mut q = Query::new();
+    let with = subtree(&mut q, root_id);
+    let today = q.bind(today);
+    let given = since.is_some();
+    let since = q.bind(since);
+    let count =
+        |condition: &str| format!("COALESCE(SUM(CASE WHEN {condition} THEN 1 ELSE 0 END), 0)");
+    let sql = format!(
+        "{with}SELECT COUNT(*) AS total, {} AS done, {} AS cancelled, {} AS blocked, \
+         {} AS overdue, {} AS closed_since, \
+         COALESCE(SUM(CASE WHEN i.status <> 'cancelled' THEN i.estimate END), 0) AS estimate, \
+         COALESCE(SUM(CASE WHEN i.status = 'done' THEN i.estimate END), 0) AS estimate_done \
+         FROM scrolls_item i WHERE i.id IN (SELECT id FROM subtree)",
+        count("i.status = 'done'"),
+        count("i.status = 'cancelled'"),
+        count("i.status = 'blocked'"),
+        count(&format!(
+            "i.due_date < CAST({today} AS TEXT) AND i.status NOT IN {CLOSED}"
+        )),
+        count(&format!("i.closed_at >= CAST({since} AS TIMESTAMPTZ)")),
+    );
+    let sql = match tx.kind() {
+        // SQLite keeps timestamps as text; the cast is PostgreSQL's.
+        BackendKind::Sqlite => sql.replace(&format!("CAST({since} AS TIMESTAMPTZ)"), &since),
+        BackendKind::Postgres => sql,
+    };
+    let row = tx.query_one(&sql, q.params())?;
+    Ok(Totals {
+        total: row.get_i64("total")?,
+        done: row.get_i64("done")?,
+        cancelled: row.get_i64("cancelled")?,
+        blocked: row.get_i64("blocked")?,
+        overdue: row.get_i64("overdue")?,
+        closed_since: given.then(|| row.get_i64("closed_since")).transpose()?,
+        estimate: row.get_f64("estimate")?,
+        estimate_done: row.get_f64("estimate_done")?,
+    })
+}
+
+/// A board: the items under item `scope_id` (not itself) of `levels`, assigned to the agent
+/// with id `assignee` when given, in status columns of at most `per_column` items each (by
+/// priority, then age), with each column's full count.
+pub fn board(
+    tx: &mut Tx<'_>,
+    scope_id: &str,
+    levels: &[Level],
+    assignee: Option<&str>,
+    per_column: usize,
+) -> Result<Vec<(String, i64, Vec<Value>)>, StoreError> {
+    let mut q = Query::new();
+    let with = subtree(&mut q, scope_id);
+    let root = q.bind(scope_id);
+    let levels = levels_in(&mut q, levels);
+    let mut filter =
+        format!("i.id IN (SELECT id FROM subtree) AND i.id <> {root} AND i.level IN {levels}");
+    if let Some(assignee) = assignee {
+        filter.push_str(&format!(" AND i.assignee_id = {}", q.bind(assignee)));
+    }
+    let counts = tx.query(
+        &format!(
+            "{with}SELECT i.status, COUNT(*) AS n FROM scrolls_item i WHERE {filter} \
+             GROUP BY i.status"
+        ),
+        q.params(),
+    )?;
+    let sql = format!(
+        "{with}SELECT * FROM (SELECT {LISTED}, ROW_NUMBER() OVER (PARTITION BY i.status \
+         ORDER BY {PRIORITY_RANK}, i.id) AS place FROM scrolls_item i WHERE {filter}) ranked \
+         WHERE place <= {per_column} ORDER BY place"
+    );
+    let rows = tx.query(&sql, q.params())?;
+    let mut columns = Vec::new();
+    for status in crate::args::Status::VALUES {
+        let n = counts
+            .iter()
+            .find(|r| r.get_text("status").is_ok_and(|s| s == *status))
+            .map(|r| r.get_i64("n"))
+            .transpose()?
+            .unwrap_or(0);
+        let items = rows
+            .iter()
+            .filter(|r| r.get_text("status").is_ok_and(|s| s == *status))
+            .map(listed)
+            .collect::<Result<Vec<_>, _>>()?;
+        columns.push(((*status).to_owned(), n, items));
+    }
+    Ok(columns)
 }

@@ -575,8 +575,12 @@ fn search_ranks_items_by_their_text_and_comments(env: &Env) {
          FROM scrolls_item WHERE key = 'CORE-3'",
         &[],
     );
-    let search =
-        |query: &str| run_on(&store, |tx| Ok(views::search(tx, query, 10)?)).map(|r| keys_of(&r));
+    let search = |query: &str| {
+        run_on(&store, |tx| {
+            Ok(views::search(tx, query, &views::Within::default(), 10)?)
+        })
+        .map(|r| keys_of(&r))
+    };
     assert_eq!(
         search("failover").expect("search"),
         ["CORE-2", "CORE-4"],

@@ -1,0 +1,34 @@
+//! `scrolls_agent_delete`: delete an agent, giving its open work back or to another agent.
+
+use coremcp_plugin_sdk::prelude::*;
+
+use crate::agents;
+use crate::args::AgentName;
+use crate::SERVICE;
+
+pub const TOOL: Tool =
+    Tool::typed("scrolls_agent_delete", &typed(handler)).hints(Hints::DESTRUCTIVE);
+
+/// Delete an agent. Its open items go to reassign_to (an active agent) or to nobody, in the
+/// same transaction; the activity feed keeps who did what by name. Returns how many items it
+/// gave.
+#[derive(Debug, Args)]
+pub struct Delete {
+    /// the agent's name
+    name: AgentName,
+    /// the agent who takes its open items (default: unassign them)
+    reassign_to: Option<AgentName>,
+}
+
+fn handler(_: &Ctx<'_>, args: Delete) -> Result<Value, ToolError> {
+    SERVICE.run(|tx| {
+        let to = args.reassign_to.as_ref().map(AgentName::as_str);
+        let given = agents::delete(tx, args.name.as_str(), to)?;
+        let done = json!({"deleted": args.name.as_str(), "reassigned": given});
+        Ok(
+            coremcp_store::records::Record(done.as_object().cloned().unwrap_or_default())
+                .opt("to", to)
+                .done(),
+        )
+    })
+}

@@ -1,0 +1,24 @@
+//! `scrolls_comment_list`: an item's comments, newest first.
+
+use coremcp_plugin_sdk::prelude::*;
+
+use crate::args::ItemId;
+use crate::{views, SERVICE};
+
+pub const TOOL: Tool = Tool::typed("scrolls_comment_list", &typed(handler)).hints(Hints::READ);
+
+/// List an item's comments, newest first. Paged: pass next_cursor back as cursor.
+#[derive(Debug, Args)]
+pub struct List {
+    /// the item's key
+    id: ItemId,
+    #[arg(flatten)]
+    page: Paging,
+}
+
+fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
+    SERVICE.run(|tx| {
+        let item = super::item_id(tx, "id", args.id.as_str())?;
+        views::comments(tx, &item, &args.page)
+    })
+}

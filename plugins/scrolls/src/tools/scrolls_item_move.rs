@@ -1,0 +1,37 @@
+//! `scrolls_item_move`: re-parent an item, keeping its key.
+
+use coremcp_plugin_sdk::prelude::*;
+
+use crate::args::ItemId;
+use crate::{items, SERVICE};
+
+pub const TOOL: Tool = Tool::typed("scrolls_item_move", &typed(handler)).hints(Hints::IDEMPOTENT);
+
+/// Re-parent any item. The level rules are checked (a project under a theme, an epic under a
+/// project, a story or task under an epic or project, a subtask under a story or task) and the
+/// key is kept, so a numbered item moves only within its project. Returns the item.
+#[derive(Debug, Args)]
+pub struct Move {
+    /// the item's key
+    id: ItemId,
+    /// the key of the item it goes under
+    new_parent: ItemId,
+    /// its place among its new siblings (lower first)
+    #[arg(min = 0)]
+    position: Option<u64>,
+}
+
+fn handler(_: &Ctx<'_>, args: Move) -> Result<Value, ToolError> {
+    SERVICE.run(|tx| {
+        let (key, parent) = (args.id.as_str(), args.new_parent.as_str());
+        items::move_to(tx, key, "new_parent", parent, None)?;
+        if let Some(position) = args.position {
+            let position = i64::try_from(position).unwrap_or(i64::MAX);
+            tx.execute(
+                "UPDATE scrolls_item SET position = $1 WHERE key = $2",
+                &[position.into(), key.into()],
+            )?;
+        }
+        Ok(items::json(&items::find(tx, "id", key)?)?)
+    })
+}

@@ -1,0 +1,84 @@
+//! `scrolls_progress_get`: the rollup of any item and everything under it.
+
+use coremcp_plugin_sdk::prelude::*;
+use coremcp_plugin_sdk::time::{now, Time};
+use coremcp_store::records::Record;
+
+use crate::args::ItemId;
+use crate::views::{self, By};
+use crate::SERVICE;
+
+pub const TOOL: Tool = Tool::typed("scrolls_progress_get", &typed(handler)).hints(Hints::READ);
+
+/// Rollup for any item and its descendants: counts (and summed estimates) by status, level,
+/// assignee or label; % done by count and by estimate (cancelled items left out); blocked and
+/// overdue counts; and with since, how many closed since then.
+#[derive(Debug, Args)]
+pub struct Progress {
+    /// any item's key
+    id: ItemId,
+    /// what the counts group by (default status)
+    #[arg(default = GroupBy::Status)]
+    by: GroupBy,
+    /// RFC 3339 time: count the items closed since then
+    since: Option<Time>,
+}
+
+/// What progress groups by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum GroupBy {
+    Status,
+    Level,
+    Assignee,
+    Label,
+}
+
+fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        (part * 1000.0 / whole).round() / 10.0
+    } else {
+        0.0
+    }
+}
+
+fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
+    let by = match args.by {
+        GroupBy::Status => By::Status,
+        GroupBy::Level => By::Level,
+        GroupBy::Assignee => By::Assignee,
+        GroupBy::Label => By::Label,
+    };
+    let today: String = now().chars().take(10).collect();
+    let since = args.since.map(|t| t.stored());
+    SERVICE.run(|tx| {
+        let root = super::item_id(tx, "id", args.id.as_str())?;
+        let groups = views::counts(tx, &root, by)?;
+        let t = views::totals(tx, &root, &today, since.as_deref())?;
+        let groups: Vec<Value> = groups
+            .into_iter()
+            .map(|(value, count, estimate)| {
+                Record::default()
+                    .opt("value", value)
+                    .set("count", count)
+                    .set("estimate", estimate)
+                    .done()
+            })
+            .collect();
+        let counted = (t.total - t.cancelled) as f64;
+        Ok(Record::default()
+            .set("id", args.id.as_str())
+            .set("by", args.by.as_str())
+            .set("groups", groups)
+            .set("total", t.total)
+            .set("done", t.done)
+            .set("blocked", t.blocked)
+            .set("overdue", t.overdue)
+            .set("percent_done", percent(t.done as f64, counted))
+            .set(
+                "percent_done_by_estimate",
+                percent(t.estimate_done, t.estimate),
+            )
+            .opt("closed_since", t.closed_since)
+            .done())
+    })
+}

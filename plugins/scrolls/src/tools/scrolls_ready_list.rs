@@ -1,0 +1,45 @@
+//! `scrolls_ready_list`: the work queue.
+
+use coremcp_plugin_sdk::prelude::*;
+
+use crate::args::{AgentName, ItemId};
+use crate::level::Level;
+use crate::{views, SERVICE};
+
+pub const TOOL: Tool = Tool::typed("scrolls_ready_list", &typed(handler)).hints(Hints::READ);
+
+/// Work queue: open items whose depends_on are all closed and that are unassigned or assigned
+/// to agent, ordered by priority (urgent first), due date, then age.
+#[derive(Debug, Args)]
+pub struct Ready {
+    /// also the items assigned to this agent
+    agent: Option<AgentName>,
+    /// only in this project (key)
+    project: Option<ItemId>,
+    /// which levels (default story, task and subtask)
+    #[arg(max_items = 6)]
+    levels: Vec<Level>,
+    /// at most this many (default 10)
+    #[arg(min = 1, max = 100, default = 10)]
+    limit: usize,
+}
+
+fn handler(_: &Ctx<'_>, args: Ready) -> Result<Value, ToolError> {
+    let levels = match args.levels.is_empty() {
+        true => vec![Level::Story, Level::Task, Level::Subtask],
+        false => args.levels,
+    };
+    SERVICE.run(|tx| {
+        let project = match &args.project {
+            Some(key) => Some(super::item_id(tx, "project", key.as_str())?),
+            None => None,
+        };
+        let agent = args.agent.as_ref().map(AgentName::as_str);
+        let rows = views::ready(tx, agent, project.as_deref(), &levels, args.limit)?;
+        let items = rows
+            .iter()
+            .map(views::listed)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(json!({ "items": items }))
+    })
+}

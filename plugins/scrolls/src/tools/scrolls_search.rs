@@ -1,0 +1,56 @@
+//! `scrolls_search`: ranked text search over every level's titles, descriptions and comments.
+
+use coremcp_plugin_sdk::prelude::*;
+
+use crate::args::{ItemId, Status};
+use crate::level::Level;
+use crate::views::{self, Within};
+use crate::SERVICE;
+
+pub const TOOL: Tool = Tool::typed("scrolls_search", &typed(handler)).hints(Hints::READ);
+
+/// Ranked text search across all levels (title, description and comments), best first. The
+/// query is searched as words: every word must appear; quotes, * or - are not syntax. Open
+/// items unless you pass status or include_closed.
+#[derive(Debug, Args)]
+pub struct Search {
+    /// the words to find
+    #[arg(min_len = 1, max_len = 500)]
+    query: String,
+    /// only these levels
+    #[arg(max_items = 6)]
+    levels: Vec<Level>,
+    /// only in this project (key)
+    project: Option<ItemId>,
+    /// only these statuses
+    #[arg(max_items = 6)]
+    status: Vec<Status>,
+    /// also closed items when no status is given (default false)
+    #[arg(default)]
+    include_closed: bool,
+    /// at most this many (default 20)
+    #[arg(min = 1, max = 100, default = 20)]
+    limit: usize,
+}
+
+fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
+    let statuses: Vec<String> = args.status.iter().map(|s| s.as_str().to_owned()).collect();
+    SERVICE.run(|tx| {
+        let project = match &args.project {
+            Some(key) => Some(super::item_id(tx, "project", key.as_str())?),
+            None => None,
+        };
+        let within = Within {
+            levels: &args.levels,
+            project: project.as_deref(),
+            statuses: &statuses,
+            include_closed: args.include_closed,
+        };
+        let rows = views::search(tx, &args.query, &within, args.limit)?;
+        let items = rows
+            .iter()
+            .map(views::listed)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(json!({ "items": items }))
+    })
+}
