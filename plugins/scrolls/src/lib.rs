@@ -1,18 +1,18 @@
 //! The Scrolls group (docs/tools.md): work tracking from themes down to subtasks, with claims,
 //! a ready queue and progress views, on the `scrolls` store service.
 //!
-//! In progress: this crate holds the parts every Scrolls tool stands on — the six levels
-//! described once (`level.rs`), item keys (`key.rs`), the tables and search indexes
-//! (`schema.rs`) and the item rules that need the store (`items.rs`: create under the level
-//! rules with numbered keys, dependencies without cycles, close and delete with `cascade`,
-//! moves that keep the key, the atomic claim, comments and the append-only activity log), the
-//! agents (`agents.rs`: register as an upsert, delete giving back their work) and the views
-//! computed in the database (`views.rs`: ready queue, subtree counts, ranked search over items
-//! and comments, the activity feed, comments newest first). The 36 level tools (`matrix.rs`:
-//! list, get, create, update, close and delete of each level, one handler per level and
-//! operation reading the level table, with the shared argument types of `args.rs`) are
-//! written; the other 14 and the plugin export come next, since a plugin serves its whole
-//! catalog group.
+//! Layout: `lib.rs` is the table. The 36 level tools (list, get, create, update, close and
+//! delete of each level) are `matrix.rs`, one handler per level and operation reading the
+//! level table (`level.rs`), so no level has a copy of another's tool; the other 14 are
+//! `tools/<tool>.rs`. Beside them: item keys (`key.rs`), the shared argument types (`args.rs`),
+//! the tables and search indexes (`schema.rs`), the item rules that need the store
+//! (`items.rs`: create under the level rules with numbered keys, dependencies without cycles,
+//! close and delete with `cascade`, moves that keep the key, the atomic claim, comments and
+//! the append-only activity log), agents (`agents.rs`) and the views computed in the database
+//! (`views.rs`: ready queue, subtree counts and totals, board, ranked search, activity feed).
+//!
+//! Invariants: every rule about items is checked in the transaction that writes it; views
+//! are computed by the database, never by loading a tree into the plugin.
 
 pub mod agents;
 pub mod args;
@@ -64,6 +64,8 @@ const fn table() -> [Tool; 50] {
     }
     out
 }
+
+coremcp_plugin_sdk::export_plugin!(GROUP);
 
 #[cfg(test)]
 mod tests {

@@ -54,6 +54,17 @@ const BUILT: &[&str] = &[
     "publishing",
 ];
 
+/// Every built tool: the list above, and the whole of Scrolls (all 50, in its catalog order).
+fn built() -> Vec<String> {
+    let scrolls = coremcp_catalog::SCROLLS.names();
+    BUILT
+        .iter()
+        .copied()
+        .chain(scrolls)
+        .map(str::to_owned)
+        .collect()
+}
+
 fn dist(profile: &str) -> Option<PathBuf> {
     let root = coremcp_tests::external(
         "COREMCP_TEST_DIST",
@@ -103,7 +114,7 @@ fn the_full_profile_serves_every_built_tool() {
     };
     let work = TempDir::new("work");
     let mut server = server(&full, work.path());
-    let expected: Vec<String> = BUILT.iter().map(|s| (*s).to_owned()).collect();
+    let expected: Vec<String> = built();
     assert_eq!(sorted(server.tool_names()), sorted(expected));
     // The published list of the full profile is the ledger: a changed, missing or unexpected
     // tool fails here.
@@ -115,8 +126,8 @@ fn the_full_profile_serves_every_built_tool() {
     let (code, stdout, _) = run_program(&full.join("bin/coremcp"), &["tools", "--json"], &[]);
     assert_eq!(code, 0);
     let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("json");
-    for name in BUILT {
-        let row = rows.iter().find(|r| r["name"] == *name).expect("listed");
+    for name in built() {
+        let row = rows.iter().find(|r| r["name"] == name).expect("listed");
         assert_eq!(row["available"], true, "{row}");
     }
     let (_, plugins, _) = run_program(&full.join("bin/coremcp"), &["plugins"], &[]);

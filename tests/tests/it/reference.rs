@@ -17,6 +17,7 @@ const BUILT_GROUPS: &[&str] = &[
     "docs",
     "notepad",
     "session",
+    "scrolls",
     "git",
     "files",
     "publishing",
