@@ -1,6 +1,7 @@
-"""The store-backed groups (Registry, Notepad, Session) through the official MCP Python SDK
-client: one read and one write tool of each group, on the embedded SQLite and on a fresh
-database of the throwaway PostgreSQL that scripts/test starts (COREMCP_TEST_PG_URL).
+"""The store-backed groups (Registry, Notepad, Session, Scrolls) through the official MCP Python
+SDK client: read and write tools of each group (for Scrolls a walk from theme to subtask), on the
+embedded SQLite and on a fresh database of the throwaway PostgreSQL that scripts/test starts
+(COREMCP_TEST_PG_URL).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from conftest import CoreMcpServer, WireLog
 pytestmark = pytest.mark.anyio
 
 TEST_TIMEOUT = 60
-STORE_LIBS = ("libcoremcp_registry.so", "libcoremcp_notepad.so", "libcoremcp_session.so")
+STORE_LIBS = (
+    "libcoremcp_registry.so", "libcoremcp_notepad.so", "libcoremcp_session.so", "libcoremcp_scrolls.so",
+)
 
 
 def fresh_pg_database(admin_url: str) -> str:
@@ -119,3 +122,31 @@ async def test_session_register_then_list(stores: CoreMcpServer) -> None:
             assert beat["closed"] is False and beat["heartbeat_count"] == 1, beat
             active = structured(await client.call_tool("session_list_active", {"agent": "sdk-agent"}))
             assert [s["session_id"] for s in active["items"]] == [session_id], active
+
+
+async def test_scrolls_walk_from_theme_to_subtask(stores: CoreMcpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with stores.client() as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert len([n for n in names if n.startswith("scrolls_")]) == 50, sorted(names)
+            call = client.call_tool
+            structured(await call("scrolls_theme_create", {"key": "reliability", "title": "Reliability"}))
+            structured(await call("scrolls_project_create", {"key": "CORE", "title": "Core MCP", "theme": "reliability"}))
+            epic = structured(await call("scrolls_epic_create", {"project": "CORE", "title": "Relays"}))
+            story = structured(await call("scrolls_story_create", {"parent": epic["key"], "title": "Fail over"}))
+            subtask = structured(await call("scrolls_subtask_create", {"parent": story["key"], "title": "Kill a relay"}))
+            assert (epic["key"], story["key"], subtask["key"]) == ("CORE-1", "CORE-2", "CORE-3")
+            structured(await call("scrolls_agent_register", {"name": "sdk-agent"}))
+            claimed = structured(await call("scrolls_item_claim", {"id": "CORE-3", "agent": "sdk-agent"}))
+            assert claimed["status"] == "in_progress" and claimed["assignee"] == "sdk-agent", claimed
+            structured(await call("scrolls_comment_add", {"id": "CORE-3", "body": "done by the SDK"}))
+            ready = structured(await call("scrolls_ready_list", {}))
+            assert [i["key"] for i in ready["items"]] == ["CORE-2"], ready
+            progress = structured(await call("scrolls_progress_get", {"id": "CORE"}))
+            assert progress["total"] == 4 and progress["done"] == 0, progress
+            wrong = await call("scrolls_subtask_create", {"parent": "CORE-1", "title": "x"})
+            assert wrong.is_error and "a subtask cannot sit under an epic" in wrong.content[0].text
+            open_below = await call("scrolls_epic_close", {"id": "CORE-1"})
+            assert open_below.is_error and "open descendants" in open_below.content[0].text
+            closed = structured(await call("scrolls_epic_close", {"id": "CORE-1", "cascade": True}))
+            assert closed["closed"] == ["CORE-1", "CORE-2", "CORE-3"], closed

@@ -123,3 +123,56 @@ fn two_processes_creating_at_once_get_distinct_numbers_without_a_gap() {
         assert_eq!(keys, (1..=2 * EACH as u64).collect::<Vec<_>>());
     });
 }
+
+/// Through relays: an agent's `coremcp stdio --relay` sends Scrolls calls to a `coremcp serve
+/// --service` on PostgreSQL, and a second agent through another relay on the same store sees
+/// the first one's items.
+#[test]
+fn through_relays_a_second_agent_sees_the_first_ones_items() {
+    use coremcp_tests::http::Serve;
+    use coremcp_tests::stores::StoreEnv;
+    use coremcp_tests::{Server, TempDir};
+
+    let dir = plugins(&["scrolls"]);
+    let Some(store) = StoreEnv::postgres("scrolls-relays") else {
+        return;
+    };
+    let relay = |ip: &str| {
+        let addr = std::net::TcpListener::bind((ip, 0))
+            .expect("bind")
+            .local_addr()
+            .expect("addr");
+        let args = store.args();
+        let mut all: Vec<&str> = vec!["--service"];
+        all.extend(args.iter().map(String::as_str));
+        Serve::start_on(dir.path(), &addr.to_string(), &all, &[])
+    };
+    let agent = |relay: &Serve| {
+        let data = TempDir::new("scrolls-agent");
+        let data = data.path().to_string_lossy().into_owned();
+        let url = format!("http://{}/mcp", relay.addr);
+        let mut server = Server::start(dir.path(), &["--data", &data, "--relay", &url], &[]);
+        server.initialize();
+        server
+    };
+    let (first, second) = (relay("127.0.0.2"), relay("127.0.0.3"));
+    let mut one = agent(&first);
+    one.ok(
+        "scrolls_project_create",
+        json!({"key": "CORE", "title": "Core"}),
+    );
+    one.ok(
+        "scrolls_task_create",
+        json!({"parent": "CORE", "title": "Seen from afar"}),
+    );
+    let mut two = agent(&second);
+    let task = two.ok("scrolls_task_get", json!({"id": "CORE-1"}));
+    assert_eq!(task["title"], "Seen from afar");
+    two.ok("scrolls_agent_register", json!({"name": "bob"}));
+    two.ok(
+        "scrolls_item_claim",
+        json!({"id": "CORE-1", "agent": "bob"}),
+    );
+    let claimed = one.ok("scrolls_task_get", json!({"id": "CORE-1"}));
+    assert_eq!(claimed["assignee"], "bob");
+}
