@@ -1,0 +1,221 @@
+//! Scrolls through `coremcp stdio` on a store of 10 000 items in one project (200 epics, 2 000
+//! stories, 7 800 subtasks, 1 000 dependencies; one item in a hundred has the word `quokka`):
+//! serial `scrolls_task_create` and `scrolls_task_get`, `scrolls_ready_list` (limit 10),
+//! `scrolls_progress_get` on the project and `scrolls_search` for the word, each against
+//! `notepad_get` measured in the same run (the budgets are ratios to it: a create or get
+//! within 2x, the views within 10x).
+//!
+//! usage: scrolls-bench --host <coremcp> --plugins <dir with notepad + scrolls> --data <dir>
+//!                      --store <sqlite:|postgres://…> [--label NAME] [--calls N]
+
+#![allow(clippy::print_stdout)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use coremcp_bench::stdio_client::StdioClient;
+use serde_json::{json, Value};
+
+struct Options {
+    host: PathBuf,
+    plugins: PathBuf,
+    data: PathBuf,
+    store: String,
+    label: String,
+    calls: usize,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let (mut host, mut plugins, mut data, mut store, mut label, mut calls) =
+        (None, None, None, None, None, 500);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--host" => host = Some(PathBuf::from(value)),
+            "--plugins" => plugins = Some(PathBuf::from(value)),
+            "--data" => data = Some(PathBuf::from(value)),
+            "--store" => store = Some(value),
+            "--label" => label = Some(value),
+            "--calls" => {
+                calls = value
+                    .parse::<usize>()
+                    .map_err(|e| format!("--calls: {e}"))?
+                    .max(10)
+            }
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    let store: String = store.ok_or("--store is required")?;
+    Ok(Options {
+        host: host.ok_or("--host is required")?,
+        plugins: plugins.ok_or("--plugins is required")?,
+        data: data.ok_or("--data is required")?,
+        label: label.unwrap_or_else(|| store.clone()),
+        store,
+        calls,
+    })
+}
+
+/// The p50 of `n` serial calls of `make(i)`.
+fn p50(
+    host: &mut StdioClient,
+    n: usize,
+    tool: &str,
+    make: impl Fn(usize) -> Value,
+) -> Result<Duration, String> {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        host.call(tool, make(i))?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    Ok(times[times.len() / 2])
+}
+
+/// The item's title: one in a hundred carries the searched word.
+fn title(i: usize) -> String {
+    if i % 100 == 0 {
+        format!("item {i} quokka")
+    } else {
+        format!("item {i}")
+    }
+}
+
+/// 200 epics, 2 000 stories and 7 800 subtasks under CORE, and 1 000 stories that depend on
+/// another story.
+fn fill(host: &mut StdioClient) -> Result<(), String> {
+    host.call(
+        "scrolls_project_create",
+        json!({"key": "CORE", "title": "Core"}),
+    )?;
+    let (mut n, mut stories) = (0, Vec::new());
+    let mut create = |host: &mut StdioClient, tool: &str, parent: &str| -> Result<String, String> {
+        n += 1;
+        // An epic names its project; the other levels their parent.
+        let under = if tool == "scrolls_epic_create" {
+            "project"
+        } else {
+            "parent"
+        };
+        let item = host.call(tool, json!({under: parent, "title": title(n)}))?;
+        Ok(item["structuredContent"]["key"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
+    };
+    for _ in 0..200 {
+        let epic = create(host, "scrolls_epic_create", "CORE")?;
+        for _ in 0..10 {
+            stories.push(create(host, "scrolls_story_create", &epic)?);
+        }
+    }
+    for (i, story) in stories.iter().enumerate() {
+        let subtasks = if i < 1800 { 4 } else { 3 };
+        for _ in 0..subtasks {
+            create(host, "scrolls_subtask_create", story)?;
+        }
+    }
+    for i in 0..1000 {
+        let (story, on) = (&stories[i * 2 + 1], &stories[i * 2]);
+        host.call(
+            "scrolls_story_update",
+            json!({"id": story, "depends_on": [on]}),
+        )?;
+    }
+    Ok(())
+}
+
+fn run(opts: &Options) -> Result<(), String> {
+    let args = [
+        "--plugins".as_ref(),
+        opts.plugins.as_os_str(),
+        "--data".as_ref(),
+        opts.data.as_os_str(),
+        "--store".as_ref(),
+        opts.store.as_ref(),
+        "--call-timeout".as_ref(),
+        "600".as_ref(),
+    ];
+    let mut host = StdioClient::start::<_, &std::ffi::OsStr>(&opts.host, args, "scrolls-bench")?;
+    let started = Instant::now();
+    fill(&mut host)?;
+    let filled = started.elapsed();
+    let note = |_: usize| json!({"scope": "global", "key": "bench"});
+    host.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "bench", "value": "v"}),
+    )?;
+    p50(&mut host, 100, "notepad_get", note)?;
+    let n = opts.calls;
+    let base = p50(&mut host, n, "notepad_get", note)?;
+    let create = p50(
+        &mut host,
+        n,
+        "scrolls_task_create",
+        |i| json!({"parent": "CORE", "title": format!("task {i}")}),
+    )?;
+    let get = p50(
+        &mut host,
+        n,
+        "scrolls_task_get",
+        |i| json!({"id": format!("CORE-{}", 10_001 + i % n)}),
+    )?;
+    let views = n / 5;
+    let ready = p50(
+        &mut host,
+        views,
+        "scrolls_ready_list",
+        |_| json!({"limit": 10}),
+    )?;
+    let progress = p50(
+        &mut host,
+        views,
+        "scrolls_progress_get",
+        |_| json!({"id": "CORE"}),
+    )?;
+    let found = host.call("scrolls_search", json!({"query": "quokka", "limit": 100}))?;
+    let hits = found["structuredContent"]["items"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let search = p50(
+        &mut host,
+        views,
+        "scrolls_search",
+        |_| json!({"query": "quokka"}),
+    )?;
+    println!(
+        "{}: 10 000 items written in {:.1} s; serial calls through coremcp stdio",
+        opts.label,
+        filled.as_secs_f64()
+    );
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!("  notepad_get (baseline)    p50 {:8.1} us", us(base));
+    for (name, p, budget) in [
+        ("scrolls_task_create", create, 2.0),
+        ("scrolls_task_get", get, 2.0),
+        ("scrolls_ready_list 10", ready, 10.0),
+        ("scrolls_progress_get", progress, 10.0),
+        ("scrolls_search (1%)", search, 10.0),
+    ] {
+        let ratio = p.as_secs_f64() / base.as_secs_f64();
+        let verdict = if ratio <= budget { "ok" } else { "OVER" };
+        println!(
+            "  {name:<25} p50 {:8.1} us  {ratio:5.1}x the baseline (budget {budget}x): {verdict}",
+            us(p)
+        );
+    }
+    println!("  search found {hits} items for the word in 1% of titles");
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    match parse_args().and_then(|opts| run(&opts)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("scrolls-bench: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
