@@ -113,4 +113,5 @@ CREATE TABLE registry_snapshot (
 CREATE INDEX registry_snapshot_latest ON registry_snapshot (source_id, seq DESC);
 ",
     search: &[],
+    tallies: &[],
 }];

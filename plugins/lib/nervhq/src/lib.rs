@@ -41,6 +41,7 @@ pub static MIGRATIONS: &[Migration] = &[
                   WHERE expires_at IS NOT NULL;
               CREATE INDEX notepad_entry_scope_updated ON notepad_entry (scope, updated_at);",
         search: &[],
+        tallies: &[],
     },
     Migration {
         version: 2,
@@ -70,6 +71,7 @@ pub static MIGRATIONS: &[Migration] = &[
               CREATE INDEX session_status_heartbeat ON session (status, last_heartbeat_at);
               CREATE INDEX session_project_started ON session (project_key, started_at);",
         search: &[],
+        tallies: &[],
     },
     Migration {
         version: 3,
@@ -92,6 +94,7 @@ pub static MIGRATIONS: &[Migration] = &[
               CREATE INDEX session_recording_recorded ON session_recording (recorded_at);
               CREATE INDEX session_recording_session ON session_recording (session_id);",
         search: &[],
+        tallies: &[],
     },
 ];
 

@@ -62,6 +62,7 @@ mod row;
 pub mod search;
 mod sql;
 mod sqlite;
+pub mod tally;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
@@ -125,6 +126,8 @@ pub struct Migration {
     pub sql: &'static str,
     /// Full-text indexes this migration creates after `sql`, each in its backend's own DDL.
     pub search: &'static [search::Index],
+    /// Tallies this migration creates after `sql` and `search`, kept by triggers.
+    pub tallies: &'static [tally::Tally],
 }
 
 /// Optimistic concurrency: `expected` (if the caller gave one) must equal `current`.
@@ -381,6 +384,7 @@ mod tests {
             name,
             sql: "",
             search: &[],
+            tallies: &[],
         };
         assert!(check_migrations(&[m(1, "a"), m(2, "b")]).is_ok());
         let err = check_migrations(&[m(2, "b"), m(1, "a")]).expect_err("decreasing");

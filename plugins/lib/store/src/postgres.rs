@@ -240,7 +240,12 @@ fn migrate(
         let search = m
             .search
             .iter()
-            .map(|index| index.ddl(crate::BackendKind::Postgres));
+            .map(|index| index.ddl(crate::BackendKind::Postgres))
+            .chain(
+                m.tallies
+                    .iter()
+                    .map(|tally| tally.ddl(crate::BackendKind::Postgres)),
+            );
         let ddl = std::iter::once(m.sql.to_owned()).chain(search);
         tx.batch_execute(&ddl.collect::<Vec<_>>().join(";\n"))
             .map_err(|e| StoreError::Migration {

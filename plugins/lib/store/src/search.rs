@@ -91,7 +91,7 @@ impl Index {
                      CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN
                          INSERT INTO {fts} ({fts}, rowid, {columns}) VALUES ('delete', {old});
                      END;
-                     CREATE TRIGGER {fts}_update AFTER UPDATE ON {table} BEGIN
+                     CREATE TRIGGER {fts}_update AFTER UPDATE OF {columns} ON {table} BEGIN
                          INSERT INTO {fts} ({fts}, rowid, {columns}) VALUES ('delete', {old});
                          INSERT INTO {fts} (rowid, {columns}) VALUES ({new});
                      END;

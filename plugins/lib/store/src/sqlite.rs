@@ -108,7 +108,12 @@ impl Conn {
                 let search = m
                     .search
                     .iter()
-                    .map(|index| index.ddl(crate::BackendKind::Sqlite));
+                    .map(|index| index.ddl(crate::BackendKind::Sqlite))
+                    .chain(
+                        m.tallies
+                            .iter()
+                            .map(|tally| tally.ddl(crate::BackendKind::Sqlite)),
+                    );
                 let ddl = std::iter::once(crate::sql::ddl_to_sqlite(m.sql)).chain(search);
                 c.execute_batch(&ddl.collect::<Vec<_>>().join(";\n"))
                     .map_err(|e| StoreError::Migration {

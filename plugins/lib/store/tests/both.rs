@@ -5,6 +5,7 @@ use std::sync::{Arc, Barrier};
 
 use coremcp_store::query::Query;
 use coremcp_store::search::{self, Index};
+use coremcp_store::tally::Tally;
 use coremcp_store::testing::Env;
 use coremcp_store::{
     check_version, BackendKind, Migration, Param, Store, StoreError, StoreUrl, Tx, BUSY_ATTEMPTS,
@@ -30,6 +31,7 @@ coremcp_store::both!(
     full_text_search_ranks_the_same_on_both_backends,
     a_search_query_is_never_syntax,
     the_search_index_follows_every_write,
+    a_tally_follows_every_write,
 );
 
 const LOG: Migration = Migration {
@@ -38,18 +40,21 @@ const LOG: Migration = Migration {
     sql: "CREATE TABLE applied (version BIGINT NOT NULL);
           INSERT INTO applied (version) VALUES (1);",
     search: &[],
+    tallies: &[],
 };
 const LOG2: Migration = Migration {
     version: 2,
     name: "log two",
     sql: "INSERT INTO applied (version) VALUES (2);",
     search: &[],
+    tallies: &[],
 };
 const LOG5: Migration = Migration {
     version: 5,
     name: "log five",
     sql: "INSERT INTO applied (version) VALUES (5);",
     search: &[],
+    tallies: &[],
 };
 
 const ITEMS: Migration = Migration {
@@ -61,6 +66,7 @@ const ITEMS: Migration = Migration {
               version BIGINT NOT NULL
           );",
     search: &[],
+    tallies: &[],
 };
 
 const VALUES: Migration = Migration {
@@ -74,6 +80,7 @@ const VALUES: Migration = Migration {
               b BOOLEAN
           );",
     search: &[],
+    tallies: &[],
 };
 
 fn count(tx: &mut Tx<'_>, sql: &str) -> i64 {
@@ -533,6 +540,7 @@ fn foreign_keys_are_enforced(env: &Env) {
         sql: "CREATE TABLE parent (id TEXT PRIMARY KEY);
               CREATE TABLE child (id TEXT PRIMARY KEY, parent TEXT NOT NULL REFERENCES parent (id));",
         search: &[],
+        tallies: &[],
     }]);
     let result = store.transaction(|tx| {
         tx.execute(
@@ -571,6 +579,7 @@ fn failing_migration_leaves_nothing(env: &Env) {
         name: "broken",
         sql: "CREATE TABLE half (id BIGINT); INSERT INTO no_such_table VALUES (1);",
         search: &[],
+        tallies: &[],
     };
     match Store::open(&env.url, &env.service, &[LOG, broken]) {
         Err(StoreError::Migration { version, name, .. }) => {
@@ -596,6 +605,7 @@ fn concurrent_writers_lose_nothing(env: &Env) {
               INSERT INTO counter (id, n) VALUES ('c', 0);
               CREATE TABLE hits (writer BIGINT NOT NULL, k BIGINT NOT NULL);",
         search: &[],
+        tallies: &[],
     }]);
     let barrier = Barrier::new(WRITERS);
     std::thread::scope(|scope| {
@@ -732,6 +742,7 @@ const DOCS: Migration = Migration {
     name: "docs",
     sql: "CREATE TABLE docs (id TEXT PRIMARY KEY, title TEXT NOT NULL, body TEXT);",
     search: &[DOCS_INDEX],
+    tallies: &[],
 };
 
 /// The test corpus: rows written before and after the index exists must both be found.
@@ -808,6 +819,7 @@ fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
         name: "docs",
         sql: DOCS.sql,
         search: &[],
+        tallies: &[],
     };
     add_docs(&env.open(&[before]), &CORPUS[..3]);
     let with_index = Migration {
@@ -815,6 +827,7 @@ fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
         name: "docs search",
         sql: "",
         search: &[DOCS_INDEX],
+        tallies: &[],
     };
     let store = env.open(&[before, with_index]);
     add_docs(&store, &CORPUS[3..]);
@@ -895,4 +908,104 @@ fn the_search_index_follows_every_write(env: &Env) {
         ),
         "…failover in…"
     );
+}
+
+const TASKS_TALLY: Tally = Tally {
+    table: "task",
+    into: "task_tally",
+    by: &["team", "state", "owner"],
+    sum: &["hours"],
+    when: "{row}.team IS NOT NULL",
+};
+
+const TASKS: Migration = Migration {
+    version: 1,
+    name: "tasks",
+    sql:
+        "CREATE TABLE person (id TEXT PRIMARY KEY);
+          CREATE TABLE task (id TEXT PRIMARY KEY, team TEXT, state TEXT NOT NULL,
+              owner TEXT REFERENCES person (id) ON DELETE SET NULL, hours DOUBLE PRECISION,
+              parent TEXT REFERENCES task (id) ON DELETE CASCADE);
+          INSERT INTO person (id) VALUES ('ada'), ('bob');
+          INSERT INTO task (id, team, state, owner, hours) VALUES ('t0', 'core', 'open', 'ada', 1);",
+    search: &[],
+    tallies: &[TASKS_TALLY],
+};
+
+/// The tally and a fresh `GROUP BY` of the rows it counts, both sorted.
+fn tally_and_fresh(store: &Store) -> (Vec<String>, Vec<String>) {
+    let rows = |sql: &str| -> Vec<String> {
+        store
+            .transaction(|tx| {
+                tx.query(sql, &[])?
+                    .iter()
+                    .map(|r| {
+                        Ok(format!(
+                            "{}/{}/{} n={} h={}",
+                            r.get_text("team")?,
+                            r.get_text("state")?,
+                            r.get_text("owner")?,
+                            r.get_i64("n")?,
+                            r.get_f64("hours")?
+                        ))
+                    })
+                    .collect()
+            })
+            .expect(sql)
+    };
+    (
+        rows("SELECT team, state, owner, n, hours FROM task_tally ORDER BY team, state, owner"),
+        rows(
+            "SELECT team, state, COALESCE(owner, '') AS owner, COUNT(*) AS n, \
+             COALESCE(SUM(hours), 0) AS hours FROM task WHERE team IS NOT NULL \
+             GROUP BY team, state, COALESCE(owner, '') ORDER BY team, state, owner",
+        ),
+    )
+}
+
+/// Inserts, updates of a counted column and of a sum, rows leaving and entering `when`, a
+/// foreign key's `SET NULL`, a cascade and a rolled-back write: after each, the tally is what
+/// a fresh count gives, with no row left at zero. Rows already there when the migration ran
+/// are counted.
+fn a_tally_follows_every_write(env: &Env) {
+    let store = env.open(&[TASKS]);
+    let (tally, fresh) = tally_and_fresh(&store);
+    assert_eq!(
+        (tally.len(), tally.clone()),
+        (1, fresh),
+        "counted on migrating"
+    );
+    let steps: &[&str] = &[
+        "INSERT INTO task (id, team, state, owner, hours) VALUES \
+         ('t1', 'core', 'open', NULL, 2), ('t2', 'core', 'open', 'bob', NULL), \
+         ('t3', 'web', 'done', 'ada', 0.5), ('t4', NULL, 'open', 'ada', 8)",
+        "INSERT INTO task (id, team, state, parent) VALUES ('c1', 'core', 'open', 't1'), \
+         ('c2', 'core', 'done', 't1')",
+        "UPDATE task SET state = 'done' WHERE id = 't1'",
+        "UPDATE task SET hours = 3.25 WHERE id = 't2'",
+        "UPDATE task SET team = NULL WHERE id = 't3'",
+        "UPDATE task SET team = 'web' WHERE id = 't4'",
+        "DELETE FROM person WHERE id = 'ada'",
+        "DELETE FROM task WHERE id = 't1'",
+        "UPDATE task SET state = 'open', owner = 'bob' WHERE team IS NOT NULL",
+        "DELETE FROM task",
+    ];
+    for step in steps {
+        store
+            .transaction(|tx| tx.execute(step, &[]))
+            .unwrap_or_else(|e| panic!("{step}: {e}"));
+        let (tally, fresh) = tally_and_fresh(&store);
+        assert_eq!(tally, fresh, "after {step} on {:?}", env.kind());
+    }
+    assert_eq!(tally_and_fresh(&store).0, Vec::<String>::new());
+    store
+        .transaction(|tx| {
+            tx.execute(
+                "INSERT INTO task (id, team, state) VALUES ('r1', 'core', 'open')",
+                &[],
+            )?;
+            Err::<(), _>(StoreError::Usage("roll back".into()))
+        })
+        .expect_err("rolled back");
+    assert_eq!(tally_and_fresh(&store).0, Vec::<String>::new());
 }
