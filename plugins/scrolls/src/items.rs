@@ -20,20 +20,74 @@ use coremcp_plugin_sdk::{codes, ToolError};
 use coremcp_store::plugin::{new_id, now, TxError};
 use coremcp_store::query::Query;
 use coremcp_store::records::replace_links;
-use coremcp_store::{Row, StoreError, Tx};
+use coremcp_store::{Param, Row, StoreError, Tx};
 
 use crate::key::ItemKey;
 use crate::level::{KeyRule, Level};
 
+/// An item's own columns, as `SELECT` reads them (qualified `i.`) and as a create returns them.
+macro_rules! item_columns {
+    ($i:literal) => {
+        concat!(
+            $i,
+            "id, ",
+            $i,
+            "level, ",
+            $i,
+            "key, ",
+            $i,
+            "parent_id, ",
+            $i,
+            "project_id, ",
+            $i,
+            "seq, ",
+            $i,
+            "title, ",
+            $i,
+            "description, ",
+            $i,
+            "status, ",
+            $i,
+            "priority, ",
+            $i,
+            "assignee_id, ",
+            $i,
+            "labels, ",
+            $i,
+            "estimate, ",
+            $i,
+            "due_date, ",
+            $i,
+            "acceptance_criteria, ",
+            $i,
+            "external_ref, ",
+            $i,
+            "registry_key, ",
+            $i,
+            "resolution, ",
+            $i,
+            "version, ",
+            $i,
+            "created_at, ",
+            $i,
+            "updated_at, ",
+            $i,
+            "started_at, ",
+            $i,
+            "closed_at"
+        )
+    };
+}
+
 /// An item row with the keys and names its JSON shows.
-pub const SELECT: &str = "SELECT i.id, i.level, i.key, i.parent_id, i.project_id, i.seq, \
-    i.title, i.description, i.status, i.priority, i.assignee_id, i.labels, i.estimate, \
-    i.due_date, i.acceptance_criteria, i.external_ref, i.registry_key, i.resolution, i.version, \
-    i.created_at, i.updated_at, i.started_at, i.closed_at, p.key AS parent_key, \
-    pr.key AS project_key, a.name AS assignee_name \
+pub const SELECT: &str = concat!(
+    "SELECT ",
+    item_columns!("i."),
+    ", p.key AS parent_key, pr.key AS project_key, a.name AS assignee_name \
     FROM scrolls_item i LEFT JOIN scrolls_item p ON p.id = i.parent_id \
-    LEFT JOIN scrolls_item pr ON pr.id = i.project_id \
-    LEFT JOIN scrolls_agent a ON a.id = i.assignee_id";
+    LEFT JOIN scrolls_item pr ON pr.id = i.project_id AND pr.id <> i.id \
+    LEFT JOIN scrolls_agent a ON a.id = i.assignee_id"
+);
 
 /// An item's JSON fields (see `Record::of`).
 const FIELDS: &str = "key level title description? status priority parent=parent_key? \
@@ -80,10 +134,16 @@ pub fn level_of(row: &Row) -> Result<Level, StoreError> {
         .ok_or_else(|| StoreError::Usage(format!("unknown level {text:?} in scrolls_item")))
 }
 
-/// Creates `item` and returns its row: checks that it may sit under its parent, takes its
-/// number from the project's sequence for the numbered levels, and starts a project's own
-/// sequence at 1.
-pub fn create(tx: &mut Tx<'_>, item: &NewItem<'_>) -> Result<Row, TxError> {
+/// Creates `item` with `columns` set besides (a `None` value leaves a column alone; a given
+/// `status` or `priority` wins over the defaults) and returns its row as [`SELECT`] reads it:
+/// checks that it may sit under its parent, takes its number from the project's sequence for
+/// the numbered levels, and starts a project's own sequence at 1. One `INSERT` writes the row
+/// whole and returns it.
+pub fn create(
+    tx: &mut Tx<'_>,
+    item: &NewItem<'_>,
+    columns: Vec<(&str, Option<Param>)>,
+) -> Result<Row, TxError> {
     let parent = match item.parent {
         Some((field, key)) => Some((field, find(tx, field, &key.text())?)),
         None => None,
@@ -97,20 +157,19 @@ pub fn create(tx: &mut Tx<'_>, item: &NewItem<'_>) -> Result<Row, TxError> {
         .as_ref()
         .map(|(_, row)| row.get_text("id"))
         .transpose()?;
-    // The owning project: the parent when it is one, else the parent's own project.
-    let project = match (&parent, parent_level) {
-        (Some((_, row)), Some(Level::Project)) => Some((row.get_text("id")?, row.get_text("key")?)),
-        (Some((_, row)), _) => match row.get_opt_text("project_id")? {
+    // The owning project: the parent's (a project's own is itself).
+    let project = match &parent {
+        Some((_, row)) => match row.get_opt_text("project_id")? {
             Some(id) => {
-                let key = tx.query_one(
-                    "SELECT key FROM scrolls_item WHERE id = $1",
-                    &[id.as_str().into()],
-                )?;
-                Some((id, key.get_text("key")?))
+                let key = match row.get_opt_text("project_key")? {
+                    Some(key) => key,
+                    None => row.get_text("key")?,
+                };
+                Some((id, key))
             }
             None => None,
         },
-        (None, _) => None,
+        None => None,
     };
     let (key, seq) = match (item.level.rules().key, item.key, &project) {
         (KeyRule::Sequence, _, Some((project_id, project_key))) => {
@@ -133,24 +192,54 @@ pub fn create(tx: &mut Tx<'_>, item: &NewItem<'_>) -> Result<Row, TxError> {
         }
     };
     let id = new_id();
-    let inserted = tx.query(
-        "INSERT INTO scrolls_item (id, level, key, parent_id, project_id, seq, title, status, \
-         priority, version, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'open', $8, 1, $9, $9) \
-         ON CONFLICT (key) DO NOTHING RETURNING id",
-        &[
-            id.as_str().into(),
-            item.level.as_str().into(),
-            key.as_str().into(),
-            parent_id.into(),
-            project.as_ref().map(|(id, _)| id.as_str()).into(),
-            seq.into(),
-            item.title.into(),
-            item.priority.into(),
-            now().into(),
-        ],
+    let (own_project, project_key) = match (item.level, project) {
+        (Level::Project, _) => (Some(id.clone()), None),
+        (_, Some((id, key))) => (Some(id), Some(key)),
+        (_, None) => (None, None),
+    };
+    let parent_key = match &parent {
+        Some((_, row)) => Some(row.get_text("key")?),
+        None => None,
+    };
+    let at = now();
+    let mut row: Vec<(&str, Param)> = vec![
+        ("id", id.as_str().into()),
+        ("level", item.level.as_str().into()),
+        ("key", key.as_str().into()),
+        ("parent_id", parent_id.into()),
+        ("project_id", own_project.into()),
+        ("seq", seq.into()),
+        ("title", item.title.into()),
+        ("status", "open".into()),
+        ("priority", item.priority.into()),
+        ("version", 1i64.into()),
+        ("created_at", at.as_str().into()),
+        ("updated_at", at.as_str().into()),
+    ];
+    for (column, value) in columns {
+        let Some(value) = value else { continue };
+        match row.iter_mut().find(|(c, _)| *c == column) {
+            Some(given) => given.1 = value,
+            None => row.push((column, value)),
+        }
+    }
+    let mut q = Query::new();
+    let names: Vec<&str> = row.iter().map(|(c, _)| *c).collect();
+    let values: Vec<String> = row.into_iter().map(|(_, v)| q.bind(v)).collect();
+    let (parent_key, project_key) = (q.bind(parent_key), q.bind(project_key));
+    let inserted = tx.query_opt(
+        &format!(
+            "INSERT INTO scrolls_item ({}) VALUES ({}) ON CONFLICT (key) DO NOTHING \
+             RETURNING {}, CAST({parent_key} AS TEXT) AS parent_key, \
+             CAST({project_key} AS TEXT) AS project_key, \
+             (SELECT name FROM scrolls_agent WHERE id = assignee_id) AS assignee_name",
+            names.join(", "),
+            values.join(", "),
+            item_columns!("")
+        ),
+        q.params(),
     )?;
-    if inserted.is_empty() {
+    let Some(inserted) = inserted else {
         return Err(ToolError::new(
             codes::CONFLICT,
             format!(
@@ -160,14 +249,14 @@ pub fn create(tx: &mut Tx<'_>, item: &NewItem<'_>) -> Result<Row, TxError> {
             ),
         )
         .into());
-    }
+    };
     if item.level == Level::Project {
         tx.execute(
             "INSERT INTO scrolls_project_seq (project_id, next_seq) VALUES ($1, 1)",
             &[id.as_str().into()],
         )?;
     }
-    find(tx, "key", &key)
+    Ok(inserted)
 }
 
 /// Makes item `id` (key `key`) depend on exactly `on` (item ids, argument `field`), refusing a
@@ -286,56 +375,99 @@ pub const CLOSED: &str = "('done', 'cancelled')";
 pub fn log(
     tx: &mut Tx<'_>,
     action: &str,
-    (id, key): (Option<&str>, &str),
+    item: (Option<&str>, &str),
     actor: Option<&str>,
     changes: Option<&serde_json::Value>,
 ) -> Result<(), StoreError> {
-    tx.execute(
-        "INSERT INTO scrolls_activity (id, at, actor, item_id, item_key, action, changes) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        &[
-            new_id().into(),
-            now().into(),
-            actor.into(),
-            id.into(),
-            key.into(),
-            action.into(),
-            changes.map(coremcp_store::plugin::json_text).into(),
-        ],
-    )?;
+    log_each(tx, action, &[(item, changes.cloned())], actor)
+}
+
+/// Rows of the activity log a statement writes at most (7 parameters each, under every
+/// backend's limit on parameters).
+const LOG_ROWS_PER_INSERT: usize = 500;
+
+/// One activity row to write: the item's (id, key), and what changed.
+pub type Logged<'a> = ((Option<&'a str>, &'a str), Option<serde_json::Value>);
+
+/// Appends one row per item of `items` to the activity log, a few hundred per statement.
+pub fn log_each(
+    tx: &mut Tx<'_>,
+    action: &str,
+    items: &[Logged<'_>],
+    actor: Option<&str>,
+) -> Result<(), StoreError> {
+    let at = now();
+    for chunk in items.chunks(LOG_ROWS_PER_INSERT) {
+        let mut q = Query::new();
+        let rows: Vec<String> = chunk
+            .iter()
+            .map(|((id, key), changes)| {
+                let values = [
+                    q.bind(new_id()),
+                    q.bind(at.as_str()),
+                    q.bind(actor),
+                    q.bind(*id),
+                    q.bind(*key),
+                    q.bind(action),
+                    q.bind(changes.as_ref().map(coremcp_store::plugin::json_text)),
+                ];
+                format!("({})", values.join(", "))
+            })
+            .collect();
+        tx.execute(
+            &format!(
+                "INSERT INTO scrolls_activity (id, at, actor, item_id, item_key, action, changes) \
+                 VALUES {}",
+                rows.join(", ")
+            ),
+            q.params(),
+        )?;
+    }
     Ok(())
 }
 
-/// The items under item `id` at any depth, `open_only` those not closed, as (id, key) in key
-/// order: one recursive query over `parent_id`.
-pub fn descendants(
-    tx: &mut Tx<'_>,
-    id: &str,
-    open_only: bool,
-) -> Result<Vec<(String, String)>, StoreError> {
+/// `WITH RECURSIVE tree(id)`: the items under item `$1`, at any depth.
+const TREE: &str = "WITH RECURSIVE tree(id) AS ( \
+    SELECT id FROM scrolls_item WHERE parent_id = $1 \
+    UNION SELECT i.id FROM scrolls_item i JOIN tree t ON i.parent_id = t.id) ";
+
+/// An item under another: its id, key and status.
+#[derive(Debug, Clone)]
+pub struct Under {
+    pub id: String,
+    pub key: String,
+    pub status: String,
+}
+
+/// The items under item `id` at any depth, `open_only` those not closed, in key order: one
+/// recursive query over `parent_id`.
+pub fn descendants(tx: &mut Tx<'_>, id: &str, open_only: bool) -> Result<Vec<Under>, StoreError> {
     let open = if open_only {
         format!(" AND status NOT IN {CLOSED}")
     } else {
         String::new()
     };
     let sql = format!(
-        "WITH RECURSIVE tree(id) AS ( \
-             SELECT id FROM scrolls_item WHERE parent_id = $1 \
-             UNION SELECT i.id FROM scrolls_item i JOIN tree t ON i.parent_id = t.id) \
-         SELECT id, key FROM scrolls_item WHERE id IN (SELECT id FROM tree){open}"
+        "{TREE}SELECT id, key, status FROM scrolls_item WHERE id IN (SELECT id FROM tree){open}"
     );
-    let mut out: Vec<(String, String)> = tx
+    let mut out: Vec<Under> = tx
         .query(&sql, &[id.into()])?
         .iter()
-        .map(|r| Ok((r.get_text("id")?, r.get_text("key")?)))
+        .map(|r| {
+            Ok(Under {
+                id: r.get_text("id")?,
+                key: r.get_text("key")?,
+                status: r.get_text("status")?,
+            })
+        })
         .collect::<Result<_, StoreError>>()?;
-    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(out)
 }
 
 /// Some of `keys` as an error shows them.
-fn listed(keys: &[(String, String)]) -> String {
-    let shown: Vec<&str> = keys.iter().take(5).map(|(_, key)| key.as_str()).collect();
+fn listed(keys: &[Under]) -> String {
+    let shown: Vec<&str> = keys.iter().take(5).map(|u| u.key.as_str()).collect();
     let more = keys.len().saturating_sub(shown.len());
     match more {
         0 => shown.join(", "),
@@ -371,36 +503,36 @@ pub fn close(
         )
         .into());
     }
-    let mut closing = vec![(id, key.to_owned())];
-    closing.extend(open);
-    let mut q = Query::new();
-    let ids: Vec<String> = closing.iter().map(|(id, _)| id.clone()).collect();
-    let list = q.in_list(&ids);
-    let was: HashMap<String, String> = tx
-        .query(
-            &format!("SELECT id, status FROM scrolls_item WHERE id IN {list}"),
-            q.params(),
-        )?
-        .iter()
-        .map(|r| Ok((r.get_text("id")?, r.get_text("status")?)))
-        .collect::<Result<_, StoreError>>()?;
-    let (status, resolved, at) = (
-        q.bind(resolution.status()),
-        q.bind(resolution.as_str()),
-        q.bind(now()),
-    );
+    // One statement over the same subtree, so the close lands whole or not at all whatever
+    // its size.
     tx.execute(
         &format!(
-            "UPDATE scrolls_item SET status = {status}, resolution = {resolved}, closed_at = {at}, \
-             updated_at = {at}, version = version + 1 WHERE id IN {list}"
+            "{TREE}UPDATE scrolls_item SET status = $2, resolution = $3, closed_at = $4, \
+             updated_at = $4, version = version + 1 \
+             WHERE id = $1 OR (id IN (SELECT id FROM tree) AND status NOT IN {CLOSED})"
         ),
-        q.params(),
+        &[
+            id.as_str().into(),
+            resolution.status().into(),
+            resolution.as_str().into(),
+            now().into(),
+        ],
     )?;
-    for (id, key) in &closing {
-        let changes = serde_json::json!({"status": [was.get(id), resolution.status()]});
-        log(tx, "closed", (Some(id), key), actor, Some(&changes))?;
-    }
-    Ok(closing.into_iter().map(|(_, key)| key).collect())
+    let root = Under {
+        id,
+        key: key.to_owned(),
+        status: row.get_text("status")?,
+    };
+    let closing: Vec<Under> = std::iter::once(root).chain(open).collect();
+    let logged: Vec<_> = closing
+        .iter()
+        .map(|u| {
+            let changes = serde_json::json!({"status": [u.status, resolution.status()]});
+            ((Some(u.id.as_str()), u.key.as_str()), Some(changes))
+        })
+        .collect();
+    log_each(tx, "closed", &logged, actor)?;
+    Ok(closing.into_iter().map(|u| u.key).collect())
 }
 
 /// Deletes item `key`: refused while it has children, unless `cascade`, which deletes its whole
@@ -427,19 +559,16 @@ pub fn delete(
         )
         .into());
     }
-    let mut gone = vec![(id, key.to_owned())];
-    gone.extend(under);
-    for (_, key) in &gone {
-        log(tx, "deleted", (None, key), actor, None)?;
-    }
-    let mut q = Query::new();
-    let ids: Vec<String> = gone.iter().map(|(id, _)| id.clone()).collect();
-    let list = q.in_list(&ids);
+    let keys: Vec<String> = std::iter::once(key.to_owned())
+        .chain(under.into_iter().map(|u| u.key))
+        .collect();
+    let logged: Vec<_> = keys.iter().map(|k| ((None, k.as_str()), None)).collect();
+    log_each(tx, "deleted", &logged, actor)?;
     tx.execute(
-        &format!("DELETE FROM scrolls_item WHERE id IN {list}"),
-        q.params(),
+        &format!("{TREE}DELETE FROM scrolls_item WHERE id = $1 OR id IN (SELECT id FROM tree)"),
+        &[id.as_str().into()],
     )?;
-    Ok(gone.into_iter().map(|(_, key)| key).collect())
+    Ok(keys)
 }
 
 /// Moves item `key` under `new_parent` (argument `field`), keeping its key: the level rules
@@ -460,11 +589,10 @@ pub fn move_to(
     }
     // Every level sits only under higher ones, so the rule above already keeps an item from
     // going under itself or its own subtree.
-    let parent_project = match parent_level {
-        Level::Project => Some(parent_id.clone()),
-        _ => parent.get_opt_text("project_id")?,
-    };
-    if row.get_opt_text("project_id")?.is_some()
+    // A project counts in itself; anything else stays in its project.
+    let parent_project = parent.get_opt_text("project_id")?;
+    if level != Level::Project
+        && row.get_opt_text("project_id")?.is_some()
         && row.get_opt_text("project_id")? != parent_project
     {
         let problem = format!(

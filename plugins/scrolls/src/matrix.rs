@@ -399,23 +399,20 @@ impl LevelTool {
                 title: title.as_str(),
                 priority: common.priority.map_or("none", Priority::as_str),
             };
-            let row = items::create(tx, &item)?;
-            let (id, key) = (row.get_text("id")?, row.get_text("key")?);
-            let mut changes = common.columns(tx, &row, &extras)?;
+            let mut columns = common.columns(tx, None, &extras)?;
             if level == Level::Theme {
-                let registry = extras
-                    .registry_theme
-                    .as_ref()
-                    .map_or(key.as_str(), Token::as_str);
-                changes.push(("registry_key", Some(registry.into())));
+                let registry = extras.registry_theme.as_ref().map(Token::as_str);
+                let registry = registry.or(key.as_ref().map(ItemId::as_str));
+                columns.push(("registry_key", registry.map(Into::into)));
             }
-            set_columns(tx, &id, changes)?;
+            let row = items::create(tx, &item, columns)?;
+            let (id, key) = (row.get_text("id")?, row.get_text("key")?);
             if let Some(deps) = &common.depends_on {
                 let on = ids_of(tx, deps)?;
                 items::set_dependencies(tx, "depends_on", (&id, &key), &on)?;
             }
             items::log(tx, "created", (Some(&id), &key), None, None)?;
-            Ok(items::json(&items::find(tx, "key", &key)?)?)
+            Ok(items::json(&row)?)
         })
     }
 
@@ -452,7 +449,7 @@ impl LevelTool {
             let what = format!("{} {key}", self.level.as_str());
             let expected = expected(version);
             check_expected(&what, row.get_i64("version")?, expected)?;
-            let mut changes = common.columns(tx, &row, &extras)?;
+            let mut changes = common.columns(tx, Some(&row), &extras)?;
             changes.push(("title", title.as_ref().map(|t| t.as_str().into())));
             // Any status but a closed one (refused above) reopens a closed item.
             let reopened = common.status.is_some()
@@ -651,11 +648,11 @@ impl Common {
     }
 
     /// The columns to write, `None` where the call leaves one alone; JSON columns only when
-    /// they differ from `row` as JSON.
+    /// they differ from `row` as JSON (any, for a new item: no `row`).
     fn columns(
         &self,
         tx: &mut Tx<'_>,
-        row: &Row,
+        row: Option<&Row>,
         extras: &Extras,
     ) -> Result<Vec<(&'static str, Option<Param>)>, TxError> {
         let agent = |tx: &mut Tx<'_>, field: &str, name: &AgentName| -> Result<String, TxError> {
@@ -684,7 +681,10 @@ impl Common {
         };
         let json_column = |column: &str, new: Option<Value>| -> Result<Option<Param>, TxError> {
             Ok(match new {
-                Some(new) if json_value(row.get_opt_text(column)?) != new => {
+                Some(new)
+                    if json_value(row.map(|r| r.get_opt_text(column)).transpose()?.flatten())
+                        != new =>
+                {
                     Some(json_text(&new).into())
                 }
                 _ => None,
@@ -726,28 +726,6 @@ impl Common {
             ),
         ])
     }
-}
-
-/// Writes `changes` to a new item's row without moving its version (it is being created).
-fn set_columns(
-    tx: &mut Tx<'_>,
-    id: &str,
-    changes: Vec<(&str, Option<Param>)>,
-) -> Result<(), TxError> {
-    let mut q = Query::new();
-    let sets: Vec<String> = changes
-        .into_iter()
-        .filter_map(|(column, value)| value.map(|v| format!("{column} = {}", q.bind(v))))
-        .collect();
-    if sets.is_empty() {
-        return Ok(());
-    }
-    let p = q.bind(id);
-    tx.execute(
-        &format!("UPDATE scrolls_item SET {} WHERE id = {p}", sets.join(", ")),
-        q.params(),
-    )?;
-    Ok(())
 }
 
 macro_rules! level_tools {

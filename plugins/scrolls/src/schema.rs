@@ -3,7 +3,8 @@
 //!
 //! Invariants:
 //! - One `scrolls_item` table holds all six levels; `key` is unique across them. `project_id`
-//!   is the owning project (NULL for themes and projects), `seq` the item's number in it, and
+//!   is the project an item counts in (a project counts in itself; NULL only for themes), so a
+//!   project's whole subtree is one range of an index. `seq` is the item's number in it, and
 //!   (`project_id`, `seq`) is unique, so a number is never given twice.
 //! - `scrolls_project_seq.next_seq` is the next number of a project; it is only ever taken by
 //!   one `UPDATE … SET next_seq = next_seq + 1 RETURNING` inside the create transaction, so
@@ -12,9 +13,12 @@
 //! - A dependency never points at its own item (CHECK); cycles are refused on write.
 //! - `scrolls_activity` is append-only and refers to items by key as well as id, so its rows
 //!   outlive a delete (`item_id` is then NULL: the foreign key sets it so).
+//! - `scrolls_tally` counts each project's items (see `ITEM_TALLY`); triggers keep it, so no
+//!   statement here writes it.
 //! - A migration, once released, never changes.
 
 use coremcp_store::search::Index;
+use coremcp_store::tally::Tally;
 use coremcp_store::Migration;
 
 /// The search index over items' titles and descriptions.
@@ -23,16 +27,39 @@ pub const ITEM_SEARCH: Index = Index {
     columns: &["title", "description"],
 };
 
+/// Each project's items counted by status, level and assignee (`''` for none), with their
+/// estimates summed: a project's progress reads these few rows.
+pub const ITEM_TALLY: Tally = Tally {
+    table: "scrolls_item",
+    into: "scrolls_tally",
+    by: &["project_id", "status", "level", "assignee_id"],
+    sum: &["estimate"],
+    when: "{row}.project_id IS NOT NULL",
+};
+
 /// The search index over comments.
 pub const COMMENT_SEARCH: Index = Index {
     table: "scrolls_comment",
     columns: &["body"],
 };
 
-pub static MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "scrolls tables",
-    sql: "
+/// Priority as a sort rank, urgent first, as a literal: the ready queue orders by it and an
+/// index holds it, and the planner uses the index only when the two spell it the same.
+macro_rules! priority_rank {
+    () => {
+        "CASE priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 \
+         WHEN 'low' THEN 3 ELSE 4 END"
+    };
+}
+
+/// Priority as a sort rank, urgent first (of the item in the query's only `scrolls_item`).
+pub const PRIORITY_RANK: &str = priority_rank!();
+
+pub static MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "scrolls tables",
+        sql: "
 CREATE TABLE scrolls_agent (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -117,5 +144,28 @@ CREATE TABLE scrolls_activity (
 CREATE INDEX scrolls_activity_item ON scrolls_activity (item_id, at);
 CREATE INDEX scrolls_activity_at ON scrolls_activity (at);
 ",
-    search: &[ITEM_SEARCH, COMMENT_SEARCH],
-}];
+        search: &[ITEM_SEARCH, COMMENT_SEARCH],
+        tallies: &[],
+    },
+    Migration {
+        version: 2,
+        name: "scrolls views on indexes",
+        // A project counts in itself. The ready index is in the ready queue's order (see
+        // PRIORITY_RANK); the two partial indexes hold only what progress looks up by date.
+        sql: concat!(
+            "
+UPDATE scrolls_item SET project_id = id WHERE level = 'project';
+DROP INDEX scrolls_item_project;
+CREATE INDEX scrolls_item_due ON scrolls_item (project_id, due_date)
+    WHERE due_date IS NOT NULL AND status NOT IN ('done', 'cancelled');
+CREATE INDEX scrolls_item_closed ON scrolls_item (project_id, closed_at)
+    WHERE closed_at IS NOT NULL;
+CREATE INDEX scrolls_item_ready ON scrolls_item (status, (",
+            priority_rank!(),
+            "), (due_date IS NULL), due_date, created_at, key);
+"
+        ),
+        search: &[],
+        tallies: &[ITEM_TALLY],
+    },
+];

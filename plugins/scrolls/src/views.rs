@@ -2,8 +2,12 @@
 //! queue, a subtree's progress, and ranked search over items and their comments.
 //!
 //! Invariants:
-//! - A subtree is one recursive query over `parent_id` from its root (the root included);
-//!   counts are `GROUP BY` over it.
+//! - A subtree (its root included) is reached the fastest way its root's level allows: a
+//!   project's is one range of the rollup index (`project_id`: a project counts in itself), a
+//!   theme's the ranges of its projects, a lower item's one recursive query over `parent_id`.
+//! - Progress counts by status × level × assignee: a project's (and a theme's) from the tally
+//!   triggers keep of each project, a lower item's by one `GROUP BY` over its walk; the
+//!   plugin only adds up those few groups. Labels are a pass over the subtree.
 //! - The ready queue holds open items whose every dependency is closed, unassigned or the
 //!   given agent's, ordered by priority (urgent first), due date (dated first), age, key.
 //! - Search ranks an item by its best match, in its own title and description or in one of its
@@ -19,13 +23,13 @@ use coremcp_store::search;
 use coremcp_store::{BackendKind, Row, StoreError, Tx};
 use serde_json::Value;
 
-use crate::items::CLOSED;
+use std::collections::BTreeMap;
+
+use crate::items::{level_of, CLOSED};
 use crate::level::Level;
 use crate::schema::{COMMENT_SEARCH, ITEM_SEARCH};
 
-/// Priority as a sort rank, urgent first.
-pub const PRIORITY_RANK: &str = "CASE i.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 \
-    WHEN 'medium' THEN 2 WHEN 'low' THEN 3 ELSE 4 END";
+pub use crate::schema::PRIORITY_RANK;
 
 /// The columns a listed item shows.
 pub const LISTED: &str = "i.key, i.level, i.title, i.status, i.priority, i.due_date, \
@@ -74,55 +78,219 @@ pub fn ready(
     q.eq_opt("i.project_id", project);
     let sql = format!(
         "SELECT {LISTED} FROM scrolls_item i{} ORDER BY {PRIORITY_RANK}, \
-         i.due_date IS NULL, i.due_date, i.created_at, i.key LIMIT {limit}",
+         (due_date IS NULL), due_date, i.created_at, i.key LIMIT {limit}",
         q.where_clause()
     );
     tx.query(&sql, q.params())
 }
 
-/// The subtree of item `root_id` (itself included), as a `WITH RECURSIVE subtree(id)` clause
-/// whose `$n` is bound in `q`.
-fn subtree(q: &mut Query, root_id: &str) -> String {
-    let root = q.bind(root_id);
-    format!(
-        "WITH RECURSIVE subtree(id) AS (SELECT id FROM scrolls_item WHERE id = {root} \
-         UNION SELECT i.id FROM scrolls_item i JOIN subtree s ON i.parent_id = s.id) "
-    )
+/// An item and everything under it.
+#[derive(Debug, Clone)]
+pub struct Subtree {
+    /// The root's id.
+    pub id: String,
+    pub level: Level,
 }
 
-/// Item counts of the subtree of `root_id` by `by` (status, level, the assignee's name, or each
-/// label: an item with two labels counts under both, one with none under no label), with the
-/// estimate summed: `(value, count, estimate)`, no value first, then by value.
-pub fn counts(
-    tx: &mut Tx<'_>,
-    root_id: &str,
-    by: By,
-) -> Result<Vec<(Option<String>, i64, f64)>, StoreError> {
-    let mut q = Query::new();
-    let with = subtree(&mut q, root_id);
-    // No value first, then by value byte-wise, on both backends.
-    let c = bytewise(tx);
-    let (column, join) = match by {
-        By::Status => ("i.status", ""),
-        By::Level => ("i.level", ""),
-        By::Assignee => (
-            "a.name",
-            " LEFT JOIN scrolls_agent a ON a.id = i.assignee_id",
-        ),
-        // The one JSON array walk the backends spell differently.
-        By::Label => match tx.kind() {
-            BackendKind::Sqlite => ("l.value", " LEFT JOIN json_each(i.labels) l"),
-            BackendKind::Postgres => (
-                "l.value",
-                " LEFT JOIN jsonb_array_elements_text(i.labels) AS l(value) ON true",
+impl Subtree {
+    /// The subtree under the item in `row` (an `items::SELECT` row).
+    pub fn of(row: &Row) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: row.get_text("id")?,
+            level: level_of(row)?,
+        })
+    }
+
+    /// `(with, condition)`: a `WITH` clause (empty when none is needed) and a condition true
+    /// for exactly the subtree's rows of `scrolls_item i`, with `$n` bound in `q`.
+    fn rows(&self, q: &mut Query) -> (String, String) {
+        let root = q.bind(self.id.as_str());
+        match self.level {
+            Level::Project => (String::new(), format!("i.project_id = {root}")),
+            // A theme holds only projects.
+            Level::Theme => (
+                String::new(),
+                format!(
+                    "(i.id = {root} OR i.project_id IN \
+                     (SELECT id FROM scrolls_item WHERE parent_id = {root}))"
+                ),
             ),
-        },
+            _ => (
+                format!(
+                    "WITH RECURSIVE subtree(id) AS (SELECT id FROM scrolls_item WHERE id = {root} \
+                     UNION SELECT c.id FROM scrolls_item c JOIN subtree s ON c.parent_id = s.id) "
+                ),
+                "i.id IN (SELECT id FROM subtree)".to_owned(),
+            ),
+        }
+    }
+}
+
+/// The items of one (status, level, assignee) in a subtree, and their summed estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub status: String,
+    pub level: String,
+    /// The assignee's name.
+    pub assignee: Option<String>,
+    pub count: i64,
+    pub estimate: f64,
+}
+
+/// A subtree's progress as the database adds it up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rollup {
+    pub groups: Vec<Group>,
+    /// Not closed, and due before the day given.
+    pub overdue: i64,
+    /// Closed at or after the time given (0 when none was).
+    pub closed_since: i64,
+}
+
+/// A subtree counted by (status, level, assignee), `today` a `YYYY-MM-DD` for `overdue`,
+/// `since` a stored timestamp for `closed_since`. A project's or a theme's groups are read
+/// from the tally of their projects (a few rows however large the project), a lower item's
+/// by one `GROUP BY` over its walk; the dated counts come from partial indexes.
+pub fn rollup(
+    tx: &mut Tx<'_>,
+    tree: &Subtree,
+    today: &str,
+    since: Option<&str>,
+) -> Result<Rollup, StoreError> {
+    let mut q = Query::new();
+    let counted = match tree.level {
+        Level::Project | Level::Theme => {
+            let root = q.bind(tree.id.as_str());
+            let (projects, own) = match tree.level {
+                Level::Project => (format!("t.project_id = {root}"), String::new()),
+                // A theme holds only projects, and counts itself.
+                _ => (
+                    format!(
+                        "t.project_id IN (SELECT id FROM scrolls_item WHERE parent_id = {root})"
+                    ),
+                    format!(
+                        " UNION ALL SELECT status, level, COALESCE(assignee_id, ''), 1, \
+                         COALESCE(estimate, 0) FROM scrolls_item WHERE id = {root}"
+                    ),
+                ),
+            };
+            format!(
+                "SELECT status, level, assignee_id, CAST(SUM(n) AS BIGINT) AS n, \
+                 SUM(estimate) AS estimate \
+                 FROM (SELECT t.status, t.level, t.assignee_id, t.n, t.estimate \
+                 FROM scrolls_tally t WHERE {projects}{own}) u GROUP BY status, level, assignee_id"
+            )
+        }
+        _ => {
+            let (with, within) = tree.rows(&mut q);
+            format!(
+                "{with}SELECT i.status, i.level, i.assignee_id, COUNT(*) AS n, \
+                 COALESCE(SUM(i.estimate), 0) AS estimate FROM scrolls_item i WHERE {within} \
+                 GROUP BY i.status, i.level, i.assignee_id"
+            )
+        }
     };
     let sql = format!(
-        "{with}SELECT {column} AS value, COUNT(*) AS n, \
+        "SELECT g.status, g.level, a.name AS assignee, g.n, g.estimate FROM ({counted}) g \
+         LEFT JOIN scrolls_agent a ON a.id = g.assignee_id"
+    );
+    let groups = tx
+        .query(&sql, q.params())?
+        .iter()
+        .map(|r| {
+            Ok(Group {
+                status: r.get_text("status")?,
+                level: r.get_text("level")?,
+                assignee: r.get_opt_text("assignee")?,
+                count: r.get_i64("n")?,
+                // Kept by adding and subtracting: round off the last bits.
+                estimate: (r.get_f64("estimate")? * 1e6).round() / 1e6,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
+    let (overdue, closed_since) = dated(tx, tree, today, since)?;
+    Ok(Rollup {
+        groups,
+        overdue,
+        closed_since,
+    })
+}
+
+/// How many items of the subtree are overdue on `today`, and closed since `since`: each a
+/// count over a partial index of the few dated rows.
+fn dated(
+    tx: &mut Tx<'_>,
+    tree: &Subtree,
+    today: &str,
+    since: Option<&str>,
+) -> Result<(i64, i64), StoreError> {
+    let mut q = Query::new();
+    let (with, within) = tree.rows(&mut q);
+    let today = q.bind(today);
+    let overdue = format!(
+        "SELECT COUNT(*) FROM scrolls_item i WHERE {within} AND i.due_date IS NOT NULL \
+         AND i.status NOT IN {CLOSED} AND i.due_date < CAST({today} AS TEXT)"
+    );
+    let closed = match since {
+        Some(since) => {
+            let since = q.bind(since);
+            let since = match tx.kind() {
+                // SQLite keeps timestamps as text; the cast is PostgreSQL's.
+                BackendKind::Sqlite => since,
+                BackendKind::Postgres => format!("CAST({since} AS TIMESTAMPTZ)"),
+            };
+            format!(
+                "SELECT COUNT(*) FROM scrolls_item i WHERE {within} \
+                 AND i.closed_at IS NOT NULL AND i.closed_at >= {since}"
+            )
+        }
+        None => "SELECT 0".to_owned(),
+    };
+    let row = tx.query_one(
+        &format!("{with}SELECT ({overdue}) AS overdue, ({closed}) AS closed_since"),
+        q.params(),
+    )?;
+    Ok((row.get_i64("overdue")?, row.get_i64("closed_since")?))
+}
+
+/// Counts with the estimate summed, `(value, count, estimate)`, no value first, then by value
+/// byte-wise.
+pub type Counts = Vec<(Option<String>, i64, f64)>;
+
+/// `groups` added up by status, level or assignee (not label: see [`label_counts`]).
+pub fn counts_by(groups: &[Group], by: By) -> Counts {
+    let mut sums: BTreeMap<Option<&str>, (i64, f64)> = BTreeMap::new();
+    for g in groups {
+        let value = match by {
+            By::Status => Some(g.status.as_str()),
+            By::Level => Some(g.level.as_str()),
+            By::Assignee | By::Label => g.assignee.as_deref(),
+        };
+        let sum = sums.entry(value).or_default();
+        *sum = (sum.0 + g.count, sum.1 + g.estimate);
+    }
+    sums.into_iter()
+        .map(|(value, (n, estimate))| (value.map(str::to_owned), n, estimate))
+        .collect()
+}
+
+/// The subtree's items counted under each of their labels (an item with two counts under
+/// both, one with none under no label), with the estimate summed.
+pub fn label_counts(tx: &mut Tx<'_>, tree: &Subtree) -> Result<Counts, StoreError> {
+    let mut q = Query::new();
+    let (with, within) = tree.rows(&mut q);
+    let c = bytewise(tx);
+    // The one JSON array walk the backends spell differently.
+    let join = match tx.kind() {
+        BackendKind::Sqlite => " LEFT JOIN json_each(i.labels) l",
+        BackendKind::Postgres => {
+            " LEFT JOIN jsonb_array_elements_text(i.labels) AS l(value) ON true"
+        }
+    };
+    let sql = format!(
+        "{with}SELECT l.value AS value, COUNT(*) AS n, \
          COALESCE(SUM(i.estimate), 0) AS estimate FROM scrolls_item i{join} \
-         WHERE i.id IN (SELECT id FROM subtree) GROUP BY {column} \
-         ORDER BY {column} IS NOT NULL, {column}{c}"
+         WHERE {within} GROUP BY l.value ORDER BY l.value IS NOT NULL, l.value{c}"
     );
     tx.query(&sql, q.params())?
         .iter()
@@ -210,11 +378,11 @@ pub fn search(
 }
 
 /// The activity feed, newest first and paged by id: what was done to the subtree of item
-/// `scope` (its id; deleted items' rows then drop out, their key no longer places them), by
+/// `scope` (deleted items' rows then drop out, their key no longer places them), by
 /// `actor`, since `since` (a stored timestamp), of `actions`, as a list result.
 pub fn activity(
     tx: &mut Tx<'_>,
-    scope: Option<&str>,
+    scope: Option<&Subtree>,
     actor: Option<&str>,
     since: Option<&str>,
     actions: &[String],
@@ -223,9 +391,11 @@ pub fn activity(
     const ORDER: Order<'static> = Order::desc("activity", &[Key::text("a.id", "id")]);
     let mut q = Query::new();
     let with = match scope {
-        Some(root) => {
-            let with = subtree(&mut q, root);
-            q.and("a.item_id IN (SELECT id FROM subtree)");
+        Some(tree) => {
+            let (with, within) = tree.rows(&mut q);
+            q.and(format!(
+                "a.item_id IN (SELECT i.id FROM scrolls_item i WHERE {within})"
+            ));
             with
         }
         None => String::new(),
@@ -260,83 +430,60 @@ pub fn comments(tx: &mut Tx<'_>, item_id: &str, page: &Paging) -> Result<Value, 
 }
 
 /// The totals of a subtree's progress (the root included).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Totals {
     pub total: i64,
     pub done: i64,
     pub cancelled: i64,
     pub blocked: i64,
-    /// Not closed, and due before `today`.
     pub overdue: i64,
-    /// Closed at or after `since`, when one was given.
-    pub closed_since: Option<i64>,
+    pub closed_since: i64,
     /// Summed estimates of the items not cancelled, and of the done ones.
     pub estimate: f64,
     pub estimate_done: f64,
 }
 
-/// The totals of the subtree of `root_id`: one aggregate query over it.
-pub fn totals(
-    tx: &mut Tx<'_>,
-    root_id: &str,
-    today: &str,
-    since: Option<&str>,
-) -> Result<Totals, StoreError> {
-    let mut q = Query::new();
-    let with = subtree(&mut q, root_id);
-    let today = q.bind(today);
-    let given = since.is_some();
-    let since = q.bind(since);
-    let count =
-        |condition: &str| format!("COALESCE(SUM(CASE WHEN {condition} THEN 1 ELSE 0 END), 0)");
-    let sql = format!(
-        "{with}SELECT COUNT(*) AS total, {} AS done, {} AS cancelled, {} AS blocked, \
-         {} AS overdue, {} AS closed_since, \
-         COALESCE(SUM(CASE WHEN i.status <> 'cancelled' THEN i.estimate END), 0) AS estimate, \
-         COALESCE(SUM(CASE WHEN i.status = 'done' THEN i.estimate END), 0) AS estimate_done \
-         FROM scrolls_item i WHERE i.id IN (SELECT id FROM subtree)",
-        count("i.status = 'done'"),
-        count("i.status = 'cancelled'"),
-        count("i.status = 'blocked'"),
-        count(&format!(
-            "i.due_date < CAST({today} AS TEXT) AND i.status NOT IN {CLOSED}"
-        )),
-        count(&format!("i.closed_at >= CAST({since} AS TIMESTAMPTZ)")),
-    );
-    let sql = match tx.kind() {
-        // SQLite keeps timestamps as text; the cast is PostgreSQL's.
-        BackendKind::Sqlite => sql.replace(&format!("CAST({since} AS TIMESTAMPTZ)"), &since),
-        BackendKind::Postgres => sql,
-    };
-    let row = tx.query_one(&sql, q.params())?;
-    Ok(Totals {
-        total: row.get_i64("total")?,
-        done: row.get_i64("done")?,
-        cancelled: row.get_i64("cancelled")?,
-        blocked: row.get_i64("blocked")?,
-        overdue: row.get_i64("overdue")?,
-        closed_since: given.then(|| row.get_i64("closed_since")).transpose()?,
-        estimate: row.get_f64("estimate")?,
-        estimate_done: row.get_f64("estimate_done")?,
-    })
+impl Totals {
+    /// A [`rollup`] added up.
+    pub fn of(rollup: &Rollup) -> Self {
+        let mut t = Totals {
+            overdue: rollup.overdue,
+            closed_since: rollup.closed_since,
+            ..Totals::default()
+        };
+        for g in &rollup.groups {
+            t.total += g.count;
+            match g.status.as_str() {
+                "done" => {
+                    (t.done, t.estimate_done) = (t.done + g.count, t.estimate_done + g.estimate)
+                }
+                "cancelled" => t.cancelled += g.count,
+                "blocked" => t.blocked += g.count,
+                _ => {}
+            }
+            if g.status != "cancelled" {
+                t.estimate += g.estimate;
+            }
+        }
+        t
+    }
 }
 
-/// A board: the items under item `scope_id` (not itself) of `levels`, assigned to the agent
+/// A board: the items under `scope` (not its root) of `levels`, assigned to the agent
 /// with id `assignee` when given, in status columns of at most `per_column` items each (by
 /// priority, then age), with each column's full count.
 pub fn board(
     tx: &mut Tx<'_>,
-    scope_id: &str,
+    scope: &Subtree,
     levels: &[Level],
     assignee: Option<&str>,
     per_column: usize,
 ) -> Result<Vec<(String, i64, Vec<Value>)>, StoreError> {
     let mut q = Query::new();
-    let with = subtree(&mut q, scope_id);
-    let root = q.bind(scope_id);
+    let (with, within) = scope.rows(&mut q);
+    let root = q.bind(scope.id.as_str());
     let levels = levels_in(&mut q, levels);
-    let mut filter =
-        format!("i.id IN (SELECT id FROM subtree) AND i.id <> {root} AND i.level IN {levels}");
+    let mut filter = format!("{within} AND i.id <> {root} AND i.level IN {levels}");
     if let Some(assignee) = assignee {
         filter.push_str(&format!(" AND i.assignee_id = {}", q.bind(assignee)));
     }

@@ -107,10 +107,27 @@ fn a_walk_through_every_level(env: &Env) {
         (task["key"].clone(), task["version"].clone()),
         (json!("CORE-3"), json!(1))
     );
-    ok(
+    let subtask = ok(
         "scrolls_subtask_create",
         json!({"parent": "CORE-2", "title": "Kill the first relay"}),
     );
+    // What a create answers is the item as a get reads it, besides what only a get adds.
+    for (level, created) in [
+        ("project", &project),
+        ("epic", &epic),
+        ("story", &story),
+        ("task", &task),
+        ("subtask", &subtask),
+    ] {
+        let mut got = ok(
+            &format!("scrolls_{level}_get"),
+            json!({"id": created["key"], "include_children": false}),
+        );
+        got.as_object_mut()
+            .expect("an item")
+            .retain(|k, _| k != "depends_on");
+        assert_eq!(&got, created, "{level}");
+    }
 
     let got = ok("scrolls_task_get", json!({"id": "CORE-3"}));
     assert_eq!(

@@ -7,7 +7,7 @@ use coremcp_scrolls::items::{self, NewItem, Resolution};
 use coremcp_scrolls::key::ItemKey;
 use coremcp_scrolls::level::Level;
 use coremcp_scrolls::schema::MIGRATIONS;
-use coremcp_scrolls::views::{self, By};
+use coremcp_scrolls::views::{self, By, Subtree, Totals};
 use coremcp_store::plugin::{run_on, TxError};
 use coremcp_store::testing::Env;
 use coremcp_store::Store;
@@ -18,11 +18,14 @@ coremcp_store::both!(
     concurrent_creates_get_distinct_numbers,
     a_dependency_cycle_is_refused_with_its_path,
     close_refuses_open_descendants_unless_cascade,
+    a_cascade_reaches_a_large_deep_subtree_whole,
     delete_refuses_children_unless_cascade_and_leaves_tombstones,
     a_move_keeps_the_key_and_the_rules,
     of_two_agents_claiming_at_once_exactly_one_wins,
     the_ready_queue_is_open_unblocked_free_work_by_priority,
     progress_counts_a_subtree_in_the_database,
+    progress_reaches_a_project_and_a_theme_through_the_index,
+    the_tally_is_a_fresh_count_after_every_kind_of_write,
     search_ranks_items_by_their_text_and_comments,
     the_activity_feed_pages_newest_first_by_scope_actor_and_action,
     agents_register_once_and_give_back_their_work_when_deleted,
@@ -45,7 +48,7 @@ fn create(
             title: "a title",
             priority: "none",
         };
-        Ok(items::create(tx, &item)?.get_text("key")?)
+        Ok(items::create(tx, &item, Vec::new())?.get_text("key")?)
     })
 }
 
@@ -215,6 +218,10 @@ fn tree(env: &Env) -> Store {
     store
 }
 
+fn subtree(store: &Store, key: &str) -> Subtree {
+    run_on(store, |tx| Ok(Subtree::of(&items::find(tx, "id", key)?)?)).expect("an item")
+}
+
 fn status(store: &Store, key: &str) -> String {
     run_on(store, |tx| {
         Ok(items::find(tx, "id", key)?.get_text("status")?)
@@ -268,6 +275,62 @@ fn close_refuses_open_descendants_unless_cascade(env: &Env) {
         .map(|(k, _)| k)
         .collect();
     assert_eq!(closed, ["CORE-3", "CORE-1", "CORE-2"]);
+}
+
+/// A close and a delete with `cascade` over more items than one statement of the log takes:
+/// the whole subtree, every level of it, and one log row each.
+fn a_cascade_reaches_a_large_deep_subtree_whole(env: &Env) {
+    let store = env.open(MIGRATIONS);
+    ok(&store, Level::Project, Some("CORE"), None);
+    let epic = ok(&store, Level::Epic, None, Some("CORE"));
+    let epic_key = ItemKey::parse("parent", &epic).expect("a key");
+    run_on(&store, |tx| {
+        for _ in 0..400 {
+            let story = NewItem {
+                level: Level::Story,
+                key: None,
+                parent: Some(("parent", &epic_key)),
+                title: "a story",
+                priority: "none",
+            };
+            let story = items::create(tx, &story, Vec::new())?.get_text("key")?;
+            let story = ItemKey::parse("parent", &story).expect("a key");
+            for _ in 0..2 {
+                let subtask = NewItem {
+                    level: Level::Subtask,
+                    key: None,
+                    parent: Some(("parent", &story)),
+                    title: "a subtask",
+                    priority: "none",
+                };
+                items::create(tx, &subtask, Vec::new())?;
+            }
+        }
+        Ok(())
+    })
+    .expect("a large subtree");
+    let closed = run_on(&store, |tx| {
+        items::close(tx, &epic, Resolution::Done, true, None)
+    })
+    .expect("closed");
+    assert_eq!(closed.len(), 1201);
+    let count =
+        |sql: &str| run_on(&store, |tx| Ok(tx.query_one(sql, &[])?.get_i64("n")?)).expect(sql);
+    assert_eq!(
+        count("SELECT COUNT(*) AS n FROM scrolls_item WHERE status = 'done'"),
+        1201
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) AS n FROM scrolls_activity WHERE action = 'closed'"),
+        1201
+    );
+    let deleted = run_on(&store, |tx| items::delete(tx, &epic, true, None)).expect("deleted");
+    assert_eq!(deleted.len(), 1201);
+    assert_eq!(count("SELECT COUNT(*) AS n FROM scrolls_item"), 1);
+    assert_eq!(
+        count("SELECT COUNT(*) AS n FROM scrolls_activity WHERE action = 'deleted'"),
+        1201
+    );
 }
 
 fn delete_refuses_children_unless_cascade_and_leaves_tombstones(env: &Env) {
@@ -504,11 +567,17 @@ fn progress_counts_a_subtree_in_the_database(env: &Env) {
         items::close(tx, "CORE-3", Resolution::Done, false, None)
     })
     .expect("closed");
-    let epic = run_on(&store, |tx| {
-        Ok(items::find(tx, "id", "CORE-1")?.get_text("id")?)
-    })
-    .expect("id");
-    let counts = |by| run_on(&store, |tx| Ok(views::counts(tx, &epic, by)?)).expect("counts");
+    let epic = subtree(&store, "CORE-1");
+    let counts = |by| {
+        run_on(&store, |tx| match by {
+            By::Label => Ok(views::label_counts(tx, &epic)?),
+            by => Ok(views::counts_by(
+                &views::rollup(tx, &epic, "2026-01-01", None)?.groups,
+                by,
+            )),
+        })
+        .expect("counts")
+    };
     let status = counts(By::Status);
     assert_eq!(
         status,
@@ -554,6 +623,166 @@ fn progress_counts_a_subtree_in_the_database(env: &Env) {
         "{:?}",
         env.kind()
     );
+}
+
+/// Progress of a project and of a theme, whose subtrees the index reaches by `project_id`, the
+/// lower items' by a walk: the same items either way.
+fn progress_reaches_a_project_and_a_theme_through_the_index(env: &Env) {
+    let store = env.open(MIGRATIONS);
+    ok(&store, Level::Theme, Some("reliability"), None);
+    ok(&store, Level::Project, Some("CORE"), Some("reliability"));
+    ok(&store, Level::Project, Some("WEB"), Some("reliability"));
+    ok(&store, Level::Project, Some("APART"), None);
+    ok(&store, Level::Epic, None, Some("CORE"));
+    ok(&store, Level::Story, None, Some("CORE-1"));
+    ok(&store, Level::Task, None, Some("WEB"));
+    ok(&store, Level::Task, None, Some("APART"));
+    exec(
+        &store,
+        "UPDATE scrolls_item SET due_date = '2026-01-01', estimate = 2 WHERE key = 'CORE-2'",
+        &[],
+    );
+    run_on(&store, |tx| {
+        items::close(tx, "WEB-1", Resolution::Done, false, None)
+    })
+    .expect("closed");
+    let totals = |key: &str, since: Option<&str>| {
+        let tree = subtree(&store, key);
+        run_on(&store, |tx| {
+            Ok(Totals::of(&views::rollup(tx, &tree, "2026-06-01", since)?))
+        })
+        .expect("totals")
+    };
+    let core = totals("CORE", None);
+    assert_eq!(
+        (core.total, core.done, core.overdue, core.estimate),
+        (3, 0, 1, 2.0),
+        "{:?}",
+        env.kind()
+    );
+    let theme = totals("reliability", Some("2000-01-01T00:00:00.000Z"));
+    assert_eq!(
+        (theme.total, theme.done, theme.overdue, theme.closed_since),
+        (6, 1, 1, 1)
+    );
+    assert_eq!(totals("CORE-1", None).total, 2);
+    assert_eq!(totals("APART", None).total, 2);
+    // A moved project takes its whole subtree with it.
+    run_on(&store, |tx| {
+        items::move_to(tx, "APART", "theme", "reliability", None)
+    })
+    .expect("moved");
+    assert_eq!(totals("reliability", None).total, 8);
+}
+
+/// The tally progress reads for a project, and the same counts made afresh from the items.
+fn tally_and_fresh(store: &Store) -> (Vec<String>, Vec<String>) {
+    let rows = |sql: &str| -> Vec<String> {
+        run_on(store, |tx| {
+            Ok(tx
+                .query(sql, &[])?
+                .iter()
+                .map(|r| {
+                    Ok(format!(
+                        "{} {} {} {}: {} / {}",
+                        r.get_text("project_id")?,
+                        r.get_text("status")?,
+                        r.get_text("level")?,
+                        r.get_text("assignee_id")?,
+                        r.get_i64("n")?,
+                        r.get_f64("estimate")?
+                    ))
+                })
+                .collect::<Result<Vec<_>, coremcp_store::StoreError>>()?)
+        })
+        .expect(sql)
+    };
+    (
+        rows(
+            "SELECT project_id, status, level, assignee_id, n, estimate FROM scrolls_tally \
+             ORDER BY project_id, status, level, assignee_id",
+        ),
+        rows(
+            "SELECT project_id, status, level, COALESCE(assignee_id, '') AS assignee_id, \
+             COUNT(*) AS n, COALESCE(SUM(estimate), 0) AS estimate FROM scrolls_item \
+             WHERE project_id IS NOT NULL GROUP BY project_id, status, level, \
+             COALESCE(assignee_id, '') ORDER BY project_id, status, level, assignee_id",
+        ),
+    )
+}
+
+/// Creates, claims, estimates, a cascading close, a reopen, moves (of an item and of a
+/// project), a cascading delete and an agent's delete: the tally stays a fresh count.
+fn the_tally_is_a_fresh_count_after_every_kind_of_write(env: &Env) {
+    let store = tree(env);
+    ok(&store, Level::Theme, Some("reliability"), None);
+    ok(&store, Level::Project, Some("WEB"), Some("reliability"));
+    ok(&store, Level::Task, None, Some("WEB"));
+    run_on(&store, |tx| {
+        agents::register(tx, "ada", &Profile::default())?;
+        Ok(())
+    })
+    .expect("ada");
+    type Step<'a> = (
+        &'a str,
+        Box<dyn Fn(&mut coremcp_store::Tx<'_>) -> Result<(), TxError>>,
+    );
+    let steps: Vec<Step<'_>> = vec![
+        ("created", Box::new(|_| Ok(()))),
+        (
+            "claimed",
+            Box::new(|tx| items::claim(tx, "CORE-3", "ada", false)),
+        ),
+        (
+            "estimated",
+            Box::new(|tx| {
+                tx.execute(
+                    "UPDATE scrolls_item SET estimate = 1.5 WHERE key = 'CORE-2'",
+                    &[],
+                )?;
+                Ok(())
+            }),
+        ),
+        (
+            "closed",
+            Box::new(|tx| items::close(tx, "CORE-1", Resolution::Done, true, None).map(drop)),
+        ),
+        (
+            "reopened",
+            Box::new(|tx| {
+                tx.execute(
+                    "UPDATE scrolls_item SET status = 'open' WHERE key = 'CORE-2'",
+                    &[],
+                )?;
+                Ok(())
+            }),
+        ),
+        (
+            "moved",
+            Box::new(|tx| items::move_to(tx, "CORE-3", "parent", "CORE-4", None)),
+        ),
+        (
+            "project moved",
+            Box::new(|tx| items::move_to(tx, "CORE", "theme", "reliability", None)),
+        ),
+        (
+            "agent deleted",
+            Box::new(|tx| agents::delete(tx, "ada", None).map(drop)),
+        ),
+        (
+            "deleted",
+            Box::new(|tx| items::delete(tx, "CORE-1", true, None).map(drop)),
+        ),
+        (
+            "project deleted",
+            Box::new(|tx| items::delete(tx, "WEB", true, None).map(drop)),
+        ),
+    ];
+    for (step, write) in &steps {
+        run_on(&store, |tx| write(tx)).unwrap_or_else(|e| panic!("{step}: {e}"));
+        let (tally, fresh) = tally_and_fresh(&store);
+        assert_eq!(tally, fresh, "after {step} on {:?}", env.kind());
+    }
 }
 
 fn search_ranks_items_by_their_text_and_comments(env: &Env) {
@@ -612,11 +841,8 @@ fn the_activity_feed_pages_newest_first_by_scope_actor_and_action(env: &Env) {
         items::close(tx, "CORE-1", Resolution::Done, true, Some("bob"))
     })
     .expect("closed");
-    let epic = run_on(&store, |tx| {
-        Ok(items::find(tx, "id", "CORE-1")?.get_text("id")?)
-    })
-    .expect("id");
-    let feed = |scope: Option<&str>,
+    let epic = subtree(&store, "CORE-1");
+    let feed = |scope: Option<&Subtree>,
                 actor: Option<&str>,
                 actions: &[&str],
                 limit: usize,

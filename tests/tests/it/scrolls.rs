@@ -1,7 +1,9 @@
 //! The Scrolls group through the real `coremcp` binary, on both stores (a fresh SQLite and a
 //! fresh PostgreSQL database): a walk from theme to subtask with a claim, a comment, the
-//! ready queue, progress and a cascading close; and two processes creating items in one
-//! project at once, which get distinct numbers without a gap.
+//! ready queue, progress and a cascading close; two processes creating items in one project
+//! at once, which get distinct numbers without a gap, and claiming the same items at once,
+//! where each item has one winner; and a process killed in the middle of cascading closes,
+//! which leave each subtree all closed or all open.
 
 use coremcp_tests::plugins;
 use coremcp_tests::stores::on_both;
@@ -86,7 +88,7 @@ fn a_walk_from_theme_to_subtask() {
 
 #[test]
 fn two_processes_creating_at_once_get_distinct_numbers_without_a_gap() {
-    const EACH: usize = 100;
+    const EACH: usize = 500;
     let dir = plugins(&["scrolls"]);
     on_both("scrolls-seq", |env| {
         let mut setup = env.start(dir.path(), &[]);
@@ -121,6 +123,164 @@ fn two_processes_creating_at_once_get_distinct_numbers_without_a_gap() {
         });
         keys.sort_unstable();
         assert_eq!(keys, (1..=2 * EACH as u64).collect::<Vec<_>>());
+    });
+}
+
+/// Two processes, each with its own agent, claim the same 200 items at once in the same order:
+/// every item has exactly one winner, the loser is told who holds it, and the store agrees.
+#[test]
+fn two_processes_claiming_the_same_items_get_one_winner_each() {
+    const ITEMS: usize = 200;
+    let dir = plugins(&["scrolls"]);
+    on_both("scrolls-claims", |env| {
+        let mut setup = env.start(dir.path(), &[]);
+        setup.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        for i in 0..ITEMS {
+            setup.ok(
+                "scrolls_task_create",
+                json!({"parent": "CORE", "title": format!("t{i}")}),
+            );
+        }
+        let outcomes: Vec<Vec<Result<(), String>>> = std::thread::scope(|scope| {
+            let claimers: Vec<_> = ["ada", "bob"]
+                .into_iter()
+                .map(|agent| {
+                    let mut server = env.start(dir.path(), &[]);
+                    server.ok("scrolls_agent_register", json!({"name": agent}));
+                    scope.spawn(move || {
+                        (1..=ITEMS)
+                            .map(|n| {
+                                let args = json!({"id": format!("CORE-{n}"), "agent": agent});
+                                let result = server.call("scrolls_item_claim", args);
+                                match coremcp_tests::is_error(&result) {
+                                    false => Ok(()),
+                                    true => Err(coremcp_tests::text(&result).to_owned()),
+                                }
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            claimers
+                .into_iter()
+                .map(|c| c.join().expect("a claimer"))
+                .collect()
+        });
+        let (mut ada_won, mut bob_won) = (0, 0);
+        for n in 1..=ITEMS {
+            let key = format!("CORE-{n}");
+            let (ada, bob) = (&outcomes[0][n - 1], &outcomes[1][n - 1]);
+            let (winner, refusal) = match (ada, bob) {
+                (Ok(()), Err(refusal)) => ("ada", refusal),
+                (Err(refusal), Ok(())) => ("bob", refusal),
+                both => panic!("{key}: not exactly one winner: {both:?}"),
+            };
+            if winner == "ada" {
+                ada_won += 1;
+            } else {
+                bob_won += 1;
+            }
+            assert!(
+                refusal.contains(&format!("{key} is held by {winner}")),
+                "{key}: {refusal}"
+            );
+            let item = setup.ok("scrolls_task_get", json!({"id": key}));
+            assert_eq!(item["assignee"], winner, "{key}");
+        }
+        assert_eq!(ada_won + bob_won, ITEMS);
+    });
+}
+
+/// A process killed while it closes a large subtree with `cascade` leaves the subtree all
+/// closed or all open, its activity rows with it. The kills land at spread fractions of the
+/// time a whole close took, so some fall inside the transaction.
+#[test]
+fn a_kill_during_a_cascading_close_leaves_all_or_none_closed() {
+    use std::time::Instant;
+    const EPICS: usize = 5;
+    const STORIES: usize = 300;
+    let dir = plugins(&["scrolls"]);
+    on_both("scrolls-kill", |env| {
+        let mut setup = env.start(dir.path(), &[]);
+        setup.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        let mut epics = Vec::new();
+        for e in 0..EPICS {
+            let epic = setup.ok(
+                "scrolls_epic_create",
+                json!({"project": "CORE", "title": format!("e{e}")}),
+            );
+            let epic = epic["key"].as_str().expect("key").to_owned();
+            for s in 0..STORIES {
+                setup.ok(
+                    "scrolls_story_create",
+                    json!({"parent": epic, "title": format!("e{e} s{s}")}),
+                );
+            }
+            epics.push(epic);
+        }
+        // How long one whole close takes, on the first epic.
+        let started = Instant::now();
+        let closed = setup.ok(
+            "scrolls_epic_close",
+            json!({"id": epics[0], "cascade": true}),
+        );
+        let whole = started.elapsed();
+        assert_eq!(closed["closed"].as_array().map(Vec::len), Some(STORIES + 1));
+        drop(setup);
+        for (i, epic) in epics.iter().enumerate().skip(1) {
+            let mut victim = env.start(dir.path(), &[]);
+            // Warm: the plugin loaded and the store open, so the close starts at once.
+            victim.ok(
+                "scrolls_epic_get",
+                json!({"id": epic, "include_children": false}),
+            );
+            victim.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "scrolls_epic_close",
+                           "arguments": {"id": epic, "cascade": true}}}));
+            std::thread::sleep(whole.mul_f64(i as f64 / EPICS as f64));
+            victim.signal(libc::SIGKILL);
+            drop(victim);
+        }
+        let mut after = env.start(dir.path(), &[]);
+        let mut all_closed = 0;
+        for epic in &epics {
+            let progress = after.ok("scrolls_progress_get", json!({"id": epic}));
+            let (total, done) = (&progress["total"], &progress["done"]);
+            assert_eq!(total, &json!(STORIES + 1), "{epic}");
+            assert!(
+                done == &json!(0) || done == total,
+                "{epic}: {done} of {total} closed after the kill"
+            );
+            if done == total {
+                all_closed += 1;
+            }
+            let logged = env.query(
+                "scrolls",
+                &format!(
+                    "SELECT COUNT(*) FROM scrolls_activity WHERE action = 'closed' AND \
+                     (item_key = '{epic}' OR item_id IN (SELECT s.id FROM scrolls_item s \
+                     JOIN scrolls_item e ON e.id = s.parent_id WHERE e.key = '{epic}'))"
+                ),
+            );
+            let logged = logged[0][0].as_deref().unwrap_or("");
+            let expected = if done == total { STORIES + 1 } else { 0 };
+            assert_eq!(logged, expected.to_string(), "{epic}: its close log");
+        }
+        eprintln!(
+            "scrolls-kill: {all_closed} of {EPICS} epics closed whole (one close took {:?})",
+            whole
+        );
+        // The killed processes left the store writable.
+        after.ok(
+            "scrolls_epic_close",
+            json!({"id": epics[EPICS - 1], "cascade": true}),
+        );
     });
 }
 

@@ -4,7 +4,7 @@ use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::Time;
 
 use crate::args::{AgentName, ItemId};
-use crate::{views, SERVICE};
+use crate::{items, views, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_activity_list", &typed(handler)).hints(Hints::READ);
 
@@ -44,13 +44,17 @@ fn handler(_: &Ctx<'_>, args: Activity) -> Result<Value, ToolError> {
     let since = args.since.map(|t| t.stored());
     SERVICE.run(|tx| {
         let scope = match &args.scope {
-            Some(key) => Some(super::item_id(tx, "scope", key.as_str())?),
+            Some(key) => Some(views::Subtree::of(&items::find(
+                tx,
+                "scope",
+                key.as_str(),
+            )?)?),
             None => None,
         };
         let agent = args.agent.as_ref().map(AgentName::as_str);
         views::activity(
             tx,
-            scope.as_deref(),
+            scope.as_ref(),
             agent,
             since.as_deref(),
             &actions,

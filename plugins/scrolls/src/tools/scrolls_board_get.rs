@@ -53,7 +53,7 @@ fn handler(_: &Ctx<'_>, args: Board) -> Result<Value, ToolError> {
         };
         let columns = views::board(
             tx,
-            &scope.get_text("id")?,
+            &views::Subtree::of(&scope)?,
             &levels,
             assignee.as_deref(),
             args.limit_per_column,

@@ -5,7 +5,8 @@ use coremcp_plugin_sdk::time::{now, Time};
 use coremcp_store::records::Record;
 
 use crate::args::ItemId;
-use crate::views::{self, By};
+use crate::items;
+use crate::views::{self, By, Totals};
 use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("scrolls_progress_get", &typed(handler)).hints(Hints::READ);
@@ -43,17 +44,21 @@ fn percent(part: f64, whole: f64) -> f64 {
 
 fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
     let by = match args.by {
-        GroupBy::Status => By::Status,
-        GroupBy::Level => By::Level,
-        GroupBy::Assignee => By::Assignee,
-        GroupBy::Label => By::Label,
+        GroupBy::Status => Some(By::Status),
+        GroupBy::Level => Some(By::Level),
+        GroupBy::Assignee => Some(By::Assignee),
+        GroupBy::Label => None,
     };
     let today: String = now().chars().take(10).collect();
     let since = args.since.map(|t| t.stored());
     SERVICE.run(|tx| {
-        let root = super::item_id(tx, "id", args.id.as_str())?;
-        let groups = views::counts(tx, &root, by)?;
-        let t = views::totals(tx, &root, &today, since.as_deref())?;
+        let tree = views::Subtree::of(&items::find(tx, "id", args.id.as_str())?)?;
+        let rollup = views::rollup(tx, &tree, &today, since.as_deref())?;
+        let t = Totals::of(&rollup);
+        let groups = match by {
+            Some(by) => views::counts_by(&rollup.groups, by),
+            None => views::label_counts(tx, &tree)?,
+        };
         let groups: Vec<Value> = groups
             .into_iter()
             .map(|(value, count, estimate)| {
@@ -78,7 +83,7 @@ fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
                 "percent_done_by_estimate",
                 percent(t.estimate_done, t.estimate),
             )
-            .opt("closed_since", t.closed_since)
+            .opt("closed_since", since.is_some().then_some(t.closed_since))
             .done())
     })
 }
