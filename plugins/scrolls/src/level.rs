@@ -1,5 +1,6 @@
 //! The six levels of a Scrolls item, described once: what a level's key looks like, which
-//! levels may hold it, and whether a `get` shows its children by default. Every rule about
+//! levels may hold it, whether a `get` shows its children by default, and the key arguments
+//! its `create` and `list` take. Every rule about
 //! levels — the matrix tools' arguments, their checks and `scrolls_item_move` — reads this
 //! table, so a reader finds the level rules here and nowhere else.
 //!
@@ -34,6 +35,26 @@ pub enum KeyRule {
     Sequence,
 }
 
+/// A key argument of a level tool other than `id`: its name and what it says.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyArg {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub required: bool,
+}
+
+const fn arg(name: &'static str, description: &'static str, required: bool) -> KeyArg {
+    KeyArg {
+        name,
+        description,
+        required,
+    }
+}
+
+const IN_THEME: KeyArg = arg("theme", "only under this theme (key)", false);
+const IN_PROJECT: KeyArg = arg("project", "only in this project (key)", false);
+const IN_EPIC: KeyArg = arg("epic", "only under this epic (key)", false);
+
 /// What is true of one level.
 #[derive(Debug)]
 pub struct Rules {
@@ -43,6 +64,10 @@ pub struct Rules {
     pub key: KeyRule,
     /// Whether `get` lists the item's children when the caller does not say.
     pub children_by_default: bool,
+    /// The argument of `create` that names where the item goes.
+    pub parent_arg: Option<KeyArg>,
+    /// What `list` filters on besides the common list arguments.
+    pub list_filters: &'static [KeyArg],
 }
 
 /// Every level, top down.
@@ -52,36 +77,48 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[None],
         key: KeyRule::Slug,
         children_by_default: true,
+        parent_arg: None,
+        list_filters: &[],
     },
     Rules {
         level: Level::Project,
         parents: &[Some(Level::Theme), None],
         key: KeyRule::ProjectKey,
         children_by_default: true,
+        parent_arg: Some(arg("theme", "the theme it belongs to (key)", false)),
+        list_filters: &[IN_THEME],
     },
     Rules {
         level: Level::Epic,
         parents: &[Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: true,
+        parent_arg: Some(arg("project", "the project (key)", true)),
+        list_filters: &[IN_PROJECT, IN_THEME],
     },
     Rules {
         level: Level::Story,
         parents: &[Some(Level::Epic), Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: false,
+        parent_arg: Some(arg("parent", "an epic key or a project key", true)),
+        list_filters: &[IN_PROJECT, IN_EPIC],
     },
     Rules {
         level: Level::Task,
         parents: &[Some(Level::Epic), Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: false,
+        parent_arg: Some(arg("parent", "an epic key or a project key", true)),
+        list_filters: &[IN_PROJECT, IN_EPIC],
     },
     Rules {
         level: Level::Subtask,
         parents: &[Some(Level::Story), Some(Level::Task)],
         key: KeyRule::Sequence,
         children_by_default: false,
+        parent_arg: Some(arg("parent", "a story key or a task key", true)),
+        list_filters: &[arg("parent", "the story or task (key)", true)],
     },
 ];
 

@@ -25,7 +25,7 @@ use crate::args::{
     Text, Title, Token,
 };
 use crate::items::{self, NewItem, CLOSED};
-use crate::level::{KeyRule, Level};
+use crate::level::{KeyArg, KeyRule, Level};
 use crate::{views, SERVICE};
 
 /// What a level tool does.
@@ -59,71 +59,6 @@ pub struct LevelTool {
     pub op: Op,
 }
 
-/// A key argument other than `id`: what it is called and what it says.
-struct KeyArg {
-    name: &'static str,
-    description: &'static str,
-    required: bool,
-}
-
-/// What a level's list filters on, besides ListArgs.
-fn list_filters(level: Level) -> &'static [KeyArg] {
-    const THEME: KeyArg = KeyArg {
-        name: "theme",
-        description: "only under this theme (key)",
-        required: false,
-    };
-    const PROJECT: KeyArg = KeyArg {
-        name: "project",
-        description: "only in this project (key)",
-        required: false,
-    };
-    const EPIC: KeyArg = KeyArg {
-        name: "epic",
-        description: "only under this epic (key)",
-        required: false,
-    };
-    const PARENT: KeyArg = KeyArg {
-        name: "parent",
-        description: "the story or task (key)",
-        required: true,
-    };
-    match level {
-        Level::Theme => &[],
-        Level::Project => &[THEME],
-        Level::Epic => &[PROJECT, THEME],
-        Level::Story | Level::Task => &[PROJECT, EPIC],
-        Level::Subtask => &[PARENT],
-    }
-}
-
-/// The argument that names where a new item goes.
-fn create_parent(level: Level) -> Option<KeyArg> {
-    match level {
-        Level::Theme => None,
-        Level::Project => Some(KeyArg {
-            name: "theme",
-            description: "the theme it belongs to (key)",
-            required: false,
-        }),
-        Level::Epic => Some(KeyArg {
-            name: "project",
-            description: "the project (key)",
-            required: true,
-        }),
-        Level::Story | Level::Task => Some(KeyArg {
-            name: "parent",
-            description: "an epic key or a project key",
-            required: true,
-        }),
-        Level::Subtask => Some(KeyArg {
-            name: "parent",
-            description: "a story key or a task key",
-            required: true,
-        }),
-    }
-}
-
 impl LevelTool {
     fn tool(&self, op: Op) -> String {
         format!("scrolls_{}_{}", self.level.as_str(), op.as_str())
@@ -142,7 +77,11 @@ impl LevelTool {
         };
         match self.op {
             Op::List => {
-                list_filters(self.level).iter().for_each(|a| key(&mut o, a));
+                self.level
+                    .rules()
+                    .list_filters
+                    .iter()
+                    .for_each(|a| key(&mut o, a));
                 o.flatten::<ListArgs>();
             }
             Op::Get => o.flatten::<GetArgs>(),
@@ -166,14 +105,14 @@ impl LevelTool {
                     (true, KeyRule::Sequence) => {}
                     (false, _) => o.property::<ItemId>("id", "the item's key", &[], Some(true)),
                 }
-                if let Some(parent) = create_parent(self.level) {
+                if let Some(parent) = self.level.rules().parent_arg.as_ref() {
                     // Moving is scrolls_item_move's; only a project's theme is patched here.
                     if create || self.level == Level::Project {
                         key(
                             &mut o,
                             &KeyArg {
                                 required: create && parent.required,
-                                ..parent
+                                ..*parent
                             },
                         );
                     }
@@ -299,7 +238,7 @@ impl LevelTool {
 
     fn list(&self, args: &mut Map<String, Value>) -> Result<Value, ToolError> {
         let mut filters = Vec::new();
-        for filter in list_filters(self.level) {
+        for filter in self.level.rules().list_filters {
             let value: Option<ItemId> = if filter.required {
                 Some(take_required(args, filter.name, "")?)
             } else {
@@ -365,7 +304,7 @@ impl LevelTool {
 
     fn create(&self, args: &mut Map<String, Value>) -> Result<Value, ToolError> {
         let key: Option<ItemId> = take(args, "key", "")?;
-        let parent_arg = create_parent(self.level);
+        let parent_arg = self.level.rules().parent_arg.as_ref();
         let parent: Option<(&str, ItemId)> = match &parent_arg {
             Some(arg) => take::<Option<ItemId>>(args, arg.name, "")?.map(|p| (arg.name, p)),
             None => None,

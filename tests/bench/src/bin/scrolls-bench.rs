@@ -12,52 +12,11 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use coremcp_bench::stdio_client::StdioClient;
+use coremcp_bench::store_run::{self, percentile, StoreRun};
 use serde_json::{json, Value};
-
-struct Options {
-    host: PathBuf,
-    plugins: PathBuf,
-    data: PathBuf,
-    store: String,
-    label: String,
-    calls: usize,
-}
-
-fn parse_args() -> Result<Options, String> {
-    let mut args = std::env::args().skip(1);
-    let (mut host, mut plugins, mut data, mut store, mut label, mut calls) =
-        (None, None, None, None, None, 500);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--host" => host = Some(PathBuf::from(value)),
-            "--plugins" => plugins = Some(PathBuf::from(value)),
-            "--data" => data = Some(PathBuf::from(value)),
-            "--store" => store = Some(value),
-            "--label" => label = Some(value),
-            "--calls" => {
-                calls = value
-                    .parse::<usize>()
-                    .map_err(|e| format!("--calls: {e}"))?
-                    .max(10)
-            }
-            other => return Err(format!("unknown flag {other}")),
-        }
-    }
-    let store: String = store.ok_or("--store is required")?;
-    Ok(Options {
-        host: host.ok_or("--host is required")?,
-        plugins: plugins.ok_or("--plugins is required")?,
-        data: data.ok_or("--data is required")?,
-        label: label.unwrap_or_else(|| store.clone()),
-        store,
-        calls,
-    })
-}
 
 /// The p50 of `n` serial calls of `make(i)`.
 fn p50(
@@ -66,34 +25,8 @@ fn p50(
     tool: &str,
     make: impl Fn(usize) -> Value,
 ) -> Result<Duration, String> {
-    Ok(paired(host, n, None, tool, make)?.1)
-}
-
-/// `n` serial calls of `make(i)`, each right after a call of `base` when one is given (so the
-/// machine's drift falls on both alike): the p50s of the `base` calls and of the others.
-fn paired(
-    host: &mut StdioClient,
-    n: usize,
-    base: Option<(&str, &Value)>,
-    tool: &str,
-    make: impl Fn(usize) -> Value,
-) -> Result<(Duration, Duration), String> {
-    let (mut bases, mut times) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for i in 0..n {
-        if let Some((name, args)) = base {
-            let t = Instant::now();
-            host.call(name, args.clone())?;
-            bases.push(t.elapsed());
-        }
-        let t = Instant::now();
-        host.call(tool, make(i))?;
-        times.push(t.elapsed());
-    }
-    let median = |mut v: Vec<Duration>| {
-        v.sort();
-        v.get(v.len() / 2).copied().unwrap_or_default()
-    };
-    Ok((median(bases), median(times)))
+    let (mut times, _) = store_run::serial(host, n, tool, make)?;
+    Ok(percentile(&mut times, 0.5))
 }
 
 /// The item's title: one in a hundred carries the searched word.
@@ -164,18 +97,8 @@ fn analyze(url: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn run(opts: &Options) -> Result<(), String> {
-    let args = [
-        "--plugins".as_ref(),
-        opts.plugins.as_os_str(),
-        "--data".as_ref(),
-        opts.data.as_os_str(),
-        "--store".as_ref(),
-        opts.store.as_ref(),
-        "--call-timeout".as_ref(),
-        "600".as_ref(),
-    ];
-    let mut host = StdioClient::start::<_, &std::ffi::OsStr>(&opts.host, args, "scrolls-bench")?;
+fn run(opts: &StoreRun) -> Result<(), String> {
+    let mut host = opts.start("scrolls-bench")?;
     let started = Instant::now();
     fill(&mut host)?;
     let filled = started.elapsed();
@@ -188,7 +111,7 @@ fn run(opts: &Options) -> Result<(), String> {
         json!({"scope": "global", "key": "bench", "value": "v"}),
     )?;
     p50(&mut host, 100, "notepad_get", |_| note.clone())?;
-    let base = Some(("notepad_get", &note));
+    let base = ("notepad_get", &note);
     let (n, views) = (opts.calls, opts.calls / 5);
     type Make = Box<dyn Fn(usize) -> Value>;
     // Each measured with a notepad_get before every call; budgets as in the issue.
@@ -249,7 +172,7 @@ fn run(opts: &Options) -> Result<(), String> {
     );
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     for (name, tool, calls, budget, make) in cases {
-        let (base, p) = paired(&mut host, calls, base, tool, make)?;
+        let (base, p) = store_run::paired(&mut host, calls, base, tool, make)?;
         let ratio = p.as_secs_f64() / base.as_secs_f64();
         let verdict = match budget {
             Some(b) if ratio <= b => format!("budget {b}x: ok"),
@@ -267,7 +190,7 @@ fn run(opts: &Options) -> Result<(), String> {
 }
 
 fn main() -> std::process::ExitCode {
-    match parse_args().and_then(|opts| run(&opts)) {
+    match StoreRun::from_args(500, &[]).and_then(|opts| run(&opts)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("scrolls-bench: {e}");

@@ -8,52 +8,12 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use coremcp_bench::stdio_client::StdioClient;
+use coremcp_bench::store_run::{self, percentile, StoreRun};
 
 use serde_json::{json, Value};
-
-struct Options {
-    host: PathBuf,
-    plugins: PathBuf,
-    data: PathBuf,
-    store: String,
-    label: String,
-    calls: usize,
-    bulk: usize,
-}
-
-fn parse_args() -> Result<Options, String> {
-    let mut args = std::env::args().skip(1);
-    let (mut host, mut plugins, mut data, mut store) = (None, None, None, None);
-    let (mut label, mut calls, mut bulk) = (None, 2000, 3);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        let number = |v: &str| v.parse::<usize>().map_err(|e| format!("{flag} {v}: {e}"));
-        match flag.as_str() {
-            "--host" => host = Some(PathBuf::from(value)),
-            "--plugins" => plugins = Some(PathBuf::from(value)),
-            "--data" => data = Some(PathBuf::from(value)),
-            "--store" => store = Some(value),
-            "--label" => label = Some(value),
-            "--calls" => calls = number(&value)?.max(10),
-            "--bulk" => bulk = number(&value)?.max(1),
-            other => return Err(format!("unknown flag {other}")),
-        }
-    }
-    let store: String = store.ok_or("--store is required")?;
-    Ok(Options {
-        host: host.ok_or("--host is required")?,
-        plugins: plugins.ok_or("--plugins is required")?,
-        data: data.ok_or("--data is required")?,
-        label: label.unwrap_or_else(|| store.split(':').next().unwrap_or("store").to_owned()),
-        store,
-        calls,
-        bulk,
-    })
-}
 
 /// Serial round trips of `make(i)`: (p50, p99, calls per second).
 fn serial(
@@ -62,35 +22,20 @@ fn serial(
     tool: &str,
     make: impl Fn(usize) -> Value,
 ) -> Result<(Duration, Duration, f64), String> {
-    let mut times = Vec::with_capacity(n);
-    let started = Instant::now();
-    for i in 0..n {
-        let t = Instant::now();
-        host.call(tool, make(i))?;
-        times.push(t.elapsed());
-    }
-    let total = started.elapsed();
-    times.sort();
-    let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
-    Ok((at(0.5), at(0.99), n as f64 / total.as_secs_f64()))
+    let (mut times, total) = store_run::serial(host, n, tool, make)?;
+    Ok((
+        percentile(&mut times, 0.5),
+        percentile(&mut times, 0.99),
+        n as f64 / total.as_secs_f64(),
+    ))
 }
 
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-fn run(opts: &Options) -> Result<(), String> {
-    let args = [
-        "--plugins".as_ref(),
-        opts.plugins.as_os_str(),
-        "--data".as_ref(),
-        opts.data.as_os_str(),
-        "--store".as_ref(),
-        opts.store.as_ref(),
-        "--call-timeout".as_ref(),
-        "600".as_ref(),
-    ];
-    let mut host = StdioClient::start::<_, &std::ffi::OsStr>(&opts.host, args, "store-bench")?;
+fn run(opts: &StoreRun) -> Result<(), String> {
+    let mut host = opts.start("store-bench")?;
     let echo = |_: usize| json!({"text": "x"});
     let note = |i: usize| json!({"scope": "global", "key": format!("bench/{}", i % 100), "value": format!("value {i}")});
     let read = |i: usize| json!({"scope": "global", "key": format!("bench/{}", i % 100)});
@@ -125,7 +70,7 @@ fn run(opts: &Options) -> Result<(), String> {
     }
     let pad = "v".repeat(100);
     let mut bulk_times = Vec::new();
-    for round in 0..opts.bulk {
+    for round in 0..opts.number("--bulk") {
         let entries: Vec<Value> = (0..10_000)
             .map(|i| json!({"key": format!("k{i:05}"), "value": format!("{round}-{i}-{pad}")}))
             .collect();
@@ -143,7 +88,7 @@ fn run(opts: &Options) -> Result<(), String> {
     let median = bulk_times[bulk_times.len() / 2];
     println!(
         "  notepad_bulk_set 10 000 entries (~1.1 MB): median of {} {:.1} ms ({:.0} notes/s; {:.0}x one notepad_set p50)",
-        opts.bulk,
+        opts.number("--bulk"),
         median.as_secs_f64() * 1e3,
         10_000.0 / median.as_secs_f64(),
         median.as_secs_f64() / set50.as_secs_f64()
@@ -152,7 +97,7 @@ fn run(opts: &Options) -> Result<(), String> {
 }
 
 fn main() -> std::process::ExitCode {
-    let outcome = parse_args().and_then(|opts| run(&opts));
+    let outcome = StoreRun::from_args(2000, &[("--bulk", 3, 1)]).and_then(|opts| run(&opts));
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
