@@ -25,57 +25,20 @@ use coremcp_store::{Param, Row, StoreError, Tx};
 use crate::key::ItemKey;
 use crate::level::{KeyRule, Level};
 
+/// `prefix` before each of the columns, comma separated, as one literal.
+macro_rules! columns_of {
+    ($prefix:literal; $first:literal $(, $column:literal)*) => {
+        concat!($prefix, $first $(, ", ", $prefix, $column)*)
+    };
+}
+
 /// An item's own columns, as `SELECT` reads them (qualified `i.`) and as a create returns them.
 macro_rules! item_columns {
-    ($i:literal) => {
-        concat!(
-            $i,
-            "id, ",
-            $i,
-            "level, ",
-            $i,
-            "key, ",
-            $i,
-            "parent_id, ",
-            $i,
-            "project_id, ",
-            $i,
-            "seq, ",
-            $i,
-            "title, ",
-            $i,
-            "description, ",
-            $i,
-            "status, ",
-            $i,
-            "priority, ",
-            $i,
-            "assignee_id, ",
-            $i,
-            "labels, ",
-            $i,
-            "estimate, ",
-            $i,
-            "due_date, ",
-            $i,
-            "acceptance_criteria, ",
-            $i,
-            "external_ref, ",
-            $i,
-            "registry_key, ",
-            $i,
-            "resolution, ",
-            $i,
-            "version, ",
-            $i,
-            "created_at, ",
-            $i,
-            "updated_at, ",
-            $i,
-            "started_at, ",
-            $i,
-            "closed_at"
-        )
+    ($prefix:literal) => {
+        columns_of!($prefix; "id", "level", "key", "parent_id", "project_id", "seq", "title",
+            "description", "status", "priority", "assignee_id", "labels", "estimate", "due_date",
+            "acceptance_criteria", "external_ref", "registry_key", "resolution", "version",
+            "created_at", "updated_at", "started_at", "closed_at")
     };
 }
 

@@ -257,26 +257,39 @@ fn dated(
 /// byte-wise.
 pub type Counts = Vec<(Option<String>, i64, f64)>;
 
-/// `groups` added up by status, level or assignee (not label: see [`label_counts`]).
-pub fn counts_by(groups: &[Group], by: By) -> Counts {
-    let mut sums: BTreeMap<Option<&str>, (i64, f64)> = BTreeMap::new();
-    for g in groups {
-        let value = match by {
-            By::Status => Some(g.status.as_str()),
-            By::Level => Some(g.level.as_str()),
-            By::Assignee | By::Label => g.assignee.as_deref(),
-        };
-        let sum = sums.entry(value).or_default();
+/// The subtree's counts by `by`: its `rollup` added up by status, level or assignee, or a pass
+/// over the subtree for its labels.
+pub fn counts(
+    tx: &mut Tx<'_>,
+    tree: &Subtree,
+    rollup: &Rollup,
+    by: By,
+) -> Result<Counts, StoreError> {
+    if by == By::Label {
+        return label_counts(tx, tree);
+    }
+    let value = |g: &Group| -> Option<String> {
+        match by {
+            By::Status => Some(g.status.clone()),
+            By::Level => Some(g.level.clone()),
+            // Labels were counted above.
+            By::Assignee | By::Label => g.assignee.clone(),
+        }
+    };
+    let mut sums: BTreeMap<Option<String>, (i64, f64)> = BTreeMap::new();
+    for g in &rollup.groups {
+        let sum = sums.entry(value(g)).or_default();
         *sum = (sum.0 + g.count, sum.1 + g.estimate);
     }
-    sums.into_iter()
-        .map(|(value, (n, estimate))| (value.map(str::to_owned), n, estimate))
-        .collect()
+    Ok(sums
+        .into_iter()
+        .map(|(value, (n, estimate))| (value, n, estimate))
+        .collect())
 }
 
 /// The subtree's items counted under each of their labels (an item with two counts under
 /// both, one with none under no label), with the estimate summed.
-pub fn label_counts(tx: &mut Tx<'_>, tree: &Subtree) -> Result<Counts, StoreError> {
+fn label_counts(tx: &mut Tx<'_>, tree: &Subtree) -> Result<Counts, StoreError> {
     let mut q = Query::new();
     let (with, within) = tree.rows(&mut q);
     let c = bytewise(tx);

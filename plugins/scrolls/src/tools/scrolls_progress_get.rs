@@ -44,10 +44,10 @@ fn percent(part: f64, whole: f64) -> f64 {
 
 fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
     let by = match args.by {
-        GroupBy::Status => Some(By::Status),
-        GroupBy::Level => Some(By::Level),
-        GroupBy::Assignee => Some(By::Assignee),
-        GroupBy::Label => None,
+        GroupBy::Status => By::Status,
+        GroupBy::Level => By::Level,
+        GroupBy::Assignee => By::Assignee,
+        GroupBy::Label => By::Label,
     };
     let today: String = now().chars().take(10).collect();
     let since = args.since.map(|t| t.stored());
@@ -55,10 +55,7 @@ fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
         let tree = views::Subtree::of(&items::find(tx, "id", args.id.as_str())?)?;
         let rollup = views::rollup(tx, &tree, &today, since.as_deref())?;
         let t = Totals::of(&rollup);
-        let groups = match by {
-            Some(by) => views::counts_by(&rollup.groups, by),
-            None => views::label_counts(tx, &tree)?,
-        };
+        let groups = views::counts(tx, &tree, &rollup, by)?;
         let groups: Vec<Value> = groups
             .into_iter()
             .map(|(value, count, estimate)| {
