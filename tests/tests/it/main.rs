@@ -20,6 +20,7 @@ mod registry;
 mod relays;
 mod scrolls;
 mod scrub;
+mod seele;
 mod session;
 mod sql;
 mod stores;

@@ -54,13 +54,16 @@ const BUILT: &[&str] = &[
     "publishing",
 ];
 
-/// Every built tool: the list above, and the whole of Scrolls (all 50, in its catalog order).
+/// Every built tool: the list above, and the whole of Scrolls (all 50) and Seele (all 4), in
+/// their catalog order.
 fn built() -> Vec<String> {
     let scrolls = coremcp_catalog::SCROLLS.names();
+    let seele = coremcp_catalog::SEELE.names();
     BUILT
         .iter()
         .copied()
         .chain(scrolls)
+        .chain(seele)
         .map(str::to_owned)
         .collect()
 }

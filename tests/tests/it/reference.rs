@@ -18,6 +18,7 @@ const BUILT_GROUPS: &[&str] = &[
     "notepad",
     "session",
     "scrolls",
+    "seele",
     "git",
     "files",
     "publishing",

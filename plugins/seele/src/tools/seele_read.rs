@@ -1,0 +1,161 @@
+//! `seele_read`: one node by id or path, its current content or an older revision, with its
+//! links and, when asked, an outline of the nodes under it.
+//!
+//! Invariants: exactly one of `id` and `path`; the body is cut at `max_chars` (and further if
+//! the whole answer would pass the result limit) with the usual marker and `truncated`; the
+//! outline lists at most [`MAX_OUTLINE`] nodes, in path order, with `children_truncated` when there were more.
+
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::budget;
+use coremcp_plugin_sdk::prelude::*;
+use coremcp_store::plugin::TxError;
+use coremcp_store::records::Record;
+use coremcp_store::Tx;
+
+use crate::nodes;
+use crate::path::{self, NodePath};
+use crate::SERVICE;
+
+pub const TOOL: Tool = Tool::typed("seele_read", &typed(handler)).hints(Hints::READ);
+
+/// The most nodes an outline lists.
+pub const MAX_OUTLINE: usize = 200;
+
+/// Read one node by id or by path (exactly one): title, kind, front matter, tags, body, links
+/// and version; or an older revision with version. include_children adds an outline of the
+/// nodes below it, depth levels deep.
+#[derive(Debug, Args)]
+pub struct Read {
+    /// the node's id
+    id: Option<String>,
+    /// the node's path
+    path: Option<NodePath>,
+    /// also list the nodes below it (default false)
+    #[arg(default)]
+    include_children: bool,
+    /// how many levels below it the outline goes (1–3, default 1)
+    #[arg(min = 1, max = 3, default = 1)]
+    depth: usize,
+    /// read this older revision instead of the current one
+    #[arg(min = 1)]
+    version: Option<u64>,
+    /// cut the body at this many characters (default 20000)
+    #[arg(min = 100, default = 20000)]
+    max_chars: usize,
+}
+
+fn handler(_: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
+    if args.id.is_some() == args.path.is_some() {
+        return Err(invalid("id", "give exactly one of id and path"));
+    }
+    SERVICE.run(|tx| read(tx, &args))
+}
+
+fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
+    let row = match (&args.id, &args.path) {
+        (Some(id), _) => nodes::by_id(tx, "id", id)?,
+        (None, Some(p)) => {
+            let p = p.normal();
+            nodes::by_path(tx, &p)?.ok_or_else(|| {
+                coremcp_store::records::not_found("path", format!("no node has the path {p:?}"))
+            })?
+        }
+        (None, None) => return Err(invalid("id", "give exactly one of id and path").into()),
+    };
+    let id = row.get_text("id")?;
+    let node_path = row.get_text("path")?;
+    let current = row.get_i64("version")?;
+    let spec = "id path kind title front_matter:json tags:json project=project_key? \
+                theme=theme_key? source_ref? version:int created_by? updated_by? \
+                created_at:ts updated_at:ts";
+    let mut out = Record::of(&row, spec)?.done();
+    let mut body = row.get_text("body")?;
+    if let Some(version) = args.version {
+        let version = i64::try_from(version).unwrap_or(i64::MAX);
+        let Some(rev) = tx.query_opt(
+            "SELECT version, kind, title, body, front_matter, tags, source_ref, author, \
+             created_at FROM seele_revision WHERE node_id = $1 AND version = $2",
+            &[id.as_str().into(), version.into()],
+        )?
+        else {
+            let problem = match version > current {
+                true => format!("node {node_path} is at version {current}; version {version} does not exist yet"),
+                false => format!("revision {version} of node {node_path} is not kept (an import replaced its history)"),
+            };
+            return Err(coremcp_store::records::not_found("version", problem).into());
+        };
+        let r = Record::of(&rev, "version:int kind title front_matter:json tags:json source_ref? author? written_at=created_at:ts")?;
+        for (k, v) in r.0 {
+            out[k.as_str()] = v;
+        }
+        out["current_version"] = current.into();
+        body = rev.get_text("body")?;
+    }
+    let links = tx.query(
+        "SELECT l.to_path, l.rel, n.id FROM seele_link l LEFT JOIN seele_node n \
+         ON n.path = l.to_path AND n.deleted_at IS NULL WHERE l.from_id = $1 \
+         ORDER BY l.rel, l.to_path",
+        &[id.as_str().into()],
+    )?;
+    out["links"] = links
+        .iter()
+        .map(|l| Ok(Record::of(l, "path=to_path rel id?")?.done()))
+        .collect::<Result<Vec<Value>, TxError>>()?
+        .into();
+    if args.include_children {
+        out["children"] = outline(tx, &node_path, args.depth, &mut out)?.into();
+    }
+    let cut = budget::cut(
+        &body,
+        args.max_chars,
+        0,
+        "pass a larger max_chars to read more",
+    );
+    out["truncated"] = cut.truncated.into();
+    out["total_chars"] = cut.total_chars.into();
+    out["body"] = cut.text.into();
+    if budget::chars(&out) > budget::RESULT_BUDGET {
+        // Escapes made the answer too long: cut further, without the marker.
+        budget::fit_text(&mut out, |v| v, "body", &body, args.max_chars);
+    }
+    Ok(out)
+}
+
+/// The nodes below `at`, at most `depth` levels down, in path order.
+fn outline(
+    tx: &mut Tx<'_>,
+    at: &str,
+    depth: usize,
+    out: &mut Value,
+) -> Result<Vec<Value>, TxError> {
+    let base = path::depth(at);
+    let n = at.chars().count() + 1;
+    // A path's depth is its count of '/' plus one, the same on both backends.
+    let rows = tx.query(
+        &format!(
+            "SELECT id, path, kind, title, version FROM seele_node \
+             WHERE substr(path, 1, {n}) = $1 AND deleted_at IS NULL \
+             AND length(path) - length(replace(path, '/', '')) < $2 \
+             ORDER BY path LIMIT {}",
+            MAX_OUTLINE + 1
+        ),
+        &[
+            format!("{at}/").into(),
+            i64::try_from(base + depth).unwrap_or(i64::MAX).into(),
+        ],
+    )?;
+    let mut items = Vec::new();
+    for row in rows.iter().take(MAX_OUTLINE) {
+        let p = row.get_text("path")?;
+        let level = path::depth(&p) - base;
+        items.push(
+            Record::of(row, "id path kind title version:int")?
+                .set("level", level)
+                .done(),
+        );
+    }
+    if rows.len() > MAX_OUTLINE {
+        out["children_truncated"] = true.into();
+    }
+    Ok(items)
+}

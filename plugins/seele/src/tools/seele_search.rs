@@ -1,0 +1,121 @@
+//! `seele_search`: ranked full-text search over nodes' titles, bodies and tags, on the store
+//! layer's search index (FTS5 on SQLite, `tsvector` on PostgreSQL).
+//!
+//! Invariants: the query is searched as words (every word must appear; no syntax), through
+//! `coremcp_store::search`; results order by rank, then path, so equal ranks list the same on
+//! both backends; a snippet is cut around the first word found, the same on both.
+
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::prelude::*;
+use coremcp_store::records::Record;
+use coremcp_store::search;
+
+use super::{ProjectKey, ThemeKey};
+use crate::nodes::Kind;
+use crate::path::NodePath;
+use crate::schema::NODE_SEARCH;
+use crate::SERVICE;
+
+pub const TOOL: Tool = Tool::typed("seele_search", &typed(handler)).hints(Hints::READ);
+
+/// How many characters a snippet shows.
+const SNIPPET: usize = 240;
+
+/// Ranked full-text search over documentation nodes (title, body, tags), best first. The query
+/// is searched as words: every word must appear; quotes, * or - are not syntax. Returns each
+/// node's id, path, title, kind and a snippet around the first word found.
+#[derive(Debug, Args)]
+pub struct Search {
+    /// the words to find
+    #[arg(min_len = 1, max_len = 500)]
+    query: String,
+    /// only nodes of this project (key)
+    project: Option<ProjectKey>,
+    /// only nodes of this theme (front matter "theme")
+    theme: Option<ThemeKey>,
+    /// only these kinds
+    #[arg(max_items = 6)]
+    kinds: Vec<Kind>,
+    /// only nodes carrying every one of these tags
+    #[arg(max_items = 20)]
+    tags: Vec<String>,
+    /// only nodes at or under this path
+    path_prefix: Option<NodePath>,
+    /// at most this many (default 10)
+    #[arg(min = 1, max = 50, default = 10)]
+    limit: usize,
+}
+
+fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
+    let words = search::words(&args.query);
+    if words.is_empty() {
+        return Err(invalid(
+            "query",
+            format!(
+                "{:?} has no words to search (letters or digits)",
+                args.query
+            ),
+        ));
+    }
+    SERVICE.run(|tx| {
+        let mut q = coremcp_store::query::Query::new();
+        let Some(m) = NODE_SEARCH.matching(tx.kind(), &mut q, &words) else {
+            return Ok(json!({"items": []}));
+        };
+        q.and("seele_node.deleted_at IS NULL");
+        q.eq_opt(
+            "seele_node.project_key",
+            args.project.as_ref().map(|p| p.as_str()),
+        );
+        q.eq_opt(
+            "seele_node.theme_key",
+            args.theme.as_ref().map(|t| t.as_str()),
+        );
+        if !args.kinds.is_empty() {
+            let kinds: Vec<String> = args.kinds.iter().map(|k| k.as_str().to_owned()).collect();
+            let list = q.in_list(&kinds);
+            q.and(format!("seele_node.kind IN {list}"));
+        }
+        for tag in &args.tags {
+            let p = q.bind(tag.as_str());
+            q.and(format!(
+                "EXISTS (SELECT 1 FROM seele_tag t WHERE t.node_id = seele_node.id AND t.tag = {p})"
+            ));
+        }
+        if let Some(prefix) = args.path_prefix.as_ref().map(NodePath::normal) {
+            let (exact, under) = (q.bind(prefix.as_str()), q.bind(format!("{prefix}/")));
+            let n = prefix.chars().count() + 1;
+            q.and(format!(
+                "(seele_node.path = {exact} OR substr(seele_node.path, 1, {n}) = {under})"
+            ));
+        }
+        let sql = format!(
+            "SELECT seele_node.id, seele_node.path, seele_node.title, seele_node.kind, \
+             seele_node.project_key, seele_node.tags, seele_node.body, seele_node.version, \
+             {} AS rank FROM seele_node{}{} ORDER BY rank DESC, seele_node.path LIMIT {}",
+            m.rank,
+            m.join,
+            q.where_clause(),
+            args.limit
+        );
+        let rows = tx.query(&sql, q.params())?;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let body = row.get_text("body")?;
+            let title = row.get_text("title")?;
+            let text = match body.trim().is_empty() {
+                true => title,
+                false => body,
+            };
+            items.push(
+                Record::of(
+                    row,
+                    "id path title kind project=project_key? tags:json version:int",
+                )?
+                .set("snippet", search::snippet(&text, &words, SNIPPET))
+                .done(),
+            );
+        }
+        Ok(json!({ "items": items }))
+    })
+}
