@@ -56,6 +56,14 @@ pub struct Cli {
     /// A relay for the forwarded groups, http(s)://HOST:PORT/mcp (repeatable, in priority order)
     #[arg(long = "relay", global = true, value_name = "URL")]
     pub relays: Vec<String>,
+    /// Service mode: send a forwarded group's calls on to the Core MCP that owns it,
+    /// GROUP=URL or GROUP=consul://SERVICE (repeatable; a group given twice fails over in order)
+    #[arg(long = "route", global = true, value_name = "GROUP=TARGET")]
+    pub routes: Vec<String>,
+    /// The Consul agent consul:// targets are looked up in, on every call
+    #[arg(long, global = true, env = env::CONSUL_HTTP_ADDR, value_name = "HOST:PORT",
+          default_value = config::DEFAULT_CONSUL)]
+    pub consul: String,
     /// Seconds a relay that could not be connected to is skipped before it is tried again
     #[arg(long, global = true, env = env::RELAY_RETRY, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -198,6 +206,27 @@ impl Cli {
         } else {
             self.relays.clone()
         };
+        let routes = if self.routes.is_empty() {
+            std::env::var(env::ROUTES)
+                .map(|v| vec![v])
+                .unwrap_or_default()
+        } else {
+            self.routes.clone()
+        };
+        let routes = config::parse_routes(&routes).map_err(Failure::usage)?;
+        let service_mode = matches!(self.command, Command::Serve { service: true, .. });
+        if !routes.is_empty() && !service_mode && !matches!(self.command, Command::Tools { .. }) {
+            return Err(Failure::usage(
+                "--route applies to coremcp serve --service (a Core MCP on an agent's machine \
+                 sends the forwarded groups to --relay)",
+            ));
+        }
+        let consul = config::ConsulAgent {
+            addr: config::parse_consul_addr(&self.consul).map_err(Failure::usage)?,
+            token: std::env::var(env::CONSUL_HTTP_TOKEN)
+                .ok()
+                .filter(|t| !t.trim().is_empty()),
+        };
         let mcp_grants = std::env::var(crate::policy::env::MCP_GRANTS).ok();
         let grants = crate::policy::Grants::parse(self.grants.as_deref(), mcp_grants.as_deref())
             .map(std::sync::Arc::new)
@@ -239,7 +268,9 @@ impl Cli {
             host_name: config::host_name(),
             relays: config::parse_relays(&relays).map_err(Failure::usage)?,
             relay_retry: Duration::from_secs(self.relay_retry),
-            service_mode: matches!(self.command, Command::Serve { service: true, .. }),
+            routes,
+            consul,
+            service_mode,
             upstream,
             grants,
             probe_program: Some(exe),

@@ -37,6 +37,13 @@ pub mod env {
     pub const RELAYS: &str = "COREMCP_RELAYS";
     /// Seconds a relay that could not be connected to is skipped (`--relay-retry`, default 30).
     pub const RELAY_RETRY: &str = "COREMCP_RELAY_RETRY";
+    /// Where a service-mode Core MCP sends a forwarded group's calls: `GROUP=TARGET` entries,
+    /// comma separated (`--route`, repeatable).
+    pub const ROUTES: &str = "COREMCP_ROUTES";
+    /// The Consul agent `consul://` targets are looked up in (`--consul`; Consul's own name).
+    pub const CONSUL_HTTP_ADDR: &str = "CONSUL_HTTP_ADDR";
+    /// The ACL token sent to Consul as `X-Consul-Token` (Consul's own name).
+    pub const CONSUL_HTTP_TOKEN: &str = "CONSUL_HTTP_TOKEN";
     /// Where `coremcp serve` listens (`--listen`).
     pub const LISTEN: &str = "COREMCP_LISTEN";
     /// The bearer tokens `coremcp serve` accepts: a file of `NAME TOKEN` lines (`--tokens`).
@@ -127,6 +134,12 @@ pub struct Config {
     pub relays: Vec<String>,
     /// How long a relay that could not be connected to is skipped.
     pub relay_retry: Duration,
+    /// Service mode: the forwarded groups whose calls go on to the Core MCP that owns them,
+    /// each with its targets in priority order (`--route`); a group not listed is served from
+    /// this process's store.
+    pub routes: Vec<(String, Vec<String>)>,
+    /// The Consul agent (`host:port`) and ACL token for `consul://` targets.
+    pub consul: ConsulAgent,
     /// Service mode (`serve --service`): only the forwarded groups, from the store.
     pub service_mode: bool,
     /// The upstream MCP servers.
@@ -158,6 +171,8 @@ impl Config {
             host_name: None,
             relays: Vec::new(),
             relay_retry: Duration::from_secs(30),
+            routes: Vec::new(),
+            consul: ConsulAgent::default(),
             service_mode: false,
             upstream: crate::upstream::Settings::default(),
             grants: std::sync::Arc::default(),
@@ -253,27 +268,140 @@ pub fn resolve_data_dir(
         .map(|home| home.join(".local/share/coremcp"))
 }
 
-/// Parses relay URLs (`--relay`, repeatable, or the comma-separated variable): absolute http(s)
-/// URLs, each at most once, order kept.
+/// The Consul agent `consul://` targets are resolved with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsulAgent {
+    /// `host:port` of the agent's HTTP API.
+    pub addr: String,
+    /// Sent as `X-Consul-Token` when set.
+    pub token: Option<String>,
+}
+
+impl Default for ConsulAgent {
+    fn default() -> Self {
+        Self {
+            addr: DEFAULT_CONSUL.to_owned(),
+            token: None,
+        }
+    }
+}
+
+/// Consul's own default agent address.
+pub const DEFAULT_CONSUL: &str = "127.0.0.1:8500";
+
+/// The agent address of `--consul` / `CONSUL_HTTP_ADDR`: `host:port` or `http://host:port`
+/// (Consul's variable allows both); `https` is refused (this build's client speaks plain HTTP).
+pub fn parse_consul_addr(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let bare = text
+        .strip_prefix("http://")
+        .unwrap_or(text)
+        .trim_end_matches('/');
+    if text.starts_with("https://") {
+        return Err(format!(
+            "--consul {text}: https is not supported by this build's client; reach the local \
+             agent over http (http://127.0.0.1:8500)"
+        ));
+    }
+    let ok = !bare.is_empty()
+        && !bare.contains(['/', '@', ' '])
+        && bare
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+    if !ok {
+        return Err(format!(
+            "--consul \"{text}\" is not a Consul agent address: write HOST:PORT (like {DEFAULT_CONSUL})"
+        ));
+    }
+    Ok(bare.to_owned())
+}
+
+/// One target of `flag`: an absolute http(s) URL, or `consul://SERVICE` (a Consul service
+/// name: letters, digits, `-`, `_` and `.`).
+fn parse_target(flag: &str, entry: &str) -> Result<(), String> {
+    if let Some(service) = entry.strip_prefix("consul://") {
+        let ok = !service.is_empty()
+            && service.len() <= 128
+            && service
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        return match ok {
+            true => Ok(()),
+            false => Err(format!(
+                "{flag} \"{entry}\" does not name a Consul service: write consul://SERVICE with \
+                 letters, digits, '-', '_' or '.' (like consul://seele)"
+            )),
+        };
+    }
+    let rest = entry
+        .strip_prefix("http://")
+        .or_else(|| entry.strip_prefix("https://"));
+    if !rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/')) {
+        return Err(format!(
+            "{flag} \"{}\" is not an http:// or https:// URL (like http://relay-1:7070/mcp) \
+             or consul://SERVICE",
+            redact_url(entry)
+        ));
+    }
+    Ok(())
+}
+
+/// Parses relay targets (`--relay`, repeatable, or the comma-separated variable): absolute
+/// http(s) URLs or `consul://SERVICE`, each at most once, order kept.
 pub fn parse_relays(entries: &[String]) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
     for entry in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
         if entry.is_empty() {
             continue;
         }
-        let rest = entry
-            .strip_prefix("http://")
-            .or_else(|| entry.strip_prefix("https://"));
-        if !rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/')) {
-            return Err(format!(
-                "--relay \"{}\" is not an http:// or https:// URL (like http://relay-1:7070/mcp)",
-                redact_url(entry)
-            ));
-        }
+        parse_target("--relay", entry)?;
         if out.iter().any(|r| r == entry) {
             return Err(format!("--relay {} is given twice", redact_url(entry)));
         }
         out.push(entry.to_owned());
+    }
+    Ok(out)
+}
+
+/// Parses `--route GROUP=TARGET` entries (repeatable, or comma separated in the variable):
+/// `GROUP` a forwarded catalog group, `TARGET` as for `--relay`. A group given several times
+/// has several targets, tried in that order with the relay list's failover.
+pub fn parse_routes(entries: &[String]) -> Result<Vec<(String, Vec<String>)>, String> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for entry in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
+        if entry.is_empty() {
+            continue;
+        }
+        let Some((group, target)) = entry.split_once('=') else {
+            return Err(format!(
+                "--route \"{}\" needs GROUP=TARGET (like seele=consul://seele or \
+                 scrolls=http://owner:7070/mcp)",
+                redact_url(entry)
+            ));
+        };
+        let (group, target) = (group.trim(), target.trim());
+        let forwarded: Vec<&str> = coremcp_catalog::GROUPS
+            .iter()
+            .filter(|g| g.runs == coremcp_plugin_api::Runs::Forwarded)
+            .map(|g| g.id)
+            .collect();
+        if !forwarded.contains(&group) {
+            return Err(format!(
+                "--route {group}=…: \"{group}\" is not a forwarded group; routes are for {}",
+                forwarded.join(", ")
+            ));
+        }
+        parse_target("--route", target)?;
+        match out.iter_mut().find(|(g, _)| g == group) {
+            Some((_, targets)) if targets.iter().any(|t| t == target) => {
+                return Err(format!(
+                    "--route {group}={} is given twice",
+                    redact_url(target)
+                ))
+            }
+            Some((_, targets)) => targets.push(target.to_owned()),
+            None => out.push((group.to_owned(), vec![target.to_owned()])),
+        }
     }
     Ok(out)
 }

@@ -57,7 +57,8 @@ pub struct Run {
 pub enum To {
     /// The group's plugin in this process.
     Plugin,
-    /// The relay list (a forwarded group, relays configured, not service mode).
+    /// The relay list (a forwarded group, relays configured, not service mode), or the
+    /// group's route (service mode, `--route`).
     Relays(Arc<Relays>),
     /// The Core MCP of this Registry host; its address is looked up when the call runs.
     Remote(String),
@@ -148,7 +149,13 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str) -> Route {
         To::Remote(host)
     } else {
         let forwarded = group.is_some_and(|g| g.runs == Runs::Forwarded);
-        match forward::relays(cx.config).filter(|_| forwarded && !cx.config.service_mode) {
+        // A proxy sends forwarded groups to its relays; a service serves them from its store
+        // unless `--route` passes the group on to the Core MCP that owns it.
+        let peers = match cx.config.service_mode {
+            false => forward::relays(cx.config),
+            true => forward::route_of(cx.config, &slot.id),
+        };
+        match peers.filter(|_| forwarded) {
             Some(relays) => To::Relays(relays),
             None => {
                 if let Some(Err(e)) = slot.state() {

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+pub mod consul;
 pub mod http;
 pub mod stores;
 

@@ -1,5 +1,6 @@
 //! `coremcp tools [--json]`: the tool list a session would see, with each tool's group, route
-//! and availability; upstream tools (after each server's first connection attempt) with who
+//! and availability, and where each routed group (`--route`) goes, Consul services looked up
+//! now; upstream tools (after each server's first connection attempt) with who
 //! may call them.
 
 use std::process::ExitCode;
@@ -99,6 +100,7 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
         }
     }
     rows.extend(upstream_rows(&config));
+    let routes = routes(&config);
     let text = if as_json {
         let list: Vec<_> = rows
             .iter()
@@ -110,6 +112,9 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                 }
                 if let Some(who) = &r.granted_to {
                     v["granted_to"] = json!(who);
+                }
+                if let Some((_, targets)) = routes.iter().find(|(g, _)| *g == r.group) {
+                    v["routed_to"] = json!(targets);
                 }
                 v
             })
@@ -147,10 +152,29 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
             ));
         }
         text.push('\n');
+        for (group, targets) in &routes {
+            text.push_str(&format!("route {group}: {}\n", targets.join("; then ")));
+        }
         text
     };
     super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The routed groups (`--route`), each with its targets in words, Consul services looked up
+/// now.
+fn routes(config: &Config) -> Vec<(String, Vec<String>)> {
+    config
+        .routes
+        .iter()
+        .filter_map(|(group, _)| {
+            let list = crate::forward::route_of(config, group)?;
+            Some((
+                group.clone(),
+                list.describe(crate::forward::consul::LOOKUP_TIMEOUT),
+            ))
+        })
+        .collect()
 }
 
 /// The upstream servers' tools, after each server's first connection attempt: who may call

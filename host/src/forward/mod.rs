@@ -12,10 +12,20 @@
 //! effects. The decision is made on the error's type ([`HttpError::is_before_send`]), never on
 //! its text. All relays down → one error naming each relay and why.
 //!
+//! A target of the list may be `consul://SERVICE` ([`consul`]): its passing instances are
+//! looked up in Consul on every call and tried in Consul's order, each with the same
+//! connect-failure failover (and the same down period) as a relay given by URL; a lookup
+//! that fails counts as that target being down, with Consul's answer as the reason.
+//!
+//! The same list type serves a service-mode Core MCP's `--route GROUP=TARGET`: one list per
+//! routed group ([`route_of`]).
+//!
 //! Invariants: connections and MCP sessions to a peer are kept and reused (opening one per
-//! call would cost a handshake each time); the state is process-wide, shared by every session.
+//! call would cost a handshake each time), also across Consul lookups that return the same
+//! instance; the state is process-wide, shared by every session.
 
 pub mod client;
+pub mod consul;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -36,9 +46,13 @@ const IDLE_PER_PEER: usize = 16;
 /// Why a forwarded call got no answer from a peer.
 #[derive(Debug, thiserror::Error)]
 pub enum ForwardError {
-    /// No relay could be connected to (each with why, or for how long it is still skipped).
-    #[error("no relay could take the call: {}", list(.0))]
-    AllDown(Vec<(String, String)>),
+    /// No target could be connected to (each with why, or for how long it is still skipped);
+    /// `what` says whose targets they were ("relay", "instance of the seele route").
+    #[error("no {what} could take the call: {}", list(.down))]
+    AllDown {
+        what: String,
+        down: Vec<(String, String)>,
+    },
     /// The peer was reached and failed after the request was sent (or before, for a single
     /// peer such as a `remote_host` target); the call was not sent anywhere else.
     #[error("{peer}: {error}")]
@@ -104,10 +118,36 @@ impl Peer {
     }
 }
 
-/// The relay list of this process, in priority order.
+/// One target of a list: a peer by URL, or a Consul service resolved on every call.
+enum Entry {
+    Url(Arc<Peer>),
+    Consul(ConsulTarget),
+}
+
+/// A `consul://SERVICE` target: its instances' peers (kept across lookups, by URL) and what
+/// the last lookup found, for `/api/status`.
+struct ConsulTarget {
+    service: String,
+    instances: Mutex<HashMap<String, Arc<Peer>>>,
+    last: Mutex<Lookup>,
+}
+
+#[derive(Default)]
+struct Lookup {
+    resolved: Vec<String>,
+    at: Option<Instant>,
+    error: Option<String>,
+    lookups: u64,
+    failures: u64,
+}
+
+/// A list of targets in priority order: the relays of this process, or a routed group's.
 pub struct Relays {
-    peers: Vec<Peer>,
+    entries: Vec<Entry>,
     retry_after: Duration,
+    consul: Option<Arc<consul::Consul>>,
+    /// Whose targets these are, for messages ("relay").
+    what: String,
 }
 
 /// What a relay is doing, for `/api/status`.
@@ -117,14 +157,33 @@ enum Turn {
 }
 
 impl Relays {
-    pub fn new(urls: &[String], retry_after: Duration) -> Self {
+    /// A list of `targets` (URLs or `consul://SERVICE`); `consul` resolves the latter.
+    pub fn new(
+        targets: &[String],
+        retry_after: Duration,
+        consul: Option<Arc<consul::Consul>>,
+        what: &str,
+    ) -> Self {
+        let entries = targets
+            .iter()
+            .map(|t| match t.strip_prefix("consul://") {
+                Some(service) => Entry::Consul(ConsulTarget {
+                    service: service.to_owned(),
+                    instances: Mutex::new(HashMap::new()),
+                    last: Mutex::new(Lookup::default()),
+                }),
+                None => Entry::Url(Arc::new(Peer::new(t))),
+            })
+            .collect();
         Self {
-            peers: urls.iter().map(|u| Peer::new(u)).collect(),
+            entries,
             retry_after,
+            consul,
+            what: what.to_owned(),
         }
     }
 
-    /// Calls `tool` on the first relay that can be connected to.
+    /// Calls `tool` on the first target that can be connected to.
     pub fn call(
         &self,
         tool: &str,
@@ -133,43 +192,121 @@ impl Relays {
         cancelled: &AtomicBool,
     ) -> Result<Reply, ForwardError> {
         let mut down = Vec::new();
-        for peer in &self.peers {
-            if let Turn::Skip(why) = self.turn(peer) {
-                down.push((peer.shown.clone(), why));
-                continue;
-            }
-            let outcome = peer.call(tool, arguments, deadline, cancelled);
-            let mut health = peer.health.lock().unwrap_or_else(PoisonError::into_inner);
-            health.probing = false;
-            match outcome {
-                Err(error) if error.is_before_send() => {
-                    health.down_until = Some(Instant::now() + self.retry_after);
-                    health.connect_failures += 1;
-                    health.reason = Some(error.to_string());
-                    tracing::warn!(
-                        relay = %peer.shown,
-                        "relay {} {error}; skipping it for {} s",
-                        peer.shown,
-                        self.retry_after.as_secs()
-                    );
-                    down.push((peer.shown.clone(), error.to_string()));
-                }
-                Err(error) => {
-                    return Err(ForwardError::Peer {
-                        peer: peer.shown.clone(),
-                        error,
-                    })
-                }
-                Ok(reply) => {
-                    if health.down_until.take().is_some() {
-                        tracing::info!(relay = %peer.shown, "relay {} answers again", peer.shown);
+        for entry in &self.entries {
+            let peers = match entry {
+                Entry::Url(peer) => vec![Arc::clone(peer)],
+                Entry::Consul(target) => match self.resolve(target, deadline, cancelled) {
+                    Ok(peers) => peers,
+                    Err(why) => {
+                        down.push((format!("consul://{}", target.service), why));
+                        continue;
                     }
-                    health.reason = None;
-                    return Ok(reply);
+                },
+            };
+            for peer in peers {
+                if let Some(outcome) =
+                    self.try_peer(&peer, tool, arguments, deadline, cancelled, &mut down)
+                {
+                    return outcome;
                 }
             }
         }
-        Err(ForwardError::AllDown(down))
+        Err(ForwardError::AllDown {
+            what: self.what.clone(),
+            down,
+        })
+    }
+
+    /// Looks `target` up in Consul now: the peers of its passing instances, in Consul's order.
+    fn resolve(
+        &self,
+        target: &ConsulTarget,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> Result<Vec<Arc<Peer>>, String> {
+        let Some(consul) = &self.consul else {
+            return Err("no Consul agent is configured".to_owned());
+        };
+        let outcome = consul.passing(&target.service, deadline, cancelled);
+        let mut last = target.last.lock().unwrap_or_else(PoisonError::into_inner);
+        last.lookups += 1;
+        last.at = Some(Instant::now());
+        match outcome {
+            Err(e) => {
+                last.failures += 1;
+                last.error = Some(e.to_string());
+                tracing::warn!(service = %target.service, "{e}");
+                Err(e.to_string())
+            }
+            Ok(urls) => {
+                last.error = None;
+                let mut instances = target
+                    .instances
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                // Peers of instances Consul no longer lists are dropped with their sessions.
+                instances.retain(|url, _| urls.contains(url));
+                let peers = urls
+                    .iter()
+                    .map(|url| {
+                        Arc::clone(
+                            instances
+                                .entry(url.clone())
+                                .or_insert_with(|| Arc::new(Peer::new(url))),
+                        )
+                    })
+                    .collect();
+                last.resolved = urls;
+                Ok(peers)
+            }
+        }
+    }
+
+    /// One attempt on `peer`: `Some` with the outcome when it was reached (or failed after the
+    /// request was sent), `None` when it could not be connected to (noted in `down`).
+    fn try_peer(
+        &self,
+        peer: &Peer,
+        tool: &str,
+        arguments: &str,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+        down: &mut Vec<(String, String)>,
+    ) -> Option<Result<Reply, ForwardError>> {
+        if let Turn::Skip(why) = self.turn(peer) {
+            down.push((peer.shown.clone(), why));
+            return None;
+        }
+        let outcome = peer.call(tool, arguments, deadline, cancelled);
+        let mut health = peer.health.lock().unwrap_or_else(PoisonError::into_inner);
+        health.probing = false;
+        match outcome {
+            Err(error) if error.is_before_send() => {
+                health.down_until = Some(Instant::now() + self.retry_after);
+                health.connect_failures += 1;
+                health.reason = Some(error.to_string());
+                tracing::warn!(
+                    relay = %peer.shown,
+                    "{} {} {error}; skipping it for {} s",
+                    self.what,
+                    peer.shown,
+                    self.retry_after.as_secs()
+                );
+                down.push((peer.shown.clone(), error.to_string()));
+                None
+            }
+            Err(error) => Some(Err(ForwardError::Peer {
+                peer: peer.shown.clone(),
+                error,
+            })),
+            Ok(reply) => {
+                if health.down_until.take().is_some() {
+                    tracing::info!(relay = %peer.shown, "{} {} answers again", self.what, peer.shown);
+                }
+                health.reason = None;
+                Some(Ok(reply))
+            }
+        }
     }
 
     /// Whether a call may try `peer` now. Past its down period exactly one call probes it.
@@ -194,32 +331,149 @@ impl Relays {
         Turn::Try
     }
 
-    /// Each relay's state, for `/api/status`.
+    /// Each target's state, for `/api/status`: a URL's health, or a Consul service with what
+    /// its last lookup resolved to and its instances' health.
     pub fn status(&self) -> Vec<Value> {
         let now = Instant::now();
-        self.peers
+        self.entries
             .iter()
-            .map(|peer| {
-                let health = peer.health.lock().unwrap_or_else(PoisonError::into_inner);
-                let mut entry = json!({
-                    "url": peer.shown,
-                    "state": match health.down_until {
-                        Some(until) if until > now => "down",
-                        Some(_) => "retrying",
-                        None => "up",
-                    },
-                    "connect_failures": health.connect_failures,
-                });
-                if let Some(until) = health.down_until.filter(|u| *u > now) {
-                    entry["retry_in_ms"] = json!(until.duration_since(now).as_millis() as u64);
+            .map(|entry| match entry {
+                Entry::Url(peer) => peer.status(now),
+                Entry::Consul(target) => {
+                    let last = target.last.lock().unwrap_or_else(PoisonError::into_inner);
+                    let instances = target
+                        .instances
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    let mut entry = json!({
+                        "url": format!("consul://{}", target.service),
+                        "consul_service": target.service,
+                        "consul": self.consul.as_ref().map_or("", |c| c.addr()),
+                        "state": match (&last.error, last.at) {
+                            (_, None) => "not_looked_up",
+                            (Some(_), _) => "lookup_failed",
+                            (None, _) => "resolved",
+                        },
+                        "resolved": last.resolved,
+                        "lookups": last.lookups,
+                        "lookup_failures": last.failures,
+                        "instances": last
+                            .resolved
+                            .iter()
+                            .filter_map(|url| instances.get(url))
+                            .map(|peer| peer.status(now))
+                            .collect::<Vec<_>>(),
+                    });
+                    if let Some(at) = last.at {
+                        entry["looked_up_ms_ago"] =
+                            json!(now.duration_since(at).as_millis() as u64);
+                    }
+                    if let Some(error) = &last.error {
+                        entry["reason"] = json!(error);
+                    }
+                    entry
                 }
-                if let Some(reason) = &health.reason {
-                    entry["reason"] = json!(reason);
-                }
-                entry
             })
             .collect()
     }
+}
+
+impl Peer {
+    /// This peer's health, for `/api/status`.
+    fn status(&self, now: Instant) -> Value {
+        let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut entry = json!({
+            "url": self.shown,
+            "state": match health.down_until {
+                Some(until) if until > now => "down",
+                Some(_) => "retrying",
+                None => "up",
+            },
+            "connect_failures": health.connect_failures,
+        });
+        if let Some(until) = health.down_until.filter(|u| *u > now) {
+            entry["retry_in_ms"] = json!(until.duration_since(now).as_millis() as u64);
+        }
+        if let Some(reason) = &health.reason {
+            entry["reason"] = json!(reason);
+        }
+        entry
+    }
+}
+
+impl Relays {
+    /// Each target in words, Consul services looked up now: `http://…/mcp`, or
+    /// `consul://seele → http://10.0.0.9:7070/mcp`, or `consul://seele: <why not>`.
+    pub fn describe(&self, timeout: Duration) -> Vec<String> {
+        let cancelled = AtomicBool::new(false);
+        self.entries
+            .iter()
+            .map(|entry| match entry {
+                Entry::Url(peer) => peer.shown.clone(),
+                Entry::Consul(target) => {
+                    let deadline = Instant::now() + timeout;
+                    match self.resolve(target, deadline, &cancelled) {
+                        Ok(peers) => {
+                            let urls: Vec<&str> = peers.iter().map(|p| p.shown.as_str()).collect();
+                            format!("consul://{} → {}", target.service, urls.join(", "))
+                        }
+                        Err(why) => format!("consul://{}: {why}", target.service),
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+/// The Consul agent of this process, shared by every list that names a `consul://` target.
+fn consul_of(config: &Config) -> Arc<consul::Consul> {
+    static CONSUL: OnceLock<Arc<consul::Consul>> = OnceLock::new();
+    Arc::clone(CONSUL.get_or_init(|| Arc::new(consul::Consul::new(config.consul.clone()))))
+}
+
+/// The list of `targets`, with the Consul agent when one of them needs it.
+fn list_of(config: &Config, targets: &[String], what: &str) -> Relays {
+    let consul = targets
+        .iter()
+        .any(|t| t.starts_with("consul://"))
+        .then(|| consul_of(config));
+    Relays::new(targets, config.relay_retry, consul, what)
+}
+
+/// The routed groups of a service-mode process: each group's list, built once.
+pub fn route_of(config: &Config, group: &str) -> Option<Arc<Relays>> {
+    static ROUTES: OnceLock<Vec<(String, Arc<Relays>)>> = OnceLock::new();
+    ROUTES
+        .get_or_init(|| {
+            config
+                .routes
+                .iter()
+                .map(|(group, targets)| {
+                    let what = format!("instance of the {group} route");
+                    (group.clone(), Arc::new(list_of(config, targets, &what)))
+                })
+                .collect()
+        })
+        .iter()
+        .find(|(g, _)| g == group)
+        .map(|(_, r)| Arc::clone(r))
+}
+
+/// Each forwarded group's route, for `/api/status` and `coremcp tools`: served from this
+/// process's store, or passed on to its targets (with their state).
+pub fn route_status(config: &Config) -> Vec<Value> {
+    coremcp_catalog::GROUPS
+        .iter()
+        .filter(|g| g.runs == coremcp_plugin_api::Runs::Forwarded)
+        .map(|g| match route_of(config, g.id) {
+            Some(list) => json!({
+                "group": g.id,
+                "route": "forwarded",
+                "targets": list.status(),
+            }),
+            None => json!({"group": g.id, "route": "own_store"}),
+        })
+        .collect()
 }
 
 /// The relays of this process (`None` when none is configured: forwarded groups then run
@@ -228,8 +482,7 @@ pub fn relays(config: &Config) -> Option<Arc<Relays>> {
     static RELAYS: OnceLock<Option<Arc<Relays>>> = OnceLock::new();
     RELAYS
         .get_or_init(|| {
-            (!config.relays.is_empty())
-                .then(|| Arc::new(Relays::new(&config.relays, config.relay_retry)))
+            (!config.relays.is_empty()).then(|| Arc::new(list_of(config, &config.relays, "relay")))
         })
         .clone()
 }
@@ -278,7 +531,12 @@ mod tests {
     fn dead_relays_are_skipped_for_the_retry_period_then_probed_once() {
         let dead = dead_url();
         let other = dead_url();
-        let relays = Relays::new(&[dead.clone(), other.clone()], Duration::from_millis(300));
+        let relays = Relays::new(
+            &[dead.clone(), other.clone()],
+            Duration::from_millis(300),
+            None,
+            "relay",
+        );
         let cancelled = AtomicBool::new(false);
         let deadline = || Instant::now() + Duration::from_secs(5);
         let err = relays
@@ -310,7 +568,12 @@ mod tests {
         let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
         let silent_url = format!("http://{}/mcp", silent.local_addr().expect("addr"));
         let second = dead_url();
-        let relays = Relays::new(&[silent_url.clone(), second], Duration::from_secs(30));
+        let relays = Relays::new(
+            &[silent_url.clone(), second],
+            Duration::from_secs(30),
+            None,
+            "relay",
+        );
         let cancelled = AtomicBool::new(false);
         let err = relays
             .call(

@@ -1,10 +1,12 @@
 //! `GET /api/status`: what this server is and how its parts are, as JSON.
 //!
 //! `{"mode": "proxy"|"service", "version", "sessions", "groups": [{"id", "state", …}],
-//! "relays": […], "upstream": […]}`. Group states are read without loading anything:
+//! "relays": […], "routes": […], "upstream": […]}`. Group states are read without loading anything:
 //! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version` and
 //! `tools`), or `failed` (with `error`). The relays and their failover state come from the
-//! forwarding layer (`crate::forward::relay_status`). No field is ever `null`.
+//! forwarding layer (`crate::forward::relay_status`), and each forwarded group's route
+//! (`own_store`, or `forwarded` with its targets and, for a Consul service, what it resolved
+//! to last) from `crate::forward::route_status`. No field is ever `null`.
 
 use serde_json::{json, Value};
 
@@ -43,6 +45,7 @@ pub fn status(
         "sessions": sessions,
         "groups": groups,
         "relays": crate::forward::relay_status(config),
+        "routes": crate::forward::route_status(config),
         "upstream": upstreams.status(),
     })
 }

@@ -18,6 +18,7 @@ mod publishing;
 mod reference;
 mod registry;
 mod relays;
+mod routing;
 mod scrolls;
 mod scrub;
 mod seele;
