@@ -76,6 +76,8 @@ pub enum Refusal {
     UnknownUpstream(String),
     /// The policy refused the caller.
     Denied(String),
+    /// A routed call arrived at a service that would route it again.
+    RouteLoop(String),
 }
 
 impl Refusal {
@@ -86,7 +88,8 @@ impl Refusal {
             | Refusal::Unavailable(text)
             | Refusal::RemoteHost(text)
             | Refusal::UnknownUpstream(text)
-            | Refusal::Denied(text) => text,
+            | Refusal::Denied(text)
+            | Refusal::RouteLoop(text) => text,
         }
     }
 }
@@ -108,6 +111,7 @@ impl Route {
             Route::Refused(Refusal::RemoteHost(_)) => "remote_host refusal",
             Route::Refused(Refusal::UnknownUpstream(_)) => "unknown upstream",
             Route::Refused(Refusal::Denied(_)) => "denied",
+            Route::Refused(Refusal::RouteLoop(_)) => "route loop",
             Route::Unknown(_) => "unknown",
         }
     }
@@ -121,8 +125,9 @@ pub struct Context<'a> {
     pub caller: &'a Caller,
 }
 
-/// Decides where a call of `tool` with `args` (a JSON object's text) goes.
-pub fn decide(cx: &Context<'_>, tool: &str, args: &str) -> Route {
+/// Decides where a call of `tool` with `args` (a JSON object's text) goes; `routed`: another
+/// Core MCP's route passed it on (`_meta` [`forward::client::ROUTED_META`]).
+pub fn decide(cx: &Context<'_>, tool: &str, args: &str, routed: bool) -> Route {
     let Some(index) = cx.plugins.route(tool) else {
         return not_built_in(cx, tool);
     };
@@ -156,6 +161,14 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str) -> Route {
             true => forward::route_of(cx.config, &slot.id),
         };
         match peers.filter(|_| forwarded) {
+            Some(_) if routed && cx.config.service_mode => {
+                return Route::Refused(Refusal::RouteLoop(format!(
+                    "{tool} was passed on by another Core MCP's --route and this one routes the \
+                     {} group too (route_loop): a call is routed once, so the service that owns \
+                     the group must serve it from its store (no --route for it there)",
+                    slot.id
+                )))
+            }
             Some(relays) => To::Relays(relays),
             None => {
                 if let Some(Err(e)) = slot.state() {

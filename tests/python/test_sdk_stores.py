@@ -1,5 +1,6 @@
-"""The store-backed groups (Registry, Notepad, Session, Scrolls) through the official MCP Python
-SDK client: read and write tools of each group (for Scrolls a walk from theme to subtask), on the
+"""The store-backed groups (Registry, Notepad, Session, Scrolls, Seele) through the official MCP
+Python SDK client: read and write tools of each group (for Scrolls a walk from theme to subtask,
+for Seele a write, a revision read back, an import and a search), on the
 embedded SQLite and on a fresh database of the throwaway PostgreSQL that scripts/test starts
 (COREMCP_TEST_PG_URL).
 """
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.anyio
 TEST_TIMEOUT = 60
 STORE_LIBS = (
     "libcoremcp_registry.so", "libcoremcp_notepad.so", "libcoremcp_session.so", "libcoremcp_scrolls.so",
+    "libcoremcp_seele.so",
 )
 
 
@@ -150,3 +152,37 @@ async def test_scrolls_walk_from_theme_to_subtask(stores: CoreMcpServer) -> None
             assert open_below.is_error and "open descendants" in open_below.content[0].text
             closed = structured(await call("scrolls_epic_close", {"id": "CORE-1", "cascade": True}))
             assert closed["closed"] == ["CORE-1", "CORE-2", "CORE-3"], closed
+
+
+async def test_seele_write_revision_import_search(stores: CoreMcpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with stores.client() as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"seele_search", "seele_read", "seele_write", "seele_import"} <= names, sorted(names)
+            call = client.call_tool
+            node = structured(await call("seele_write", {
+                "path": "core/relays", "title": "Relays", "body": "Relays fail over.",
+                "front_matter": {"owner": "ops", "audience": "sre"}, "tags": ["relay"],
+            }))
+            assert node["version"] == 1 and node["folders_created"] == ["core"], node
+            updated = structured(await call("seele_write", {
+                "id": node["id"], "body": "Relays fail over in order.", "expected_version": 1,
+            }))
+            assert updated["version"] == 2 and updated["changed"] is True, updated
+            stale = await call("seele_write", {"id": node["id"], "body": "late", "expected_version": 1})
+            assert stale.is_error and "is at version 2" in stale.content[0].text
+            first = structured(await call("seele_read", {"id": node["id"], "version": 1}))
+            assert first["body"] == "Relays fail over." and first["current_version"] == 2, first
+            assert list(first["front_matter"]) == ["owner", "audience"], first
+
+            nodes = [{"path": f"guide/page-{i}.md", "body": f"# Page {i}\nquorum {i}"} for i in range(20)]
+            imported = structured(await call("seele_import", {"nodes": nodes, "root_path": "handbook"}))
+            assert (imported["created"], imported["unchanged"]) == (20, 0), imported
+            again = structured(await call("seele_import", {"nodes": nodes, "root_path": "handbook"}))
+            assert (again["created"], again["updated"], again["unchanged"]) == (0, 0, 20), again
+
+            found = structured(await call("seele_search", {"query": "quorum", "path_prefix": "handbook", "limit": 50}))
+            assert len(found["items"]) == 20, found
+            assert all("quorum" in item["snippet"] for item in found["items"]), found
+            relays = structured(await call("seele_search", {"query": "order", "tags": ["relay"]}))
+            assert [i["path"] for i in relays["items"]] == ["core/relays"], relays

@@ -20,6 +20,11 @@ use crate::mcp::PREFERRED_VERSION;
 use crate::net::events::Events;
 use crate::net::http1::{Conn, HttpError, Response, Url};
 
+/// The `_meta` key of a call a service-mode route passed on: the Core MCP that receives it
+/// serves it from its own store or refuses it, and never routes it again (one hop, so two
+/// services routing a group to each other cannot bounce a call between them).
+pub const ROUTED_META: &str = "dev.coremcp/routed";
+
 /// How long `initialize` may take (ARCHITECTURE.md, "Limits": the handshake has 30 s).
 const HANDSHAKE: Duration = Duration::from_secs(30);
 
@@ -56,10 +61,13 @@ impl McpClient {
     }
 
     /// Calls `tool` with `arguments` (a JSON object's text) on the peer.
+    /// `routed` marks the call as passed on by a service-mode route ([`ROUTED_META`]), so the
+    /// receiving Core MCP never routes it again.
     pub fn call_tool(
         &mut self,
         tool: &str,
         arguments: &str,
+        routed: bool,
         deadline: Instant,
         cancelled: &AtomicBool,
         connect_timeout: Duration,
@@ -73,8 +81,11 @@ impl McpClient {
                 fresh_session = true;
             }
             let id = self.take_id();
-            let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                                  "params": {"name": tool, "arguments": &arguments}});
+            if routed {
+                request["params"]["_meta"] = json!({ ROUTED_META: true });
+            }
             match self.request(&request, id, deadline, cancelled, connect_timeout)? {
                 Answer::Reply(reply) => return Ok(reply),
                 Answer::UnknownSession if !fresh_session => {

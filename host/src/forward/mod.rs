@@ -97,6 +97,7 @@ impl Peer {
         &self,
         tool: &str,
         arguments: &str,
+        routed: bool,
         deadline: Instant,
         cancelled: &AtomicBool,
     ) -> Result<Reply, HttpError> {
@@ -107,7 +108,14 @@ impl Peer {
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
         let mut client = reused.unwrap_or_else(|| McpClient::new(url));
-        let outcome = client.call_tool(tool, arguments, deadline, cancelled, CONNECT_TIMEOUT);
+        let outcome = client.call_tool(
+            tool,
+            arguments,
+            routed,
+            deadline,
+            cancelled,
+            CONNECT_TIMEOUT,
+        );
         if client.reusable() {
             let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
             if idle.len() < IDLE_PER_PEER {
@@ -148,6 +156,8 @@ pub struct Relays {
     consul: Option<Arc<consul::Consul>>,
     /// Whose targets these are, for messages ("relay").
     what: String,
+    /// A route's list: its calls are marked so the receiver never routes them again.
+    routed: bool,
 }
 
 /// What a relay is doing, for `/api/status`.
@@ -180,6 +190,7 @@ impl Relays {
             retry_after,
             consul,
             what: what.to_owned(),
+            routed: false,
         }
     }
 
@@ -277,7 +288,7 @@ impl Relays {
             down.push((peer.shown.clone(), why));
             return None;
         }
-        let outcome = peer.call(tool, arguments, deadline, cancelled);
+        let outcome = peer.call(tool, arguments, self.routed, deadline, cancelled);
         let mut health = peer.health.lock().unwrap_or_else(PoisonError::into_inner);
         health.probing = false;
         match outcome {
@@ -450,7 +461,9 @@ pub fn route_of(config: &Config, group: &str) -> Option<Arc<Relays>> {
                 .iter()
                 .map(|(group, targets)| {
                     let what = format!("instance of the {group} route");
-                    (group.clone(), Arc::new(list_of(config, targets, &what)))
+                    let mut list = list_of(config, targets, &what);
+                    list.routed = true;
+                    (group.clone(), Arc::new(list))
                 })
                 .collect()
         })
@@ -508,7 +521,7 @@ pub fn call_remote(
         .entry(url.to_owned())
         .or_insert_with(|| Arc::new(Peer::new(url)))
         .clone();
-    peer.call(tool, arguments, deadline, cancelled)
+    peer.call(tool, arguments, false, deadline, cancelled)
         .map_err(|error| ForwardError::Peer {
             peer: peer.shown.clone(),
             error,

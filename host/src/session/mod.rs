@@ -484,6 +484,8 @@ impl Session {
             name: Cow<'a, str>,
             #[serde(borrow, default)]
             arguments: Option<&'a RawValue>,
+            #[serde(rename = "_meta", default)]
+            meta: Option<serde_json::Map<String, serde_json::Value>>,
         }
         let inner = &self.inner;
         let reject =
@@ -504,7 +506,10 @@ impl Session {
             }
         };
         let name = params.name.as_ref();
-        let route = route::decide(&inner.route_cx(), name, args);
+        let routed = params.meta.as_ref().is_some_and(|m| {
+            m.get(crate::forward::client::ROUTED_META) == Some(&serde_json::Value::Bool(true))
+        });
+        let route = route::decide(&inner.route_cx(), name, args, routed);
         tracing::debug!(tool = %name, route = route.kind(), "call {name}");
         match route {
             Route::Unknown(message) => reject(rpc::INVALID_PARAMS, message),

@@ -195,8 +195,10 @@ fn a_url_route_passes_calls_on_and_the_rest_stays_served_here() {
     );
     let a = owner(dir.path(), &data_a);
     let data = data_r.path().to_string_lossy().into_owned();
+    // The relay has no Seele library of its own: a routed group needs none.
+    let relay_plugins = plugins(&["notepad"]);
     let relay = Serve::start(
-        dir.path(),
+        relay_plugins.path(),
         &[
             "--service",
             "--data",
@@ -236,6 +238,22 @@ fn a_url_route_passes_calls_on_and_the_rest_stays_served_here() {
         .cloned()
         .expect("scrolls");
     assert_eq!(scrolls["route"], "own_store");
+
+    // A route to a service that routes the group again is refused there: one hop only.
+    let data_x = TempDir::new("relay-x");
+    let x = Serve::start(
+        dir.path(),
+        &[
+            "--service",
+            "--data",
+            &data_x.path().to_string_lossy(),
+            "--route",
+            &format!("seele={}", mcp(relay.addr)),
+        ],
+    );
+    let mut through_x = agent(dir.path(), &x, &TempDir::new("agent-x"));
+    let looped = through_x.refused("seele_read", json!({"path": "routed"}));
+    assert!(looped.contains("route_loop"), "{looped}");
 
     // `coremcp tools` shows the route, and a route in a proxy is refused.
     let target = format!("seele={}", mcp(a.addr));
