@@ -80,6 +80,8 @@ impl ConsulDouble {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         let _ = stream.set_nonblocking(false);
+                        // As Consul's Go server does: no Nagle delay on small answers.
+                        let _ = stream.set_nodelay(true);
                         if let Ok(clone) = stream.try_clone() {
                             conns.lock().expect("conns").push(clone);
                         }

@@ -1,8 +1,10 @@
 //! Child processes and addresses for the bench drivers: a child killed on drop, a free port on
-//! a loopback address, and the wait for a listener.
+//! a loopback address, the wait for a listener, and `coremcp serve` started on one.
 
+use std::ffi::OsStr;
 use std::net::{TcpListener, TcpStream};
-use std::process::Child;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A child process killed (and reaped) on drop.
@@ -34,4 +36,30 @@ pub fn wait_listening(addr: &str) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(10));
     }
     Ok(())
+}
+
+/// `HOST serve --listen ADDR --plugins PLUGINS ARGS…` (with `env` added), once it accepts
+/// connections.
+pub fn serve<S: AsRef<OsStr>>(
+    host: &Path,
+    plugins: &Path,
+    addr: &str,
+    args: &[S],
+    env: &[(&str, &str)],
+) -> Result<Proc, String> {
+    #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
+    let child = Command::new(host)
+        .args(["serve", "--listen", addr, "--plugins"])
+        .arg(plugins)
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("COREMCP_GROUPS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("start coremcp serve: {e}"))?;
+    let proc = Proc(child);
+    wait_listening(addr)?;
+    Ok(proc)
 }

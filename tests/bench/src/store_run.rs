@@ -115,10 +115,22 @@ pub fn serial(
 pub fn paired(
     host: &mut StdioClient,
     n: usize,
-    (base, base_args): (&str, &Value),
+    base: (&str, &Value),
     tool: &str,
     make: impl Fn(usize) -> Value,
 ) -> Result<(Duration, Duration), String> {
+    let (mut bases, mut times) = paired_times(host, n, base, tool, make)?;
+    Ok((percentile(&mut bases, 0.5), percentile(&mut times, 0.5)))
+}
+
+/// [`paired`]'s times themselves: of the `base` calls and of the others, each sorted.
+pub fn paired_times(
+    host: &mut StdioClient,
+    n: usize,
+    (base, base_args): (&str, &Value),
+    tool: &str,
+    make: impl Fn(usize) -> Value,
+) -> Result<(Vec<Duration>, Vec<Duration>), String> {
     let (mut bases, mut times) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
         let t = Instant::now();
@@ -128,7 +140,9 @@ pub fn paired(
         host.call(tool, make(i))?;
         times.push(t.elapsed());
     }
-    Ok((percentile(&mut bases, 0.5), percentile(&mut times, 0.5)))
+    bases.sort();
+    times.sort();
+    Ok((bases, times))
 }
 
 /// The `p` percentile of `times` (sorted here), zero when there are none.
@@ -138,4 +152,19 @@ pub fn percentile(times: &mut [Duration], p: f64) -> Duration {
         0 => Duration::ZERO,
         n => times[((n - 1) as f64 * p).round() as usize],
     }
+}
+
+/// `ANALYZE` the PostgreSQL database, as autovacuum does about a minute after a bulk load: the
+/// planner then knows a bulk fill's rows (before, it takes the table for nearly empty and
+/// may skip an index). Uses `psql` from `PATH`.
+pub fn analyze(url: &str) -> Result<(), String> {
+    #[allow(clippy::disallowed_methods)] // A bench tool run by hand, with the user's own URL.
+    let status = std::process::Command::new("psql")
+        .args(["-X", "-q", url, "-c", "ANALYZE"])
+        .status()
+        .map_err(|e| format!("psql (for ANALYZE after the fill): {e}"))?;
+    if !status.success() {
+        return Err(format!("psql ANALYZE failed: {status}"));
+    }
+    Ok(())
 }

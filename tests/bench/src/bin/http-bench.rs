@@ -12,13 +12,12 @@
 #![allow(clippy::print_stdout)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coremcp::forward::client::McpClient;
 use coremcp::net::http1::Url;
 use coremcp_bench::http_call::http_call;
-use coremcp_bench::procs::{free_addr, wait_listening, Proc};
+use coremcp_bench::procs::{self, free_addr, Proc};
 use coremcp_bench::stdio_client::StdioClient;
 use serde_json::json;
 
@@ -49,20 +48,7 @@ fn parse_args() -> Result<Options, String> {
 
 /// `coremcp serve --listen ADDR ARGS…`, once it accepts connections.
 fn serve(opts: &Options, addr: &str, args: &[&str]) -> Result<Proc, String> {
-    #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
-    let child = Command::new(&opts.host)
-        .args(["serve", "--listen", addr, "--plugins"])
-        .arg(&opts.plugins)
-        .args(args)
-        .env_remove("COREMCP_GROUPS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("start coremcp serve: {e}"))?;
-    let proc = Proc(child);
-    wait_listening(addr)?;
-    Ok(proc)
+    procs::serve(&opts.host, &opts.plugins, addr, args, &[])
 }
 
 /// `coremcp stdio --plugins DIR ARGS…`.

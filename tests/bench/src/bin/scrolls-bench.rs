@@ -82,28 +82,13 @@ fn fill(host: &mut StdioClient) -> Result<(), String> {
     Ok(())
 }
 
-/// `ANALYZE` the PostgreSQL database, as autovacuum does about a minute after a bulk load: the
-/// planner then knows the fill's 10 000 rows (before, it takes the table for nearly empty and
-/// may skip the ready queue's index). Uses `psql` from `PATH`.
-fn analyze(url: &str) -> Result<(), String> {
-    #[allow(clippy::disallowed_methods)] // A bench tool run by hand, with the user's own URL.
-    let status = std::process::Command::new("psql")
-        .args(["-X", "-q", url, "-c", "ANALYZE"])
-        .status()
-        .map_err(|e| format!("psql (for ANALYZE after the fill): {e}"))?;
-    if !status.success() {
-        return Err(format!("psql ANALYZE failed: {status}"));
-    }
-    Ok(())
-}
-
 fn run(opts: &StoreRun) -> Result<(), String> {
     let mut host = opts.start("scrolls-bench")?;
     let started = Instant::now();
     fill(&mut host)?;
     let filled = started.elapsed();
     if opts.store.starts_with("postgres") {
-        analyze(&opts.store)?;
+        store_run::analyze(&opts.store)?;
     }
     let note = json!({"scope": "global", "key": "bench"});
     host.call(
