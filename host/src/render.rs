@@ -192,7 +192,7 @@ mod tests {
         let entry = tool_entry(&spec(json!({"type": "object"}))).expect("listed");
         assert_eq!(
             entry,
-            r#"{"description":"d","inputSchema":{"type":"object"},"name":"t"}"#
+            r#"{"name":"t","description":"d","inputSchema":{"type":"object"}}"#
         );
         let mut with = spec(json!({"type": "object"}));
         with.annotations.read_only_hint = Some(true);

@@ -335,7 +335,7 @@ mod tests {
         );
         check(
             json!({"args": [], "extra": 1}),
-            Err("unknown argument \"extra\" (expected one of: args, flag, mode, timeout_s)"),
+            Err("unknown argument \"extra\" (expected one of: args, timeout_s, mode, flag)"),
         );
     }
 
