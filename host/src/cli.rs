@@ -246,8 +246,12 @@ impl Cli {
         let publish_cmd = std::env::var(env::PUBLISH_CMD)
             .ok()
             .filter(|v| !v.trim().is_empty());
+        let shell = std::env::var(env::SHELL)
+            .ok()
+            .filter(|v| !v.trim().is_empty());
         Ok(Config {
             plugins_dir,
+            shell,
             groups: GroupSelection::parse(&self.groups).map_err(Failure::usage)?,
             publish_cmd,
             call_timeout: Duration::from_secs(self.call_timeout),

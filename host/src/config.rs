@@ -12,6 +12,9 @@ pub mod env {
     pub const GROUPS: &str = "COREMCP_GROUPS";
     /// The publishing CLI command, passed to the Publishing group as `publish.cmd`.
     pub const PUBLISH_CMD: &str = "COREMCP_PUBLISH_CMD";
+    /// The shell `shell_run` uses where `pwsh` is not installed (default `bash`), passed to the
+    /// Ops group as `shell.cmd`.
+    pub const SHELL: &str = "COREMCP_SHELL";
     /// The log filter (`info`, `debug`, `coremcp=debug,plugin=trace`, …).
     pub const LOG: &str = "COREMCP_LOG";
     /// The default deadline of one tool call, in seconds (`--call-timeout`).
@@ -111,6 +114,8 @@ pub struct Config {
     pub plugins_dir: PathBuf,
     pub groups: GroupSelection,
     pub publish_cmd: Option<String>,
+    /// The shell of `shell_run` where `pwsh` is not installed (`COREMCP_SHELL`).
+    pub shell: Option<String>,
     pub call_timeout: Duration,
     pub page_size: usize,
     pub group_concurrency: usize,
@@ -159,6 +164,7 @@ impl Config {
             plugins_dir,
             groups: GroupSelection::All,
             publish_cmd: None,
+            shell: None,
             call_timeout: Duration::from_secs(30),
             page_size: 0,
             group_concurrency: 16,
@@ -191,6 +197,9 @@ impl Config {
         let mut values = Vec::new();
         if let Some(cmd) = &self.publish_cmd {
             values.push(("publish.cmd".to_owned(), cmd.clone()));
+        }
+        if let Some(shell) = &self.shell {
+            values.push(("shell.cmd".to_owned(), shell.clone()));
         }
         if !self.roots.is_empty() {
             let lines: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();

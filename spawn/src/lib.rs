@@ -184,6 +184,9 @@ pub struct Spec {
     pub timeout: Duration,
     /// At most this many bytes of stdout, and of stderr, are kept.
     pub max_output: usize,
+    /// Keep the **last** `max_output` bytes of each stream instead of the first (a script's
+    /// errors come at its end); `dropped` then counts the bytes dropped before them.
+    pub keep_end: bool,
 }
 
 impl Spec {
@@ -197,6 +200,7 @@ impl Spec {
             stdin: None,
             timeout: Duration::from_secs(30),
             max_output: 8 * 1024 * 1024,
+            keep_end: false,
         }
     }
 
@@ -289,8 +293,14 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
             let _ = pipe.write_all(&input);
         });
     }
-    let stdout = child.stdout.take().map(|p| capture(p, spec.max_output));
-    let stderr = child.stderr.take().map(|p| capture(p, spec.max_output));
+    let stdout = child
+        .stdout
+        .take()
+        .map(|p| capture(p, spec.max_output, spec.keep_end));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|p| capture(p, spec.max_output, spec.keep_end));
 
     let (done_tx, done_rx) = mpsc::channel();
     thread::spawn(move || {
@@ -456,13 +466,26 @@ fn kill_group(pid: libc::pid_t) {
     }
 }
 
-fn capture(mut pipe: impl Read + Send + 'static, max: usize) -> thread::JoinHandle<Captured> {
+fn capture(
+    mut pipe: impl Read + Send + 'static,
+    max: usize,
+    keep_end: bool,
+) -> thread::JoinHandle<Captured> {
     thread::spawn(move || {
         let mut captured = Captured::default();
         let mut buf = [0u8; 64 * 1024];
         loop {
             match pipe.read(&mut buf) {
                 Ok(0) => break,
+                Ok(n) if keep_end => {
+                    captured.bytes.extend_from_slice(&buf[..n]);
+                    // Trim once the buffer is twice the bound, so the copy is amortised.
+                    if captured.bytes.len() > max.saturating_mul(2).max(64 * 1024) {
+                        let cut = captured.bytes.len() - max;
+                        captured.bytes.drain(..cut);
+                        captured.dropped += cut as u64;
+                    }
+                }
                 Ok(n) => {
                     let room = max.saturating_sub(captured.bytes.len()).min(n);
                     captured.bytes.extend_from_slice(&buf[..room]);
@@ -471,6 +494,11 @@ fn capture(mut pipe: impl Read + Send + 'static, max: usize) -> thread::JoinHand
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => break,
             }
+        }
+        if keep_end && captured.bytes.len() > max {
+            let cut = captured.bytes.len() - max;
+            captured.bytes.drain(..cut);
+            captured.dropped += cut as u64;
         }
         captured
     })
@@ -621,6 +649,17 @@ mod tests {
             .stdout
             .excerpt(10)
             .ends_with("(99990 more bytes not shown)"));
+    }
+
+    #[test]
+    fn bounds_output_keeping_its_end() {
+        let mut spec = sh("head -c 300000 /dev/zero; echo END");
+        spec.max_output = 1000;
+        spec.keep_end = true;
+        let done = run(&spec, None).expect("runs");
+        assert_eq!(done.stdout.bytes.len(), 1000);
+        assert_eq!(done.stdout.dropped, 300_004 - 1000);
+        assert!(done.stdout.bytes.ends_with(b"\0END\n"));
     }
 
     #[test]

@@ -1,0 +1,284 @@
+//! `shell_run`: a script in PowerShell (`pwsh`) where it is installed, else in the configured
+//! shell (`COREMCP_SHELL`, default `bash`), or in the shell the call names.
+//!
+//! Invariants:
+//! - The script reaches the shell on its stdin (`bash -s`, `pwsh -Command -`), never as an
+//!   argument, so its size is not bounded by the kernel's argument limit and it is never
+//!   re-quoted.
+//! - It runs through `coremcp-spawn`: a scrubbed environment plus the call's `env`, whose keys
+//!   are checked by the same credential rule as the scrub (such a key is refused by name: a
+//!   credential is never passed through a tool argument); `cwd` confined to the roots; output
+//!   kept up to its last [`KEPT_BYTES`] per stream, the rest only counted; at `timeout_s` (or the
+//!   call's deadline, or a cancel) the whole process group is killed, grandchildren included.
+//! - The answer always fits the result limit: each stream keeps its **end** (where errors are),
+//!   cut at a line start with a marker naming how much was left out.
+//! - A non-zero exit is a result (`exit_code`, `ok: false`), not a tool error: the output is
+//!   what the agent needs. A timeout, a cancel or a shell that cannot start are tool errors.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::{codes, typed, ArgEnum, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_spawn::{Captured, SpawnError, Spec};
+use serde_json::{json, Map, Value};
+
+pub const TOOL: Tool = Tool::typed("shell_run", &typed(shell_run)).hints(Hints::DESTRUCTIVE);
+
+/// The host configuration key of the shell used where `pwsh` is not installed.
+const SHELL_KEY: &str = "shell.cmd";
+/// Bytes of each stream kept while the script runs; the rest is counted, not kept.
+pub const KEPT_BYTES: usize = 1024 * 1024;
+/// Characters of each stream the answer shows at most.
+const SHOWN_CHARS: usize = 8_000;
+
+/// Run a script in PowerShell (pwsh) where it is installed, otherwise in the configured shell
+/// (COREMCP_SHELL, default bash), and return stdout, stderr, exit code and duration. A
+/// non-zero exit is reported, not an error; long output keeps its end. The script gets no
+/// stdin.
+#[derive(Debug, Args)]
+pub struct Run {
+    /// the script
+    #[arg(min_len = 1, max_len = 1000000)]
+    script: String,
+    /// working directory inside the roots (default: the first root)
+    cwd: Option<String>,
+    /// time limit in seconds; the whole process tree is killed then (default 120)
+    #[arg(min = 1, max = 600, default = 120)]
+    timeout_s: u64,
+    /// extra environment variables (string values; credential-named keys are refused)
+    env: Option<Map<String, Value>>,
+    /// the shell (default: pwsh if installed, else the configured shell)
+    shell: Option<Shell>,
+}
+
+/// A shell `shell_run` can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Shell {
+    Pwsh,
+    Powershell,
+    Bash,
+    Sh,
+}
+
+impl Shell {
+    /// The program and the arguments that make it read the script from stdin.
+    fn command(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            Shell::Pwsh => (
+                "pwsh",
+                &["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", "-"],
+            ),
+            Shell::Powershell => (
+                "powershell",
+                &["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", "-"],
+            ),
+            Shell::Bash => ("bash", &["-s"]),
+            Shell::Sh => ("sh", &["-s"]),
+        }
+    }
+}
+
+fn shell_run(ctx: &Ctx<'_>, args: Run) -> Result<Value, ToolError> {
+    let roots = Roots::from_host()?;
+    run_in(&roots, args, ctx.remaining(), ctx.raw().cancelled)
+}
+
+/// Runs `args` with `roots` as the roots, within `remaining`, stopped when `cancelled` is set.
+pub fn run_in(
+    roots: &Roots,
+    args: Run,
+    remaining: Duration,
+    cancelled: &AtomicBool,
+) -> Result<Value, ToolError> {
+    let shell = choose(
+        args.shell,
+        coremcp_plugin_sdk::config(SHELL_KEY).as_deref(),
+        &on_path,
+    )?;
+    let (program, flags) = shell.command();
+    let mut spec = Spec::new(program).args(flags);
+    spec.env = env_of(args.env.as_ref())?;
+    let dir = roots.resolve("cwd", args.cwd.as_deref(), None)?;
+    if !dir.is_dir() {
+        return Err(invalid("cwd", format!("{}: not a folder", dir.display())));
+    }
+    spec.cwd = Some(dir);
+    spec.stdin = Some(args.script.into_bytes());
+    spec.max_output = KEPT_BYTES;
+    spec.keep_end = true;
+    // The call's deadline wins over a longer limit; keep a moment to answer in.
+    let remaining = remaining.saturating_sub(Duration::from_millis(200));
+    spec.timeout = Duration::from_secs(args.timeout_s).min(remaining.max(Duration::from_millis(1)));
+    let finished = coremcp_spawn::run(&spec, Some(cancelled)).map_err(|e| error(program, e))?;
+    let mut out = json!({
+        "shell": program,
+        "ok": finished.status.success(),
+        "duration_ms": finished.duration.as_millis() as u64,
+    });
+    // Exactly one of the two: a killed script has no exit code (and never a `null` one).
+    match finished.status.code() {
+        Some(code) => out["exit_code"] = code.into(),
+        None => {
+            let signal = std::os::unix::process::ExitStatusExt::signal(&finished.status);
+            out["signal"] = signal.unwrap_or_default().into();
+        }
+    }
+    put_stream(&mut out, "stdout", &finished.stdout);
+    put_stream(&mut out, "stderr", &finished.stderr);
+    Ok(out)
+}
+
+/// The shell for a call: the one named, else `pwsh` when `present` finds it, else the
+/// configured one (a name of [`Shell`]), else `bash`.
+pub fn choose(
+    named: Option<Shell>,
+    configured: Option<&str>,
+    present: &dyn Fn(&str) -> bool,
+) -> Result<Shell, ToolError> {
+    if let Some(shell) = named {
+        return Ok(shell);
+    }
+    if present("pwsh") {
+        return Ok(Shell::Pwsh);
+    }
+    let Some(configured) = configured.map(str::trim).filter(|c| !c.is_empty()) else {
+        return Ok(Shell::Bash);
+    };
+    let name = Path::new(configured)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(configured);
+    Shell::VALUES
+        .iter()
+        .position(|v| *v == name)
+        .map(|i| [Shell::Pwsh, Shell::Powershell, Shell::Bash, Shell::Sh][i])
+        .ok_or_else(|| {
+            ToolError::new(
+                codes::NOT_CONFIGURED,
+                format!(
+                    "COREMCP_SHELL is {configured:?}: shell_run runs one of {} (set it to one of \
+                     them, or pass shell)",
+                    Shell::VALUES.join(", ")
+                ),
+            )
+        })
+}
+
+/// Whether `program` is an executable file on `PATH`.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir: PathBuf| dir.join(program))
+        .any(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The call's `env`, checked: names of letters, digits and `_` (not starting with a digit),
+/// string values, no name the credential scrub would drop.
+pub fn env_of(
+    env: Option<&Map<String, Value>>,
+) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, ToolError> {
+    let mut out = Vec::new();
+    for (name, value) in env.into_iter().flatten() {
+        let at = format!("env.{name}");
+        let plain = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !plain {
+            return Err(invalid(
+                &at,
+                "a variable name is letters, digits and '_', not starting with a digit",
+            ));
+        }
+        if coremcp_spawn::is_credential_name(name) {
+            return Err(invalid(
+                &at,
+                format!(
+                    "{name} names a credential (the same rule that keeps credentials out of every \
+                     child's environment): credentials are not passed through tool arguments; \
+                     configure them where the script can read them"
+                ),
+            ));
+        }
+        let Value::String(text) = value else {
+            return Err(invalid(&at, "must be a string"));
+        };
+        if text.contains('\0') {
+            return Err(invalid(&at, "must not contain a NUL character"));
+        }
+        out.push((name.into(), text.into()));
+    }
+    Ok(out)
+}
+
+/// `stream` of a finished script into `out`: its end, at most [`SHOWN_CHARS`] characters,
+/// with `<stream>_truncated` and `<stream>_total_bytes` when anything was left out.
+fn put_stream(out: &mut Value, stream: &str, captured: &Captured) {
+    let text = String::from_utf8_lossy(&captured.bytes);
+    let total = captured.bytes.len() as u64 + captured.dropped;
+    let (shown, cut) = tail(&text, SHOWN_CHARS);
+    let shown = match cut {
+        0 => shown.to_owned(),
+        _ => format!(
+            "…[{} of {total} bytes not shown: the output is cut to its end; write it to a file \
+             and read that, or narrow what the script prints]\n{shown}",
+            total - shown.len() as u64
+        ),
+    };
+    out[stream] = shown.into();
+    if cut > 0 || captured.dropped > 0 {
+        out[format!("{stream}_truncated")] = true.into();
+        out[format!("{stream}_total_bytes")] = total.into();
+    }
+}
+
+/// The last `max` characters of `text` (from a line start when one is near), and how many
+/// characters were left out before them.
+pub fn tail(text: &str, max: usize) -> (&str, usize) {
+    let count = text.chars().count();
+    if count <= max {
+        return (text, 0);
+    }
+    let start = text.char_indices().nth(count - max).map_or(0, |(i, _)| i);
+    let mut kept = &text[start..];
+    if let Some(nl) = kept.find('\n') {
+        if nl <= 400 && nl + 1 < kept.len() {
+            kept = &kept[nl + 1..];
+        }
+    }
+    (kept, count - kept.chars().count())
+}
+
+fn error(program: &str, err: SpawnError) -> ToolError {
+    let code = match &err {
+        SpawnError::NotFound { .. } | SpawnError::PermissionDenied { .. } => codes::NOT_CONFIGURED,
+        SpawnError::TimedOut { .. } => codes::TIMEOUT,
+        SpawnError::Cancelled { .. } => codes::CANCELLED,
+        SpawnError::Start { .. } | SpawnError::Wait { .. } => codes::FAILED,
+    };
+    let mut message = format!("shell_run: {err}");
+    if let SpawnError::NotFound { .. } = err {
+        message.push_str(&format!(
+            " ({program} is not installed; pass another shell, or set COREMCP_SHELL)"
+        ));
+    }
+    if let SpawnError::TimedOut { stdout, stderr, .. } = &err {
+        message.push_str(" (its whole process group was killed)");
+        for (name, captured) in [("stdout", stdout), ("stderr", stderr)] {
+            let text = String::from_utf8_lossy(&captured.bytes);
+            let (end, _) = tail(&text, 2000);
+            if !end.trim().is_empty() {
+                message.push_str(&format!("\n{name} (end):\n{end}"));
+            }
+        }
+    }
+    ToolError::new(code, message)
+}
