@@ -147,8 +147,8 @@ impl Session {
         Self { inner }
     }
 
-    /// Whether handling `line` cannot block: a `tools/call` of a tool whose group is loaded, or
-    /// of an upstream tool, only registers the call and hands it to the pool. An async
+    /// Whether handling `line` cannot block: a `tools/call` of a tool whose group is loaded, of
+    /// an upstream tool, or of a forwarded tool this process passes on, only registers the call and hands it to the pool. An async
     /// transport may then handle it on its own thread instead of a blocking one (one thread
     /// hand-off less per call).
     pub fn is_quick(&self, line: &[u8]) -> bool {
@@ -171,8 +171,26 @@ impl Session {
             }) if method == "tools/call" => {
                 self.inner.plugins.loaded_route(&name).is_some()
                     || (name.starts_with("mcp__") && self.inner.plugins.route(&name).is_none())
+                    || self.goes_to_peers(&name)
             }
             _ => false,
+        }
+    }
+
+    /// Whether a call of `tool` is passed on to other Core MCPs (a forwarded catalog group
+    /// with relays, or with a `--route` in service mode): its route is decided from the catalog
+    /// and the configuration alone, loading nothing.
+    fn goes_to_peers(&self, tool: &str) -> bool {
+        let Some(group) = coremcp_catalog::group_of(tool) else {
+            return false;
+        };
+        if group.runs != coremcp_plugin_api::Runs::Forwarded {
+            return false;
+        }
+        let config = &self.inner.config;
+        match config.service_mode {
+            true => crate::forward::route_of(config, group.id).is_some(),
+            false => crate::forward::relays(config).is_some(),
         }
     }
 
