@@ -249,9 +249,13 @@ impl Cli {
         let shell = std::env::var(env::SHELL)
             .ok()
             .filter(|v| !v.trim().is_empty());
+        let compose = std::env::var(env::COMPOSE)
+            .ok()
+            .filter(|v| !v.trim().is_empty());
         Ok(Config {
             plugins_dir,
             shell,
+            compose,
             groups: GroupSelection::parse(&self.groups).map_err(Failure::usage)?,
             publish_cmd,
             call_timeout: Duration::from_secs(self.call_timeout),

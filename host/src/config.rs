@@ -15,6 +15,9 @@ pub mod env {
     /// The shell `shell_run` uses where `pwsh` is not installed (default `bash`), passed to the
     /// Ops group as `shell.cmd`.
     pub const SHELL: &str = "COREMCP_SHELL";
+    /// The Compose command of `docker_compose` (default `docker compose` where the `docker` CLI
+    /// has it, else `docker-compose`), passed to the Docker group as `compose.cmd`.
+    pub const COMPOSE: &str = "COREMCP_COMPOSE";
     /// The log filter (`info`, `debug`, `coremcp=debug,plugin=trace`, …).
     pub const LOG: &str = "COREMCP_LOG";
     /// The default deadline of one tool call, in seconds (`--call-timeout`).
@@ -116,6 +119,8 @@ pub struct Config {
     pub publish_cmd: Option<String>,
     /// The shell of `shell_run` where `pwsh` is not installed (`COREMCP_SHELL`).
     pub shell: Option<String>,
+    /// The Compose command of `docker_compose` (`COREMCP_COMPOSE`).
+    pub compose: Option<String>,
     pub call_timeout: Duration,
     pub page_size: usize,
     pub group_concurrency: usize,
@@ -165,6 +170,7 @@ impl Config {
             groups: GroupSelection::All,
             publish_cmd: None,
             shell: None,
+            compose: None,
             call_timeout: Duration::from_secs(30),
             page_size: 0,
             group_concurrency: 16,
@@ -201,6 +207,18 @@ impl Config {
         if let Some(shell) = &self.shell {
             values.push(("shell.cmd".to_owned(), shell.clone()));
         }
+        if let Some(compose) = &self.compose {
+            values.push(("compose.cmd".to_owned(), compose.clone()));
+        }
+        let mode = if self.service_mode {
+            "service"
+        } else {
+            "proxy"
+        };
+        values.push((
+            crate::plugins::host_api::MODE_KEY.to_owned(),
+            mode.to_owned(),
+        ));
         if !self.roots.is_empty() {
             let lines: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
             values.push(("roots".to_owned(), lines.join("\n")));

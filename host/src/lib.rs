@@ -20,6 +20,7 @@ pub mod config;
 pub mod forward;
 #[cfg(test)]
 mod fuzz;
+pub mod host_ops;
 pub mod http;
 pub mod logging;
 pub mod mcp;

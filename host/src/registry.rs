@@ -59,12 +59,30 @@ pub fn forwarding_targets(
     plugins: &Arc<PluginSet>,
     timeout: Duration,
 ) -> Result<Vec<RemoteHost>, LookupError> {
+    let filter = json!({"has_core_mcp": true, "status": "enabled"});
+    list_hosts(plugins, &filter, timeout)?
+        .iter()
+        .map(|item| remote_host(item).map_err(LookupError::Failed))
+        .collect()
+}
+
+/// Every Registry host `registry_host_list` answers for `filter` (its arguments but paging),
+/// every page followed, each within `timeout`.
+pub fn list_hosts(
+    plugins: &Arc<PluginSet>,
+    filter: &Value,
+    timeout: Duration,
+) -> Result<Vec<Value>, LookupError> {
     let index = plugins.route(HOST_LIST).ok_or(LookupError::NotSelected)?;
     let loaded = plugins.load(index)?;
     let mut hosts = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
-        let mut args = json!({"has_core_mcp": true, "status": "enabled", "limit": 200});
+        let mut args = filter.clone();
+        if !args.is_object() {
+            args = json!({});
+        }
+        args["limit"] = json!(200);
         if let Some(cursor) = &cursor {
             args["cursor"] = Value::from(cursor.as_str());
         }
@@ -111,29 +129,27 @@ pub fn resolve(
 }
 
 /// One page of `registry_host_list`: the hosts and the next cursor.
-fn parse_page(text: &str) -> Result<(Vec<RemoteHost>, Option<String>), String> {
-    let page: Value = serde_json::from_str(text)
+fn parse_page(text: &str) -> Result<(Vec<Value>, Option<String>), String> {
+    let mut page: Value = serde_json::from_str(text)
         .map_err(|e| format!("registry_host_list returned bad JSON: {e}"))?;
-    let items = page["items"]
-        .as_array()
-        .ok_or("registry_host_list returned no \"items\" array")?;
-    let mut hosts = Vec::with_capacity(items.len());
-    for item in items {
-        let name = item["name"].as_str();
-        let url = item["core_mcp_url"].as_str();
-        match (name, url) {
-            (Some(name), Some(url)) => hosts.push(RemoteHost {
-                name: name.to_owned(),
-                url: url.to_owned(),
-            }),
-            _ => {
-                return Err(format!(
-                    "registry_host_list returned a host without name or core_mcp_url: {item}"
-                ))
-            }
-        }
+    let next = page["next_cursor"].as_str().map(str::to_owned);
+    match page.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => Ok((items, next)),
+        _ => Err("registry_host_list returned no \"items\" array".to_owned()),
     }
-    Ok((hosts, page["next_cursor"].as_str().map(str::to_owned)))
+}
+
+/// A listed host as a forwarding target.
+fn remote_host(item: &Value) -> Result<RemoteHost, String> {
+    match (item["name"].as_str(), item["core_mcp_url"].as_str()) {
+        (Some(name), Some(url)) => Ok(RemoteHost {
+            name: name.to_owned(),
+            url: url.to_owned(),
+        }),
+        _ => Err(format!(
+            "registry_host_list returned a host without name or core_mcp_url: {item}"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -142,10 +158,14 @@ mod tests {
 
     #[test]
     fn pages_parse_and_bad_pages_say_why() {
-        let (hosts, next) = parse_page(
+        let (items, next) = parse_page(
             r#"{"items":[{"name":"devbox-1","core_mcp_url":"http://127.0.0.2:7070/mcp","version":1}],"next_cursor":"abc"}"#,
         )
         .expect("page");
+        let hosts: Vec<RemoteHost> = items
+            .iter()
+            .map(|i| remote_host(i).expect("host"))
+            .collect();
         assert_eq!(
             hosts,
             [RemoteHost {
@@ -155,7 +175,7 @@ mod tests {
         );
         assert_eq!(next.as_deref(), Some("abc"));
         assert!(parse_page("{}").expect_err("no items").contains("items"));
-        assert!(parse_page(r#"{"items":[{"name":"x"}]}"#)
+        assert!(remote_host(&json!({"name": "x"}))
             .expect_err("no url")
             .contains("core_mcp_url"));
     }

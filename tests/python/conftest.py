@@ -254,6 +254,34 @@ class CoreMcpServer:
                 yield session
 
 
+def copy_libs(test_libs_dir: Path, folder: Path, names: tuple[str, ...]) -> Path:
+    """A new plugins `folder` holding copies of the libraries `names` from COREMCP_TEST_LIBS."""
+    folder.mkdir()
+    for name in names:
+        if not (test_libs_dir / name).is_file():
+            pytest.fail(f"COREMCP_TEST_LIBS lacks {name}", pytrace=False)
+        shutil.copy2(test_libs_dir / name, folder / name)
+    return folder
+
+
+def logged_server(params: StdioServerParameters, stderr_path: Path) -> Iterator[CoreMcpServer]:
+    """A fixture body: the server for `params`, its stderr in `stderr_path`; at teardown the end
+    of that log and the wire log are printed (pytest shows them for failing tests only)."""
+    with stderr_path.open("w", encoding="utf-8") as errlog:
+        server = CoreMcpServer(params=params, wire=WireLog(), errlog=errlog)
+        yield server
+    stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+    print(f"---- coremcp stderr ({stderr_path}) ----\n{stderr[-20000:]}")
+    print(f"---- JSON-RPC wire log ----\n{server.wire.dump()}")
+
+
+def structured(result: Any) -> dict[str, Any]:
+    """The structured content of a successful `CallToolResult`."""
+    assert not result.is_error, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
 @pytest.fixture
 def coremcp(tmp_path: Path, coremcp_bin: Path, plugins_dir: Path, fake_publish_cmd: Path) -> Iterator[CoreMcpServer]:
     """Launch parameters for `coremcp stdio --plugins <plugins_dir>`."""
@@ -265,11 +293,4 @@ def coremcp(tmp_path: Path, coremcp_bin: Path, plugins_dir: Path, fake_publish_c
         # minimal default environment.
         env={**os.environ, "COREMCP_PUBLISH_CMD": str(fake_publish_cmd)},
     )
-    stderr_path = tmp_path / "coremcp-stderr.log"
-    with stderr_path.open("w", encoding="utf-8") as errlog:
-        server = CoreMcpServer(params=params, wire=WireLog(), errlog=errlog)
-        yield server
-    # Captured by pytest and shown only when the test failed.
-    stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
-    print(f"---- coremcp stderr ({stderr_path}) ----\n{stderr[-20000:]}")
-    print(f"---- JSON-RPC wire log ----\n{server.wire.dump()}")
+    yield from logged_server(params, tmp_path / "coremcp-stderr.log")

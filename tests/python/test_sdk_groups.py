@@ -8,19 +8,16 @@ throwaway PostgreSQL that scripts/test starts.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
-import mcp.types as types
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import CoreMcpServer, WireLog
+from conftest import CoreMcpServer, copy_libs, logged_server, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -56,12 +53,7 @@ def groups(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path, workspace: tu
     pg_url = os.environ.get("COREMCP_TEST_PG_SQL_URL")
     if not pg_url:
         pytest.fail("COREMCP_TEST_PG_SQL_URL is not set; scripts/test starts a throwaway PostgreSQL", pytrace=False)
-    plugins = tmp_path / "group-plugins"
-    plugins.mkdir()
-    for name in GROUP_LIBS:
-        if not (test_libs_dir / name).is_file():
-            pytest.fail(f"COREMCP_TEST_LIBS lacks {name}", pytrace=False)
-        shutil.copy2(test_libs_dir / name, plugins / name)
+    plugins = copy_libs(test_libs_dir, tmp_path / "group-plugins", GROUP_LIBS)
     root, env = workspace
     handbook = tmp_path / "handbook"
     handbook.mkdir()
@@ -72,18 +64,8 @@ def groups(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path, workspace: tu
         env=env,
         cwd=str(root),
     )
-    stderr_path = tmp_path / "coremcp-groups-stderr.log"
-    with stderr_path.open("w", encoding="utf-8") as errlog:
-        server = CoreMcpServer(params=params, wire=WireLog(), errlog=errlog)
-        yield server
-    print(stderr_path.read_text(encoding="utf-8", errors="replace")[-20000:])
-    print(server.wire.dump())
+    yield from logged_server(params, tmp_path / "coremcp-groups-stderr.log")
 
-
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 async def test_git_read_and_write(groups: CoreMcpServer, workspace: tuple[Path, dict[str, str]]) -> None:

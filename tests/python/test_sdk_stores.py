@@ -14,15 +14,13 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
-import mcp.types as types
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import CoreMcpServer, WireLog
+from conftest import CoreMcpServer, copy_libs, logged_server, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -58,30 +56,15 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path, coremcp_bin: Path, te
         store = fresh_pg_database(admin)
     else:
         store = "sqlite:"
-    plugins = tmp_path / "store-plugins"
-    plugins.mkdir()
-    for name in STORE_LIBS:
-        if not (test_libs_dir / name).is_file():
-            pytest.fail(f"COREMCP_TEST_LIBS lacks {name}", pytrace=False)
-        shutil.copy2(test_libs_dir / name, plugins / name)
+    plugins = copy_libs(test_libs_dir, tmp_path / "store-plugins", STORE_LIBS)
     params = StdioServerParameters(
         command=str(coremcp_bin),
         args=["stdio", "--plugins", str(plugins), "--data", str(tmp_path / "data"), "--store", store],
         env=dict(os.environ),
         cwd=str(tmp_path),
     )
-    stderr_path = tmp_path / "coremcp-stores-stderr.log"
-    with stderr_path.open("w", encoding="utf-8") as errlog:
-        server = CoreMcpServer(params=params, wire=WireLog(), errlog=errlog)
-        yield server
-    print(stderr_path.read_text(encoding="utf-8", errors="replace")[-20000:])
-    print(server.wire.dump())
+    yield from logged_server(params, tmp_path / "coremcp-stores-stderr.log")
 
-
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 async def test_registry_write_then_read(stores: CoreMcpServer) -> None:

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 pub mod consul;
+pub mod docker;
 pub mod http;
 pub mod stores;
 

@@ -26,6 +26,14 @@ pub fn run(config: Config) -> Result<ExitCode, Failure> {
         // Here, after SIGHUP is blocked, so that no server's thread can take it.
         let upstreams = Upstreams::start(&config.upstream);
         hub = Some(Arc::clone(&upstreams));
+        let facts = (config.clone(), Arc::clone(&plugins), Arc::clone(&upstreams));
+        crate::host_ops::register(
+            Arc::clone(&plugins),
+            Arc::new(move || {
+                let (config, plugins, upstreams) = &facts;
+                crate::http::status::status(config, plugins, upstreams, 1)
+            }),
+        );
         Session::new(config, plugins, upstreams, Caller::Stdio, out)
     });
     if let Some(hub) = hub {

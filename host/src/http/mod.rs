@@ -187,6 +187,18 @@ async fn run(
         tokens,
         local,
     ));
+    {
+        // Weak: the operations outlive no server (the process ends with it) but must not keep
+        // one alive.
+        let weak = Arc::downgrade(&service);
+        crate::host_ops::register(
+            Arc::clone(service.plugins()),
+            Arc::new(move || {
+                weak.upgrade()
+                    .map_or(serde_json::Value::Null, |service| service.status())
+            }),
+        );
+    }
     let (stop_tx, mut stop) = watch::channel(false);
     take_signals(signals, Arc::clone(&service), stop_tx).map_err(ServeError::Runtime)?;
 

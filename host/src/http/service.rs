@@ -70,6 +70,20 @@ impl Service {
         &self.sessions
     }
 
+    /// The `/api/status` document (also what `core_status` answers).
+    pub fn status(&self) -> serde_json::Value {
+        super::status::status(
+            &self.config,
+            &self.plugins,
+            &self.upstreams,
+            self.sessions.len(),
+        )
+    }
+
+    pub fn plugins(&self) -> &Arc<PluginSet> {
+        &self.plugins
+    }
+
     /// Serves one request.
     pub async fn handle<B>(&self, request: Request<B>) -> Response<Body>
     where
@@ -121,16 +135,7 @@ impl Service {
         };
         match route {
             Route::Status => match *request.method() {
-                Method::GET | Method::HEAD => body::json(
-                    StatusCode::OK,
-                    super::status::status(
-                        &self.config,
-                        &self.plugins,
-                        &self.upstreams,
-                        self.sessions.len(),
-                    )
-                    .to_string(),
-                ),
+                Method::GET | Method::HEAD => body::json(StatusCode::OK, self.status().to_string()),
                 _ => allow(
                     body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
                     "GET, HEAD",

@@ -1,6 +1,10 @@
 //! The callbacks the host hands every plugin at `init`: log, config and host_call.
 //!
 //! They are plain `extern "C"` functions over process-wide state (one host per process).
+//! `host_call` answers `host.info` itself and every other operation from the handlers the
+//! command that serves registers with [`register_op`] (the Registry's hosts, the status page's
+//! facts), so a plugin reaches them only through the host and the same function answers it as
+//! answers the host's own callers.
 //! Invariant: each runs inside `catch_unwind`, so a bug here can never unwind into a plugin.
 
 use std::collections::HashMap;
@@ -15,7 +19,12 @@ use coremcp_plugin_api::{HostApi, HostApiRef, LogLevel, ToolError};
 /// Where plugin log messages go besides stderr (the MCP client, when it asked for them).
 pub type LogSink = Arc<dyn Fn(LogLevel, &str, &str) + Send + Sync>;
 
+/// One `host_call` operation: the payload in, the answer out.
+pub type OpHandler =
+    Arc<dyn Fn(&serde_json::Value) -> Result<serde_json::Value, ToolError> + Send + Sync>;
+
 static CONFIG: OnceLock<RwLock<HashMap<String, String>>> = OnceLock::new();
+static OPS: OnceLock<RwLock<HashMap<&'static str, OpHandler>>> = OnceLock::new();
 thread_local! {
     /// The log destination of the plugin call running on this thread.
     static CALL_SINK: std::cell::RefCell<Option<LogSink>> = const { std::cell::RefCell::new(None) };
@@ -53,6 +62,17 @@ pub fn with_log_sink<T>(sink: LogSink, f: impl FnOnce() -> T) -> T {
     CALL_SINK.with(|slot| *slot.borrow_mut() = Some(sink));
     let _reset = Reset;
     f()
+}
+
+fn ops() -> &'static RwLock<HashMap<&'static str, OpHandler>> {
+    OPS.get_or_init(Default::default)
+}
+
+/// Makes `host_call(op, …)` answer with `handler` (replacing an earlier one).
+pub fn register_op(op: &'static str, handler: OpHandler) {
+    if let Ok(mut map) = ops().write() {
+        map.insert(op, handler);
+    }
 }
 
 /// The callbacks, built once.
@@ -110,19 +130,76 @@ extern "C" fn ffi_host_call(op: RStr<'_>, json: RStr<'_>) -> RResult<RString, To
 }
 
 /// The operations a plugin may ask of the host.
-fn host_call(op: &str, _payload: &str) -> Result<RString, ToolError> {
-    match op {
-        "host.info" => Ok(serde_json::json!({
+fn host_call(op: &str, payload: &str) -> Result<RString, ToolError> {
+    if op == "host.info" {
+        let mode = config_map()
+            .read()
+            .ok()
+            .and_then(|map| map.get(MODE_KEY).cloned())
+            .unwrap_or_else(|| "proxy".to_owned());
+        return Ok(serde_json::json!({
             "name": "coremcp",
             "version": env!("CARGO_PKG_VERSION"),
             "api_version": coremcp_plugin_api::API_VERSION,
-            "mode": "proxy",
+            "mode": mode,
         })
         .to_string()
-        .into()),
-        other => Err(ToolError::new(
+        .into());
+    }
+    let handler = ops().read().ok().and_then(|map| map.get(op).cloned());
+    let Some(handler) = handler else {
+        let mut known: Vec<&str> = ops()
+            .read()
+            .map(|map| map.keys().copied().collect())
+            .unwrap_or_default();
+        known.push("host.info");
+        known.sort_unstable();
+        return Err(ToolError::new(
             codes::NOT_FOUND,
-            format!("the host has no operation \"{other}\" (known: host.info)"),
-        )),
+            format!(
+                "the host has no operation \"{op}\" here (known: {})",
+                known.join(", ")
+            ),
+        ));
+    };
+    let payload: serde_json::Value = if payload.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(payload).map_err(|e| {
+            ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                format!("host_call {op}: the payload is not JSON: {e}"),
+            )
+        })?
+    };
+    handler(&payload).map(|answer| answer.to_string().into())
+}
+
+/// The plugin configuration key that holds the host's mode (`proxy` or `service`).
+pub const MODE_KEY: &str = "host.mode";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registered_operations_answer_and_the_others_are_named() {
+        register_op(
+            "test.echo",
+            Arc::new(|payload: &serde_json::Value| Ok(serde_json::json!({"got": payload}))),
+        );
+        let answer = host_call("test.echo", r#"{"a":1}"#).expect("answer");
+        assert_eq!(answer.as_str(), r#"{"got":{"a":1}}"#);
+        let info = host_call("host.info", "").expect("info");
+        assert!(info.as_str().contains("\"name\":\"coremcp\""), "{info}");
+        let unknown = host_call("nope", "{}").expect_err("unknown");
+        assert_eq!(unknown.code.as_str(), codes::NOT_FOUND);
+        assert!(
+            unknown.message.contains("test.echo") && unknown.message.contains("host.info"),
+            "{}",
+            unknown.message
+        );
+        let bad = host_call("test.echo", "{not json").expect_err("bad payload");
+        assert_eq!(bad.code.as_str(), codes::INVALID_ARGUMENTS);
     }
 }

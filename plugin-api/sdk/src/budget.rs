@@ -135,6 +135,23 @@ pub fn cut(text: &str, max_chars: usize, dropped: u64, hint: &str) -> Cut {
     }
 }
 
+/// The last `max` characters of `text` (from a line start when one is near), and how many
+/// characters were left out before them.
+pub fn tail(text: &str, max: usize) -> (&str, usize) {
+    let count = text.chars().count();
+    if count <= max {
+        return (text, 0);
+    }
+    let start = text.char_indices().nth(count - max).map_or(0, |(i, _)| i);
+    let mut kept = &text[start..];
+    if let Some(nl) = kept.find('\n') {
+        if nl <= 400 && nl + 1 < kept.len() {
+            kept = &kept[nl + 1..];
+        }
+    }
+    (kept, count - kept.chars().count())
+}
+
 /// Drops items from the end of the array `value[field]` until the whole value fits in
 /// `budget`; returns how many were dropped.
 pub fn fit_array(value: &mut Value, field: &str, budget: usize) -> usize {

@@ -3,6 +3,7 @@
 
 mod commands;
 mod damaged;
+mod docker;
 mod docs;
 mod files;
 mod git;

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use coremcp_plugin_kit::Roots;
 use coremcp_plugin_sdk::args::invalid;
+pub use coremcp_plugin_sdk::budget::tail;
 use coremcp_plugin_sdk::{codes, typed, ArgEnum, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_spawn::{Captured, SpawnError, Spec};
 use serde_json::{json, Map, Value};
@@ -238,23 +239,6 @@ fn put_stream(out: &mut Value, stream: &str, captured: &Captured) {
         out[format!("{stream}_truncated")] = true.into();
         out[format!("{stream}_total_bytes")] = total.into();
     }
-}
-
-/// The last `max` characters of `text` (from a line start when one is near), and how many
-/// characters were left out before them.
-pub fn tail(text: &str, max: usize) -> (&str, usize) {
-    let count = text.chars().count();
-    if count <= max {
-        return (text, 0);
-    }
-    let start = text.char_indices().nth(count - max).map_or(0, |(i, _)| i);
-    let mut kept = &text[start..];
-    if let Some(nl) = kept.find('\n') {
-        if nl <= 400 && nl + 1 < kept.len() {
-            kept = &kept[nl + 1..];
-        }
-    }
-    (kept, count - kept.chars().count())
 }
 
 fn error(program: &str, err: SpawnError) -> ToolError {

@@ -1,0 +1,73 @@
+//! `docker_container_list`: a daemon's containers, running ones unless `all`, filtered by name,
+//! labels or Compose project, each as [`coremcp_docker_api::summary::summary`] shows it.
+
+use std::collections::HashMap;
+
+use coremcp_docker_api::resolve;
+use coremcp_docker_api::summary::{self, COMPOSE_PROJECT};
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::budget::{fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::prelude::*;
+
+use super::common::answer;
+
+pub const TOOL: Tool = Tool::typed("docker_container_list", &typed(handler)).hints(Hints::READ);
+
+/// List containers (running ones unless all): id, name, image, state, status, ports, labels,
+/// created and Compose project. host names a Registry host (its docker_endpoint); without it,
+/// this machine's daemon.
+#[derive(Debug, Args)]
+pub struct List {
+    /// Registry host whose daemon to ask (default: this machine's)
+    #[arg(min_len = 1, max_len = 200)]
+    host: Option<String>,
+    /// include stopped containers too
+    #[arg(default)]
+    all: bool,
+    /// only containers whose name contains this
+    #[arg(min_len = 1, max_len = 256)]
+    name: Option<String>,
+    /// only containers with these labels (`key` or `key=value`; all must match)
+    #[arg(max_items = 20)]
+    label: Vec<String>,
+    /// only the containers of this Compose project
+    #[arg(min_len = 1, max_len = 256)]
+    compose_project: Option<String>,
+}
+
+fn handler(ctx: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
+    let target = resolve(ctx, args.host.as_deref())?;
+    let mut filters: HashMap<String, Vec<String>> = HashMap::new();
+    if let Some(name) = &args.name {
+        filters.insert("name".into(), vec![name.clone()]);
+    }
+    for (i, label) in args.label.iter().enumerate() {
+        if label.is_empty() || label.len() > 512 || label.starts_with('=') {
+            return Err(invalid(
+                &format!("label[{i}]"),
+                "a label filter is `key` or `key=value`",
+            ));
+        }
+        filters
+            .entry("label".into())
+            .or_default()
+            .push(label.clone());
+    }
+    if let Some(project) = &args.compose_project {
+        filters
+            .entry("label".into())
+            .or_default()
+            .push(format!("{COMPOSE_PROJECT}={project}"));
+    }
+    let found = summary::list(ctx, &target.endpoint, args.all, filters)?;
+    let containers: Vec<Value> = found.iter().map(summary::summary).collect();
+    let mut out = answer(&target, json!({"count": containers.len()}));
+    out["containers"] = Value::Array(containers);
+    let dropped = fit_array(&mut out, "containers", RESULT_BUDGET);
+    if dropped > 0 {
+        out["more"] = dropped.into();
+        out["hint"] =
+            "the list was cut to fit; narrow it with name, label or compose_project".into();
+    }
+    Ok(out)
+}

@@ -1,0 +1,441 @@
+//! The Docker group against the real, throwaway `dockerd` of `scripts/test`: containers that
+//! run, exit and log to both streams, lifecycle actions, a Compose project through the real
+//! `docker-compose`, and Registry hosts whose `docker_endpoint`s are that daemon and a dead
+//! socket.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use coremcp_tests::docker::{daemon, Cleanup, Daemon};
+use coremcp_tests::{plugins, Server, TempDir};
+use serde_json::{json, Value};
+
+/// A container name no other test (or earlier run) uses.
+fn unique(label: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "cm-{label}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The host with the Docker and Registry groups, this machine's daemon being the test one.
+fn server(d: &Daemon, root: &TempDir) -> (TempDir, Server) {
+    let dir = plugins(&["docker", "registry"]);
+    let root = root.path().to_string_lossy().into_owned();
+    let mut server = Server::start(
+        dir.path(),
+        &["--root", &root],
+        &[
+            ("DOCKER_HOST", d.host.as_str()),
+            ("COREMCP_COMPOSE", "docker-compose"),
+        ],
+    );
+    server.initialize();
+    (dir, server)
+}
+
+/// `args` with the members of `extra` added.
+fn merge(args: &mut Value, extra: Value) {
+    if let (Some(args), Value::Object(extra)) = (args.as_object_mut(), extra) {
+        args.extend(extra);
+    }
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["containers"]
+        .as_array()
+        .expect("containers")
+        .iter()
+        .map(|c| c["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+#[test]
+fn containers_are_listed_inspected_and_tailed() {
+    let Some(d) = daemon() else { return };
+    let root = TempDir::new("docker-root");
+    let (_dir, mut server) = server(&d, &root);
+    let (runs, exits) = (unique("runs"), unique("exits"));
+    let _cleanup = Cleanup::new(&d, &[&runs, &exits]);
+    let team = format!("team={runs}");
+    d.run(
+        &runs,
+        &[
+            "-e",
+            "API_TOKEN=s3cret",
+            "-e",
+            "PLAIN=visible",
+            "--label",
+            &team,
+        ],
+        "for i in $(seq 1 3000); do echo out $i; echo err $i >&2; done; sleep 1000 & wait",
+    );
+    d.run(&exits, &[], "echo bye; exit 3");
+    d.wait_state(&exits, "exited");
+    d.wait_state(&runs, "running");
+
+    let running = server.ok("docker_container_list", json!({"name": "cm-"}));
+    assert!(names(&running).contains(&runs), "{running}");
+    assert!(!names(&running).contains(&exits), "{running}");
+    assert_eq!(running["endpoint"], d.host);
+    let all = server.ok(
+        "docker_container_list",
+        json!({"all": true, "label": [team]}),
+    );
+    assert_eq!(names(&all), std::slice::from_ref(&runs), "{all}");
+    let all = server.ok("docker_container_list", json!({"all": true, "name": exits}));
+    let exited = &all["containers"][0];
+    assert_eq!(exited["state"], "exited");
+    assert_eq!(exited["image"], d.image);
+    assert_eq!(exited["id"].as_str().expect("id").len(), 12);
+    assert!(exited["created"].as_str().expect("created").ends_with('Z'));
+
+    let trimmed = server.ok("docker_container_inspect", json!({"container": runs}));
+    let c = &trimmed["container"];
+    assert_eq!(c["name"], runs.as_str());
+    assert_eq!(c["state"]["running"], true);
+    let env = c["config"]["env"].to_string();
+    assert!(
+        env.contains("API_TOKEN=<redacted>") && env.contains("PLAIN=visible"),
+        "{env}"
+    );
+    assert!(!trimmed.to_string().contains("s3cret"), "{trimmed}");
+    let raw = server.ok(
+        "docker_container_inspect",
+        json!({"container": runs, "raw": true}),
+    );
+    assert!(raw["container"]["Config"]["Env"].is_array(), "{raw}");
+    assert!(
+        !raw.to_string().contains("s3cret"),
+        "raw leaks the credential"
+    );
+    let gone = server.ok("docker_container_inspect", json!({"container": exits}));
+    assert_eq!(gone["container"]["state"]["exit_code"], 3);
+
+    // All 6000 lines written before the logs are read.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let logs = loop {
+        let logs = server.ok(
+            "docker_container_logs",
+            json!({"container": runs, "tail": 5000}),
+        );
+        let count = |stream: &str| logs[stream].as_u64().unwrap_or(0);
+        let total = count("stdout_lines") + count("stderr_lines");
+        let text = logs["logs"].as_str().unwrap_or_default().to_owned();
+        // Both streams' last line written: the log ends with one of them.
+        if total == 5000
+            && (text.ends_with("\nout 3000\n") || text.ends_with("[stderr] err 3000\n"))
+        {
+            break logs;
+        }
+        let end = &text[text.len().saturating_sub(200)..];
+        assert!(
+            Instant::now() < deadline,
+            "the logs never reached line 3000 of both streams: {total} lines, ending {end:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // (dockerd copies the two streams apart: their lines are not interleaved exactly.)
+    let text = logs["logs"].as_str().expect("logs");
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with("out ") || l.starts_with("[stderr] err ")),
+        "{text}"
+    );
+    assert_eq!(logs["truncated"], true, "5000 lines cannot fit one result");
+    let err_only = server.ok(
+        "docker_container_logs",
+        json!({"container": runs, "tail": 5000, "stream": "stderr", "timestamps": true}),
+    );
+    // The daemon counts `tail` over both streams, then keeps the one asked for: of the last
+    // 5000 of 6000 lines, at least 2000 are stderr's (the answer shows their end).
+    let lines: Vec<&str> = err_only["logs"].as_str().expect("logs").lines().collect();
+    let counted = err_only["stderr_lines"].as_u64().expect("count");
+    assert!(
+        counted >= 2000 && err_only["stdout_lines"] == 0,
+        "{counted}"
+    );
+    assert!(lines.len() > 100, "{}", lines.len());
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("20") && l.contains("Z err ")),
+        "{err_only}"
+    );
+    assert!(lines[lines.len() - 1].ends_with(" err 3000"), "{err_only}");
+    let later = server.ok(
+        "docker_container_logs",
+        json!({"container": runs, "since": "2037-01-01T00:00:00Z"}),
+    );
+    assert_eq!(later["logs"], "", "{later}");
+
+    for (args, says) in [
+        (
+            json!({"container": "cm-no-such-container"}),
+            "no container \"cm-no-such-container\"",
+        ),
+        (
+            json!({"container": "../v1.41/info"}),
+            "not a container id or name",
+        ),
+        (
+            json!({"container": runs, "since": "yesterday"}),
+            "argument \"since\"",
+        ),
+    ] {
+        let err = server.refused("docker_container_logs", args.clone());
+        assert!(err.contains(says), "{args}: {err}");
+    }
+}
+
+#[test]
+fn lifecycle_actions_change_state_and_repeat_safely() {
+    let Some(d) = daemon() else { return };
+    let root = TempDir::new("docker-root");
+    let (_dir, mut server) = server(&d, &root);
+    let name = unique("life");
+    let _cleanup = Cleanup::new(&d, &[&name]);
+    d.run(&name, &[], "sleep 1000 & wait");
+    d.wait_state(&name, "running");
+    let act = |server: &mut Server, action: &str, extra: Value| {
+        let mut args = json!({"container": name, "action": action});
+        merge(&mut args, extra);
+        server.ok("docker_container_action", args)
+    };
+    let stop = act(&mut server, "stop", json!({"timeout_s": 5}));
+    assert_eq!(
+        (stop["changed"].clone(), stop["state"].clone()),
+        (json!(true), json!("exited")),
+        "{stop}"
+    );
+    let again = act(&mut server, "stop", json!({}));
+    assert_eq!(again["changed"], false, "{again}");
+    let start = act(&mut server, "start", json!({}));
+    assert_eq!(start["state"], "running", "{start}");
+    assert_eq!(act(&mut server, "pause", json!({}))["state"], "paused");
+    assert_eq!(act(&mut server, "unpause", json!({}))["state"], "running");
+    assert_eq!(
+        act(&mut server, "restart", json!({"timeout_s": 1}))["state"],
+        "running"
+    );
+    let refused = server.refused(
+        "docker_container_action",
+        json!({"container": name, "action": "remove"}),
+    );
+    assert!(
+        refused.contains("refused") && refused.contains(&d.host),
+        "{refused}"
+    );
+    let err = server.refused(
+        "docker_container_action",
+        json!({"container": name, "action": "stop", "force": true}),
+    );
+    assert!(err.contains("argument \"force\""), "{err}");
+    let kill = act(&mut server, "kill", json!({}));
+    assert_eq!(kill["state"], "exited", "{kill}");
+    assert_eq!(kill["exit_code"], 137, "{kill}");
+    let removed = act(
+        &mut server,
+        "remove",
+        json!({"force": true, "remove_volumes": true}),
+    );
+    assert_eq!(removed["removed"], true);
+    let err = server.refused("docker_container_inspect", json!({"container": name}));
+    assert!(err.contains("no container"), "{err}");
+}
+
+#[test]
+fn a_compose_project_goes_up_and_down() {
+    let Some(d) = daemon() else { return };
+    let root = TempDir::new("docker-root");
+    let project = unique("proj").replace('-', "");
+    let folder = root.path().join("app");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    std::fs::write(
+        folder.join("docker-compose.yml"),
+        format!(
+            "version: \"2.4\"\nservices:\n  web:\n    image: {}\n    network_mode: none\n    \
+             command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; echo web up; sleep 1000 & wait\"]\n",
+            d.image
+        ),
+    )
+    .expect("compose file");
+    let (_dir, mut server) = server(&d, &root);
+    let base = json!({"project_dir": "app", "project_name": project});
+    let call = |server: &mut Server, action: &str, extra: Value| {
+        let mut args = base.clone();
+        args["action"] = action.into();
+        merge(&mut args, extra);
+        server.ok("docker_compose", args)
+    };
+    let config = call(&mut server, "config", json!({}));
+    assert_eq!(
+        config["config"]["services"]["web"]["image"], d.image,
+        "{config}"
+    );
+    let up = call(&mut server, "up", json!({}));
+    assert!(
+        up["output"].as_str().expect("output").contains("web"),
+        "{up}"
+    );
+    let ps = call(&mut server, "ps", json!({}));
+    assert_eq!(ps["count"], 1, "{ps}");
+    assert_eq!(ps["containers"][0]["state"], "running", "{ps}");
+    assert_eq!(
+        ps["containers"][0]["compose_project"],
+        project.as_str(),
+        "{ps}"
+    );
+    let listed = server.ok("docker_container_list", json!({"compose_project": project}));
+    assert_eq!(listed["count"], 1, "{listed}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let logs = call(&mut server, "logs", json!({"tail": 10}));
+        if logs["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("web up"))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no 'web up' in {logs}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stop = call(&mut server, "stop", json!({"services": ["web"]}));
+    assert_eq!(stop["action"], "stop");
+    let ps = call(&mut server, "ps", json!({}));
+    assert_eq!(ps["containers"][0]["state"], "exited", "{ps}");
+    call(&mut server, "down", json!({"remove_volumes": true}));
+    let ps = call(&mut server, "ps", json!({}));
+    assert_eq!(ps["count"], 0, "{ps}");
+
+    for (args, says) in [
+        (
+            json!({"action": "ps", "project_dir": "/"}),
+            "outside the roots",
+        ),
+        (
+            json!({"action": "ps", "project_dir": "app", "files": ["missing.yml"]}),
+            "files[0]",
+        ),
+        (
+            json!({"action": "up", "project_dir": "app", "files": ["../../../etc/passwd"]}),
+            "files[0]",
+        ),
+    ] {
+        let err = server.refused("docker_compose", args.clone());
+        assert!(err.contains(says), "{args}: {err}");
+    }
+    // A Compose file Compose rejects: the failure carries what Compose said.
+    std::fs::write(folder.join("bad.yml"), "services: [not, a, map]\n").expect("bad file");
+    let err = server.refused(
+        "docker_compose",
+        json!({"action": "config", "project_dir": "app", "files": ["bad.yml"]}),
+    );
+    assert!(err.contains("failed") && err.len() > 60, "{err}");
+}
+
+#[test]
+fn hosts_pick_their_daemon_and_a_dead_one_is_a_clear_error_in_time() {
+    let Some(d) = daemon() else { return };
+    let root = TempDir::new("docker-root");
+    let dead = format!("unix://{}/dead.sock", root.path().display());
+    let (_dir, mut server) = server(&d, &root);
+    // Host names of this run only (the Registry's store outlives one test).
+    let tag = unique("h");
+    let named = |role: &str| format!("{role}-{tag}");
+    for (role, endpoint) in [
+        ("live", Some(d.host.as_str())),
+        ("dead", Some(dead.as_str())),
+        ("plain", None),
+    ] {
+        let mut host = json!({"name": named(role), "address": "127.0.0.1"});
+        if let Some(endpoint) = endpoint {
+            host["docker_endpoint"] = endpoint.into();
+        }
+        server.ok("registry_host_add", host);
+    }
+    let name = unique("hosted");
+    let _cleanup = Cleanup::new(&d, &[&name]);
+    d.run(&name, &[], "sleep 1000 & wait");
+    let live = server.ok(
+        "docker_container_list",
+        json!({"host": named("live"), "name": name}),
+    );
+    assert_eq!(
+        (live["host"].clone(), live["count"].clone()),
+        (json!(named("live")), json!(1)),
+        "{live}"
+    );
+    let started = Instant::now();
+    let err = server.refused("docker_container_list", json!({"host": named("dead")}));
+    assert!(
+        err.contains("not reachable") && err.contains(&dead),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    let err = server.refused("docker_container_list", json!({"host": named("plain")}));
+    assert!(err.contains("has no docker_endpoint"), "{err}");
+    let err = server.refused("docker_container_list", json!({"host": "nowhere"}));
+    assert!(
+        err.contains("no Registry host is named \"nowhere\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn without_a_daemon_the_error_names_the_endpoint() {
+    // No daemon needed: this is about the one that is not there.
+    let root = TempDir::new("docker-root");
+    let socket = format!("unix://{}/none.sock", root.path().display());
+    let dir = plugins(&["docker"]);
+    let root_arg = root.path().to_string_lossy().into_owned();
+    let mut server = Server::start(
+        dir.path(),
+        &["--root", &root_arg],
+        &[("DOCKER_HOST", socket.as_str())],
+    );
+    server.initialize();
+    let err = server.refused("docker_container_list", json!({}));
+    assert!(
+        err.contains("not reachable") && err.contains(&socket),
+        "{err}"
+    );
+    let err = server.refused("docker_container_list", json!({"host": "x"}));
+    assert!(err.contains("registry"), "{err}");
+    let mut bad = Server::start(
+        dir.path(),
+        &["--root", &root_arg],
+        &[("DOCKER_HOST", "ssh://me@box")],
+    );
+    bad.initialize();
+    let err = bad.refused("docker_container_list", json!({}));
+    assert!(err.contains("no ssh transport"), "{err}");
+
+    // A socket that takes the connection and never answers: the call's deadline, not a hang.
+    let silent_path = root.path().join("silent.sock");
+    let _silent = std::os::unix::net::UnixListener::bind(&silent_path).expect("bind");
+    let silent = format!("unix://{}", silent_path.display());
+    let mut hung = Server::start(
+        dir.path(),
+        &["--root", &root_arg, "--call-timeout", "2"],
+        &[("DOCKER_HOST", silent.as_str())],
+    );
+    hung.initialize();
+    let started = Instant::now();
+    let err = hung.refused("docker_container_list", json!({}));
+    assert!(
+        err.contains("did not answer before the call's deadline") && err.contains(&silent),
+        "{err}"
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_secs(8),
+        "took {took:?}"
+    );
+}
