@@ -210,6 +210,10 @@ impl Config {
         if let Some(compose) = &self.compose {
             values.push(("compose.cmd".to_owned(), compose.clone()));
         }
+        values.push((
+            "plugins.dir".to_owned(),
+            self.plugins_dir.display().to_string(),
+        ));
         let mode = if self.service_mode {
             "service"
         } else {

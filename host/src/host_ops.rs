@@ -1,6 +1,8 @@
 //! The `host_call` operations a plugin may ask of the command that serves: `registry.hosts`
 //! (the Registry's hosts, as `registry_host_list` answers them, every page) and `status` (the
-//! `/api/status` document, from the same function).
+//! `/api/status` document, from the same function; with `{"hosts": true}` also the
+//! `remote_host` targets, read as `remote_host` reads them, which loads the Registry), and
+//! `registry.call` (one of the few Registry tools machine set-up writes with).
 //!
 //! Invariant: both answer from the host's own functions, so a plugin never sees a second copy
 //! of a fact the host shows elsewhere.
@@ -23,11 +25,35 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(60);
 /// Registers the operations for a server whose plugins are `plugins` and whose status
 /// document `status` builds.
 pub fn register(plugins: Arc<PluginSet>, status: Arc<dyn Fn() -> Value + Send + Sync>) {
+    let calling = Arc::clone(&plugins);
+    register_op(
+        "registry.call",
+        Arc::new(move |payload: &Value| registry_call(&calling, payload)),
+    );
+    let listing = Arc::clone(&plugins);
     register_op(
         "registry.hosts",
-        Arc::new(move |payload: &Value| registry_hosts(&plugins, payload)),
+        Arc::new(move |payload: &Value| registry_hosts(&listing, payload)),
     );
-    register_op("status", Arc::new(move |_: &Value| Ok(status())));
+    let registry = Arc::clone(&plugins);
+    register_op(
+        "status",
+        Arc::new(move |payload: &Value| {
+            let mut doc = status();
+            if payload.get("hosts").and_then(Value::as_bool) == Some(true) {
+                match crate::registry::forwarding_targets(&registry, DEFAULT_TIMEOUT) {
+                    Ok(hosts) => {
+                        doc["hosts"] = hosts
+                            .iter()
+                            .map(|h| json!({"name": h.name, "url": h.url}))
+                            .collect();
+                    }
+                    Err(e) => doc["hosts_error"] = e.to_string().into(),
+                }
+            }
+            Ok(doc)
+        }),
+    );
 }
 
 /// `{"filter": {registry_host_list arguments}, "timeout_ms": N}` → `{"hosts": [...]}`.
@@ -39,18 +65,53 @@ fn registry_hosts(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, To
             "registry.hosts: \"filter\" must be an object of registry_host_list arguments",
         ));
     }
-    let timeout = payload
+    let hosts = list_hosts(plugins, &filter, timeout_of(payload)).map_err(tool_error)?;
+    Ok(json!({ "hosts": hosts }))
+}
+
+/// `{"tool": "registry_…", "args": {…}, "timeout_ms": N}` → the tool's answer: the Registry
+/// tools machine set-up needs (`bootstrap`'s host, `repo_setup`'s checkout), nothing else.
+fn registry_call(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, ToolError> {
+    let tool = payload["tool"].as_str().unwrap_or_default();
+    if !REGISTRY_CALLS.contains(&tool) {
+        return Err(ToolError::new(
+            codes::INVALID_ARGUMENTS,
+            format!(
+                "registry.call: \"{tool}\" is not one of {}",
+                REGISTRY_CALLS.join(", ")
+            ),
+        ));
+    }
+    let args = payload.get("args").cloned().unwrap_or_else(|| json!({}));
+    let text =
+        crate::registry::call(plugins, tool, &args, timeout_of(payload)).map_err(tool_error)?;
+    serde_json::from_str(&text)
+        .map_err(|e| ToolError::new(codes::INTERNAL, format!("{tool} answered bad JSON: {e}")))
+}
+
+/// The Registry tools `registry.call` may run.
+const REGISTRY_CALLS: [&str; 5] = [
+    "registry_host_list",
+    "registry_host_add",
+    "registry_host_update",
+    "registry_source_list",
+    "registry_source_update",
+];
+
+fn timeout_of(payload: &Value) -> Duration {
+    payload
         .get("timeout_ms")
         .and_then(Value::as_u64)
         .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
-        .min(MAX_TIMEOUT);
-    let hosts = list_hosts(plugins, &filter, timeout).map_err(|e| {
-        let code = match &e {
-            LookupError::NotSelected => codes::NOT_CONFIGURED,
-            LookupError::Unavailable(_) => codes::UNAVAILABLE,
-            LookupError::Failed(_) | LookupError::Unknown { .. } => codes::FAILED,
-        };
-        ToolError::new(code, e.to_string())
-    })?;
-    Ok(json!({ "hosts": hosts }))
+        .min(MAX_TIMEOUT)
+}
+
+fn tool_error(e: LookupError) -> ToolError {
+    let code = match &e {
+        LookupError::NotSelected => codes::NOT_CONFIGURED,
+        LookupError::Unavailable(_) => codes::UNAVAILABLE,
+        LookupError::Failed(_) | LookupError::Unknown { .. } => codes::FAILED,
+        LookupError::Tool { code, .. } => code.as_str(),
+    };
+    ToolError::new(code, e.to_string())
 }

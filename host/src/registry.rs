@@ -41,6 +41,8 @@ pub enum LookupError {
     Unavailable(#[from] LoadError),
     #[error("the Registry could not list hosts: {0}")]
     Failed(String),
+    #[error("the Registry answered: {message} ({code})")]
+    Tool { code: String, message: String },
     #[error("unknown remote_host \"{name}\": {}", known_hosts(.known))]
     Unknown { name: String, known: Vec<String> },
 }
@@ -73,8 +75,6 @@ pub fn list_hosts(
     filter: &Value,
     timeout: Duration,
 ) -> Result<Vec<Value>, LookupError> {
-    let index = plugins.route(HOST_LIST).ok_or(LookupError::NotSelected)?;
-    let loaded = plugins.load(index)?;
     let mut hosts = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -86,21 +86,8 @@ pub fn list_hosts(
         if let Some(cursor) = &cursor {
             args["cursor"] = Value::from(cursor.as_str());
         }
-        let cancelled = AtomicBool::new(false);
-        let deadline = SystemTime::now() + timeout;
-        let ctx = CallCtx {
-            deadline_unix_ms: deadline.duration_since(UNIX_EPOCH).map_or(u64::MAX, |d| {
-                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-            }),
-            cancelled: &cancelled,
-        };
-        let outcome =
-            loaded.library.module.call()(&ctx, HOST_LIST.into(), args.to_string().as_str().into());
-        let page = match outcome.into_result() {
-            Ok(text) => text,
-            Err(e) => return Err(LookupError::Failed(format!("{} ({})", e.message, e.code))),
-        };
-        let (items, next) = parse_page(page.as_str()).map_err(LookupError::Failed)?;
+        let page = call(plugins, HOST_LIST, &args, timeout)?;
+        let (items, next) = parse_page(&page).map_err(LookupError::Failed)?;
         hosts.extend(items);
         match next {
             Some(next) => cursor = Some(next),
@@ -110,6 +97,34 @@ pub fn list_hosts(
     Err(LookupError::Failed(format!(
         "more than {MAX_PAGES} pages of hosts; stopped"
     )))
+}
+
+/// Calls the Registry's `tool` with `args` in this process, within `timeout`; its answer's
+/// JSON text.
+pub fn call(
+    plugins: &Arc<PluginSet>,
+    tool: &str,
+    args: &Value,
+    timeout: Duration,
+) -> Result<String, LookupError> {
+    let index = plugins.route(tool).ok_or(LookupError::NotSelected)?;
+    let loaded = plugins.load(index)?;
+    let cancelled = AtomicBool::new(false);
+    let deadline = SystemTime::now() + timeout;
+    let ctx = CallCtx {
+        deadline_unix_ms: deadline.duration_since(UNIX_EPOCH).map_or(u64::MAX, |d| {
+            u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+        }),
+        cancelled: &cancelled,
+    };
+    let outcome = loaded.library.module.call()(&ctx, tool.into(), args.to_string().as_str().into());
+    match outcome.into_result() {
+        Ok(text) => Ok(text.as_str().to_owned()),
+        Err(e) => Err(LookupError::Tool {
+            code: e.code.as_str().to_owned(),
+            message: e.message.as_str().to_owned(),
+        }),
+    }
 }
 
 /// The forwarding target named `name`, or an error listing the ones there are.

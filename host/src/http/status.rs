@@ -2,8 +2,9 @@
 //!
 //! `{"mode": "proxy"|"service", "version", "sessions", "groups": [{"id", "state", …}],
 //! "relays": […], "routes": […], "upstream": […]}`. Group states are read without loading anything:
-//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version` and
-//! `tools`), or `failed` (with `error`). The relays and their failover state come from the
+//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version`, `tools`
+//! and, when its tools have cargo features, `features`: each `{name, enabled}`), or `failed`
+//! (with `error`). The relays and their failover state come from the
 //! forwarding layer (`crate::forward::relay_status`), and each forwarded group's route
 //! (`own_store`, or `forwarded` with its targets and, for a Consul service, what it resolved
 //! to last) from `crate::forward::route_status`. No field is ever `null`.
@@ -30,12 +31,27 @@ pub fn status(
             None | Some(Err(LoadError::NotInstalled { .. })) => {
                 json!({"id": slot.id, "state": "not_installed"})
             }
-            Some(Ok(loaded)) => json!({
-                "id": slot.id,
-                "state": "loaded",
-                "version": loaded.library.manifest.plugin_version,
-                "tools": loaded.tools().len(),
-            }),
+            Some(Ok(loaded)) => {
+                let mut group = json!({
+                    "id": slot.id,
+                    "state": "loaded",
+                    "version": loaded.library.manifest.plugin_version,
+                    "tools": loaded.tools().len(),
+                });
+                let mut features: Vec<Value> = loaded
+                    .library
+                    .manifest
+                    .tools
+                    .iter()
+                    .filter_map(|t| t.feature.as_ref())
+                    .map(|f| json!({"name": f.name, "enabled": f.enabled}))
+                    .collect();
+                features.dedup();
+                if !features.is_empty() {
+                    group["features"] = features.into();
+                }
+                group
+            }
             Some(Err(e)) => json!({"id": slot.id, "state": "failed", "error": e.to_string()}),
         })
         .collect();

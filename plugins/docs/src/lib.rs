@@ -10,8 +10,6 @@
 //! document whose front matter cannot be read is reported (with its line) and never rewritten;
 //! unknown front-matter keys and their order survive every write.
 
-#[cfg(feature = "docs-write")]
-mod atomic;
 #[cfg(any(feature = "docs-read", feature = "docs-write"))]
 mod front_matter;
 #[cfg(any(feature = "docs-read", feature = "docs-write"))]

@@ -247,7 +247,8 @@ pub(crate) mod imp {
         if let Some(parent) = target.parent() {
             fs::create_dir_all(parent).map_err(|e| failed(shown, &e))?;
         }
-        crate::atomic::write(&target, text.as_bytes()).map_err(|e| failed(shown, &e))?;
+        coremcp_plugin_kit::atomic::write(&target, text.as_bytes())
+            .map_err(|e| failed(shown, &e))?;
 
         let mut result = json!({
             "repo": repo.name,

@@ -1,3 +1,6 @@
 //! The Ops tools, one module each, exporting its table entry as `TOOL`.
 
+pub mod bootstrap;
+pub mod core_status;
 pub mod shell_run;
+pub mod stale_containers_find;

@@ -57,8 +57,40 @@ fn temp_path(dir: &Path, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Tree;
     use std::os::unix::fs::PermissionsExt;
+
+    /// A scratch folder, removed on drop.
+    struct Tree(PathBuf);
+
+    impl Tree {
+        fn new(label: &str) -> Self {
+            let dir =
+                std::env::temp_dir().join(format!("coremcp-kit-{label}-{}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).expect("scratch folder");
+            Self(dir)
+        }
+
+        fn repo(&self) -> PathBuf {
+            self.0.clone()
+        }
+
+        fn names(&self, _: &str) -> Vec<String> {
+            let mut names: Vec<String> = fs::read_dir(&self.0)
+                .expect("list")
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        }
+    }
+
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
 
     #[test]
     fn replaces_content_keeps_permissions_and_leaves_no_temp_files() {

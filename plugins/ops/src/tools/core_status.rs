@@ -1,0 +1,121 @@
+//! `core_status`: the diagnostics of the Core MCP that answers the call — the `/api/status`
+//! document, asked of the host (`host_call("status")`), so the two never differ.
+
+use coremcp_plugin_sdk::prelude::*;
+
+pub const TOOL: Tool = Tool::typed("core_status", &typed(handler)).hints(Hints::READ);
+
+/// Diagnostics of the Core MCP that answers: version, mode, sessions, and the parts asked for —
+/// groups (loaded or not, load errors, compiled features), relays with their failover state and
+/// service routes, remote_host targets, upstream MCP servers with state and approval. The same
+/// facts as its /api/status page.
+#[derive(Debug, Args)]
+pub struct Status {
+    /// which parts (default all)
+    #[arg(max_items = 5)]
+    include: Vec<Part>,
+}
+
+/// A part of the status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum Part {
+    Features,
+    Groups,
+    Relays,
+    Hosts,
+    Upstreams,
+}
+
+fn handler(_: &Ctx<'_>, args: Status) -> Result<Value, ToolError> {
+    let all = args.include.is_empty();
+    let wants = |part: Part| all || args.include.contains(&part);
+    let doc = coremcp_plugin_sdk::host_call("status", &json!({"hosts": wants(Part::Hosts)}))?;
+    Ok(select(&doc, &wants))
+}
+
+/// The parts of the status document `wants` asks for; version, mode and sessions always.
+pub fn select(doc: &Value, wants: &dyn Fn(Part) -> bool) -> Value {
+    let mut out = Map::new();
+    for key in ["version", "mode", "sessions"] {
+        if let Some(value) = doc.get(key) {
+            out.insert(key.into(), value.clone());
+        }
+    }
+    let groups = doc["groups"].as_array().cloned().unwrap_or_default();
+    if wants(Part::Groups) {
+        out.insert("groups".into(), groups.clone().into());
+    }
+    if wants(Part::Features) {
+        let features: Vec<Value> = groups
+            .iter()
+            .flat_map(|g| {
+                let id = g["id"].clone();
+                g["features"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(move |mut f| {
+                        f["group"] = id.clone();
+                        f
+                    })
+            })
+            .collect();
+        out.insert("features".into(), features.into());
+    }
+    if wants(Part::Relays) {
+        for key in ["relays", "routes"] {
+            out.insert(
+                key.into(),
+                doc.get(key).cloned().unwrap_or_else(|| json!([])),
+            );
+        }
+    }
+    if wants(Part::Hosts) {
+        match (doc.get("hosts"), doc.get("hosts_error")) {
+            (Some(hosts), _) => {
+                out.insert("hosts".into(), hosts.clone());
+            }
+            (None, Some(error)) => {
+                out.insert("hosts".into(), json!([]));
+                out.insert("hosts_error".into(), error.clone());
+            }
+            (None, None) => {
+                out.insert("hosts".into(), json!([]));
+            }
+        }
+    }
+    if wants(Part::Upstreams) {
+        let upstream = doc.get("upstream").cloned().unwrap_or_else(|| json!([]));
+        out.insert("upstreams".into(), upstream);
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_selected_from_the_one_document() {
+        let doc = json!({
+            "version": "1.2.3", "mode": "proxy", "sessions": 1,
+            "groups": [{"id": "docs", "state": "loaded",
+                        "features": [{"name": "docs-read", "enabled": true}]},
+                       {"id": "git", "state": "not_loaded"}],
+            "relays": [{"url": "http://r:1/mcp"}], "routes": [], "upstream": [{"id": "time"}],
+            "hosts_error": "the registry group is not part of this session"
+        });
+        let all = select(&doc, &|_| true);
+        assert_eq!(
+            all["features"],
+            json!([{"name": "docs-read", "enabled": true, "group": "docs"}])
+        );
+        assert_eq!(all["upstreams"][0]["id"], "time");
+        assert_eq!(all["hosts"], json!([]));
+        assert!(all["hosts_error"].as_str().is_some());
+        let only = select(&doc, &|p| p == Part::Relays);
+        let keys: Vec<&String> = only.as_object().expect("object").keys().collect();
+        assert_eq!(keys, ["version", "mode", "sessions", "relays", "routes"]);
+    }
+}

@@ -1,0 +1,144 @@
+//! `stale_containers_find`: containers past an age on the Registry's Docker hosts, read-only.
+//!
+//! Invariants: a host whose daemon is down (or whose endpoint cannot be used) is reported in
+//! its own entry and never fails the others; age is counted from the container's creation, as
+//! `docker container prune --filter until=` counts it; each container is shown in the summary
+//! `docker_container_list` uses (the same function), with its `age_s`.
+
+use std::collections::HashMap;
+
+use coremcp_docker_api::summary::{self, state};
+use coremcp_docker_api::target::docker_hosts;
+use coremcp_docker_api::{resolve, Endpoint};
+use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::budget::{chars, RESULT_BUDGET};
+use coremcp_plugin_sdk::prelude::*;
+
+pub const TOOL: Tool = Tool::typed("stale_containers_find", &typed(handler)).hints(Hints::READ);
+
+/// Find stale containers on the Registry's Docker hosts, read-only: exited, dead or created
+/// (or, with include_running, running) and created longer ago than older_than_s. A host that is
+/// down is reported and does not fail the others. Remove them with docker_container_action.
+#[derive(Debug, Args)]
+pub struct Find {
+    /// Registry host names (default: every enabled host with a docker_endpoint)
+    #[arg(max_items = 50)]
+    hosts: Vec<String>,
+    /// minimum age in seconds since creation (default 604800 = 7 days)
+    #[arg(min = 0, max = 315360000, default = 604_800)]
+    older_than_s: u64,
+    /// states that count as stale (default exited, dead, created)
+    #[arg(max_items = 6)]
+    states: Vec<State>,
+    /// count running containers past the age too
+    #[arg(default)]
+    include_running: bool,
+    /// only containers with this label (`key` or `key=value`)
+    #[arg(min_len = 1, max_len = 512)]
+    label: Option<String>,
+}
+
+/// A container state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
+pub enum State {
+    Created,
+    Exited,
+    Dead,
+    Paused,
+    Restarting,
+    Removing,
+}
+
+fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
+    if args.label.as_deref().is_some_and(|l| l.starts_with('=')) {
+        return Err(invalid("label", "a label filter is `key` or `key=value`"));
+    }
+    let targets: Vec<(String, Result<Endpoint, ToolError>)> = if args.hosts.is_empty() {
+        docker_hosts(ctx, true)?
+    } else {
+        args.hosts
+            .iter()
+            .map(|name| (name.clone(), resolve(ctx, Some(name)).map(|t| t.endpoint)))
+            .collect()
+    };
+    let mut states: Vec<String> = if args.states.is_empty() {
+        vec!["exited".into(), "dead".into(), "created".into()]
+    } else {
+        args.states
+            .iter()
+            .map(|s| State::VALUES[*s as usize].to_owned())
+            .collect()
+    };
+    if args.include_running {
+        states.push("running".into());
+    }
+    let now = coremcp_plugin_sdk::time::now_ms() / 1000;
+    let cutoff = now - args.older_than_s.min(now as u64) as i64;
+    let mut filters = HashMap::new();
+    if let Some(label) = &args.label {
+        filters.insert("label".to_owned(), vec![label.clone()]);
+    }
+    let mut total = 0;
+    let mut reports = Vec::new();
+    for (host, endpoint) in targets {
+        let mut report = json!({"host": host});
+        let found = endpoint.and_then(|endpoint| {
+            report["endpoint"] = endpoint.to_string().into();
+            summary::list(ctx, &endpoint, true, filters.clone()).map_err(ToolError::from)
+        });
+        match found {
+            Ok(containers) => {
+                let stale: Vec<Value> = containers
+                    .iter()
+                    .filter(|c| states.contains(&state(c)))
+                    .filter(|c| c.created.is_some_and(|at| at <= cutoff))
+                    .map(|c| {
+                        let mut shown = summary::summary(c);
+                        shown["age_s"] = (now - c.created.unwrap_or(now)).max(0).into();
+                        shown
+                    })
+                    .collect();
+                total += stale.len();
+                report["ok"] = true.into();
+                report["count"] = stale.len().into();
+                report["containers"] = stale.into();
+            }
+            Err(e) => {
+                report["ok"] = false.into();
+                report["error"] = e.message.as_str().into();
+            }
+        }
+        reports.push(report);
+    }
+    let mut out = json!({
+        "older_than_s": args.older_than_s,
+        "states": states,
+        "total": total,
+        "hosts": reports,
+    });
+    fit(&mut out);
+    Ok(out)
+}
+
+/// Drops listed containers from the largest host's list until the answer fits, counting them
+/// in that host's `more`.
+fn fit(out: &mut Value) {
+    while chars(out) > RESULT_BUDGET {
+        let Some(hosts) = out["hosts"].as_array_mut() else {
+            return;
+        };
+        let longest = hosts
+            .iter_mut()
+            .filter_map(|h| {
+                let n = h["containers"].as_array().map_or(0, Vec::len);
+                (n > 0).then_some((n, h))
+            })
+            .max_by_key(|(n, _)| *n);
+        let Some((_, host)) = longest else { return };
+        if let Some(list) = host["containers"].as_array_mut() {
+            list.pop();
+        }
+        let more = host["more"].as_u64().unwrap_or(0) + 1;
+        host["more"] = more.into();
+    }
+}
