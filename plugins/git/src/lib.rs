@@ -9,7 +9,7 @@
 //!   ([`repo`]); a user-supplied value never reaches git where it could be read as an option.
 //! - There is no plain force push: only `--force-with-lease`.
 
-pub mod git;
+pub use coremcp_git_cli as git;
 pub mod parse;
 pub mod repo;
 pub mod text;

@@ -50,7 +50,7 @@ impl<'c> Repo<'c> {
                 ),
             ));
         }
-        let ceilings = ceilings(&roots);
+        let ceilings = crate::git::ceilings(&roots);
         let shown = repo_path.map_or_else(|| base.display().to_string(), str::to_owned);
         let args = owned(&[
             "rev-parse",
@@ -216,17 +216,6 @@ pub fn owned(args: &[&str]) -> Vec<String> {
 
 /// `GIT_CEILING_DIRECTORIES` for the roots: the parent of each root that is not itself inside
 /// another root, so discovery never climbs out of the roots.
-fn ceilings(roots: &Roots) -> String {
-    let parents: Vec<String> = roots
-        .paths()
-        .iter()
-        .filter_map(|r| r.parent())
-        .filter(|p| !roots.contains(p))
-        .map(|p| p.display().to_string())
-        .collect();
-    parents.join(":")
-}
-
 /// Resolves a path argument inside the roots, as git should see it: the kit's checks decide
 /// what is refused; the last component is kept as named (git stages a symlink itself, not its
 /// target), and missing folders are allowed (a file deleted with its folder).

@@ -3,7 +3,7 @@
 //! every validation error naming its field, stored snapshots of real `code_snapshot` output,
 //! and data that outlives the process.
 
-use coremcp_tests::stores::{on_both, pg_query, Backend, StoreEnv};
+use coremcp_tests::stores::on_both;
 use coremcp_tests::{is_error, plugins, text, Server, TempDir, WAIT};
 use serde_json::{json, Value};
 
@@ -501,25 +501,6 @@ fn projects_carry_theme_docs_source_and_source_counts() {
     });
 }
 
-/// Writes a checkout row the way `repo_setup` (Ops group) records one.
-fn record_checkout(env: &StoreEnv, host: &str, source: &str, path: &str) {
-    let sql = format!(
-        "INSERT INTO registry_checkout (host_id, source_id, path, branch, updated_at) \
-         SELECT h.id, s.id, '{path}', 'main', '2026-01-02T03:04:05.000Z' \
-         FROM registry_host h, registry_source s WHERE h.name = '{host}' AND s.name = '{source}'"
-    );
-    match env.backend {
-        Backend::Sqlite => {
-            let file = env.data.path().join("registry.sqlite3");
-            let conn = rusqlite::Connection::open(&file).expect("open registry.sqlite3");
-            assert_eq!(conn.execute(&sql, []).expect(&sql), 1);
-        }
-        Backend::Postgres => {
-            pg_query(&env.store, &format!("SET search_path TO registry; {sql}"));
-        }
-    }
-}
-
 #[test]
 fn sources_page_filter_merge_metadata_and_show_checkouts() {
     on_both("reg-sources", |env| {
@@ -703,20 +684,60 @@ fn sources_page_filter_merge_metadata_and_show_checkouts() {
             "registry_host_add",
             json!({"name": "devbox-1", "address": "10.0.0.1"}),
         );
-        record_checkout(env, "devbox-2", "s0", "/srv/checkouts/s0");
-        record_checkout(env, "devbox-1", "s0", "/home/me/s0");
+        for (host, path) in [
+            ("devbox-2", "/srv/old/s0"),
+            ("devbox-2", "/srv/checkouts/s0"),
+            ("devbox-1", "/home/me/s0"),
+        ] {
+            s.ok(
+                "registry_source_update",
+                json!({"source": "CORE/s0", "checkout_host": host, "checkout_path": path,
+                       "checkout_branch": "main"}),
+            );
+        }
         let with = s.ok(
             "registry_source_list",
             json!({"project": "CORE", "include_checkouts": true}),
         );
         let items = with["items"].as_array().expect("items");
+        let checkouts: Vec<Value> = items[0]["checkouts"]
+            .as_array()
+            .expect("checkouts")
+            .iter()
+            .map(|c| {
+                assert!(
+                    c["updated_at"].as_str().is_some_and(|t| t.ends_with('Z')),
+                    "{c}"
+                );
+                json!({"host": c["host"], "path": c["path"], "branch": c["branch"]})
+            })
+            .collect();
         assert_eq!(
-            items[0]["checkouts"],
-            json!([
-                {"host": "devbox-1", "path": "/home/me/s0", "branch": "main", "updated_at": "2026-01-02T03:04:05.000Z"},
-                {"host": "devbox-2", "path": "/srv/checkouts/s0", "branch": "main", "updated_at": "2026-01-02T03:04:05.000Z"}
-            ])
+            checkouts,
+            [
+                json!({"host": "devbox-1", "path": "/home/me/s0", "branch": "main"}),
+                json!({"host": "devbox-2", "path": "/srv/checkouts/s0", "branch": "main"}),
+            ]
         );
+        for (args, code, says) in [
+            (
+                json!({"source": "CORE/s0", "checkout_host": "nowhere", "checkout_path": "/x"}),
+                "not_found",
+                "nowhere",
+            ),
+            (
+                json!({"source": "CORE/s0", "checkout_host": "devbox-1", "checkout_path": "rel/x"}),
+                "invalid_arguments",
+                "absolute",
+            ),
+            (
+                json!({"source": "CORE/s0", "checkout_path": "/x"}),
+                "invalid_arguments",
+                "checkout_host",
+            ),
+        ] {
+            fails(&mut s, "registry_source_update", args, code, &[says]);
+        }
         assert_eq!(items[1]["checkouts"], json!([]));
         let without = s.ok("registry_source_list", json!({"project": "CORE"}));
         assert!(without["items"][0].get("checkouts").is_none());

@@ -24,6 +24,8 @@ use crate::{DockerError, Endpoint};
 
 /// The client's own request timeout, past any call's deadline.
 const BACKSTOP_SECS: u64 = 900;
+/// How long before the call's deadline a request is given up on, to answer in time.
+const ANSWER_MARGIN: Duration = Duration::from_millis(400);
 /// How often a waiting call looks at its stop flag.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -99,7 +101,9 @@ where
         let _ = tx.send(request.await);
     });
     let answer = loop {
-        let left = ctx.remaining();
+        // Given up a moment before the deadline, so that this error (which names the
+        // endpoint) reaches the agent rather than the host's generic one.
+        let left = ctx.remaining().saturating_sub(ANSWER_MARGIN);
         if ctx.is_cancelled() || left.is_zero() {
             task.abort();
             if ctx.is_cancelled() && !left.is_zero() {

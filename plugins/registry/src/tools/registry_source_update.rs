@@ -1,10 +1,14 @@
-//! `registry_source_update`: patch a source; `metadata` is merged (RFC 7386).
+//! `registry_source_update`: patch a source; `metadata` is merged (RFC 7386); `checkout_host`
+//! with `checkout_path` records where the source is checked out on that host (what `repo_setup`
+//! writes, and `registry_source_list include_checkouts` shows).
 
 use coremcp_plugin_sdk::prelude::*;
-use coremcp_store::plugin::{json_text, json_value};
+use coremcp_store::plugin::{invalid, json_text, json_value, now, TxError};
+use coremcp_store::Tx;
 
-use crate::args::{Branch, Description, SourceRef, Status, Url};
+use crate::args::{Branch, Description, HostName, SourceRef, Status, Url};
 use crate::common::SERVICE;
+use crate::host::HOST;
 use crate::source::{self, SOURCE};
 
 pub const TOOL: Tool =
@@ -13,7 +17,8 @@ pub const TOOL: Tool =
 /// Patch a source: only the fields you pass change; metadata is merged (a null member removes that
 /// key); archive it with status archived (sources are never deleted). With expected_version, a
 /// source that changed since you read it is a conflict naming its current version. A patch that
-/// changes nothing is a no-op. Returns the source.
+/// changes nothing is a no-op. checkout_host with checkout_path (absolute) records where the
+/// source is checked out on that Registry host (include_checkouts lists them). Returns the source.
 #[derive(Debug, Args)]
 pub struct Update {
     /// source ref PROJECT/name, e.g. CORE/core-mcp
@@ -35,11 +40,66 @@ pub struct Update {
     /// the version you read; refused with conflict if the source is at another
     #[arg(min = 1)]
     expected_version: Option<u64>,
+    /// record a checkout on this Registry host (with checkout_path)
+    #[arg(min_len = 1)]
+    checkout_host: Option<HostName>,
+    /// the checkout's absolute path on that host
+    #[arg(min_len = 1, max_len = 4096)]
+    checkout_path: Option<String>,
+    /// the checkout's branch
+    #[arg(min_len = 1, max_len = 255)]
+    checkout_branch: Option<Branch>,
+}
+
+/// Records (or moves) the checkout of source `source_id` on host `host`.
+fn record_checkout(
+    tx: &mut Tx<'_>,
+    source_id: &str,
+    host: &HostName,
+    path: &str,
+    branch: Option<&Branch>,
+) -> Result<(), TxError> {
+    let host_id = HOST.id(tx, "checkout_host", &[host.as_str()], false)?;
+    let branch = branch.map(Branch::as_str);
+    tx.execute(
+        "INSERT INTO registry_checkout (host_id, source_id, path, branch, updated_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (host_id, source_id) DO UPDATE \
+         SET path = excluded.path, branch = excluded.branch, updated_at = excluded.updated_at \
+         WHERE registry_checkout.path <> excluded.path \
+            OR COALESCE(registry_checkout.branch, '') <> COALESCE(excluded.branch, '')",
+        &[
+            host_id.as_str().into(),
+            source_id.into(),
+            path.into(),
+            branch.into(),
+            now().as_str().into(),
+        ],
+    )?;
+    Ok(())
 }
 
 fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
     let metadata = args.metadata.map(Value::Object);
+    let checkout = match (&args.checkout_host, &args.checkout_path) {
+        (Some(host), Some(path)) if path.starts_with('/') && !path.contains('\0') => {
+            Some((host, path))
+        }
+        (Some(_), Some(_)) => return Err(invalid("checkout_path", "must be an absolute path")),
+        (Some(_), None) => return Err(invalid("checkout_path", "is needed with checkout_host")),
+        (None, Some(_)) => return Err(invalid("checkout_host", "is needed with checkout_path")),
+        (None, None) if args.checkout_branch.is_some() => {
+            return Err(invalid(
+                "checkout_branch",
+                "goes with checkout_host and checkout_path",
+            ))
+        }
+        (None, None) => None,
+    };
     SERVICE.run(|tx| {
+        if let Some((host, path)) = checkout {
+            let source_id = SOURCE.id(tx, "source", &args.source.key(), false)?;
+            record_checkout(tx, &source_id, host, path, args.checkout_branch.as_ref())?;
+        }
         SOURCE.update(
             tx,
             "source",

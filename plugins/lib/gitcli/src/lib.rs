@@ -1,4 +1,5 @@
-//! Running the `git` CLI: one function, [`invoke`], that every tool goes through.
+//! Running the `git` CLI: one function, [`invoke`], that every git invocation of Core MCP's
+//! plugins goes through (the Git group's tools and Ops' `repo_setup`).
 //!
 //! Invariants:
 //! - git starts only through `coremcp_spawn` (scrubbed environment that keeps only the SSH
@@ -92,6 +93,19 @@ pub fn check_environment() -> Result<(), ToolError> {
         }
     }
     Ok(())
+}
+
+/// `GIT_CEILING_DIRECTORIES` for `roots`: the parents of the roots (that are not inside
+/// another root), so repository discovery never leaves them.
+pub fn ceilings(roots: &coremcp_plugin_kit::Roots) -> String {
+    let parents: Vec<String> = roots
+        .paths()
+        .iter()
+        .filter_map(|r| r.parent())
+        .filter(|p| !roots.contains(p))
+        .map(|p| p.display().to_string())
+        .collect();
+    parents.join(":")
 }
 
 /// Runs `git ARGS` in `cwd` and returns its output whatever the exit code.

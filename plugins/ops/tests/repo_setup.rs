@@ -1,0 +1,166 @@
+//! `repo_setup`'s git half against real repositories: a clone of a local bare repository
+//! (origin, branch, origin/HEAD, the repository's .githooks installed), a second run that only
+//! reports, and the paths it refuses (outside the roots, a folder with files, another
+//! repository's checkout).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+use coremcp_ops::tools::repo_setup::{set_up, Setup, Source};
+use coremcp_plugin_kit::Roots;
+use coremcp_plugin_sdk::testing::parse;
+use coremcp_plugin_sdk::{CallCtx, Ctx, ToolError};
+use serde_json::{json, Value};
+
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    #[allow(clippy::disallowed_methods)] // Test set-up drives the real git directly.
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A bare repository with one commit on main and a .githooks folder, and a root beside it.
+fn fixture(label: &str) -> (Scratch, PathBuf, Source) {
+    let top =
+        std::env::temp_dir().join(format!("coremcp-repo-setup-{label}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    let work = top.join("work");
+    std::fs::create_dir_all(work.join(".githooks")).expect("mkdir");
+    std::fs::write(work.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n").expect("hook");
+    std::fs::write(work.join("README.md"), "hello\n").expect("file");
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    git(&top, &["clone", "-q", "--bare", "work", "origin.git"]);
+    let root = top.join("root");
+    std::fs::create_dir_all(&root).expect("root");
+    let source = Source {
+        name: "demo".into(),
+        url: top.join("origin.git").display().to_string(),
+        default_branch: "main".into(),
+    };
+    (
+        Scratch(top),
+        root.canonicalize().expect("canonical"),
+        source,
+    )
+}
+
+fn setup(root: &Path, source: &Source, args: Value) -> Result<Value, ToolError> {
+    let cancelled = AtomicBool::new(false);
+    let raw = CallCtx {
+        deadline_unix_ms: coremcp_plugin_sdk::time::now_ms() as u64 + 60_000,
+        cancelled: &cancelled,
+    };
+    let roots = Roots::new(vec![root.to_owned()]).expect("roots");
+    set_up(&Ctx::new(&raw), &roots, &parse::<Setup>(args)?, source)
+}
+
+#[test]
+fn a_clone_is_set_up_once_and_then_only_reported() {
+    let (_scratch, root, source) = fixture("clone");
+    let first = setup(&root, &source, json!({"source": "CORE/demo"})).expect("clone");
+    assert_eq!(
+        (first["action"].clone(), first["changed"].clone()),
+        (json!("cloned"), json!(true)),
+        "{first}"
+    );
+    let checkout = root.join("demo");
+    assert_eq!(first["path"], checkout.display().to_string());
+    assert_eq!(git(&checkout, &["remote", "get-url", "origin"]), source.url);
+    assert_eq!(git(&checkout, &["symbolic-ref", "--short", "HEAD"]), "main");
+    assert_eq!(
+        git(
+            &checkout,
+            &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"]
+        ),
+        "origin/main"
+    );
+    assert_eq!(git(&checkout, &["config", "core.hooksPath"]), ".githooks");
+    assert_eq!(first["hooks"]["installed"], true);
+
+    let second = setup(&root, &source, json!({"source": "CORE/demo"})).expect("second run");
+    assert_eq!(
+        (second["action"].clone(), second["changed"].clone()),
+        (json!("present"), json!(false)),
+        "{second}"
+    );
+    assert_eq!(second["branch"], "main");
+    assert_eq!(second["hooks"]["installed"], true);
+
+    let bare = setup(
+        &root,
+        &source,
+        json!({"source": "CORE/demo", "path": "plain", "hooks": false}),
+    )
+    .expect("no hooks");
+    assert_eq!(bare["hooks"]["installed"], false);
+}
+
+#[test]
+fn paths_that_are_not_this_checkout_are_refused() {
+    let (scratch, root, source) = fixture("refuse");
+    std::fs::create_dir_all(root.join("busy")).expect("mkdir");
+    std::fs::write(root.join("busy/file.txt"), "mine\n").expect("file");
+    let other = root.join("other");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    git(&other, &["init", "-q"]);
+    for (args, says) in [
+        (
+            json!({"source": "CORE/demo", "path": "busy"}),
+            "not a git checkout",
+        ),
+        (json!({"source": "CORE/demo", "path": "other"}), "not of"),
+        (
+            json!({"source": "CORE/demo", "path": scratch.0.join("elsewhere").display().to_string()}),
+            "outside the roots",
+        ),
+        (
+            json!({"source": "CORE/demo", "branch": "--upload-pack=x"}),
+            "not a branch name",
+        ),
+    ] {
+        let err = setup(&root, &source, args.clone()).expect_err(&args.to_string());
+        assert!(err.message.contains(says), "{args}: {}", err.message);
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("busy/file.txt")).expect("kept"),
+        "mine\n"
+    );
+    let missing = Source {
+        url: scratch.0.join("missing.git").display().to_string(),
+        ..source
+    };
+    let err = setup(
+        &root,
+        &missing,
+        json!({"source": "CORE/demo", "path": "fresh"}),
+    )
+    .expect_err("no such repository");
+    assert!(err.message.contains("clone"), "{}", err.message);
+}
