@@ -8,6 +8,7 @@
 
 pub mod clients;
 pub mod tools;
+pub mod transcript;
 
 use coremcp_plugin_sdk::{catalog, Group, Tool};
 
