@@ -87,6 +87,24 @@ pub const BASE_NAMES: &[&str] = &[
     "TEMP",
 ];
 
+/// Where `program` would start from: itself when it names a path (holds a `/`), else the first
+/// executable file of that name in a folder of `PATH`.
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = std::path::PathBuf::from(program);
+        return runnable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| runnable(p))
+}
+
 /// Whether a variable *name* marks a credential: every `COREMCP_*` variable (Core MCP's own
 /// settings carry connection URLs and token files), a credential word or part, or a known name.
 pub fn is_credential_name(name: &str) -> bool {

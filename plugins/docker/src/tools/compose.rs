@@ -302,15 +302,10 @@ pub fn command_words(configured: Option<&str>) -> Result<Vec<String>, ToolError>
         }
         return Ok(words);
     }
-    if on_path("docker-compose") {
+    if coremcp_spawn::which("docker-compose").is_some() {
         return Ok(vec!["docker-compose".into()]);
     }
     Ok(vec!["docker".into(), "compose".into()])
-}
-
-fn on_path(program: &str) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
 }
 
 fn path_text(path: &Path) -> String {

@@ -127,8 +127,8 @@ pub fn run(plan: &Plan, env: crate::clients::Env<'_>) -> Result<Value, ToolError
         {
             Some(program) => {
                 let mut check = json!({"name": "publishing", "command": program,
-                                   "found": which(program).is_some()});
-                if let Some(path) = which(program) {
+                                   "found": coremcp_spawn::which(program).is_some()});
+                if let Some(path) = coremcp_spawn::which(program) {
                     check["path"] = path.display().to_string().into();
                 }
                 check
@@ -185,16 +185,6 @@ fn version_of(program: &str, args: &[&str]) -> Value {
         Err(SpawnError::NotFound { .. }) => json!({"name": program, "found": false}),
         Err(e) => json!({"name": program, "found": true, "error": e.to_string()}),
     }
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        return Path::new(program).is_file().then(|| PathBuf::from(program));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
 }
 
 fn folder(role: &str, path: &Path, dry: bool) -> Result<Value, ToolError> {

@@ -15,7 +15,7 @@
 //! - A non-zero exit is a result (`exit_code`, `ok: false`), not a tool error: the output is
 //!   what the agent needs. A timeout, a cancel or a shell that cannot start are tool errors.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -170,14 +170,7 @@ pub fn choose(
 
 /// Whether `program` is an executable file on `PATH`.
 fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir: PathBuf| dir.join(program))
-        .any(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    coremcp_spawn::which(program).is_some()
 }
 
 /// The call's `env`, checked: names of letters, digits and `_` (not starting with a digit),
