@@ -48,11 +48,11 @@ fn state_with_schemas() -> Result<(&'static State, &'static [Value]), ToolError>
     Ok((state, schemas))
 }
 
-/// Every tool's schema, each checked, or the first problem.
+/// Every tool's and internal entry's schema ([`Group::entries`] order), each checked, or the
+/// first problem.
 pub(crate) fn schemas(group: &Group) -> Result<Vec<Value>, String> {
     group
-        .tools
-        .iter()
+        .entries()
         .map(|tool| {
             let schema = tool.handler.schema();
             check_keywords(&schema)
@@ -107,6 +107,7 @@ pub fn manifest(group: &Group, schemas: &[Value]) -> Manifest {
         group: catalog.id.to_owned(),
         plugin_version: group.version.to_owned(),
         api_version: coremcp_plugin_api::API_VERSION.to_owned(),
+        // The listed tools only: the internal entries' schemas follow theirs and are left out.
         tools: group
             .tools
             .iter()
@@ -169,8 +170,7 @@ extern "C" fn ffi_call(ctx: &CallCtx, tool: RStr<'_>, args_json: RStr<'_>) -> Ca
         let name = tool.as_str();
         let (tool, schema) = state
             .group
-            .tools
-            .iter()
+            .entries()
             .zip(schemas)
             .find(|(t, _)| t.name == name)
             .ok_or_else(|| {

@@ -17,6 +17,10 @@ pub struct Group {
     /// The plugin's own version.
     pub version: &'static str,
     pub tools: &'static [Tool],
+    /// Entries the host calls on the group's behalf, never listed: not in the manifest, so no
+    /// client sees them in `tools/list` (the Session group's recording write, which the host
+    /// runs for Ops `session_record`). They are checked and run like tools.
+    pub internal: &'static [Tool],
     /// Runs once when the host initialises the plugin (after the host callbacks are set); an
     /// error refuses the plugin with that message.
     pub init: Option<fn() -> Result<(), ToolError>>,
@@ -32,8 +36,15 @@ impl Group {
             catalog,
             version,
             tools,
+            internal: &[],
             init: None,
         }
+    }
+
+    /// Adds the unlisted entries the host calls (see [`Group::internal`]).
+    pub const fn internal(mut self, internal: &'static [Tool]) -> Self {
+        self.internal = internal;
+        self
     }
 
     /// Runs `init` when the host initialises the plugin.
@@ -46,9 +57,15 @@ impl Group {
         self.catalog.id
     }
 
+    /// The tool or internal entry called `name`.
     pub fn tool(&self, name: &str) -> Option<&'static Tool> {
-        let tools: &'static [Tool] = self.tools;
-        tools.iter().find(|t| t.name == name)
+        self.entries().find(|t| t.name == name)
+    }
+
+    /// The tools, then the internal entries: the order of [`crate::export`]'s schemas.
+    pub fn entries(&self) -> impl Iterator<Item = &'static Tool> {
+        let (tools, internal): (&'static [Tool], &'static [Tool]) = (self.tools, self.internal);
+        tools.iter().chain(internal)
     }
 }
 

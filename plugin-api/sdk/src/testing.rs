@@ -23,7 +23,7 @@ pub fn assert_group(group: &Group) {
             "tools {ours:?} are not the catalog's {catalog:?} in its order"
         ));
     }
-    for tool in group.tools {
+    for tool in group.entries() {
         match tool.description.chars().count() {
             0 => problems.push(format!(
                 "{}: no description (give its argument struct a doc comment)",

@@ -75,7 +75,12 @@ static GROUP: Group = Group::new(
         Tool::typed("demo_put", &typed(put)).hints(Hints::IDEMPOTENT),
         Tool::new("demo_list", "List entries.", &typed(list)),
     ],
-);
+)
+.internal(&[Tool::new(
+    "demo_store",
+    "Store entries for the host.",
+    &typed(list),
+)]);
 
 #[test]
 fn the_schema_comes_from_the_type() {
@@ -189,8 +194,14 @@ fn a_wrong_argument_is_refused_by_name_before_the_handler() {
 
 #[test]
 fn the_manifest_takes_runs_remote_host_and_open_world_from_the_catalog() {
-    let schemas: Vec<Value> = GROUP.tools.iter().map(|t| t.handler.schema()).collect();
+    let schemas: Vec<Value> = GROUP.entries().map(|t| t.handler.schema()).collect();
     let manifest = coremcp_plugin_sdk::manifest(&GROUP, &schemas);
+    let names: Vec<&str> = manifest.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["demo_put", "demo_list"],
+        "internal entries are never listed"
+    );
     let put = &manifest.tools[0];
     assert_eq!((put.runs, put.remote_host), (Runs::Forwarded, true));
     assert_eq!(put.annotations.open_world_hint, Some(false));
@@ -237,4 +248,13 @@ fn a_tool_without_a_description_fails_the_group_check() {
         ],
     );
     assert_group(&UNDESCRIBED);
+}
+
+#[test]
+fn an_internal_entry_is_called_and_checked_like_a_tool() {
+    assert_group(&GROUP);
+    let out = call(&GROUP, "demo_store", json!({"limit": 2})).expect("store");
+    assert_eq!(out["limit"], 2);
+    let err = call(&GROUP, "demo_store", json!({"limit": "x"})).expect_err("typed");
+    assert_eq!(err.code.as_str(), codes::INVALID_ARGUMENTS, "{err}");
 }
