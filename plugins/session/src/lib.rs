@@ -11,7 +11,8 @@
 //! - Session ids are ULIDs or UUIDs, kept as given; the server makes a ULID when none is given.
 //! - Heartbeats update the session row in place (no history), with one atomic increment each.
 //! - `version` moves on register and close, not on heartbeats, which change only liveness.
-//! - Recordings are written by Ops `session_record`; this group only reads them.
+//! - Recordings are written by Ops `session_record`, through this group's one internal entry
+//!   (also `session_record`, never listed): the host calls it with the transcript packed.
 
 mod tools;
 
@@ -31,7 +32,8 @@ pub static GROUP: Group = Group::new(
         tools::session_get::TOOL,
         tools::session_list_recorded::TOOL,
     ],
-);
+)
+.internal(&[tools::session_record::TOOL]);
 
 coremcp_plugin_sdk::export_plugin!(GROUP);
 

@@ -622,7 +622,7 @@ fn sessions_outlive_the_process_and_share_the_store_with_notes() {
                     .collect()
             }
         };
-        assert_eq!(versions, ["1", "2", "3"]);
+        assert_eq!(versions, ["1", "2", "3", "4"]);
         let closed = s.ok("session_close", json!({"session_id": id}));
         assert_eq!(closed["status"], "closed");
     });

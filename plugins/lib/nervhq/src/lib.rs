@@ -76,8 +76,8 @@ pub static MIGRATIONS: &[Migration] = &[
     Migration {
         version: 3,
         name: "session_recording",
-        // The transcript is plain text: the store layer has no byte columns, and Ops
-        // `session_record` (the only writer) sends text formats.
+        // The transcript is a text column: the store layer has no byte columns (version 4
+        // says how the text is packed).
         sql: "CREATE TABLE session_recording (
                   id TEXT PRIMARY KEY,
                   session_id TEXT NOT NULL REFERENCES session (id),
@@ -93,6 +93,16 @@ pub static MIGRATIONS: &[Migration] = &[
               );
               CREATE INDEX session_recording_recorded ON session_recording (recorded_at);
               CREATE INDEX session_recording_session ON session_recording (session_id);",
+        search: &[],
+        tallies: &[],
+    },
+    Migration {
+        version: 4,
+        name: "session_recording_encoding",
+        // How `transcript` holds the text: as it is, or packed by coremcp-recording (gzip,
+        // then base64), which is how Ops `session_record` writes every recording.
+        sql: "ALTER TABLE session_recording ADD COLUMN encoding TEXT NOT NULL DEFAULT 'text'
+                  CHECK (encoding IN ('text', 'gzip+base64'));",
         search: &[],
         tallies: &[],
     },

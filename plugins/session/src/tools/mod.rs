@@ -7,6 +7,7 @@ pub mod session_get;
 pub mod session_heartbeat;
 pub mod session_list_active;
 pub mod session_list_recorded;
+pub mod session_record;
 pub mod session_register;
 
 use coremcp_plugin_sdk::prelude::*;

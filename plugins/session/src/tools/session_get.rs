@@ -6,6 +6,8 @@ use coremcp_nervhq::result::fit_text;
 use coremcp_nervhq::{bytewise, SERVICE};
 use coremcp_plugin_sdk::prelude::*;
 
+use coremcp_recording::{unpack, ENCODING, MAX_TRANSCRIPT_BYTES};
+use coremcp_store::plugin::TxError;
 use coremcp_store::records::Record;
 
 use super::{no_session, session_json, SessionId, COLUMNS, RECORDING};
@@ -45,7 +47,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
         let recording = if include_recording {
             let row = tx.query_opt(
                 &format!(
-                    "SELECT id, recorded_at, title, summary, tags, format, transcript,
+                    "SELECT id, recorded_at, title, summary, tags, format, transcript, encoding,
                             size_bytes, content_hash, stats
                      FROM session_recording WHERE session_id = $1
                      ORDER BY recorded_at DESC, id{c} DESC LIMIT 1"
@@ -55,7 +57,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
             match row {
                 Some(row) => Some((
                     Record::of(&row, &format!("{RECORDING} content_hash"))?.done(),
-                    row.get_text("transcript")?,
+                    transcript_of(&row)?,
                 )),
                 None => None,
             }
@@ -80,4 +82,18 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
 
 fn recording_of(result: &mut Value) -> &mut Value {
     &mut result["recording"]
+}
+
+/// The stored transcript as text, unpacked when Ops `session_record` packed it.
+fn transcript_of(row: &coremcp_store::Row) -> Result<String, TxError> {
+    let stored = row.get_text("transcript")?;
+    if row.get_text("encoding")? != ENCODING {
+        return Ok(stored);
+    }
+    unpack(&stored, MAX_TRANSCRIPT_BYTES).map_err(|e| {
+        TxError::from(ToolError::new(
+            codes::FAILED,
+            format!("the stored recording is damaged: {e}"),
+        ))
+    })
 }
