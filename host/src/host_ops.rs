@@ -1,18 +1,27 @@
 //! The `host_call` operations a plugin may ask of the command that serves: `registry.hosts`
 //! (the Registry's hosts, as `registry_host_list` answers them, every page) and `status` (the
 //! `/api/status` document, from the same function; with `{"hosts": true}` also the
-//! `remote_host` targets, read as `remote_host` reads them, which loads the Registry), and
-//! `registry.call` (one of the few Registry tools machine set-up writes with).
+//! `remote_host` targets, read as `remote_host` reads them, which loads the Registry),
+//! `registry.call` (one of the few Registry tools machine set-up writes with), and
+//! `session.record` (Ops `session_record`'s write: the Session service's internal
+//! `session_record` entry, on the relay list when there is one, else in this process).
 //!
-//! Invariant: both answer from the host's own functions, so a plugin never sees a second copy
-//! of a fact the host shows elsewhere.
+//! Invariants:
+//! - They answer from the host's own functions, so a plugin never sees a second copy of a
+//!   fact the host shows elsewhere.
+//! - A recording goes where the Session group's calls go: the relays of a proxy (with their
+//!   failover), or this process's Session plugin on its store.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use coremcp_plugin_api::{codes, ToolError};
 use serde_json::{json, Value};
 
+use crate::config::Config;
+use crate::forward::client::Reply;
+use crate::forward::Relays;
 use crate::plugins::host_api::register_op;
 use crate::plugins::PluginSet;
 use crate::registry::{list_hosts, LookupError};
@@ -22,9 +31,22 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest a plugin may ask a lookup to take.
 const MAX_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Registers the operations for a server whose plugins are `plugins` and whose status
-/// document `status` builds.
-pub fn register(plugins: Arc<PluginSet>, status: Arc<dyn Fn() -> Value + Send + Sync>) {
+/// Registers the operations for a server configured by `config`, whose plugins are `plugins`
+/// and whose status document `status` builds.
+pub fn register(
+    config: &Config,
+    plugins: Arc<PluginSet>,
+    status: Arc<dyn Fn() -> Value + Send + Sync>,
+) {
+    let relays = match config.service_mode {
+        false => crate::forward::relays(config),
+        true => None,
+    };
+    let recording = Arc::clone(&plugins);
+    register_op(
+        "session.record",
+        Arc::new(move |payload: &Value| session_record(&recording, relays.as_deref(), payload)),
+    );
     let calling = Arc::clone(&plugins);
     register_op(
         "registry.call",
@@ -87,6 +109,90 @@ fn registry_call(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, Too
         crate::registry::call(plugins, tool, &args, timeout_of(payload)).map_err(tool_error)?;
     serde_json::from_str(&text)
         .map_err(|e| ToolError::new(codes::INTERNAL, format!("{tool} answered bad JSON: {e}")))
+}
+
+/// The name of the Session group's recording write, on the wire and in its plugin.
+pub const RECORD: &str = "session_record";
+
+/// `{"args": {the Session group's session_record arguments}, "timeout_ms": N}` → its answer,
+/// from the relays when `relays` is given, else from this process's Session plugin.
+fn session_record(
+    plugins: &Arc<PluginSet>,
+    relays: Option<&Relays>,
+    payload: &Value,
+) -> Result<Value, ToolError> {
+    let args = payload
+        .get("args")
+        .filter(|a| a.is_object())
+        .ok_or_else(|| {
+            ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                "session.record: \"args\" must be an object of the recording's fields",
+            )
+        })?;
+    let timeout = timeout_of(payload);
+    let Some(relays) = relays else {
+        let index = plugins.route("session_get").ok_or_else(|| {
+            ToolError::new(
+                codes::NOT_CONFIGURED,
+                "session_record needs the Session group to store the recording: install its \
+                 plugin here (and leave it in --groups), or configure a relay that serves it",
+            )
+        })?;
+        let text =
+            crate::registry::call_in(plugins, index, RECORD, args, timeout).map_err(tool_error)?;
+        let mut answer: Value = serde_json::from_str(&text).map_err(|e| {
+            ToolError::new(codes::INTERNAL, format!("{RECORD} answered bad JSON: {e}"))
+        })?;
+        answer["stored_by"] = "this_process".into();
+        return Ok(answer);
+    };
+    let cancelled = AtomicBool::new(false);
+    let reply = relays
+        .call(
+            RECORD,
+            &args.to_string(),
+            Instant::now() + timeout,
+            &cancelled,
+        )
+        .map_err(|e| {
+            ToolError::new(
+                codes::UNAVAILABLE,
+                format!("session_record could not store the recording: {e}"),
+            )
+        })?;
+    match reply {
+        Reply::Result(result) => relay_answer(&result).map(|mut answer| {
+            answer["stored_by"] = "relay".into();
+            answer
+        }),
+        Reply::Error { code, message } => Err(ToolError::new(
+            codes::FAILED,
+            format!("the relay refused session_record (JSON-RPC error {code}): {message}"),
+        )),
+    }
+}
+
+/// A relay's `tools/call` result as the value its tool answered, or its error text.
+fn relay_answer(result: &str) -> Result<Value, ToolError> {
+    let bad = |why: &str| {
+        ToolError::new(
+            codes::FAILED,
+            format!("the relay's session_record result {why}"),
+        )
+    };
+    let result: Value = serde_json::from_str(result).map_err(|_| bad("is not JSON"))?;
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    if result["isError"] == Value::Bool(true) {
+        return Err(ToolError::new(
+            codes::FAILED,
+            format!("the relay could not store the recording: {text}"),
+        ));
+    }
+    match result.get("structuredContent") {
+        Some(value) => Ok(value.clone()),
+        None => serde_json::from_str(text).map_err(|_| bad("holds no JSON object")),
+    }
 }
 
 /// The Registry tools `registry.call` may run.

@@ -108,6 +108,17 @@ pub fn call(
     timeout: Duration,
 ) -> Result<String, LookupError> {
     let index = plugins.route(tool).ok_or(LookupError::NotSelected)?;
+    call_in(plugins, index, tool, args, timeout)
+}
+
+/// Calls `tool` (a tool or an internal entry) of the group in slot `index`, in this process.
+pub fn call_in(
+    plugins: &Arc<PluginSet>,
+    index: usize,
+    tool: &str,
+    args: &Value,
+    timeout: Duration,
+) -> Result<String, LookupError> {
     let loaded = plugins.load(index)?;
     let cancelled = AtomicBool::new(false);
     let deadline = SystemTime::now() + timeout;

@@ -16,6 +16,8 @@
 //! - A peer's answer is passed on as the peer wrote it (result or JSON-RPC error); only a
 //!   failure to get one is worded here.
 //! - The route of a catalog tool is decided from the catalog, without loading its plugin.
+//! - A service-mode `session_record` is the Session group's recording write (its internal
+//!   entry), routed like the group's tools; everywhere else it is the Ops tool.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -128,7 +130,7 @@ pub struct Context<'a> {
 /// Decides where a call of `tool` with `args` (a JSON object's text) goes; `routed`: another
 /// Core MCP's route passed it on (`_meta` [`forward::client::ROUTED_META`]).
 pub fn decide(cx: &Context<'_>, tool: &str, args: &str, routed: bool) -> Route {
-    let Some(index) = cx.plugins.route(tool) else {
+    let Some(index) = cx.plugins.route(tool).or_else(|| recording_write(cx, tool)) else {
         return not_built_in(cx, tool);
     };
     let (remote_host, args) = match take_remote_host(args) {
@@ -194,6 +196,14 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, routed: bool) -> Route {
         Decision::Allow => Route::Run(Run { index, to, args }),
         Decision::Refuse(text) => Route::Refused(Refusal::Denied(text)),
     }
+}
+
+/// In service mode, `session_record` is the write a proxy's Ops `session_record` forwards: the
+/// Session group's internal entry of that name (the transcript was read on the proxy's machine).
+fn recording_write(cx: &Context<'_>, tool: &str) -> Option<usize> {
+    (cx.config.service_mode && tool == crate::host_ops::RECORD)
+        .then(|| cx.plugins.route("session_get"))
+        .flatten()
 }
 
 /// The route of a name no installed group serves.

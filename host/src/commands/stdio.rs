@@ -28,6 +28,7 @@ pub fn run(config: Config) -> Result<ExitCode, Failure> {
         hub = Some(Arc::clone(&upstreams));
         let facts = (config.clone(), Arc::clone(&plugins), Arc::clone(&upstreams));
         crate::host_ops::register(
+            &config,
             Arc::clone(&plugins),
             Arc::new(move || {
                 let (config, plugins, upstreams) = &facts;

@@ -180,6 +180,7 @@ async fn run(
     eprintln!("coremcp: listening on http://{local}/mcp ({mode} mode, {auth})");
     // After the listener is open, connecting in the background.
     let upstreams = Upstreams::start(&config.upstream);
+    let recorder_config = config.clone();
     let service = Arc::new(Service::new(
         config,
         plugins,
@@ -192,6 +193,7 @@ async fn run(
         // one alive.
         let weak = Arc::downgrade(&service);
         crate::host_ops::register(
+            &recorder_config,
             Arc::clone(service.plugins()),
             Arc::new(move || {
                 weak.upgrade()
