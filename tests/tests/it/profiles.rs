@@ -54,17 +54,19 @@ const BUILT: &[&str] = &[
     "publishing",
 ];
 
-/// Every built tool: the list above, and the whole of Scrolls (all 50), Seele (all 4) and
-/// Docker (all 5), in their catalog order.
+/// Every built tool: the list above, and the whole of Scrolls (all 50), Seele (all 4), Ops
+/// (all 6) and Docker (all 5), in their catalog order.
 fn built() -> Vec<String> {
     let scrolls = coremcp_catalog::SCROLLS.names();
     let seele = coremcp_catalog::SEELE.names();
+    let ops = coremcp_catalog::OPS.names();
     let docker = coremcp_catalog::DOCKER.names();
     BUILT
         .iter()
         .copied()
         .chain(scrolls)
         .chain(seele)
+        .chain(ops)
         .chain(docker)
         .map(str::to_owned)
         .collect()

@@ -22,6 +22,7 @@ const BUILT_GROUPS: &[&str] = &[
     "git",
     "files",
     "publishing",
+    "ops",
     "docker",
 ];
 
