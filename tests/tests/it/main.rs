@@ -11,6 +11,7 @@ mod golden;
 mod hosts;
 mod http;
 mod notepad;
+mod ops;
 mod plugins;
 mod policy;
 mod profiles;

@@ -1,0 +1,447 @@
+//! The Ops group through the real binary: `session_record` on both stores, auto-detecting
+//! Claude Code's transcript, and through a relay (`coremcp serve --service`); `core_status`
+//! against `/api/status`; `bootstrap` writing a client's config and registering this machine,
+//! then `repo_setup` cloning a Registry source and recording the checkout; `shell_run`; and
+//! `stale_containers_find` across a live and a dead Docker host.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use coremcp_ops::transcript::{claude_fixture, claude_project_dir};
+use coremcp_tests::docker::{daemon, Cleanup};
+use coremcp_tests::http::{request, Serve};
+use coremcp_tests::stores::on_both;
+use coremcp_tests::{plugins, text, Server, TempDir};
+use serde_json::{json, Value};
+
+const SESSION: &str = "0b0e2c3a-7d7e-4a55-9c53-1b2f1f0a9e11";
+
+fn arg(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_transcript_is_recorded_once_and_read_back_whole_on_both_stores() {
+    let dir = plugins(&["ops", "session"]);
+    on_both("ops-record", |env| {
+        let root = TempDir::new("record-root");
+        let transcript = claude_fixture(SESSION, "/work/demo", 4);
+        let file = root.path().join("session.jsonl");
+        std::fs::write(&file, &transcript).expect("transcript");
+        let root_arg = arg(root.path());
+        let mut s = env.start(dir.path(), &["--root", &root_arg]);
+        let args = json!({"transcript_path": "session.jsonl", "title": "demo run",
+                          "summary": "fixed the build", "tags": ["ci"], "project": "CORE"});
+        let first = s.ok("session_record", args.clone());
+        assert_eq!(first["recorded"], true, "{first}");
+        assert_eq!(first["created_session"], true, "{first}");
+        assert_eq!(first["session_id"], SESSION);
+        assert_eq!(first["stored_by"], "this_process", "{first}");
+        assert_eq!(first["size_bytes"], transcript.len());
+        assert_eq!(first["stats"]["turns"], 4);
+        assert_eq!(first["stats"]["tool_calls"], 4);
+        assert_eq!(first["stats"]["client"], "claude_code");
+        let packed = first["packed_chars"].as_u64().expect("packed_chars");
+        assert!(
+            packed < transcript.len() as u64,
+            "{packed} packed chars: not compressed"
+        );
+
+        let again = s.ok("session_record", args);
+        assert_eq!(again["recorded"], false, "{again}");
+        assert_eq!(again["recording_id"], first["recording_id"]);
+
+        let listed = s.ok("session_list_recorded", json!({"query": "demo run"}));
+        let items = listed["items"].as_array().expect("items");
+        assert_eq!(items.len(), 1, "one recording, not two: {listed}");
+        assert_eq!(items[0]["recording_id"], first["recording_id"]);
+        assert_eq!(items[0]["agent"], "claude-code");
+        assert_eq!(items[0]["stats"]["turns"], 4);
+
+        let got = s.ok(
+            "session_get",
+            json!({"session_id": SESSION, "include_recording": true, "max_chars": 1_000_000}),
+        );
+        assert_eq!(got["status"], "closed", "a closed session row: {got}");
+        assert_eq!(got["cwd"], "/work/demo");
+        let recording = &got["recording"];
+        assert_eq!(recording["size_bytes"], transcript.len());
+        let shown = recording["transcript"].as_str().expect("transcript");
+        assert!(
+            transcript.starts_with(shown) && shown.len() > 1000,
+            "the transcript comes back as text: {}",
+            &shown[..shown.len().min(200)]
+        );
+
+        let err = s.refused("session_record", json!({"transcript_path": "/etc/passwd"}));
+        assert!(
+            err.contains("transcript_path") && err.contains("outside"),
+            "{err}"
+        );
+        std::fs::write(root.path().join("notes.txt"), "no ids here\n").expect("notes");
+        let err = s.refused("session_record", json!({"transcript_path": "notes.txt"}));
+        assert!(err.contains("session_id"), "{err}");
+    });
+}
+
+#[test]
+fn the_current_claude_code_session_is_found_without_a_path() {
+    let dir = plugins(&["ops", "session"]);
+    let (home, root, data) = (
+        TempDir::new("record-home"),
+        TempDir::new("record-cwd"),
+        TempDir::new("record-data"),
+    );
+    let canonical = root.path().canonicalize().expect("canonical");
+    let folder = claude_project_dir(home.path(), &canonical);
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let id = "5d2b0f0e-1c0a-4f5e-8a8e-0c9b5b1f2a3c";
+    std::fs::write(
+        folder.join(format!("{id}.jsonl")),
+        claude_fixture(id, &arg(&canonical), 2),
+    )
+    .expect("transcript");
+    let (root_arg, data_arg, home_arg) = (arg(&canonical), arg(data.path()), arg(home.path()));
+    let mut s = Server::start(
+        dir.path(),
+        &["--root", &root_arg, "--data", &data_arg],
+        &[("HOME", &home_arg)],
+    );
+    s.initialize();
+    let out = s.ok("session_record", json!({}));
+    assert_eq!(out["session_id"], id, "{out}");
+    assert_eq!(out["stats"]["turns"], 2);
+    assert!(out["transcript_path"]
+        .as_str()
+        .is_some_and(|p| p.ends_with(&format!("{id}.jsonl"))));
+
+    std::fs::remove_dir_all(&folder).expect("remove");
+    let err = s.refused("session_record", json!({}));
+    assert!(
+        err.contains("no transcript of this session") && err.contains(".claude/projects"),
+        "{err}"
+    );
+}
+
+#[test]
+fn through_a_relay_the_write_is_stored_by_the_service() {
+    let (service_dir, agent_dir) = (plugins(&["session"]), plugins(&["ops", "session"]));
+    let (relay_data, agent_data, root) = (
+        TempDir::new("relay-store"),
+        TempDir::new("agent-store"),
+        TempDir::new("relay-root"),
+    );
+    let relay = Serve::start(
+        service_dir.path(),
+        &["--service", "--data", &arg(relay_data.path())],
+    );
+    let url = format!("http://{}/mcp", relay.addr);
+    let transcript = claude_fixture(SESSION, "/work/relayed", 3);
+    std::fs::write(root.path().join("t.jsonl"), &transcript).expect("transcript");
+    let mut agent = Server::start(
+        agent_dir.path(),
+        &[
+            "--root",
+            &arg(root.path()),
+            "--data",
+            &arg(agent_data.path()),
+            "--relay",
+            &url,
+        ],
+        &[],
+    );
+    agent.initialize();
+    let out = agent.ok(
+        "session_record",
+        json!({"transcript_path": "t.jsonl", "title": "relayed"}),
+    );
+    assert_eq!(
+        (out["recorded"].clone(), out["stored_by"].clone()),
+        (json!(true), json!("relay")),
+        "{out}"
+    );
+    // The relay's store holds it; the agent's own store was never opened for it.
+    let listed = agent.ok("session_list_recorded", json!({"query": "relayed"}));
+    assert_eq!(
+        listed["items"][0]["recording_id"], out["recording_id"],
+        "{listed}"
+    );
+    assert!(
+        !agent_data.path().join("nervhq.sqlite3").exists(),
+        "the agent wrote to its own store"
+    );
+    let again = agent.ok("session_record", json!({"transcript_path": "t.jsonl"}));
+    assert_eq!(again["recorded"], false, "{again}");
+
+    // The service checks what it is sent: a hash that is not the transcript's is refused.
+    let mut client = relay.client();
+    client.initialize();
+    let packed = |text: &str| {
+        let p = coremcp_recording::pack(text).expect("pack");
+        json!({"session_id": SESSION, "format": "jsonl", "transcript": p.data,
+               "size_bytes": p.size_bytes, "content_hash": p.content_hash})
+    };
+    let mut forged = packed("{\"a\":1}\n");
+    forged["content_hash"] = coremcp_recording::content_hash("something else").into();
+    let answer = client.call("session_record", forged);
+    assert!(
+        text(&answer).contains("content_hash") && coremcp_tests::is_error(&answer),
+        "{answer}"
+    );
+    let mut wrong_size = packed(&"a".repeat(1_000_000));
+    wrong_size["size_bytes"] = 1.into();
+    let answer = client.call("session_record", wrong_size);
+    assert!(
+        text(&answer).contains("unpacks to 1000000 bytes, not 1"),
+        "{answer}"
+    );
+
+    drop(relay);
+    let err = agent.refused(
+        "session_record",
+        json!({"transcript_path": "t.jsonl", "title": "x"}),
+    );
+    assert!(
+        err.contains("could not store the recording") && err.contains(&url),
+        "{err}"
+    );
+}
+
+#[test]
+fn core_status_is_the_status_page() {
+    let dir = plugins(&["ops", "session"]);
+    let data = TempDir::new("status-data");
+    let serve = Serve::start(dir.path(), &["--data", &arg(data.path())]);
+    let mut client = serve.client();
+    client.initialize();
+    let answer = client.call("core_status", json!({}));
+    let status = answer["structuredContent"].clone();
+    let page = request(serve.addr, "GET", "/api/status", &[], b"").json();
+    for key in ["version", "mode", "groups", "relays"] {
+        assert_eq!(status[key], page[key], "{key}: {status} vs {page}");
+    }
+    let groups: Vec<&str> = status["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter_map(|g| g["id"].as_str())
+        .collect();
+    assert!(
+        groups.contains(&"ops") && groups.contains(&"session"),
+        "{groups:?}"
+    );
+    let only = client.call("core_status", json!({"include": ["relays"]}));
+    assert!(only["structuredContent"].get("groups").is_none(), "{only}");
+}
+
+/// `git ARGS` in `dir`, which must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    #[allow(clippy::disallowed_methods)] // The test builds its fixture repository with git.
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.org")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.org")
+        .status()
+        .expect("git");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn bootstrap_registers_this_machine_and_repo_setup_records_its_checkout() {
+    let dir = plugins(&["ops", "registry"]);
+    let (home, root, data, origin) = (
+        TempDir::new("boot-home"),
+        TempDir::new("boot-root"),
+        TempDir::new("boot-data"),
+        TempDir::new("boot-origin"),
+    );
+    let work = origin.path().join("work");
+    std::fs::create_dir_all(work.join(".githooks")).expect("mkdir");
+    std::fs::write(work.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n").expect("hook");
+    std::fs::write(work.join("README.md"), "hello\n").expect("file");
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    git(
+        origin.path(),
+        &["clone", "-q", "--bare", "work", "demo.git"],
+    );
+    let home_arg = arg(home.path());
+    let mut s = Server::start(
+        dir.path(),
+        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+        &[("HOME", &home_arg)],
+    );
+    s.initialize();
+
+    let dry = s.ok(
+        "bootstrap",
+        json!({"client": "claude_code", "register_host": true, "dry_run": true}),
+    );
+    assert_eq!(dry["client"]["action"], "would_write", "{dry}");
+    assert_eq!(dry["host"]["action"], "would_add", "{dry}");
+    assert!(
+        !home.path().join(".claude.json").exists(),
+        "a dry run wrote"
+    );
+    let first = s.ok(
+        "bootstrap",
+        json!({"client": "claude_code", "register_host": true}),
+    );
+    assert_eq!(
+        (first["changed"].clone(), first["host"]["action"].clone()),
+        (json!(true), json!("added")),
+        "{first}"
+    );
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".claude.json")).expect("written"),
+    )
+    .expect("json");
+    assert!(
+        config["mcpServers"]["core"]["command"].is_string(),
+        "{config}"
+    );
+    let second = s.ok(
+        "bootstrap",
+        json!({"client": "claude_code", "register_host": true}),
+    );
+    assert_eq!(second["changed"], false, "{second}");
+    assert_eq!(second["host"]["action"], "unchanged", "{second}");
+    let host = first["host"]["name"]
+        .as_str()
+        .expect("host name")
+        .to_owned();
+    let hosts = s.ok("registry_host_list", json!({"name": host}));
+    assert_eq!(
+        hosts["items"][0]["core_mcp_url"], first["host"]["core_mcp_url"],
+        "{hosts}"
+    );
+
+    s.ok(
+        "registry_project_add",
+        json!({"key": "CORE", "name": "Core"}),
+    );
+    let url = arg(&origin.path().join("demo.git"));
+    s.ok(
+        "registry_source_add",
+        json!({"project": "CORE", "name": "demo", "kind": "git", "url": url}),
+    );
+    let set_up = s.ok("repo_setup", json!({"source": "CORE/demo"}));
+    assert_eq!(set_up["action"], "cloned", "{set_up}");
+    assert_eq!(set_up["hooks"]["installed"], true, "{set_up}");
+    assert_eq!(set_up["registry"]["recorded"], true, "{set_up}");
+    let checkout = root.path().join("demo");
+    assert!(checkout.join("README.md").is_file());
+    let again = s.ok("repo_setup", json!({"source": "CORE/demo"}));
+    assert_eq!(again["action"], "present", "{again}");
+    let sources = s.ok(
+        "registry_source_list",
+        json!({"project": "CORE", "include_checkouts": true}),
+    );
+    let checkout_row = &sources["items"][0]["checkouts"][0];
+    assert_eq!(checkout_row["host"], host.as_str(), "{sources}");
+    assert_eq!(checkout_row["branch"], "main", "{sources}");
+    assert_eq!(
+        checkout_row["path"],
+        arg(&checkout.canonicalize().expect("canonical")),
+        "{sources}"
+    );
+}
+
+#[test]
+fn shell_run_runs_a_script_in_the_roots() {
+    let dir = plugins(&["ops"]);
+    let root = TempDir::new("shell-root");
+    let mut s = Server::start(dir.path(), &["--root", &arg(root.path())], &[]);
+    s.initialize();
+    let out = s.ok(
+        "shell_run",
+        json!({"script": "echo \"$GREETING from $(pwd)\"; echo oops >&2; exit 3",
+               "env": {"GREETING": "hello"}, "shell": "bash"}),
+    );
+    assert_eq!(out["exit_code"], 3, "{out}");
+    let stdout = out["stdout"].as_str().expect("stdout");
+    let canonical = root.path().canonicalize().expect("canonical");
+    assert_eq!(stdout, format!("hello from {}\n", canonical.display()));
+    assert_eq!(out["stderr"], "oops\n");
+    let err = s.refused(
+        "shell_run",
+        json!({"script": "true", "env": {"API_TOKEN": "x"}}),
+    );
+    assert!(err.contains("API_TOKEN"), "{err}");
+    let err = s.refused("shell_run", json!({"script": "true", "cwd": "/"}));
+    assert!(err.contains("cwd"), "{err}");
+}
+
+#[test]
+fn stale_containers_are_found_on_live_hosts_and_a_dead_one_is_reported() {
+    let Some(d) = daemon() else { return };
+    let dir = plugins(&["ops", "registry"]);
+    let (root, data) = (TempDir::new("stale-root"), TempDir::new("stale-data"));
+    let dead = format!("unix://{}/dead.sock", root.path().display());
+    let mut s = Server::start(
+        dir.path(),
+        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+        &[],
+    );
+    s.initialize();
+    for (name, endpoint) in [("live", d.host.as_str()), ("dead", dead.as_str())] {
+        s.ok(
+            "registry_host_add",
+            json!({"name": name, "address": "127.0.0.1", "docker_endpoint": endpoint}),
+        );
+    }
+    let tag = format!("cm-stale-{}", std::process::id());
+    let (exited, running) = (format!("{tag}-exited"), format!("{tag}-running"));
+    let _cleanup = Cleanup::new(&d, &[&exited, &running]);
+    let label = format!("stale={tag}");
+    d.run(&exited, &["--label", &label], "exit 0");
+    d.run(&running, &["--label", &label], "sleep 1000 & wait");
+    d.wait_state(&exited, "exited");
+    d.wait_state(&running, "running");
+
+    let started = Instant::now();
+    let found = s.ok(
+        "stale_containers_find",
+        json!({"older_than_s": 0, "label": label}),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let hosts = found["hosts"].as_array().expect("hosts");
+    let live = hosts.iter().find(|h| h["host"] == "live").expect("live");
+    let down = hosts.iter().find(|h| h["host"] == "dead").expect("dead");
+    assert_eq!(live["ok"], true, "{found}");
+    let names: Vec<&str> = live["containers"]
+        .as_array()
+        .expect("containers")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [exited.as_str()],
+        "running ones are not stale: {found}"
+    );
+    assert_eq!(down["ok"], false);
+    assert!(
+        down["error"].as_str().is_some_and(|e| e.contains(&dead)),
+        "{found}"
+    );
+
+    let with_running = s.ok(
+        "stale_containers_find",
+        json!({"older_than_s": 0, "label": label, "include_running": true, "hosts": ["live"]}),
+    );
+    assert_eq!(with_running["total"], 2, "{with_running}");
+    let young = s.ok(
+        "stale_containers_find",
+        json!({"older_than_s": 3600, "label": label, "hosts": ["live"]}),
+    );
+    assert_eq!(young["total"], 0, "younger than an hour: {young}");
+}
