@@ -5,7 +5,7 @@
 //! `"type": "object"` schema; a result's text is at most [`MAX_RESULT_CHARS`] characters plus a
 //! visible truncation marker, and a truncated result carries no `structuredContent`.
 
-use coremcp_plugin_api::{ToolError, ToolSpec};
+use coremcp_plugin_api::{Annotations, ToolError, ToolSpec};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -50,10 +50,30 @@ pub fn tool_entry(spec: &ToolSpec) -> Result<String, Unlisted> {
     entry.insert("name".into(), Value::from(spec.name.as_str()));
     entry.insert("description".into(), Value::from(description));
     entry.insert("inputSchema".into(), input_schema);
-    if !spec.annotations.is_empty() {
-        entry.insert("annotations".into(), json!(spec.annotations));
+    let annotations = on_the_wire(spec.annotations);
+    if !annotations.is_empty() {
+        entry.insert("annotations".into(), json!(annotations));
     }
     Ok(Value::Object(entry).to_string())
+}
+
+/// What `remote_host` says: short, because 92 tools carry it (TOOLS.md §0.3 explains it whole).
+const REMOTE_HOST_DESCRIPTION: &str = "Registry host to run it on";
+
+/// The hints a client needs. A read-only tool says so and whether it reaches other systems
+/// (its destructive and idempotent hints mean nothing, the specification says, so they are
+/// left out); any other tool says whether it is destructive and whether it reaches other
+/// systems, and that it is idempotent when it is. What is left out is MCP's default
+/// (`readOnlyHint: false`, `idempotentHint: false`). The full list is sent on every session,
+/// so each hint left out is saved up to 107 times.
+fn on_the_wire(hints: Annotations) -> Annotations {
+    let read_only = hints.read_only_hint == Some(true);
+    Annotations {
+        read_only_hint: hints.read_only_hint.filter(|&h| h),
+        destructive_hint: hints.destructive_hint.filter(|_| !read_only),
+        idempotent_hint: hints.idempotent_hint.filter(|&h| h && !read_only),
+        open_world_hint: hints.open_world_hint,
+    }
 }
 
 /// The schema a client sees: a tool that takes `remote_host` (the host handles it; plugins
@@ -66,7 +86,7 @@ fn with_remote_host(spec: &ToolSpec) -> Value {
                 "remote_host".into(),
                 json!({
                     "type": "string",
-                    "description": "run this call on that Registry host's Core MCP instead of here (registry_host_list with has_core_mcp: true lists them); one hop"
+                    "description": REMOTE_HOST_DESCRIPTION
                 }),
             );
         }
@@ -206,6 +226,29 @@ mod tests {
             .as_str()
             .expect("text")
             .starts_with("[unavailable in this build: needs the \"docs-write\" feature]"));
+    }
+
+    #[test]
+    fn hints_equal_to_the_defaults_are_left_out() {
+        let wire = |a: Annotations| serde_json::to_value(on_the_wire(a)).expect("json");
+        assert_eq!(
+            wire(Annotations::READ_ONLY),
+            json!({"readOnlyHint": true, "openWorldHint": false})
+        );
+        assert_eq!(
+            wire(Annotations::OPEN_WORLD_DESTRUCTIVE),
+            json!({"destructiveHint": true, "openWorldHint": true})
+        );
+        let additive = Annotations {
+            read_only_hint: Some(false),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            open_world_hint: Some(false),
+        };
+        assert_eq!(
+            wire(additive),
+            json!({"destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+        );
     }
 
     #[test]

@@ -509,6 +509,20 @@ impl Drop for Server {
 }
 
 /// The text of a tool result's first content item.
+/// A listed tool's hints with MCP's defaults filled in where the listing leaves them out
+/// (`readOnlyHint` and `idempotentHint` false; a read-only tool is neither destructive nor
+/// anything but idempotent).
+pub fn hints(tool: &Value) -> Value {
+    let a = &tool["annotations"];
+    let read_only = a["readOnlyHint"] == true;
+    json!({
+        "readOnlyHint": read_only,
+        "destructiveHint": if read_only { json!(false) } else { a.get("destructiveHint").cloned().unwrap_or(json!(true)) },
+        "idempotentHint": read_only || a["idempotentHint"] == true,
+        "openWorldHint": a.get("openWorldHint").cloned().unwrap_or(json!(true)),
+    })
+}
+
 pub fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }

@@ -15,10 +15,10 @@ use crate::{Args, ToolError};
 /// `#[arg(flatten)]`.
 #[derive(Debug, Clone, Args)]
 pub struct Paging {
-    /// at most this many items (default 50, max 200)
+    /// default 50
     #[arg(min = 1, max = 200, default = 50)]
     pub limit: usize,
-    /// next_cursor from the previous page
+    /// a next_cursor
     pub cursor: Option<String>,
 }
 

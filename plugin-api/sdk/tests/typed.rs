@@ -110,7 +110,7 @@ fn the_schema_comes_from_the_type() {
     let list = GROUP.tools[1].handler.schema();
     assert_eq!(
         list["properties"]["limit"],
-        json!({"type": "integer", "minimum": 1, "maximum": 200, "description": "at most this many items (default 50, max 200)"})
+        json!({"type": "integer", "minimum": 1, "maximum": 200, "description": "default 50"})
     );
     assert_eq!(list.get("required"), None);
 }

@@ -113,43 +113,43 @@ pub struct ItemFields {
     /// Markdown
     #[arg(max_len = 20000)]
     pub description: Option<Text>,
-    /// open, in_progress, blocked or review (close it with the level's close tool)
+    /// not done/cancelled: use the close tool
     pub status: Option<Status>,
-    /// urgent, high, medium, low or none (default none)
+    /// default none
     pub priority: Option<Priority>,
-    /// the agent it is assigned to (registered with scrolls_agent_register; "" unassigns)
+    /// agent name ("" unassigns)
     pub assignee: Option<coremcp_plugin_sdk::args::Clearable<AgentName>>,
-    /// labels (replaces them all)
+    /// replaces all
     #[arg(max_items = 50)]
     pub labels: Option<Vec<Token>>,
-    /// YYYY-MM-DD ("" clears it)
+    /// YYYY-MM-DD ("" clears)
     pub due_date: Option<coremcp_plugin_sdk::args::Clearable<DueDate>>,
     /// points
     #[arg(min = 0)]
     pub estimate: Option<f64>,
-    /// keys of the items that must close first (replaces them all)
+    /// must close first (replaces all)
     #[arg(max_items = 100)]
     pub depends_on: Option<Vec<ItemId>>,
-    /// a link to outside work, e.g. a pull request URL ("" clears it)
+    /// URL ("" clears)
     pub external_ref: Option<coremcp_plugin_sdk::args::Clearable<Token>>,
 }
 
 /// The filters and paging of every level's list (ListArgs).
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// only these statuses (default: every open one)
+    /// default: the open ones
     #[arg(max_items = 6)]
     pub status: Vec<Status>,
-    /// also closed items when no status is given (default false)
+    /// closed ones too
     #[arg(default)]
     pub include_closed: bool,
-    /// only items assigned to this agent
+    /// agent name
     pub assignee: Option<AgentName>,
-    /// only items with this label
+    /// with this label
     pub label: Option<Token>,
-    /// only items of this priority
+    /// of this priority
     pub priority: Option<Priority>,
-    /// case-insensitive text in the title
+    /// text in the title
     #[arg(min_len = 1, max_len = 200)]
     pub query: Option<String>,
     #[arg(flatten)]
@@ -159,14 +159,14 @@ pub struct ListArgs {
 /// One item (GetArgs).
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// the item's key
+    /// item key
     pub id: ItemId,
-    /// list its children (default: true for a theme, project or epic)
+    /// default: above story
     pub include_children: Option<bool>,
-    /// how many levels of children (default 1)
+    /// child levels (default 1)
     #[arg(min = 1, max = 3, default = 1)]
     pub depth: u32,
-    /// add its comments, newest first (default false)
+    /// add its comments
     #[arg(default)]
     pub include_comments: bool,
 }
@@ -174,16 +174,15 @@ pub struct GetArgs {
 /// Closing an item (CloseArgs).
 #[derive(Debug, Args)]
 pub struct CloseArgs {
-    /// the item's key
+    /// item key
     pub id: ItemId,
-    /// done, cancelled, duplicate or wont_do (default done; the status becomes done or
-    /// cancelled)
+    /// default done
     #[arg(default = Resolution::Done)]
     pub resolution: Resolution,
-    /// a comment to add while closing
+    /// closing comment
     #[arg(max_len = 20000)]
     pub comment: Option<Text>,
-    /// also close its open descendants (default false: refused while it has any)
+    /// close open descendants too
     #[arg(default)]
     pub cascade: bool,
 }
@@ -191,9 +190,9 @@ pub struct CloseArgs {
 /// Deleting an item (DeleteArgs).
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
-    /// the item's key
+    /// item key
     pub id: ItemId,
-    /// also delete everything under it (default false: refused while it has children)
+    /// delete the subtree too
     #[arg(default)]
     pub cascade: bool,
 }

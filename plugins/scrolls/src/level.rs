@@ -51,9 +51,9 @@ const fn arg(name: &'static str, description: &'static str, required: bool) -> K
     }
 }
 
-const IN_THEME: KeyArg = arg("theme", "only under this theme (key)", false);
-const IN_PROJECT: KeyArg = arg("project", "only in this project (key)", false);
-const IN_EPIC: KeyArg = arg("epic", "only under this epic (key)", false);
+const IN_THEME: KeyArg = arg("theme", "theme key", false);
+const IN_PROJECT: KeyArg = arg("project", "project key", false);
+const IN_EPIC: KeyArg = arg("epic", "epic key", false);
 
 /// What is true of one level.
 #[derive(Debug)]
@@ -85,7 +85,7 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Theme), None],
         key: KeyRule::ProjectKey,
         children_by_default: true,
-        parent_arg: Some(arg("theme", "the theme it belongs to (key)", false)),
+        parent_arg: Some(arg("theme", "theme key", false)),
         list_filters: &[IN_THEME],
     },
     Rules {
@@ -101,7 +101,7 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Epic), Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: false,
-        parent_arg: Some(arg("parent", "an epic key or a project key", true)),
+        parent_arg: Some(arg("parent", "epic or project key", true)),
         list_filters: &[IN_PROJECT, IN_EPIC],
     },
     Rules {
@@ -109,7 +109,7 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Epic), Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: false,
-        parent_arg: Some(arg("parent", "an epic key or a project key", true)),
+        parent_arg: Some(arg("parent", "epic or project key", true)),
         list_filters: &[IN_PROJECT, IN_EPIC],
     },
     Rules {

@@ -90,12 +90,9 @@ impl LevelTool {
             Op::Create | Op::Update => {
                 let create = self.op == Op::Create;
                 match (create, self.level.rules().key) {
-                    (true, KeyRule::Slug) => o.property::<ItemId>(
-                        "key",
-                        "permanent slug, e.g. reliability",
-                        &[],
-                        Some(true),
-                    ),
+                    (true, KeyRule::Slug) => {
+                        o.property::<ItemId>("key", "e.g. reliability", &[], Some(true))
+                    }
                     (true, KeyRule::ProjectKey) => o.property::<ItemId>(
                         "key",
                         "^[A-Z][A-Z0-9]{1,9}$, the Registry project's key",
@@ -103,7 +100,7 @@ impl LevelTool {
                         Some(true),
                     ),
                     (true, KeyRule::Sequence) => {}
-                    (false, _) => o.property::<ItemId>("id", "the item's key", &[], Some(true)),
+                    (false, _) => o.property::<ItemId>("id", "item key", &[], Some(true)),
                 }
                 if let Some(parent) = self.level.rules().parent_arg.as_ref() {
                     // Moving is scrolls_item_move's; only a project's theme is patched here.
@@ -128,16 +125,11 @@ impl LevelTool {
                         &[("maxLength", json!(20000))],
                         Some(false),
                     );
-                    o.property::<Priority>(
-                        "priority",
-                        "urgent, high, medium, low or none",
-                        &[],
-                        Some(false),
-                    );
+                    o.property::<Priority>("priority", "default none", &[], Some(false));
                     if !create {
                         o.property::<Status>(
                             "status",
-                            "open, in_progress, blocked or review",
+                            "not done/cancelled: use the close tool",
                             &[],
                             Some(false),
                         );
@@ -146,16 +138,16 @@ impl LevelTool {
                 match self.level {
                     Level::Theme if create => o.property::<Token>(
                         "registry_theme",
-                        "the Registry theme it tracks (default: the same key)",
+                        "default: the same key",
                         &[],
                         Some(false),
                     ),
                     Level::Project => {
-                        o.property::<AgentName>("lead", "the agent who leads it", &[], Some(false))
+                        o.property::<AgentName>("lead", "agent name", &[], Some(false))
                     }
                     Level::Story => o.property::<Vec<Text>>(
                         "acceptance_criteria",
-                        "what must hold for it to be done (replaces them all)",
+                        "replaces all",
                         &[("maxItems", json!(50))],
                         Some(false),
                     ),
@@ -164,7 +156,7 @@ impl LevelTool {
                 if !create {
                     o.property::<u64>(
                         "expected_version",
-                        "the version you read; refused with conflict if it is at another",
+                        "the version you read",
                         &[("minimum", json!(1))],
                         Some(false),
                     );
@@ -679,104 +671,75 @@ macro_rules! level_tools {
 
 level_tools! {
     "scrolls_theme_list" Theme List READ
-        "List themes (open ones unless you filter by status or include_closed). Paged: pass \
-         next_cursor back as cursor.";
+        "List themes; open ones unless status or include_closed.";
     "scrolls_theme_get" Theme Get READ
-        "Get a theme with its projects (include_children, depth up to 3) and optionally its \
-         comments.";
+        "Get a theme with its projects.";
     "scrolls_theme_create" Theme Create ADD
-        "Create a theme. Its key is a permanent slug; registry_theme links the Registry theme \
-         (default: the same key).";
+        "Create a theme with a permanent slug key.";
     "scrolls_theme_update" Theme Update IDEMPOTENT
-        "Patch a theme: only the fields you pass change. status open reopens a closed one; \
-         close it with scrolls_theme_close. expected_version guards against a lost update.";
+        "Patch a theme: only given fields change; status open reopens it.";
     "scrolls_theme_close" Theme Close IDEMPOTENT
-        "Close a theme (resolution done, cancelled, duplicate or wont_do). Refused while it has \
-         open descendants unless cascade: true, which closes them too.";
+        "Close a theme; refused while it has open descendants unless cascade.";
     "scrolls_theme_delete" Theme Delete DESTRUCTIVE
-        "Delete a theme. Refused while it has children unless cascade: true, which deletes its \
-         whole subtree; the activity feed keeps a tombstone of each.";
+        "Delete a theme; refused while it has children unless cascade. The feed keeps tombstones.";
     "scrolls_project_list" Project List READ
-        "List projects, optionally of one theme (open ones unless you filter by status or \
-         include_closed). Paged: pass next_cursor back as cursor.";
+        "List projects of a theme; open ones unless status or include_closed.";
     "scrolls_project_get" Project Get READ
-        "Get a project with its epics and any stories or tasks directly under it, and \
-         optionally its comments.";
+        "Get a project with its epics and direct stories and tasks.";
     "scrolls_project_create" Project Create ADD
-        "Create a project. Its key (e.g. CORE) should match the Registry project's and prefixes \
-         its items' keys (CORE-1, CORE-2, …).";
+        "Create a project; its key (the Registry project's) prefixes its items (CORE-1).";
     "scrolls_project_update" Project Update IDEMPOTENT
-        "Patch a project: only the fields you pass change (theme \"\" takes it out of its \
-         theme). status open reopens a closed one; close it with scrolls_project_close.";
+        "Patch a project: only given fields change (theme \"\" detaches it); status open reopens it.";
     "scrolls_project_close" Project Close IDEMPOTENT
-        "Close a project. Refused while it has open descendants unless cascade: true, which \
-         closes them with the same resolution.";
+        "Close a project; refused while it has open descendants unless cascade.";
     "scrolls_project_delete" Project Delete DESTRUCTIVE
-        "Delete a project. Refused while it has items unless cascade: true, which deletes them \
-         all; the activity feed keeps a tombstone of each.";
+        "Delete a project; refused while it has items unless cascade.";
     "scrolls_epic_list" Epic List READ
-        "List epics, optionally of one project or theme (open ones unless you filter by status \
-         or include_closed). Paged: pass next_cursor back as cursor.";
+        "List epics of a project or theme; open ones unless status or include_closed.";
     "scrolls_epic_get" Epic Get READ
-        "Get an epic with its stories and tasks, and optionally its comments.";
+        "Get an epic with its stories and tasks.";
     "scrolls_epic_create" Epic Create ADD
-        "Create an epic in a project; its key is the project's next number (CORE-7).";
+        "Create an epic in a project (key CORE-7).";
     "scrolls_epic_update" Epic Update IDEMPOTENT
-        "Patch an epic: only the fields you pass change (labels and depends_on replace the \
-         lists). Close it with scrolls_epic_close.";
+        "Patch an epic: only given fields change; lists are replaced.";
     "scrolls_epic_close" Epic Close IDEMPOTENT
-        "Close an epic. Refused while it has open stories, tasks or subtasks unless cascade: \
-         true, which closes them too.";
+        "Close an epic; refused while it has open descendants unless cascade.";
     "scrolls_epic_delete" Epic Delete DESTRUCTIVE
-        "Delete an epic. Refused while it has children unless cascade: true, which deletes them \
-         too.";
+        "Delete an epic; refused while it has children unless cascade.";
     "scrolls_story_list" Story List READ
-        "List stories, optionally of one project or epic (open ones unless you filter by status \
-         or include_closed). Paged: pass next_cursor back as cursor.";
+        "List stories of a project or epic; open ones unless status or include_closed.";
     "scrolls_story_get" Story Get READ
-        "Get a story with its acceptance criteria, its dependencies and, on request, its \
-         subtasks and comments.";
+        "Get a story with its criteria, dependencies, and optionally subtasks and comments.";
     "scrolls_story_create" Story Create ADD
-        "Create a story under an epic or directly under a project; its key is the project's \
-         next number.";
+        "Create a story under an epic or project; its key is the project's next number.";
     "scrolls_story_update" Story Update IDEMPOTENT
-        "Patch a story: only the fields you pass change (labels, depends_on and \
-         acceptance_criteria replace the lists). Close it with scrolls_story_close.";
+        "Patch a story: only given fields change; lists are replaced.";
     "scrolls_story_close" Story Close IDEMPOTENT
-        "Close a story. Refused while it has open subtasks unless cascade: true, which closes \
-         them too.";
+        "Close a story; refused while it has open subtasks unless cascade.";
     "scrolls_story_delete" Story Delete DESTRUCTIVE
-        "Delete a story. Refused while it has subtasks unless cascade: true, which deletes them \
-         too.";
+        "Delete a story; refused while it has subtasks unless cascade.";
     "scrolls_task_list" Task List READ
-        "List tasks, optionally of one project or epic (open ones unless you filter by status \
-         or include_closed). Paged: pass next_cursor back as cursor.";
+        "List tasks of a project or epic; open ones unless status or include_closed.";
     "scrolls_task_get" Task Get READ
-        "Get a task with its dependencies and, on request, its subtasks and comments.";
+        "Get a task with its dependencies, and optionally subtasks and comments.";
     "scrolls_task_create" Task Create ADD
-        "Create a task under an epic or directly under a project; its key is the project's next \
-         number.";
+        "Create a task under an epic or project; its key is the project's next number.";
     "scrolls_task_update" Task Update IDEMPOTENT
-        "Patch a task: only the fields you pass change (labels and depends_on replace the \
-         lists). Close it with scrolls_task_close.";
+        "Patch a task: only given fields change; lists are replaced.";
     "scrolls_task_close" Task Close IDEMPOTENT
-        "Close a task. Refused while it has open subtasks unless cascade: true, which closes \
-         them too.";
+        "Close a task; refused while it has open subtasks unless cascade.";
     "scrolls_task_delete" Task Delete DESTRUCTIVE
-        "Delete a task. Refused while it has subtasks unless cascade: true, which deletes them \
-         too.";
+        "Delete a task; refused while it has subtasks unless cascade.";
     "scrolls_subtask_list" Subtask List READ
-        "List the subtasks of a story or task (open ones unless you filter by status or \
-         include_closed). Paged: pass next_cursor back as cursor.";
+        "List a story's or task's subtasks; open ones unless status or include_closed.";
     "scrolls_subtask_get" Subtask Get READ
-        "Get a subtask with its dependencies and, on request, its comments.";
+        "Get a subtask with its dependencies.";
     "scrolls_subtask_create" Subtask Create ADD
-        "Create a subtask under a story or a task; its key is the project's next number.";
+        "Create a subtask under a story or task.";
     "scrolls_subtask_update" Subtask Update IDEMPOTENT
-        "Patch a subtask: only the fields you pass change (labels and depends_on replace the \
-         lists). Close it with scrolls_subtask_close.";
+        "Patch a subtask: only given fields change; lists are replaced.";
     "scrolls_subtask_close" Subtask Close IDEMPOTENT
-        "Close a subtask (resolution done, cancelled, duplicate or wont_do).";
+        "Close a subtask.";
     "scrolls_subtask_delete" Subtask Delete DESTRUCTIVE
         "Delete a subtask.";
 }

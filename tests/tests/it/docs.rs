@@ -6,7 +6,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use coremcp_tests::{is_error, plugins, text, Server, TempDir};
+use coremcp_tests::{hints, is_error, plugins, text, Server, TempDir};
 use serde_json::{json, Value};
 
 /// `top/handbook/` (the docs repository), `top/notes/` (a second one) and `top/outside/`.
@@ -105,14 +105,14 @@ fn the_tools_are_listed_with_their_schemas_and_annotations() {
             .clone()
     };
     let read = find("docs_read");
-    assert_eq!(read["annotations"]["readOnlyHint"], true, "{read}");
+    assert_eq!(hints(&read)["readOnlyHint"], true, "{read}");
     assert_eq!(read["inputSchema"]["additionalProperties"], false);
     assert_eq!(read["inputSchema"]["required"], json!(["path"]));
     let write = find("docs_write");
-    assert_eq!(write["annotations"]["readOnlyHint"], false, "{write}");
-    assert_eq!(write["annotations"]["destructiveHint"], true, "{write}");
-    assert_eq!(write["annotations"]["idempotentHint"], false, "{write}");
-    assert_eq!(write["annotations"]["openWorldHint"], false, "{write}");
+    assert_eq!(hints(&write)["readOnlyHint"], false, "{write}");
+    assert_eq!(hints(&write)["destructiveHint"], true, "{write}");
+    assert_eq!(hints(&write)["idempotentHint"], false, "{write}");
+    assert_eq!(hints(&write)["openWorldHint"], false, "{write}");
     assert_eq!(write["inputSchema"]["required"], json!(["path", "body"]));
     for tool in [&read, &write] {
         // The host publishes remote_host for every tool that takes it.

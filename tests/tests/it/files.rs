@@ -5,7 +5,7 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use coremcp_tests::{is_error, plugins, text, Server, TempDir};
+use coremcp_tests::{hints, is_error, plugins, text, Server, TempDir};
 use serde_json::{json, Value};
 
 /// `top/root/…` (the configured root) and `top/outside/secret.txt`.
@@ -90,7 +90,7 @@ fn the_group_lists_its_tools_read_only_in_catalog_order() {
         ["files_search", "files_list", "code_snapshot", "sql_query"]
     );
     for tool in &ours[..3] {
-        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+        assert_eq!(hints(tool)["readOnlyHint"], true, "{tool}");
         assert_eq!(tool["inputSchema"]["additionalProperties"], false, "{tool}");
     }
 }

@@ -10,7 +10,7 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use coremcp_tests::{is_error, nulls, plugins, text, Server, TempDir};
+use coremcp_tests::{hints, is_error, nulls, plugins, text, Server, TempDir};
 use serde_json::{json, Value};
 
 /// Variables that would redirect git away from the repository a test names.
@@ -223,11 +223,11 @@ fn git_tools_are_listed_with_their_annotations() {
         );
     }
     let by_name = |name: &str| git.iter().find(|t| t["name"] == name).expect("listed");
-    assert_eq!(by_name("git_status")["annotations"]["readOnlyHint"], true);
-    assert_eq!(by_name("git_add")["annotations"]["idempotentHint"], true);
-    assert_eq!(by_name("git_commit")["annotations"]["readOnlyHint"], false);
-    assert_eq!(by_name("git_push")["annotations"]["openWorldHint"], true);
-    assert_eq!(by_name("git_push")["annotations"]["destructiveHint"], true);
+    assert_eq!(hints(by_name("git_status"))["readOnlyHint"], true);
+    assert_eq!(hints(by_name("git_add"))["idempotentHint"], true);
+    assert_eq!(hints(by_name("git_commit"))["readOnlyHint"], false);
+    assert_eq!(hints(by_name("git_push"))["openWorldHint"], true);
+    assert_eq!(hints(by_name("git_push"))["destructiveHint"], true);
     assert_eq!(
         by_name("git_log")["inputSchema"]["properties"]["max_count"]["maximum"],
         200

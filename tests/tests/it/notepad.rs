@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use coremcp_tests::stores::{on_both, pg_query, Backend, StoreEnv};
-use coremcp_tests::{plugins, text, Server};
+use coremcp_tests::{hints, plugins, text, Server};
 use serde_json::{json, Value};
 
 /// Runs SQL on the test's NervHQ store directly (what the tools must not be the only witness
@@ -764,18 +764,14 @@ fn the_group_lists_six_tools_with_their_hints() {
             "notepad_cleanup"
         ]
     );
-    let hint = |i: usize, name: &str| tools[i]["annotations"][name].clone();
+    let hint = |i: usize, name: &str| hints(tools[i])[name].clone();
     assert_eq!(hint(0, "readOnlyHint"), true);
     assert_eq!(hint(1, "idempotentHint"), true);
     assert_eq!(hint(2, "destructiveHint"), true);
     assert_eq!(hint(4, "destructiveHint"), true);
     assert_eq!(hint(5, "destructiveHint"), true);
     for tool in &tools {
-        assert_eq!(
-            tool["annotations"]["openWorldHint"], false,
-            "{}",
-            tool["name"]
-        );
+        assert_eq!(hints(tool)["openWorldHint"], false, "{}", tool["name"]);
         assert!(
             tool["inputSchema"]["properties"].is_object(),
             "{}",

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use coremcp_tests::{is_error, nulls, plugins, text, Server, WAIT};
+use coremcp_tests::{hints, is_error, nulls, plugins, text, Server, WAIT};
 use serde_json::{json, Value};
 
 fn server() -> (coremcp_tests::TempDir, Server) {
@@ -145,7 +145,7 @@ fn tools_list_follows_what_agent_clients_need() {
         }
     }
     let publishing = &tools[2];
-    assert_eq!(publishing["annotations"]["openWorldHint"], true);
+    assert_eq!(hints(publishing)["openWorldHint"], true);
     // Results omit what they do not have, too.
     let ok = server.call("fixture_echo", json!({"a": 1}));
     assert_eq!(nulls(&ok), Vec::<String>::new());

@@ -4,7 +4,7 @@
 //! and data that outlives the process.
 
 use coremcp_tests::stores::on_both;
-use coremcp_tests::{is_error, plugins, text, Server, TempDir, WAIT};
+use coremcp_tests::{hints, is_error, plugins, text, Server, TempDir, WAIT};
 use serde_json::{json, Value};
 
 const TOOLS: [&str; 14] = [
@@ -102,7 +102,7 @@ fn the_fourteen_tools_are_listed_without_remote_host_and_with_their_annotations(
         assert_eq!(schema["type"], "object", "{name}");
         assert_eq!(schema["additionalProperties"], false, "{name}");
         assert!(schema["properties"].get("remote_host").is_none(), "{name}");
-        let a = &tool["annotations"];
+        let a = &hints(tool);
         assert_eq!(a["openWorldHint"], false, "{name}");
         let read_only = name.ends_with("_list") || name.ends_with("_get");
         assert_eq!(a["readOnlyHint"], read_only, "{name}");

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use coremcp_tests::stores::{on_both, pg_query, Backend, StoreEnv};
-use coremcp_tests::{plugins, text, Server};
+use coremcp_tests::{hints, plugins, text, Server};
 use serde_json::{json, Value};
 
 /// Runs statements on the test's NervHQ store directly.
@@ -661,7 +661,7 @@ fn the_group_lists_seven_tools_with_their_hints() {
         .iter()
         .zip([false, false, false, false, true, true, true])
     {
-        let a = &tool["annotations"];
+        let a = &hints(tool);
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
         assert_eq!(a["idempotentHint"], true, "{}", tool["name"]);
         assert_eq!(a["destructiveHint"], false, "{}", tool["name"]);

@@ -20,26 +20,25 @@ use super::common::{answer, connect, container_ref, inspect};
 pub const TOOL: Tool =
     Tool::typed("docker_container_action", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
-/// Start, stop, restart, kill, pause, unpause or remove one container. stop and restart wait
-/// timeout_s for it to exit before killing it; remove refuses a running container unless
-/// force. Repeating an action that is already done reports changed: false.
+/// Start, stop, restart, kill, pause, unpause or remove a container (remove needs force while
+/// running). An action already done answers changed: false.
 #[derive(Debug, Args)]
 pub struct Action {
-    /// container id (or its prefix) or name
+    /// id, id prefix or name
     #[arg(min_len = 1, max_len = 256)]
     container: String,
     /// what to do
     action: Verb,
-    /// Registry host whose daemon to ask (default: this machine's)
+    /// Registry host (default this machine)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
-    /// stop/restart: seconds to wait before killing (default 10)
+    /// stop/restart grace (default 10)
     #[arg(min = 0, max = 600, default = 10)]
     timeout_s: u64,
-    /// remove: remove even while running
+    /// remove: even if running
     #[arg(default)]
     force: bool,
-    /// remove: also remove its anonymous volumes
+    /// remove: its volumes too
     #[arg(default)]
     remove_volumes: bool,
 }

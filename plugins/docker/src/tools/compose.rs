@@ -33,37 +33,34 @@ const KEPT_BYTES: usize = 1024 * 1024;
 /// Characters of Compose's own output an answer shows at most.
 const SHOWN_CHARS: usize = 6_000;
 
-/// Run a Compose command for one project: ps (its containers, as docker_container_list shows
-/// them), config (the resolved project as JSON), up (detached), down, pull, start, stop,
-/// restart or logs. project_dir and files must be inside the roots, on the machine that runs
-/// the call. The Compose command is COREMCP_COMPOSE (default docker-compose where installed,
-/// else docker compose).
+/// Run a Compose command (ps, config, up, down, pull, start, stop, restart, logs) for one project;
+/// project_dir and files inside the roots. Uses COREMCP_COMPOSE.
 #[derive(Debug, Args)]
 pub struct Compose {
     /// the Compose command
     action: ComposeAction,
-    /// the project folder inside the roots (default: the first root)
+    /// inside the roots (default the first)
     #[arg(min_len = 1, max_len = 4096)]
     project_dir: Option<String>,
-    /// Compose files, relative to project_dir (default: Compose's own choice)
+    /// relative to project_dir
     #[arg(max_items = 10)]
     files: Vec<String>,
-    /// the project name (default: Compose's, from the folder's name)
+    /// default: from the folder
     #[arg(min_len = 1, max_len = 64)]
     project_name: Option<String>,
     /// only these services
     #[arg(max_items = 50)]
     services: Vec<String>,
-    /// Registry host whose daemon to use (default: this machine's)
+    /// Registry host (default this machine)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
     /// up: build images first
     #[arg(default)]
     build: bool,
-    /// down: also remove the project's volumes
+    /// down: volumes too
     #[arg(default)]
     remove_volumes: bool,
-    /// logs: lines from the end of each service (default 200)
+    /// logs: last lines (default 200)
     #[arg(min = 1, max = 5000, default = 200)]
     tail: u64,
 }

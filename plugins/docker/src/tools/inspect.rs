@@ -12,17 +12,17 @@ use super::common::{answer, connect, container_ref, inspect, redact_env};
 
 pub const TOOL: Tool = Tool::typed("docker_container_inspect", &typed(handler)).hints(Hints::READ);
 
-/// Inspect one container: state, health, command, environment (credential values redacted),
-/// mounts and networks; raw gives the daemon's whole inspect document.
+/// Inspect a container: state, health, command, environment (credentials redacted), mounts,
+/// networks.
 #[derive(Debug, Args)]
 pub struct Inspect {
-    /// container id (or its prefix) or name
+    /// id, id prefix or name
     #[arg(min_len = 1, max_len = 256)]
     container: String,
-    /// Registry host whose daemon to ask (default: this machine's)
+    /// Registry host (default this machine)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
-    /// the whole inspect document instead of the trimmed view
+    /// the daemon's whole document
     #[arg(default)]
     raw: bool,
 }

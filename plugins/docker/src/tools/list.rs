@@ -13,24 +13,23 @@ use super::common::answer;
 
 pub const TOOL: Tool = Tool::typed("docker_container_list", &typed(handler)).hints(Hints::READ);
 
-/// List containers (running ones unless all): id, name, image, state, status, ports, labels,
-/// created and Compose project. host names a Registry host (its docker_endpoint); without it,
-/// this machine's daemon.
+/// List containers (running unless all): id, name, image, state, status, ports, labels, Compose
+/// project.
 #[derive(Debug, Args)]
 pub struct List {
-    /// Registry host whose daemon to ask (default: this machine's)
+    /// Registry host (default this machine)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
-    /// include stopped containers too
+    /// stopped too
     #[arg(default)]
     all: bool,
-    /// only containers whose name contains this
+    /// name substring
     #[arg(min_len = 1, max_len = 256)]
     name: Option<String>,
-    /// only containers with these labels (`key` or `key=value`; all must match)
+    /// key or key=value, all must match
     #[arg(max_items = 20)]
     label: Vec<String>,
-    /// only the containers of this Compose project
+    /// Compose project
     #[arg(min_len = 1, max_len = 256)]
     compose_project: Option<String>,
 }

@@ -25,31 +25,29 @@ pub const KEPT_BYTES: usize = 4 * 1024 * 1024;
 /// Marks a stderr line when both streams are shown.
 const STDERR_MARK: &str = "[stderr] ";
 
-/// Tail a container's logs (stdout and stderr decoded; with both, stderr lines start with
-/// "[stderr] "). tail counts the lines of both streams before stream picks one (the daemon's
-/// rule). since and until take RFC 3339 or an age like 90s, 10m, 2h, 1d. Long output keeps its
-/// end.
+/// Tail a container's logs; with both streams, stderr lines start with "[stderr] ". since/until:
+/// RFC 3339 or an age like 10m. Long output keeps its end.
 #[derive(Debug, Args)]
 pub struct Logs {
-    /// container id (or its prefix) or name
+    /// id, id prefix or name
     #[arg(min_len = 1, max_len = 256)]
     container: String,
-    /// Registry host whose daemon to ask (default: this machine's)
+    /// Registry host (default this machine)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
-    /// lines from the end (default 200)
+    /// last lines (default 200)
     #[arg(min = 1, max = 5000, default = 200)]
     tail: u64,
-    /// only lines after this time (RFC 3339, or an age like 10m)
+    /// RFC 3339 or age like 10m
     #[arg(min_len = 1, max_len = 64)]
     since: Option<String>,
-    /// only lines before this time (RFC 3339, or an age like 10m)
+    /// RFC 3339 or age like 10m
     #[arg(min_len = 1, max_len = 64)]
     until: Option<String>,
-    /// prefix each line with the daemon's timestamp
+    /// prefix timestamps
     #[arg(default)]
     timestamps: bool,
-    /// which stream (default both)
+    /// default both
     #[arg(default = Stream::Both)]
     stream: Stream,
 }

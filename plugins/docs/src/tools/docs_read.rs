@@ -20,20 +20,18 @@ pub const TOOL: Tool = Tool::typed("docs_read", &typed(handler))
 /// The default cut of a body, in characters.
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
-/// Read one Markdown document of a documentation repository (front matter as a JSON object, plus
-/// the body), or list a docs folder: its .md documents with their front matter, and its
-/// sub-folders. Repositories come from local configuration (--docs).
+/// Read a Markdown document of a docs repository (front matter and body), or list a folder.
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "docs-read"), allow(dead_code))]
 pub struct Read {
-    /// repo-relative .md file or folder ("." for the repository's top folder)
+    /// .md file or folder (".": the top)
     path: String,
     #[arg(flatten)]
     repo: super::Choice,
-    /// return the front matter without the body (default false)
+    /// without the body
     #[arg(default)]
     front_matter_only: bool,
-    /// cut the body at this many characters (default 20000; also kept under the result limit)
+    /// cut the body here (default 20000)
     #[arg(min = 100, default = DEFAULT_MAX_CHARS)]
     max_chars: usize,
 }

@@ -30,29 +30,25 @@ pub enum Mode {
     Upsert,
 }
 
-/// Create or replace a Markdown document in a documentation repository. Front matter is merged into
-/// the existing keys (others keep their place and text) and kept current: updated, updated_by and
-/// revision (+1) are set by the tool, title defaults from the first # heading. Atomic. It does not
-/// commit: use git_add/git_commit.
+/// Create or replace a Markdown document in a docs repository, atomically. Front matter merges;
+/// updated, updated_by and revision are kept current. Does not commit.
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "docs-write"), allow(dead_code))]
 pub struct Write {
-    /// repo-relative .md file; missing folders are created
+    /// repo-relative .md file
     path: String,
-    /// Markdown without front matter
+    /// Markdown, no front matter
     body: String,
     #[arg(flatten)]
     repo: super::Choice,
-    /// front-matter keys to set, merged into the existing ones (updated, updated_by and
-    /// revision are set by the tool)
+    /// keys merged into the existing front matter
     front_matter: Option<Map<String, Value>>,
     /// front-matter keys to drop
     remove_keys: Vec<String>,
-    /// create: the document must not exist; replace: it must exist; upsert: either (default)
+    /// create: must not exist; replace: must; upsert (default)
     #[arg(default = Mode::Upsert)]
     mode: Mode,
-    /// the front-matter revision you read (0: no document or no revision yet); a mismatch is a
-    /// conflict
+    /// revision you read (0: none); else conflict
     #[arg(min = 0)]
     expected_revision: Option<u64>,
 }

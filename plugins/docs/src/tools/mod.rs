@@ -51,8 +51,8 @@ mod shared {
     allow(dead_code)
 )]
 pub struct Choice {
-    /// configured docs-repo name (default: the first configured one)
+    /// configured docs repo (default the first)
     pub repo: Option<String>,
-    /// project key whose docs_source to use (needs the Registry; not in this build yet)
+    /// project key (not in this build yet)
     pub project: Option<String>,
 }

@@ -50,31 +50,26 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     coremcp_plugin_sdk::to_json(&snapshot)
 }
 
-/// Structural snapshot of a code tree: per file its language and symbols (modules, types,
-/// functions, methods with their parent, signatures, 1-based line ranges), read with tree-sitter
-/// for Rust, Python, TypeScript/TSX, JavaScript and Go; other files are listed by path.
-/// .gitignore-aware; files sorted by path, symbols by position. save_to (store in the Registry) is
-/// not available in this build yet.
+/// Structural snapshot of a code tree: files with language and symbols (kind, name, parent,
+/// signature, lines) for Rust, Python, TS/TSX, JavaScript, Go. .gitignore-aware. save_to is not in
+/// this build yet.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
-    /// folder (or file) to snapshot, relative to the first root or absolute inside the roots
-    /// (default: the first root)
+    /// folder or file inside the roots (default the first root)
     pub path: Option<String>,
-    /// only files matching one of these globs (gitignore style: *.rs, src/**)
+    /// globs, e.g. *.rs, src/**
     pub include: Vec<String>,
-    /// skip files and folders matching one of these globs
+    /// globs to skip
     pub exclude: Vec<String>,
-    /// only files of these languages (default: every file, other files without symbols)
+    /// only these languages
     pub languages: Vec<LanguageName>,
-    /// outline: kinds, names, lines; signatures: plus declaration headers; full: plus doc
-    /// comments (default signatures)
+    /// outline, +signatures (default), +doc comments (full)
     #[arg(default = Detail::Signatures)]
     pub detail: Detail,
-    /// files in the snapshot at most, first by path (default 1000)
+    /// max files (default 1000)
     #[arg(min = 1, max = 20000, default = DEFAULT_MAX_FILES)]
     pub max_files: usize,
-    /// Registry source ref to store the snapshot under (needs the Registry group; not in this
-    /// build yet)
+    /// source ref to store it under (not in this build yet)
     pub save_to: Option<String>,
 }
 

@@ -34,24 +34,21 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     coremcp_plugin_sdk::to_json(&listing)
 }
 
-/// List a directory, or a tree to depth, with type (file, dir, symlink), size and mtime (RFC 3339
-/// UTC). .gitignore-aware; hidden entries only with include_hidden; symlinks are listed, never
-/// followed. Sorted by path, relative to the listed folder.
+/// List a directory, or a tree to depth: type, size, mtime. .gitignore-aware; symlinks listed,
+/// never followed. Sorted by path.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
-    /// folder (or file) to list, relative to the first root or absolute inside the roots
-    /// (default: the first root)
+    /// folder inside the roots (default the first root)
     pub path: Option<String>,
-    /// levels to descend; 1 lists the folder's own entries (default 1)
+    /// levels (default 1)
     #[arg(min = 1, max = MAX_DEPTH, default = DEFAULT_DEPTH)]
     pub depth: usize,
-    /// only entries matching one of these globs (gitignore style: *.rs, src/**), plus the
-    /// folders holding them
+    /// only entries matching these globs (*.rs, src/**)
     pub include: Vec<String>,
-    /// list hidden entries too (default false)
+    /// hidden too
     #[arg(default)]
     pub include_hidden: bool,
-    /// entries returned at most (default 500)
+    /// default 500
     #[arg(min = 1, max = 10000, default = DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
 }

@@ -49,33 +49,30 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     coremcp_plugin_sdk::to_json(&found)
 }
 
-/// Search file contents, ripgrep-style: regex or literal, .gitignore-aware, with context lines.
-/// Smart case by default (case-insensitive unless the pattern has an uppercase letter). Binary
-/// files, hidden entries (unless include_hidden) and ignored files are skipped. Matches come sorted
-/// by path and line, paths relative to the searched folder.
+/// Search file contents, ripgrep-style: regex or literal, .gitignore-aware, smart case, context
+/// lines. Skips binary, hidden and ignored files. Sorted by path and line.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
-    /// regular expression (Rust regex syntax), or literal text with literal: true
+    /// Rust regex (or text with literal)
     pub pattern: String,
-    /// folder or file to search, relative to the first root or absolute inside the roots
-    /// (default: the first root)
+    /// folder or file inside the roots (default the first root)
     pub path: Option<String>,
-    /// treat pattern as literal text (default false)
+    /// pattern is plain text
     #[arg(default)]
     pub literal: bool,
-    /// true: match case exactly; false: ignore case (default: smart case)
+    /// default: smart case
     pub case_sensitive: Option<bool>,
-    /// only files matching one of these globs (gitignore style: *.rs, src/**/*.ts)
+    /// globs, e.g. *.rs
     pub include: Vec<String>,
-    /// skip files and folders matching one of these globs
+    /// globs to skip
     pub exclude: Vec<String>,
-    /// lines of context before and after each match (default 0)
+    /// context lines (default 0)
     #[arg(min = 0, max = 5, default = 0)]
     pub context_lines: usize,
-    /// matches returned at most (default 200)
+    /// default 200
     #[arg(min = 1, max = 2000, default = DEFAULT_MAX_RESULTS)]
     pub max_results: usize,
-    /// search hidden files and folders too (default false)
+    /// hidden entries too
     #[arg(default)]
     pub include_hidden: bool,
 }

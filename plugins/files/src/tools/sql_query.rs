@@ -43,24 +43,23 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub const TOOL: Tool = Tool::typed("sql_query", &typed(sql_query)).hints(Hints::DESTRUCTIVE);
 
-/// Run SQL against PostgreSQL, in a read-only transaction by default. Rows come back as JSON with
-/// column names and types. Connections are named in local configuration (credentials are never
-/// passed as arguments).
+/// Run one SQL statement on PostgreSQL, read-only by default; rows as JSON with column types.
+/// Connections are configured locally.
 #[derive(Debug, Args)]
 pub struct Query {
-    /// one SQL statement; $1..$n for params
+    /// one statement; $1..$n params
     sql: String,
     /// values for $1..$n
     params: Vec<SqlValue>,
-    /// connection name from local configuration (default: default)
+    /// configured connection (default default)
     database: Option<String>,
-    /// run in a READ ONLY transaction (default true)
+    /// default true
     #[arg(default = true)]
     read_only: bool,
-    /// rows returned at most (default 200)
+    /// default 200
     #[arg(min = 1, max = 5000, default = DEFAULT_MAX_ROWS)]
     max_rows: usize,
-    /// statement timeout in seconds (default 30)
+    /// default 30
     #[arg(min = 1, max = 600, default = DEFAULT_TIMEOUT_S)]
     timeout_s: u64,
 }

@@ -23,7 +23,7 @@ pub const TOOL: Tool = Tool::typed("git_add", &typed(run)).hints(Hints::IDEMPOTE
 pub struct Add {
     #[arg(flatten)]
     at: super::RepoPath,
-    /// files or folders to stage, relative to repo_path; deleted files stage their deletion
+    /// relative to repo_path
     #[arg(required)]
     paths: Vec<String>,
 }

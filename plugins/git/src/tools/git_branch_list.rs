@@ -29,10 +29,10 @@ enum Scope {
 pub struct BranchList {
     #[arg(flatten)]
     at: super::RepoPath,
-    /// local branches, remote-tracking branches, or both (default local)
+    /// default local
     #[arg(default = Scope::Local)]
     scope: Scope,
-    /// only branches that contain this commit
+    /// containing this commit
     contains: Option<String>,
 }
 fn run(ctx: &Ctx<'_>, args: BranchList) -> Result<Value, ToolError> {

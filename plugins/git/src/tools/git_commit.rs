@@ -23,10 +23,10 @@ pub struct Commit {
     at: super::RepoPath,
     /// the commit message
     message: String,
-    /// stage tracked modifications first, like -a (default false)
+    /// like -a
     #[arg(default)]
     all: bool,
-    /// commit even when nothing changed (default false)
+    /// commit even if empty
     #[arg(default)]
     allow_empty: bool,
 }

@@ -24,21 +24,20 @@ pub const TOOL: Tool = Tool::typed("git_diff", &typed(run)).hints(Hints::READ);
 pub struct Diff {
     #[arg(flatten)]
     at: super::RepoPath,
-    /// diff the index against HEAD instead of the working tree against the index (default
-    /// false)
+    /// index vs HEAD instead of tree vs index
     #[arg(default)]
     staged: bool,
-    /// a revision (diff it against the working tree) or a range a..b; overrides staged
+    /// a revision (vs the tree) or range a..b
     target: Option<String>,
-    /// limit the diff to these paths (relative to repo_path)
+    /// relative to repo_path
     paths: Vec<String>,
-    /// context lines around each change (default 3)
+    /// default 3
     #[arg(min = 0, max = 1000, default = 3)]
     context_lines: u64,
-    /// only the changed files with added/deleted line counts, no patch text
+    /// files and line counts only
     #[arg(default)]
     stat_only: bool,
-    /// cut the patch text at this many characters (default 12000)
+    /// cut at (default 12000)
     #[arg(min = 200, max = 19000, default = crate::text::DEFAULT_MAX_CHARS)]
     max_chars: usize,
 }

@@ -25,20 +25,20 @@ pub const TOOL: Tool = Tool::typed("git_log", &typed(run)).hints(Hints::READ);
 pub struct Log {
     #[arg(flatten)]
     at: super::RepoPath,
-    /// at most this many commits (default 20)
+    /// default 20
     #[arg(min = 1, max = 200, default = 20)]
     max_count: u64,
-    /// a revision or range to list (default HEAD)
+    /// default HEAD
     rev: Option<String>,
-    /// only commits touching this path (relative to repo_path)
+    /// relative to repo_path
     path: Option<String>,
-    /// only commits after this date (git date syntax, e.g. 2024-05-01 or "2 weeks ago")
+    /// git date, e.g. 2024-05-01 or "2 weeks ago"
     since: Option<String>,
-    /// only commits before this date
+    /// git date
     until: Option<String>,
-    /// only commits whose author matches this pattern
+    /// author pattern
     author: Option<String>,
-    /// only commits whose message matches this pattern
+    /// message pattern
     grep: Option<String>,
 }
 fn run(ctx: &Ctx<'_>, args: Log) -> Result<Value, ToolError> {

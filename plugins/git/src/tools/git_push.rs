@@ -23,17 +23,16 @@ pub const TOOL: Tool = Tool::typed("git_push", &typed(run)).hints(Hints::DESTRUC
 pub struct Push {
     #[arg(flatten)]
     at: super::RepoPath,
-    /// a configured remote (default origin)
+    /// default origin
     remote: Option<String>,
-    /// the local branch to push (default the current one)
+    /// default the current
     branch: Option<String>,
-    /// record the pushed branch as upstream (default: true when the branch has none)
+    /// set upstream (default: if it has none)
     set_upstream: Option<bool>,
-    /// overwrite the remote branch only if it is still where this repository last saw it
-    /// (default false); there is no plain force
+    /// overwrite the remote branch only if it is where we last saw it (no plain force)
     #[arg(default)]
     force_with_lease: bool,
-    /// push all tags too (default false)
+    /// tags too
     #[arg(default)]
     tags: bool,
 }

@@ -27,14 +27,14 @@ pub const TOOL: Tool = Tool::typed("git_show", &typed(run)).hints(Hints::READ);
 pub struct Show {
     #[arg(flatten)]
     at: super::RepoPath,
-    /// the commit (sha, branch, tag, HEAD~2, …)
+    /// sha, branch, tag, HEAD~2
     revision: String,
-    /// show this file's content at the revision instead of the commit (relative to repo_path)
+    /// show this file at the revision instead
     path: Option<String>,
-    /// the changed files with line counts instead of the patch
+    /// line counts, no patch
     #[arg(default)]
     stat_only: bool,
-    /// cut the patch or file text at this many characters (default 12000)
+    /// cut at (default 12000)
     #[arg(min = 200, max = 19000, default = crate::text::DEFAULT_MAX_CHARS)]
     max_chars: usize,
 }

@@ -22,8 +22,7 @@ use crate::repo::Repo;
 /// The `repo_path` argument every tool takes (`#[arg(flatten)]`).
 #[derive(Debug, Clone, Args)]
 pub struct RepoPath {
-    /// the repository (a work tree, or a folder inside one) inside the roots; default: the
-    /// first root
+    /// default: the first root
     pub repo_path: Option<String>,
 }
 

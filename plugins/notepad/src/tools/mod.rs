@@ -45,7 +45,7 @@ pub fn what(scope: &str, key: &str) -> String {
 pub struct NoteRef {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
     pub scope: Scope,
-    /// the note's key: 1-200 characters of A-Z a-z 0-9 . _ : / -
+    /// 1-200 of A-Z a-z 0-9 . _ : / -
     pub key: Key,
 }
 

@@ -34,29 +34,27 @@ pub const TOOL: Tool = Tool::typed("notepad_bulk_set", &typed(handler))
     // Destructive with replace_scope, which is the reading a client must be warned about.
     .hints(Hints::DESTRUCTIVE_IDEMPOTENT);
 
-/// Set many notes of one scope in one transaction (up to 10000 entries; all or nothing: one invalid
-/// entry, which the error names, writes none). Each entry is written like notepad_set without
-/// expected_version. replace_scope: true also deletes the scope's notes that are not in entries
-/// (entries: [] then empties the scope). Returns counts: set, created, updated, deleted.
+/// Set many notes of one scope in one transaction (up to 10000; one invalid entry writes none).
+/// replace_scope deletes the scope's other notes.
 #[derive(Debug, Args)]
 pub struct BulkSet {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
     scope: Scope,
-    /// the notes to set, each key at most once
+    /// each key once
     #[arg(required, max_items = MAX_ENTRIES)]
     entries: Vec<NewNote>,
-    /// also delete the scope's notes that are not in entries (default false)
+    /// delete the scope's other notes
     #[arg(default)]
     replace_scope: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct NewNote {
-    /// 1-200 characters of A-Z a-z 0-9 . _ : / -
+    /// 1-200 of A-Z a-z 0-9 . _ : / -
     key: Key,
-    /// text of at most 16 KiB (16384 bytes)
+    /// at most 16 KiB
     value: String,
-    /// seconds until the note expires (absent: never)
+    /// expires after (absent: never)
     #[arg(min = 1, max = MAX_TTL_S)]
     ttl_s: Option<u64>,
 }

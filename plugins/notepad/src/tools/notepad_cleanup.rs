@@ -23,22 +23,19 @@ use super::{expired, Scope};
 
 pub const TOOL: Tool = Tool::typed("notepad_cleanup", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
-/// Delete expired notes and, with older_than_s, also notes not updated for that many seconds;
-/// dry_run only lists what would go. Filter by scope (exact) or scope_prefix. expired_only defaults
-/// to true without older_than_s and to false with it (passing expired_only: true together with
-/// older_than_s is an error). Returns deleted (with dry_run: how many would be) and the notes (up
-/// to 200, the rest counted in more), each with its reason: expired or older_than.
+/// Delete expired notes, and with older_than_s notes idle that long; dry_run only lists. Returns
+/// deleted and the notes (up to 200) with their reason.
 #[derive(Debug, Args)]
 pub struct Cleanup {
-    /// only this scope (exact)
+    /// exact scope
     scope: Option<Scope>,
-    /// only scopes starting with this, e.g. session:
+    /// e.g. session:
     scope_prefix: Option<String>,
-    /// only expired notes (default: true without older_than_s, false with it)
+    /// default: true without older_than_s
     expired_only: Option<bool>,
-    /// also delete notes whose last update is at least this many seconds ago
+    /// also notes idle this long
     older_than_s: Option<u64>,
-    /// list what would be deleted, delete nothing (default false)
+    /// list only
     #[arg(default)]
     dry_run: bool,
 }

@@ -9,8 +9,7 @@ use super::{expired, NoteRef};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_delete",
-    "Delete one note. Succeeds with deleted: false if the note is absent (or had \
-        already expired).",
+    "Delete one note; deleted: false if it was absent.",
     &typed(handler),
 )
 .hints(Hints::DESTRUCTIVE_IDEMPOTENT);

@@ -10,8 +10,7 @@ use super::{live, NoteRef};
 
 pub const TOOL: Tool = Tool::new(
     "notepad_get",
-    "Get one note: its value, version, updated_at, updated_by and expires_at. An \
-        expired note is absent (not_found) even before notepad_cleanup removes it.",
+    "Get one note: value, version, updated_at, updated_by, expires_at. Expired is not_found.",
     &typed(handler),
 )
 .hints(Hints::READ);

@@ -17,19 +17,17 @@ use super::{live, Scope};
 
 pub const TOOL: Tool = Tool::typed("notepad_list", &typed(handler)).hints(Hints::READ);
 
-/// List notes in (scope, key) order: keys, versions, updated_at and expires_at, with values only if
-/// include_values. Filters combine: scope (exact), scope_prefix (e.g. project:), key_prefix.
-/// Expired notes are left out. Pages hold up to limit notes (fewer with values, to stay under the
-/// result limit); pass next_cursor back for the next one.
+/// List notes by scope and key (values only with include_values); expired ones left out. Filters
+/// combine.
 #[derive(Debug, Args)]
 pub struct List {
-    /// only this scope (exact)
+    /// exact scope
     scope: Option<Scope>,
-    /// only scopes starting with this, e.g. project: or agent:
+    /// e.g. project:
     scope_prefix: Option<String>,
-    /// only keys starting with this (case-sensitive)
+    /// key prefix
     key_prefix: Option<String>,
-    /// include each note's value (default false)
+    /// add values
     #[arg(default)]
     include_values: bool,
     #[arg(flatten)]

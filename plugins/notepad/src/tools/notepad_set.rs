@@ -20,22 +20,20 @@ use super::{expiry, live, updated_by, what, Key, Scope, INSERT, UPSERT};
 
 pub const TOOL: Tool = Tool::typed("notepad_set", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Create or overwrite one note (the whole note: without ttl_s it no longer expires). Returns the
-/// new version and whether the note was created. With expected_version the write happens only if
-/// the note is at that version (0: only if it does not exist); otherwise it is a conflict error
-/// giving the current version. An expired note counts as absent (version 0).
+/// Create or overwrite one note (without ttl_s it never expires). Returns its version.
+/// expected_version guards the write (0: only if absent).
 #[derive(Debug, Args)]
 pub struct Set {
     /// global, project:<KEY>, agent:<name>, session:<id> or host:<name>
     scope: Scope,
-    /// 1-200 characters of A-Z a-z 0-9 . _ : / -
+    /// 1-200 of A-Z a-z 0-9 . _ : / -
     key: Key,
-    /// the note: text of at most 16 KiB (16384 bytes of UTF-8); JSON is fine as text
+    /// text, at most 16 KiB
     value: String,
-    /// seconds until the note expires (absent: never)
+    /// expires after (absent: never)
     #[arg(min = 1, max = super::MAX_TTL_S)]
     ttl_s: Option<u64>,
-    /// write only if the note is at this version (0: only if it does not exist)
+    /// conflict unless at it (0: absent)
     expected_version: Option<u64>,
 }
 

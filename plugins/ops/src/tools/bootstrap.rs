@@ -22,23 +22,20 @@ use crate::clients::{Client, Launch};
 
 pub const TOOL: Tool = Tool::typed("bootstrap", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Prepare this machine for Core MCP work and return a checklist of what was found and what
-/// changed: prerequisites (git, pwsh, docker, the publishing CLI) with versions, the config and
-/// plugin folders, the agent client's MCP entry (merged into its own config file, backed up
-/// first), and optionally this machine as a Registry host. A second run changes nothing;
-/// dry_run reports without changing.
+/// Prepare this machine: check prerequisites, create config and plugin folders, merge the client's
+/// MCP entry into its config (backed up), optionally register the host. Idempotent.
 #[derive(Debug, Args)]
 pub struct Bootstrap {
-    /// the agent client whose MCP entry to write (default none)
+    /// client whose MCP entry to write
     #[arg(default = ClientArg::None)]
     client: ClientArg,
-    /// default: every group; secondary: the reduced machine (no document tools)
+    /// secondary: no document tools
     #[arg(default = Profile::Default)]
     profile: Profile,
-    /// add this machine to the Registry with its Core MCP address
+    /// add this machine to the Registry
     #[arg(default)]
     register_host: bool,
-    /// report what would change without changing anything
+    /// change nothing
     #[arg(default)]
     dry_run: bool,
 }

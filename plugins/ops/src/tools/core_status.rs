@@ -5,13 +5,11 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("core_status", &typed(handler)).hints(Hints::READ);
 
-/// Diagnostics of the Core MCP that answers: version, mode, sessions, and the parts asked for —
-/// groups (loaded or not, load errors, compiled features), relays with their failover state and
-/// service routes, remote_host targets, upstream MCP servers with state and approval. The same
-/// facts as its /api/status page.
+/// This Core MCP's state: version, mode, groups and load errors, relays and routes, remote_host
+/// targets, upstream servers (as /api/status).
 #[derive(Debug, Args)]
 pub struct Status {
-    /// which parts (default all)
+    /// default all
     #[arg(max_items = 5)]
     include: Vec<Part>,
 }

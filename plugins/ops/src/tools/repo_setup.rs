@@ -19,22 +19,20 @@ use coremcp_plugin_sdk::{host_call, prelude::*};
 
 pub const TOOL: Tool = Tool::typed("repo_setup", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Set up a checkout of a Registry git source on this machine: clone it if absent (into path,
-/// default <first root>/<name>), check out branch (default the source's default branch), set
-/// origin and its HEAD, install the repository's hooks (.githooks) and record the checkout in
-/// the Registry. A second run on a present checkout only reports.
+/// Set up a checkout of a Registry git source: clone if absent, check out the branch, set origin,
+/// install hooks, record it in the Registry. On a present checkout it only reports.
 #[derive(Debug, Args)]
 pub struct Setup {
-    /// source ref PROJECT/name, e.g. CORE/core-mcp
+    /// source ref, e.g. CORE/core-mcp
     #[arg(min_len = 3, max_len = 200)]
     source: String,
-    /// where the checkout goes, inside the roots (default: <first root>/<name>)
+    /// inside the roots (default <first root>/<name>)
     #[arg(min_len = 1, max_len = 4096)]
     path: Option<String>,
-    /// the branch to check out (default: the source's default branch)
+    /// default: the source's default
     #[arg(min_len = 1, max_len = 255)]
     branch: Option<String>,
-    /// point git at the repository's own hooks folder (.githooks) when it has one (default true)
+    /// use its .githooks folder (default true)
     #[arg(default = true)]
     hooks: bool,
 }

@@ -23,17 +23,14 @@ use crate::transcript::{self, claude_project_dir, newest_jsonl, Format};
 
 pub const TOOL: Tool = Tool::typed("session_record", &typed(handler)).hints(Hints::ADD);
 
-/// Record an agent session: read its transcript on this machine (Claude Code's or Codex's JSONL,
-/// auto-detected for the current session, or transcript_path inside the roots), derive stats
-/// (turns, tool calls, duration), compress it and store it with the Session service as a
-/// recording. session_id defaults to the transcript's own session id; a closed session is
-/// created when none exists. Recording the same transcript again changes nothing.
+/// Record an agent session from its Claude Code or Codex transcript (auto-detected, or
+/// transcript_path): stats, compressed, stored with the Session service. Idempotent.
 #[derive(Debug, Args)]
 pub struct Record {
-    /// the session to record under (default: the session id the transcript carries)
+    /// default: the transcript's
     #[arg(min_len = 1, max_len = 100)]
     session_id: Option<String>,
-    /// the transcript file, inside the roots (default: the current Claude Code or Codex session)
+    /// inside the roots (default the current session's)
     #[arg(min_len = 1, max_len = 4096)]
     transcript_path: Option<String>,
     /// the recording's title
@@ -45,7 +42,7 @@ pub struct Record {
     /// labels
     #[arg(max_items = 50)]
     tags: Option<Vec<String>>,
-    /// project key of a session created for the recording
+    /// project key for a new session
     #[arg(min_len = 1, max_len = 200)]
     project: Option<String>,
 }

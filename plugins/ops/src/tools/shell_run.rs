@@ -35,23 +35,21 @@ pub const KEPT_BYTES: usize = 1024 * 1024;
 /// Characters of each stream the answer shows at most.
 const SHOWN_CHARS: usize = 8_000;
 
-/// Run a script in PowerShell (pwsh) where it is installed, otherwise in the configured shell
-/// (COREMCP_SHELL, default bash), and return stdout, stderr, exit code and duration. A
-/// non-zero exit is reported, not an error; long output keeps its end. The script gets no
-/// stdin.
+/// Run a script in pwsh where installed, else COREMCP_SHELL (default bash); no stdin. Returns
+/// stdout, stderr, exit code, duration; a non-zero exit is not an error.
 #[derive(Debug, Args)]
 pub struct Run {
     /// the script
     #[arg(min_len = 1, max_len = 1000000)]
     script: String,
-    /// working directory inside the roots (default: the first root)
+    /// inside the roots (default the first)
     cwd: Option<String>,
-    /// time limit in seconds; the whole process tree is killed then (default 120)
+    /// kill after (default 120)
     #[arg(min = 1, max = 600, default = 120)]
     timeout_s: u64,
-    /// extra environment variables (string values; credential-named keys are refused)
+    /// extra variables (credential names refused)
     env: Option<Map<String, Value>>,
-    /// the shell (default: pwsh if installed, else the configured shell)
+    /// default: pwsh, else COREMCP_SHELL
     shell: Option<Shell>,
 }
 

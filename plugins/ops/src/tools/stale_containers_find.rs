@@ -16,24 +16,23 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("stale_containers_find", &typed(handler)).hints(Hints::READ);
 
-/// Find stale containers on the Registry's Docker hosts, read-only: exited, dead or created
-/// (or, with include_running, running) and created longer ago than older_than_s. A host that is
-/// down is reported and does not fail the others. Remove them with docker_container_action.
+/// Find stale containers (exited, dead, created; running with include_running) older than
+/// older_than_s on the Registry's Docker hosts. Read-only.
 #[derive(Debug, Args)]
 pub struct Find {
-    /// Registry host names (default: every enabled host with a docker_endpoint)
+    /// default: all with a docker_endpoint
     #[arg(max_items = 50)]
     hosts: Vec<String>,
-    /// minimum age in seconds since creation (default 604800 = 7 days)
+    /// min age (default 604800, 7 days)
     #[arg(min = 0, max = 315360000, default = 604_800)]
     older_than_s: u64,
-    /// states that count as stale (default exited, dead, created)
+    /// default exited, dead, created
     #[arg(max_items = 6)]
     states: Vec<State>,
-    /// count running containers past the age too
+    /// running ones too
     #[arg(default)]
     include_running: bool,
-    /// only containers with this label (`key` or `key=value`)
+    /// key or key=value
     #[arg(min_len = 1, max_len = 512)]
     label: Option<String>,
 }

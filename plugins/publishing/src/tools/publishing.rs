@@ -22,18 +22,17 @@ const EXCERPT_CHARS: usize = 2000;
 
 pub const TOOL: Tool = Tool::typed("publishing", &typed(publishing)).hints(Hints::DESTRUCTIVE);
 
-/// Pass the arguments to the publishing CLI unchanged (argv, no shell) and return its JSON stdout.
-/// Output that is not JSON gives an error carrying a raw-text excerpt.
+/// Run the publishing CLI with these arguments (argv, no shell) and return its JSON stdout.
 #[derive(Debug, Args)]
 pub struct Publish {
-    /// argv passed verbatim to the publishing CLI
+    /// argv, verbatim
     #[arg(required)]
     args: Vec<String>,
-    /// working directory for the CLI, inside the roots (default: the first root)
+    /// inside the roots (default the first)
     cwd: Option<String>,
-    /// text written to the CLI's stdin
+    /// stdin text
     stdin: Option<String>,
-    /// time limit in seconds (default 120)
+    /// default 120
     #[arg(min = 1, max = 600, default = DEFAULT_TIMEOUT_S)]
     timeout_s: u64,
 }

@@ -9,26 +9,25 @@ use crate::host::{self, HOST};
 
 pub const TOOL: Tool = Tool::typed("registry_host_add", &typed(handler)).hints(Hints::ADD);
 
-/// Add a host with its Core MCP address. A host with core_mcp_url becomes a remote_host and
-/// forwarding target at the next host refresh; docker_endpoint lets the Docker tools reach it. An
-/// existing name is a conflict. Returns the host (enabled).
+/// Add a host. With core_mcp_url it becomes a remote_host target; docker_endpoint lets the Docker
+/// tools reach it.
 #[derive(Debug, Args)]
 pub struct Add {
     /// ^[a-z0-9][a-z0-9-]{0,62}$, e.g. devbox-1
     #[arg(min_len = 1)]
     name: HostName,
-    /// DNS name or IP address (no scheme or port)
+    /// DNS name or IP
     #[arg(min_len = 1, max_len = 253)]
     address: Address,
-    /// absolute http(s) URL of its Core MCP, e.g. http://devbox-1:7070/mcp (no credentials)
+    /// its Core MCP, e.g. http://devbox-1:7070/mcp
     #[arg(max_len = 2000)]
     core_mcp_url: Option<Clearable<CoreMcpUrl>>,
-    /// unix://, npipe://, ssh:// or tcp:// endpoint of its Docker daemon
+    /// Docker endpoint, unix:// or tcp://
     #[arg(max_len = 2000)]
     docker_endpoint: Option<Clearable<DockerEndpoint>>,
     /// operating system
     os: Option<Os>,
-    /// free-form roles, e.g. ["build", "gpu"]
+    /// e.g. ["gpu"]
     #[arg(max_items = 32)]
     roles: Vec<Role>,
     /// what the host is for

@@ -8,24 +8,22 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("registry_host_list", &typed(handler)).hints(Hints::READ);
 
-/// List hosts by name. Enabled hosts with a core_mcp_url are the forwarding targets that
-/// remote_host names (has_core_mcp: true lists exactly those). Default: enabled hosts only. Paged:
-/// pass next_cursor back as cursor.
+/// List hosts by name. has_core_mcp: true lists the remote_host targets. Default: enabled.
 #[derive(Debug, Args)]
 pub struct List {
-    /// only the host with exactly this name
+    /// exact name
     name: Option<HostName>,
-    /// only hosts that have this role
+    /// with this role
     #[arg(min_len = 1)]
     role: Option<String>,
-    /// true: only hosts with a core_mcp_url; false: only hosts without one
+    /// with (true) or without a core_mcp_url
     has_core_mcp: Option<bool>,
-    /// true: only hosts with a docker_endpoint; false: only hosts without one
+    /// with (true) or without a docker_endpoint
     has_docker: Option<bool>,
-    /// which hosts (default enabled)
+    /// default enabled
     #[arg(default = HostsShown::Enabled)]
     status: HostsShown,
-    /// case-insensitive substring of the name or address
+    /// substring of name or address
     #[arg(min_len = 1, max_len = 200)]
     query: Option<String>,
     #[arg(flatten)]

@@ -11,10 +11,8 @@ use crate::host::{self, HOST};
 pub const TOOL: Tool =
     Tool::typed("registry_host_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Patch a host: only the fields you pass change. Clearing core_mcp_url ("") or disabling the host
-/// (enabled: false) removes it from the forwarding targets. roles replaces the whole list. With
-/// expected_version, a host that changed since you read it is a conflict naming its current
-/// version. A patch that changes nothing is a no-op. Returns the host.
+/// Patch a host: only given fields change. Clearing core_mcp_url or enabled: false stops forwarding
+/// to it.
 #[derive(Debug, Args)]
 pub struct Update {
     /// the host's name
@@ -23,23 +21,23 @@ pub struct Update {
     /// new DNS name or IP address
     #[arg(min_len = 1, max_len = 253)]
     address: Option<Address>,
-    /// new http(s) URL of its Core MCP ("" clears it)
+    /// Core MCP URL ("" clears)
     #[arg(max_len = 2000)]
     core_mcp_url: Option<Clearable<CoreMcpUrl>>,
-    /// new unix://, npipe://, ssh:// or tcp:// endpoint ("" clears it)
+    /// Docker endpoint ("" clears)
     #[arg(max_len = 2000)]
     docker_endpoint: Option<Clearable<DockerEndpoint>>,
     /// operating system
     os: Option<Os>,
-    /// the new list of roles (replaces the old one; [] clears it)
+    /// replaces all
     #[arg(max_items = 32)]
     roles: Option<Vec<Role>>,
-    /// false disables the host (and stops forwarding to it)
+    /// false disables it
     enabled: Option<bool>,
-    /// new description ("" clears it)
+    /// "" clears it
     #[arg(max_len = 4000)]
     description: Option<Clearable<Description>>,
-    /// the version you read; refused with conflict if the host is at another
+    /// the version you read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

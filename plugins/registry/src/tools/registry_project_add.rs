@@ -8,9 +8,7 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("registry_project_add", &typed(handler)).hints(Hints::ADD);
 
-/// Add a project. Its key is permanent and is also the Scrolls item prefix (CORE → CORE-42); an
-/// existing key is a conflict. The theme, if given, must exist and be active. Set its docs source
-/// later with registry_project_update. Returns the project.
+/// Add a project. Its key is permanent and prefixes its Scrolls items (CORE-42).
 #[derive(Debug, Args)]
 pub struct Add {
     /// ^[A-Z][A-Z0-9]{1,9}$, e.g. CORE

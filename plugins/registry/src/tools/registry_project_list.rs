@@ -10,22 +10,20 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("registry_project_list", &typed(handler)).hints(Hints::READ);
 
-/// List projects by key, each with its theme, docs source and count of active sources;
-/// include_sources adds those sources. Default: active projects only. Paged: pass next_cursor back
-/// as cursor.
+/// List projects by key with theme, docs source and source count. Default: active.
 #[derive(Debug, Args)]
 pub struct List {
-    /// only the project with exactly this key
+    /// exact key
     key: Option<ProjectKey>,
-    /// only projects of this theme (theme key)
+    /// theme key
     theme: Option<ThemeKey>,
-    /// which projects (default active)
+    /// default active
     #[arg(default = Shown::Active)]
     status: Shown,
-    /// add each project's active sources (default false)
+    /// add active sources
     #[arg(default)]
     include_sources: bool,
-    /// case-insensitive substring of the key or name
+    /// substring of key or name
     #[arg(min_len = 1, max_len = 200)]
     query: Option<String>,
     #[arg(flatten)]

@@ -13,10 +13,8 @@ use crate::theme::THEME;
 pub const TOOL: Tool =
     Tool::typed("registry_project_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Patch a project, including which of its sources holds its docs: only the fields you pass change;
-/// archive it with status archived (projects are never deleted). With expected_version, a project
-/// that changed since you read it is a conflict naming its current version. A patch that changes
-/// nothing is a no-op. Returns the project.
+/// Patch a project (including its docs source): only given fields change; archive with status
+/// archived.
 #[derive(Debug, Args)]
 pub struct Update {
     /// the project's key
@@ -25,16 +23,16 @@ pub struct Update {
     /// new display name
     #[arg(min_len = 1, max_len = 200)]
     name: Option<Name>,
-    /// new theme key ("" removes the theme)
+    /// theme key ("" removes)
     theme: Option<Clearable<ThemeKey>>,
-    /// new description ("" clears it)
+    /// "" clears it
     #[arg(max_len = 4000)]
     description: Option<Clearable<Description>>,
-    /// ref PROJECT/name of an active docs-kind source of this project ("" clears it)
+    /// its docs-kind source ref ("" clears)
     docs_source: Option<Clearable<SourceRef>>,
     /// archive or re-activate
     status: Option<Status>,
-    /// the version you read; refused with conflict if the project is at another
+    /// the version you read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

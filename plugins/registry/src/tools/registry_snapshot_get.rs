@@ -14,28 +14,23 @@ use coremcp_snapshot::{self as snap, Detail};
 
 pub const TOOL: Tool = Tool::typed("registry_snapshot_get", &typed(handler)).hints(Hints::READ);
 
-/// Fetch a stored code snapshot of a source, or its outline. Without commit it returns the latest
-/// one plus the list of stored commits. detail: summary (counts per language, no files), outline
-/// (paths and symbol kinds, names, lines; default) or full (everything saved). paths keeps files
-/// under those folders or files. The answer is cut to max_chars by leaving out whole files, marked
-/// truncated: true with omitted_files.
+/// Fetch a source's stored code snapshot (default the latest, with the stored commits). Cut to
+/// max_chars by leaving out whole files.
 #[derive(Debug, Args)]
 pub struct Get {
     /// source ref PROJECT/name
     #[arg(min_len = 1)]
     source: SourceRef,
-    /// commit SHA, or an unambiguous abbreviation of 7+ hex digits (default: the latest
-    /// snapshot)
+    /// SHA or 7+ hex prefix (default the latest)
     #[arg(min_len = 7, max_len = 40)]
     commit: Option<String>,
-    /// only files that are one of these paths or lie under them (whole path segments: src
-    /// matches src/a.rs, not srcx/)
+    /// only these files or folders
     #[arg(max_items = 100)]
     paths: Vec<String>,
-    /// how much of each file (default outline)
+    /// default outline
     #[arg(default = Detail::Outline)]
     detail: Detail,
-    /// cut the answer to this many characters (default and at most 20000, the result limit)
+    /// cut the answer here (default 20000)
     #[arg(min = 500, default = 20_000)]
     max_chars: usize,
 }

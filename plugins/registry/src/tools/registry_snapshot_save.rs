@@ -24,27 +24,23 @@ pub const KEEP_PER_SOURCE: i64 = 20;
 pub const TOOL: Tool =
     Tool::typed("registry_snapshot_save", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
-/// Store a structural code snapshot of a source at a commit: pass the object code_snapshot returns
-/// (or CI's format-1 equivalent) as snapshot. One snapshot per source and commit: an existing one
-/// is a conflict unless replace is true, which overwrites it. Keeps the 20 most recently saved
-/// snapshots per source and prunes older ones. Returns the stored snapshot's id, stats and content
-/// hash.
+/// Store code_snapshot's output for a source at a commit (an existing one is a conflict unless
+/// replace). Keeps the 20 newest per source.
 #[derive(Debug, Args)]
 pub struct Save {
-    /// source ref PROJECT/name, e.g. CORE/core-mcp
+    /// source ref, e.g. CORE/core-mcp
     #[arg(min_len = 1)]
     source: SourceRef,
-    /// full 40-hex commit SHA the snapshot was taken at
+    /// 40-hex commit SHA
     #[arg(min_len = 40, max_len = 40)]
     commit: String,
     /// branch the commit was on
     #[arg(min_len = 1, max_len = 255)]
     branch: Option<Branch>,
-    /// code_snapshot output, format 1: {format_version?: 1, files: [{path, language, symbols:
-    /// [...]}], counts or stats, ...}
+    /// code_snapshot's output (format 1)
     #[arg(required)]
     snapshot: Map<String, Value>,
-    /// overwrite a stored snapshot of the same commit (default false: that is a conflict)
+    /// overwrite the same commit's (else conflict)
     #[arg(default)]
     replace: bool,
 }

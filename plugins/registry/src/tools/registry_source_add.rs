@@ -10,15 +10,14 @@ use crate::source::{self, Kind, SOURCE};
 
 pub const TOOL: Tool = Tool::typed("registry_source_add", &typed(handler)).hints(Hints::ADD);
 
-/// Add a source to a project: a git repo, docs repo, package, service or URL. Its ref is
-/// PROJECT/name (unique in the project; an existing one is a conflict). The project must exist and
-/// be active. Returns the source.
+/// Add a source (git repo, docs repo, package, service or URL) to an active project; its ref is
+/// PROJECT/name.
 #[derive(Debug, Args)]
 pub struct Add {
     /// project key, e.g. CORE
     #[arg(min_len = 1)]
     project: ProjectKey,
-    /// ^[a-z0-9][a-z0-9._-]*$, unique in the project, e.g. core-mcp
+    /// ^[a-z0-9][a-z0-9._-]*$, unique in the project
     #[arg(min_len = 1)]
     name: SourceName,
     /// what it is (permanent)
@@ -32,7 +31,7 @@ pub struct Add {
     /// what it holds
     #[arg(max_len = 4000)]
     description: Option<Description>,
-    /// free-form JSON object (at most 16000 characters)
+    /// JSON object
     metadata: Option<Map<String, Value>>,
 }
 

@@ -9,22 +9,21 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("registry_source_list", &typed(handler)).hints(Hints::READ);
 
-/// List sources (git repos, docs repos, packages, service URLs) by ref PROJECT/name, optionally
-/// with the hosts and paths where each is checked out. Default: active sources only. Paged: pass
-/// next_cursor back as cursor.
+/// List sources (git, docs, packages, services) by ref PROJECT/name, optionally with checkouts.
+/// Default: active.
 #[derive(Debug, Args)]
 pub struct List {
-    /// only this project's sources (project key, e.g. CORE)
+    /// project key
     project: Option<ProjectKey>,
     /// only sources of this kind
     kind: Option<Kind>,
-    /// which sources (default active)
+    /// default active
     #[arg(default = Shown::Active)]
     status: Shown,
-    /// add checkouts: the hosts and paths where each source is cloned (default false)
+    /// add where each is checked out
     #[arg(default)]
     include_checkouts: bool,
-    /// case-insensitive substring of the ref or the URL
+    /// substring of ref or URL
     #[arg(min_len = 1, max_len = 200)]
     query: Option<String>,
     #[arg(flatten)]

@@ -14,14 +14,11 @@ use crate::source::{self, SOURCE};
 pub const TOOL: Tool =
     Tool::typed("registry_source_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Patch a source: only the fields you pass change; metadata is merged (a null member removes that
-/// key); archive it with status archived (sources are never deleted). With expected_version, a
-/// source that changed since you read it is a conflict naming its current version. A patch that
-/// changes nothing is a no-op. checkout_host with checkout_path (absolute) records where the
-/// source is checked out on that Registry host (include_checkouts lists them). Returns the source.
+/// Patch a source: only given fields change; metadata merges; archive with status archived.
+/// checkout_host with checkout_path records a checkout.
 #[derive(Debug, Args)]
 pub struct Update {
-    /// source ref PROJECT/name, e.g. CORE/core-mcp
+    /// source ref, e.g. CORE/core-mcp
     #[arg(min_len = 1)]
     source: SourceRef,
     /// new URL
@@ -30,20 +27,20 @@ pub struct Update {
     /// new default branch
     #[arg(min_len = 1, max_len = 255)]
     default_branch: Option<Branch>,
-    /// new description ("" clears it)
+    /// "" clears it
     #[arg(max_len = 4000)]
     description: Option<Clearable<Description>>,
-    /// merged into the stored metadata (RFC 7386: a null member removes that key)
+    /// merged in (null removes a key)
     metadata: Option<Map<String, Value>>,
     /// archive or re-activate
     status: Option<Status>,
-    /// the version you read; refused with conflict if the source is at another
+    /// the version you read
     #[arg(min = 1)]
     expected_version: Option<u64>,
-    /// record a checkout on this Registry host (with checkout_path)
+    /// host of checkout_path
     #[arg(min_len = 1)]
     checkout_host: Option<HostName>,
-    /// the checkout's absolute path on that host
+    /// absolute path there
     #[arg(min_len = 1, max_len = 4096)]
     checkout_path: Option<String>,
     /// the checkout's branch

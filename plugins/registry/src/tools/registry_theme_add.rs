@@ -7,11 +7,10 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("registry_theme_add", &typed(handler)).hints(Hints::ADD);
 
-/// Add a theme record (a top-level grouping of projects). The key is permanent; an existing key is
-/// a conflict. Returns the theme.
+/// Add a theme (a top-level grouping of projects); its key is permanent.
 #[derive(Debug, Args)]
 pub struct Add {
-    /// permanent slug ^[a-z0-9][a-z0-9-]{0,39}$, e.g. reliability
+    /// permanent ^[a-z0-9][a-z0-9-]{0,39}$, e.g. reliability
     #[arg(min_len = 1)]
     key: ThemeKey,
     /// display name

@@ -7,16 +7,15 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("registry_theme_list", &typed(handler)).hints(Hints::READ);
 
-/// List themes, the top-level groupings of projects, by key. Default: active themes only. Paged:
-/// pass next_cursor back as cursor.
+/// List themes (top-level groupings of projects). Default: active.
 #[derive(Debug, Args)]
 pub struct List {
-    /// only the theme with exactly this key
+    /// exact key
     key: Option<ThemeKey>,
-    /// which themes (default active)
+    /// default active
     #[arg(default = Shown::Active)]
     status: Shown,
-    /// case-insensitive substring of the key or name
+    /// substring of key or name
     #[arg(min_len = 1, max_len = 200)]
     query: Option<String>,
     #[arg(flatten)]

@@ -8,9 +8,7 @@ use coremcp_plugin_sdk::prelude::*;
 pub const TOOL: Tool =
     Tool::typed("registry_theme_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Patch a theme: only the fields you pass change; archive it with status archived (themes are
-/// never deleted). With expected_version, a theme that changed since you read it is a conflict
-/// naming its current version. A patch that changes nothing is a no-op. Returns the theme.
+/// Patch a theme: only given fields change; archive with status archived. Returns the theme.
 #[derive(Debug, Args)]
 pub struct Update {
     /// the theme's key
@@ -19,12 +17,12 @@ pub struct Update {
     /// new display name
     #[arg(min_len = 1, max_len = 200)]
     name: Option<Name>,
-    /// new description ("" clears it)
+    /// "" clears it
     #[arg(max_len = 4000)]
     description: Option<Clearable<Description>>,
     /// archive or re-activate
     status: Option<Status>,
-    /// the version you read; refused with conflict if the theme is at another
+    /// the version you read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

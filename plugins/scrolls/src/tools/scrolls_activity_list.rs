@@ -8,16 +8,14 @@ use crate::{items, views, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_activity_list", &typed(handler)).hints(Hints::READ);
 
-/// Change feed, newest first (created, updated, closed, reopened, moved, claimed, commented,
-/// deleted) for a scope's subtree (the scope included) or by an agent. Paged: pass next_cursor
-/// back as cursor.
+/// Change feed, newest first, for an item's subtree or an agent.
 #[derive(Debug, Args)]
 pub struct Activity {
-    /// an item key: its subtree's activity
+    /// item key (its subtree)
     scope: Option<ItemId>,
     /// only what this agent did
     agent: Option<AgentName>,
-    /// RFC 3339 time: only since then
+    /// RFC 3339
     since: Option<Time>,
     /// only these actions
     #[arg(max_items = 8)]

@@ -9,14 +9,12 @@ use crate::SERVICE;
 pub const TOOL: Tool =
     Tool::typed("scrolls_agent_delete", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
-/// Delete an agent. Its open items go to reassign_to (an active agent) or to nobody, in the
-/// same transaction; the activity feed keeps who did what by name. Returns how many items it
-/// gave.
+/// Delete an agent; its open items go to reassign_to or nobody. Returns how many moved.
 #[derive(Debug, Args)]
 pub struct Delete {
-    /// the agent's name
+    /// agent name
     name: AgentName,
-    /// the agent who takes its open items (default: unassign them)
+    /// gets its open items (default nobody)
     reassign_to: Option<AgentName>,
 }
 

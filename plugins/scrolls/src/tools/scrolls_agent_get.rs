@@ -10,13 +10,12 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("scrolls_agent_get", &typed(handler)).hints(Hints::READ);
 
-/// Get one agent and, unless include_work is false, its open assigned items (up to 200, by
-/// priority then age).
+/// Get an agent and its open items.
 #[derive(Debug, Args)]
 pub struct Get {
-    /// the agent's name
+    /// agent name
     name: AgentName,
-    /// add its open assigned items (default true)
+    /// add open items (default true)
     #[arg(default = true)]
     include_work: bool,
 }

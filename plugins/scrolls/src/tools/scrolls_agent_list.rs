@@ -10,14 +10,13 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("scrolls_agent_list", &typed(handler)).hints(Hints::READ);
 
-/// List agents by name with their count of open assigned items. Default: active agents only.
-/// Paged: pass next_cursor back as cursor.
+/// List agents with their count of open items. Default: active.
 #[derive(Debug, Args)]
 pub struct List {
-    /// which agents (default active)
+    /// default active
     #[arg(default = Shown::Active)]
     status: Shown,
-    /// only agents with this capability
+    /// with this capability
     capability: Option<Token>,
     #[arg(flatten)]
     page: Paging,

@@ -9,16 +9,14 @@ use crate::SERVICE;
 pub const TOOL: Tool =
     Tool::typed("scrolls_agent_register", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Register or refresh an agent identity: an upsert by name that also sets last_seen_at.
-/// Fields left out keep their value; version moves only when one changes. Returns the agent
-/// and whether it is new.
+/// Register or refresh an agent by name (an upsert; sets last_seen_at).
 #[derive(Debug, Args)]
 pub struct Register {
     /// ^[a-z0-9][a-z0-9._-]{0,63}$, e.g. claude-code-1
     name: AgentName,
-    /// what it is, e.g. claude_code, codex or human
+    /// e.g. claude_code or human
     kind: Option<Token>,
-    /// what it can do, e.g. ["rust", "review"]
+    /// e.g. ["rust"]
     #[arg(max_items = 50)]
     capabilities: Option<Vec<Token>>,
     /// the host it runs on

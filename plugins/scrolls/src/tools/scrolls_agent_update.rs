@@ -10,26 +10,24 @@ use crate::SERVICE;
 pub const TOOL: Tool =
     Tool::typed("scrolls_agent_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Patch an agent: only the fields you pass change (capabilities replaces the list); pause or
-/// retire it with status. With expected_version, an agent that changed since you read it is a
-/// conflict naming its current version. Returns the agent.
+/// Patch an agent: only given fields change; pause or retire with status. Returns the agent.
 #[derive(Debug, Args)]
 pub struct Update {
-    /// the agent's name
+    /// agent name
     name: AgentName,
     /// what it is
     kind: Option<Clearable<Token>>,
-    /// what it can do (replaces the list)
+    /// replaces all
     #[arg(max_items = 50)]
     capabilities: Option<Vec<Token>>,
-    /// the host it runs on ("" clears it)
+    /// "" clears
     host: Option<Clearable<Token>>,
-    /// what it is for ("" clears it)
+    /// "" clears
     #[arg(max_len = 20000)]
     description: Option<Clearable<Text>>,
     /// active, paused or retired
     status: Option<AgentStatus>,
-    /// the version you read; refused with conflict if the agent is at another
+    /// the version you read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

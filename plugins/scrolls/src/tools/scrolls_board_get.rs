@@ -8,19 +8,17 @@ use crate::{items, views, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_board_get", &typed(handler)).hints(Hints::READ);
 
-/// Kanban view: the items under a project or epic in status columns (open, in_progress,
-/// blocked, review, done, cancelled), each with its count and up to limit_per_column items by
-/// priority, then age.
+/// Kanban view of a project or epic: items in status columns, by priority then age.
 #[derive(Debug, Args)]
 pub struct Board {
     /// a project or epic key
     scope: ItemId,
-    /// which level (default all of story, task and subtask)
+    /// default story, task, subtask
     #[arg(default = Shown::All)]
     level: Shown,
-    /// only items assigned to this agent
+    /// agent name
     assignee: Option<AgentName>,
-    /// items per column (default 20)
+    /// default 20
     #[arg(min = 1, max = 200, default = 20)]
     limit_per_column: usize,
 }

@@ -7,16 +7,15 @@ use crate::{items, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_comment_add", &typed(handler)).hints(Hints::ADD);
 
-/// Add a comment or work note to any item (it is searched with the item). Returns the
-/// comment's id.
+/// Add a comment to any item. Returns its id.
 #[derive(Debug, Args)]
 pub struct Add {
-    /// the item's key
+    /// item key
     id: ItemId,
     /// Markdown
     #[arg(max_len = 20000)]
     body: Text,
-    /// who writes it (default: the MCP client's name)
+    /// default: the client's name
     author: Option<AgentName>,
 }
 

@@ -7,10 +7,10 @@ use crate::{views, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_comment_list", &typed(handler)).hints(Hints::READ);
 
-/// List an item's comments, newest first. Paged: pass next_cursor back as cursor.
+/// List an item's comments, newest first.
 #[derive(Debug, Args)]
 pub struct List {
-    /// the item's key
+    /// item key
     id: ItemId,
     #[arg(flatten)]
     page: Paging,

@@ -7,16 +7,15 @@ use crate::{items, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_item_claim", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Atomically assign an open item to an agent and set it in_progress: of two agents claiming
-/// at once exactly one wins, the other gets conflict naming the holder. Claiming again what
-/// you hold is fine; force: true takes it over from another agent. Returns the item.
+/// Atomically assign an open item to an agent and set it in_progress; a rival claim gets conflict
+/// naming the holder. force takes it over.
 #[derive(Debug, Args)]
 pub struct Claim {
-    /// the item's key
+    /// item key
     id: ItemId,
-    /// the claiming agent (registered with scrolls_agent_register)
+    /// agent name
     agent: AgentName,
-    /// take it over from another agent (default false)
+    /// take it from its holder
     #[arg(default)]
     force: bool,
 }

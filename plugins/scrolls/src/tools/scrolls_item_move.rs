@@ -7,16 +7,15 @@ use crate::{items, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_item_move", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Re-parent any item. The level rules are checked (a project under a theme, an epic under a
-/// project, a story or task under an epic or project, a subtask under a story or task) and the
-/// key is kept, so a numbered item moves only within its project. Returns the item.
+/// Re-parent an item within the level rules (project under theme, epic under project, story/task
+/// under epic or project, subtask under story/task).
 #[derive(Debug, Args)]
 pub struct Move {
-    /// the item's key
+    /// item key
     id: ItemId,
-    /// the key of the item it goes under
+    /// new parent's key
     new_parent: ItemId,
-    /// its place among its new siblings (lower first)
+    /// place among siblings
     #[arg(min = 0)]
     position: Option<u64>,
 }

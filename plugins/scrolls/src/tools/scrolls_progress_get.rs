@@ -11,17 +11,16 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("scrolls_progress_get", &typed(handler)).hints(Hints::READ);
 
-/// Rollup for any item and its descendants: counts (and summed estimates) by status, level,
-/// assignee or label; % done by count and by estimate (cancelled items left out); blocked and
-/// overdue counts; and with since, how many closed since then.
+/// Rollup of an item's subtree: counts and estimates by status, level, assignee or label; % done;
+/// blocked and overdue; closed since.
 #[derive(Debug, Args)]
 pub struct Progress {
     /// any item's key
     id: ItemId,
-    /// what the counts group by (default status)
+    /// default status
     #[arg(default = GroupBy::Status)]
     by: GroupBy,
-    /// RFC 3339 time: count the items closed since then
+    /// RFC 3339: closed since
     since: Option<Time>,
 }
 

@@ -8,18 +8,18 @@ use crate::{views, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_ready_list", &typed(handler)).hints(Hints::READ);
 
-/// Work queue: open items whose depends_on are all closed and that are unassigned or assigned
-/// to agent, ordered by priority (urgent first), due date, then age.
+/// Work queue: open items whose dependencies are closed, unassigned or assigned to agent, by
+/// priority, due date, age.
 #[derive(Debug, Args)]
 pub struct Ready {
-    /// also the items assigned to this agent
+    /// and assigned to this agent
     agent: Option<AgentName>,
-    /// only in this project (key)
+    /// project key
     project: Option<ItemId>,
-    /// which levels (default story, task and subtask)
+    /// default story, task, subtask
     #[arg(max_items = 6)]
     levels: Vec<Level>,
-    /// at most this many (default 10)
+    /// default 10
     #[arg(min = 1, max = 100, default = 10)]
     limit: usize,
 }

@@ -9,26 +9,25 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("scrolls_search", &typed(handler)).hints(Hints::READ);
 
-/// Ranked text search across all levels (title, description and comments), best first. The
-/// query is searched as words: every word must appear; quotes, * or - are not syntax. Open
-/// items unless you pass status or include_closed.
+/// Ranked search over all levels (title, description, comments); every word must appear. Open items
+/// unless status or include_closed.
 #[derive(Debug, Args)]
 pub struct Search {
-    /// the words to find
+    /// words, all must match
     #[arg(min_len = 1, max_len = 500)]
     query: String,
     /// only these levels
     #[arg(max_items = 6)]
     levels: Vec<Level>,
-    /// only in this project (key)
+    /// project key
     project: Option<ItemId>,
-    /// only these statuses
+    /// statuses
     #[arg(max_items = 6)]
     status: Vec<Status>,
-    /// also closed items when no status is given (default false)
+    /// closed ones too
     #[arg(default)]
     include_closed: bool,
-    /// at most this many (default 20)
+    /// default 20
     #[arg(min = 1, max = 100, default = 20)]
     limit: usize,
 }

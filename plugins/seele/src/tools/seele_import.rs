@@ -26,25 +26,22 @@ pub const TOOL: Tool = Tool::typed("seele_import", &typed(handler)).hints(Hints:
 /// The most nodes one call imports.
 pub const MAX_NODES: usize = 200;
 
-/// Bulk-import up to 200 documents into a subtree, in one transaction, matched by path (a
-/// trailing .md is dropped). Unchanged nodes (same content hash) are skipped; a changed one is
-/// handled by on_conflict: version (default) adds a revision, replace overwrites the history,
-/// skip leaves it. Missing parent folders are created. dry_run reports what would happen and
-/// writes nothing. Returns counts and each node's id, path and action.
+/// Import up to 200 documents under root_path in one transaction, matched by path. Unchanged ones
+/// are skipped, changed ones follow on_conflict; dry_run writes nothing.
 #[derive(Debug, Args)]
 pub struct Import {
     /// the documents
     #[arg(min_items = 1, max_items = 200)]
     nodes: Vec<NodeIn>,
-    /// a path prefix for every node's path
+    /// path prefix for all
     root_path: Option<NodePath>,
-    /// the project key the nodes belong to
+    /// project key
     project: Option<ProjectKey>,
-    /// provenance, PROJECT/name@sha (each node records source_ref:path)
+    /// provenance, PROJECT/name@sha
     source_ref: Option<SourceRef>,
-    /// what to do with a node that exists and changed (default version)
+    /// for a changed node (default version)
     on_conflict: Option<OnConflict>,
-    /// report what would happen without writing (default false)
+    /// write nothing
     #[arg(default)]
     dry_run: bool,
 }
@@ -54,12 +51,12 @@ pub struct Import {
 pub struct NodeIn {
     /// its path under root_path
     path: NodePath,
-    /// the Markdown body
+    /// Markdown
     #[arg(max_len = 200000)]
     body: String,
-    /// its title (default: the body's first "# " heading, else the last path segment)
+    /// default: the first # heading
     title: Option<Title>,
-    /// its front matter (its "kind", when one of the kinds, sets the node's kind)
+    /// its front matter
     front_matter: Option<Map<String, Value>>,
     /// its tags
     #[arg(max_items = 50)]

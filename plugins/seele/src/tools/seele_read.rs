@@ -21,25 +21,24 @@ pub const TOOL: Tool = Tool::typed("seele_read", &typed(handler)).hints(Hints::R
 /// The most nodes an outline lists.
 pub const MAX_OUTLINE: usize = 200;
 
-/// Read one node by id or by path (exactly one): title, kind, front matter, tags, body, links
-/// and version; or an older revision with version. include_children adds an outline of the
-/// nodes below it, depth levels deep.
+/// Read one node by id or path: front matter, tags, body, links, version; or an older version.
+/// include_children adds an outline below it.
 #[derive(Debug, Args)]
 pub struct Read {
     /// the node's id
     id: Option<String>,
     /// the node's path
     path: Option<NodePath>,
-    /// also list the nodes below it (default false)
+    /// add the nodes below
     #[arg(default)]
     include_children: bool,
-    /// how many levels below it the outline goes (1–3, default 1)
+    /// levels (default 1)
     #[arg(min = 1, max = 3, default = 1)]
     depth: usize,
-    /// read this older revision instead of the current one
+    /// an older revision
     #[arg(min = 1)]
     version: Option<u64>,
-    /// cut the body at this many characters (default 20000)
+    /// cut at (default 20000)
     #[arg(min = 100, default = 20000)]
     max_chars: usize,
 }

@@ -21,27 +21,26 @@ pub const TOOL: Tool = Tool::typed("seele_search", &typed(handler)).hints(Hints:
 /// How many characters a snippet shows.
 const SNIPPET: usize = 240;
 
-/// Ranked full-text search over documentation nodes (title, body, tags), best first. The query
-/// is searched as words: every word must appear; quotes, * or - are not syntax. Returns each
-/// node's id, path, title, kind and a snippet around the first word found.
+/// Ranked full-text search over nodes (title, body, tags); every word must appear. Returns id,
+/// path, title, kind and a snippet.
 #[derive(Debug, Args)]
 pub struct Search {
-    /// the words to find
+    /// words, all must match
     #[arg(min_len = 1, max_len = 500)]
     query: String,
-    /// only nodes of this project (key)
+    /// project key
     project: Option<ProjectKey>,
-    /// only nodes of this theme (front matter "theme")
+    /// theme key
     theme: Option<ThemeKey>,
     /// only these kinds
     #[arg(max_items = 6)]
     kinds: Vec<Kind>,
-    /// only nodes carrying every one of these tags
+    /// all must match
     #[arg(max_items = 20)]
     tags: Vec<String>,
-    /// only nodes at or under this path
+    /// path prefix
     path_prefix: Option<NodePath>,
-    /// at most this many (default 10)
+    /// default 10
     #[arg(min = 1, max = 50, default = 10)]
     limit: usize,
 }

@@ -18,33 +18,30 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("seele_write", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Create a node (no id; path and title required) or update one (id). Every change makes a new
-/// revision (read older ones with seele_read version=N); a write that changes nothing makes
-/// none. Missing parent folders are created. front_matter keys are merged into the node's
-/// (a key set to null is removed; key order is kept); its "theme" places the node in a theme
-/// and "supersedes" names nodes it replaces. Markdown links to other nodes are recorded.
-/// Returns the node's id, path and version.
+/// Create a node (no id; path and title required) or update one (id); each change is a revision.
+/// Missing parents are created. front_matter merges (null removes a key); theme and supersedes in
+/// it are honoured.
 #[derive(Debug, Args)]
 pub struct Write {
-    /// the node to update (omit to create)
+    /// omit to create
     id: Option<String>,
-    /// create: the full path parent/slug; update: a new path moves the node and its subtree
+    /// parent/slug; on update, moves the subtree
     path: Option<NodePath>,
     /// required on create
     title: Option<Title>,
-    /// the Markdown body
+    /// Markdown
     #[arg(max_len = 200000)]
     body: String,
-    /// the node's kind (default doc)
+    /// default doc
     kind: Option<Kind>,
-    /// front matter keys, merged into the node's
+    /// merged in
     front_matter: Option<Map<String, Value>>,
-    /// the node's tags (replaces them)
+    /// replaces all
     #[arg(max_items = 50)]
     tags: Option<Vec<String>>,
-    /// the project key the node belongs to
+    /// project key
     project: Option<ProjectKey>,
-    /// update only if the node is at this version
+    /// conflict unless at it
     expected_version: Option<u64>,
 }
 

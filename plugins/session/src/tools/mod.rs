@@ -42,11 +42,11 @@ pub const CLOSE: &str = "status closed_at?:ts close_reason? summary?";
 /// The filters both session lists take (`#[arg(flatten)]`).
 #[derive(Debug, Args)]
 pub struct Filter {
-    /// only sessions on this host
+    /// on this host
     host: Option<String>,
-    /// only sessions of this agent
+    /// of this agent
     agent: Option<String>,
-    /// only sessions on this project key
+    /// of this project
     project: Option<String>,
 }
 

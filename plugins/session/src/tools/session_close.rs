@@ -18,13 +18,12 @@ enum Reason {
     Error,
 }
 
-/// Close a session with a reason (done, aborted or error; default done) and an optional summary.
-/// Closing an already closed session changes nothing and returns its close as it stands.
+/// Close a session with a reason and optional summary. Closing it again changes nothing.
 #[derive(Debug, Args)]
 pub struct Close {
-    /// the id session_register returned
+    /// from session_register
     session_id: SessionId,
-    /// why the session ends (default done)
+    /// default done
     #[arg(default = Reason::Done)]
     reason: Reason,
     /// what the session did

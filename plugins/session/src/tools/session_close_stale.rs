@@ -19,21 +19,18 @@ use super::STALE_AFTER_S;
 
 pub const TOOL: Tool = Tool::typed("session_close_stale", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Close active sessions whose last heartbeat is at least older_than_s seconds ago (default 900),
-/// with close_reason stale; filter by host and agent. dry_run only lists them. A closed session's
-/// next heartbeat answers closed: true, and its client registers again. Returns closed (with
-/// dry_run: how many would be) and the sessions (up to 200, oldest heartbeat first, the rest
-/// counted in more).
+/// Close active sessions idle at least older_than_s as stale; dry_run only lists. Returns closed
+/// and the sessions (up to 200).
 #[derive(Debug, Args)]
 pub struct CloseStale {
-    /// seconds since the last heartbeat (default 900)
+    /// idle seconds (default 900)
     #[arg(min = 0, default = STALE_AFTER_S)]
     older_than_s: u64,
-    /// only sessions on this host
+    /// on this host
     host: Option<String>,
-    /// only sessions of this agent
+    /// of this agent
     agent: Option<String>,
-    /// list what would be closed, close nothing (default false)
+    /// list only
     #[arg(default)]
     dry_run: bool,
 }

@@ -17,17 +17,16 @@ pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
 pub const TOOL: Tool = Tool::typed("session_get", &typed(handler)).hints(Hints::READ);
 
-/// Get one session, active or closed, with all its fields. include_recording adds its most recent
-/// recording (metadata and transcript; the transcript is cut at max_chars, and further to stay
-/// under the 20000-character result limit, with truncated: true).
+/// Get one session with all its fields; include_recording adds its latest recording, cut at
+/// max_chars.
 #[derive(Debug, Args)]
 pub struct Get {
     /// the session's id
     session_id: SessionId,
-    /// add the most recent recording with its transcript (default false)
+    /// add the latest recording
     #[arg(default)]
     include_recording: bool,
-    /// cut the transcript at this many characters (default 20000)
+    /// cut at (default 20000)
     #[arg(min = 0, default = DEFAULT_MAX_CHARS)]
     max_chars: usize,
 }

@@ -18,18 +18,16 @@ use super::{no_session, SessionId};
 
 pub const TOOL: Tool = Tool::typed("session_heartbeat", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Mark a session alive (send one every heartbeat_interval_s), with an optional status note and
-/// current work item (each keeps its last value when left out; an empty string clears it). Returns
-/// heartbeat_count and last_heartbeat_at, or closed: true with the close_reason if the session was
-/// closed (for example as stale): then register again with the same session_id.
+/// Mark a session alive (every heartbeat_interval_s) with an optional note and current item.
+/// closed: true means register again.
 #[derive(Debug, Args)]
 pub struct Heartbeat {
-    /// the id session_register returned
+    /// from session_register
     session_id: SessionId,
     /// short status note
     #[arg(max_len = 200)]
     note: Option<String>,
-    /// Scrolls key of the item being worked on, e.g. CORE-42
+    /// item key, e.g. CORE-42
     #[arg(max_len = 200)]
     current_item: Option<String>,
 }

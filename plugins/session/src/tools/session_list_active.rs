@@ -12,10 +12,8 @@ use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
 
 pub const TOOL: Tool = Tool::typed("session_list_active", &typed(handler)).hints(Hints::READ);
 
-/// List active sessions, most recent heartbeat first: agent, host, project, cwd, repo, branch,
-/// model, started_at, last heartbeat, heartbeat_count, note, current item, and stale (no heartbeat
-/// for 900 s or more, not closed yet). Filter by host, agent and project; pass next_cursor back for
-/// the next page.
+/// List active sessions, latest heartbeat first, with stale (no heartbeat for 900 s). Filter by
+/// host, agent and project.
 #[derive(Debug, Args)]
 pub struct ListActive {
     #[arg(flatten)]

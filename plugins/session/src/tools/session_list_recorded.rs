@@ -14,19 +14,17 @@ use super::RECORDING;
 
 pub const TOOL: Tool = Tool::typed("session_list_recorded", &typed(handler)).hints(Hints::READ);
 
-/// List recorded sessions, newest first: each recording's metadata and summary with the session's
-/// agent, host and project (no transcripts: session_get with include_recording reads one). Filters
-/// combine: project, agent, host, since (inclusive) and until (exclusive) on recorded_at, query
-/// (case-insensitive text in title or summary). Pass next_cursor back for the next page.
+/// List recorded sessions, newest first, without transcripts (session_get include_recording reads
+/// one).
 #[derive(Debug, Args)]
 pub struct ListRecorded {
     #[arg(flatten)]
     filter: super::Filter,
-    /// RFC 3339 time: only recordings made at or after it
+    /// RFC 3339, inclusive
     since: Option<Time>,
-    /// RFC 3339 time: only recordings made before it
+    /// RFC 3339, exclusive
     until: Option<Time>,
-    /// text to find in the title or summary (case-insensitive)
+    /// text in title or summary
     #[arg(max_len = 200)]
     query: Option<String>,
     #[arg(flatten)]

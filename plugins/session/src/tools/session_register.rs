@@ -22,29 +22,25 @@ const MAX_METADATA_BYTES: usize = 16 * 1024;
 
 pub const TOOL: Tool = Tool::typed("session_register", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Register an active agent session. Returns session_id (yours, or a new ULID),
-/// heartbeat_interval_s (60: call session_heartbeat that often) and stale_after_s (900: after that
-/// long without one, session_close_stale may close it). Repeating with the same session_id is the
-/// same session: started_at is kept, given fields are updated (fields left out keep their value),
-/// and a closed session becomes active again.
+/// Register an active agent session. Returns session_id, heartbeat_interval_s and stale_after_s.
+/// The same session_id again updates it and reactivates it if closed.
 #[derive(Debug, Args)]
 pub struct Register {
     /// agent or client name
     #[arg(min_len = 1, max_len = 200)]
     agent: String,
-    /// your own session id, a ULID or UUID (repeat it to register the same session again);
-    /// absent: a new ULID
+    /// your ULID or UUID (absent: a new ULID)
     session_id: Option<SessionId>,
-    /// the host the agent runs on (default: this Core MCP's host name)
+    /// default: this host
     #[arg(min_len = 1, max_len = 255)]
     host: Option<String>,
-    /// project key the session works on
+    /// project key
     #[arg(max_len = 200)]
     project: Option<String>,
     /// working directory
     #[arg(max_len = 4096)]
     cwd: Option<String>,
-    /// repository (path, URL or source ref)
+    /// path, URL or source ref
     #[arg(max_len = 1000)]
     repo: Option<String>,
     /// git branch
@@ -53,10 +49,10 @@ pub struct Register {
     /// model name
     #[arg(max_len = 200)]
     model: Option<String>,
-    /// tool groups loaded in the session
+    /// tool groups in use
     #[arg(max_items = 100)]
     groups: Option<Vec<String>>,
-    /// free-form JSON object (at most 16 KiB)
+    /// JSON object
     metadata: Option<Map<String, Value>>,
 }
 
