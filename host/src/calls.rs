@@ -14,12 +14,18 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::metrics::Outcome;
+
 /// One call in flight.
 #[derive(Debug)]
 pub struct Call {
     /// The request id as JSON text.
     pub id: String,
     pub tool: String,
+    /// Who the call is counted under in the metrics.
+    pub subject: crate::metrics::Subject,
+    /// When it was registered.
+    pub started: Instant,
     pub timeout: Duration,
     pub deadline: Instant,
     /// The deadline as wall-clock milliseconds, for the plugin's `CallCtx`.
@@ -34,6 +40,15 @@ impl Call {
     /// Takes the right to answer; true for exactly one caller.
     pub fn claim(&self) -> bool {
         !self.answered.swap(true, Ordering::AcqRel)
+    }
+
+    /// Claims the call and, if this caller won, counts it as ended with `outcome`.
+    fn claim_as(&self, outcome: Outcome) -> bool {
+        let claimed = self.claim();
+        if claimed {
+            crate::metrics::finished(&self.subject, outcome, self.started.elapsed());
+        }
+        claimed
     }
 }
 
@@ -94,9 +109,17 @@ impl Calls {
         Self { inner }
     }
 
-    /// Registers a call; `None` when a call with this id is already in flight.
-    pub fn start(&self, id: &str, tool: &str, timeout: Duration) -> Option<Arc<Call>> {
-        let deadline = Instant::now() + timeout;
+    /// Registers a call of `tool` (served by `group`, when known); `None` when a call with
+    /// this id is already in flight.
+    pub fn start(
+        &self,
+        id: &str,
+        tool: &str,
+        group: Option<&str>,
+        timeout: Duration,
+    ) -> Option<Arc<Call>> {
+        let started = Instant::now();
+        let deadline = started + timeout;
         let deadline_unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| (d + timeout).as_millis() as u64);
@@ -108,6 +131,8 @@ impl Calls {
         let call = Arc::new(Call {
             id: id.to_owned(),
             tool: tool.to_owned(),
+            subject: crate::metrics::Subject::of(tool, group),
+            started,
             timeout,
             deadline,
             deadline_unix_ms,
@@ -119,6 +144,7 @@ impl Calls {
         table.unanswered += 1;
         table.by_deadline.insert(key, Arc::clone(&call));
         table.by_id.insert(call.id.clone(), key);
+        crate::metrics::started();
         let wake = table.watchdog_at.is_none_or(|at| deadline < at);
         drop(table);
         if wake {
@@ -127,11 +153,16 @@ impl Calls {
         Some(call)
     }
 
-    /// Removes a finished call; true if its answer should be sent (then report
-    /// [`Calls::answered`] once it is written).
-    pub fn finish(&self, call: &Call) -> bool {
+    /// Removes a finished call whose answer is `answer` (a JSON-RPC response); true if it
+    /// should be sent (then report [`Calls::answered`] once it is written).
+    pub fn finish(&self, call: &Call, answer: &str) -> bool {
         self.remove(call);
-        call.claim()
+        let outcome = Outcome::of_answer(answer);
+        let claimed = call.claim_as(outcome);
+        if claimed && outcome == Outcome::ToolError {
+            crate::metrics::failed(&call.subject, &call.tool, answer);
+        }
+        claimed
     }
 
     /// The claimant of a call has written its answer (or, for a cancel, decided on none).
@@ -156,7 +187,7 @@ impl Calls {
         match call {
             Some(call) => {
                 call.cancelled.store(true, Ordering::Relaxed);
-                let claimed = call.claim();
+                let claimed = call.claim_as(Outcome::Cancelled);
                 self.remove(&call);
                 if claimed {
                     self.answered();
@@ -224,7 +255,7 @@ fn run_watchdog(inner: &Inner) {
                 }
                 drop(table);
                 call.cancelled.store(true, Ordering::Relaxed);
-                let claimed = call.claim();
+                let claimed = call.claim_as(Outcome::Timeout);
                 if claimed {
                     (inner.on_timeout)(&call);
                 }
@@ -271,17 +302,17 @@ mod tests {
     fn a_call_that_overruns_is_answered_by_the_watchdog_once() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start("1", "slow", Duration::from_millis(50))
+            .start("1", "slow", None, Duration::from_millis(50))
             .expect("registered");
         let fast = calls
-            .start("2", "fast", Duration::from_secs(30))
+            .start("2", "fast", None, Duration::from_secs(30))
             .expect("registered");
         assert!(
             !calls.wait_idle(Duration::from_millis(1)),
             "answers are owed"
         );
         assert!(
-            calls.finish(&fast),
+            calls.finish(&fast, ""),
             "the worker answers a call that finished in time"
         );
         calls.answered();
@@ -294,7 +325,7 @@ mod tests {
             "the plugin is told to stop"
         );
         assert!(
-            !calls.finish(&call),
+            !calls.finish(&call, ""),
             "the late worker must not answer again"
         );
         assert_eq!(calls.in_flight(), 0);
@@ -309,12 +340,12 @@ mod tests {
     fn cancelled_calls_are_never_answered() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start("\"a\"", "t", Duration::from_millis(100))
+            .start("\"a\"", "t", None, Duration::from_millis(100))
             .expect("registered");
         assert!(calls.cancel("\"a\""));
         assert!(!calls.cancel("\"a\""), "already gone");
         assert!(call.cancelled.load(Ordering::Relaxed));
-        assert!(!calls.finish(&call));
+        assert!(!calls.finish(&call, ""));
         assert!(timeouts.recv_timeout(Duration::from_millis(300)).is_err());
         assert!(calls.wait_idle(Duration::from_millis(10)));
     }
@@ -323,13 +354,17 @@ mod tests {
     fn an_id_in_flight_is_not_registered_twice() {
         let (calls, _timeouts) = calls();
         let first = calls
-            .start("7", "t", Duration::from_secs(30))
+            .start("7", "t", None, Duration::from_secs(30))
             .expect("first");
-        assert!(calls.start("7", "t", Duration::from_secs(30)).is_none());
-        assert!(calls.finish(&first));
+        assert!(calls
+            .start("7", "t", None, Duration::from_secs(30))
+            .is_none());
+        assert!(calls.finish(&first, ""));
         calls.answered();
         assert!(
-            calls.start("7", "t", Duration::from_secs(30)).is_some(),
+            calls
+                .start("7", "t", None, Duration::from_secs(30))
+                .is_some(),
             "free again once answered"
         );
     }
@@ -338,12 +373,12 @@ mod tests {
     fn an_earlier_deadline_wakes_the_watchdog() {
         let (calls, timeouts) = calls();
         let _long = calls
-            .start("1", "t", Duration::from_secs(60))
+            .start("1", "t", None, Duration::from_secs(60))
             .expect("registered");
         thread::sleep(Duration::from_millis(20));
         let started = Instant::now();
         let _short = calls
-            .start("2", "t", Duration::from_millis(30))
+            .start("2", "t", None, Duration::from_millis(30))
             .expect("registered");
         assert_eq!(
             timeouts

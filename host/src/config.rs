@@ -69,24 +69,31 @@ pub enum GroupSelection {
     All,
     /// Only these (their libraries are the only ones ever loaded).
     Only(Vec<String>),
+    /// Every installed group may be enabled at run time (`dynamic`); a session starts with the
+    /// meta tools and these.
+    Dynamic(Vec<String>),
 }
 
 impl GroupSelection {
-    /// Parses `all` or a comma-separated list of group ids.
+    /// Parses `all`, a comma-separated list of group ids, or `dynamic` followed by the groups
+    /// a session starts with (`dynamic,git,files`).
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         if text.is_empty() || text == "all" {
             return Ok(Self::All);
         }
-        if text == "dynamic" {
-            return Err(
-                "--groups dynamic (meta tools that enable groups at run time) is not available \
-                 in this build yet; use all or a comma-separated list of groups"
-                    .to_owned(),
-            );
-        }
+        let (dynamic, text) = match text.strip_prefix("dynamic") {
+            Some("") => return Ok(Self::Dynamic(Vec::new())),
+            Some(rest) if rest.starts_with(',') => (true, &rest[1..]),
+            _ => (false, text),
+        };
         let mut ids = Vec::new();
         for id in text.split(',').map(str::trim) {
+            if id == "dynamic" || id == "all" {
+                return Err(format!(
+                    "--groups: \"{id}\" must come alone or first (dynamic,git,files)"
+                ));
+            }
             let valid = !id.is_empty()
                 && id
                     .chars()
@@ -100,13 +107,25 @@ impl GroupSelection {
                 ids.push(id.to_owned());
             }
         }
-        Ok(Self::Only(ids))
+        Ok(match dynamic {
+            true => Self::Dynamic(ids),
+            false => Self::Only(ids),
+        })
     }
 
+    /// Whether the group's library may be discovered (and so loaded) at all.
     pub fn includes(&self, id: &str) -> bool {
         match self {
-            Self::All => true,
+            Self::All | Self::Dynamic(_) => true,
             Self::Only(ids) => ids.iter().any(|g| g == id),
+        }
+    }
+
+    /// The groups named on the command line (`None` for all).
+    pub fn named(&self) -> Option<&[String]> {
+        match self {
+            Self::All => None,
+            Self::Only(ids) | Self::Dynamic(ids) => Some(ids),
         }
     }
 }
@@ -708,9 +727,19 @@ mod tests {
             .expect_err("uppercase")
             .contains("\"Git\" is not a group id"));
         assert!(GroupSelection::parse("a,,b").is_err());
-        assert!(GroupSelection::parse("dynamic")
-            .expect_err("not yet")
-            .contains("not available"));
+        assert_eq!(
+            GroupSelection::parse("dynamic"),
+            Ok(GroupSelection::Dynamic(Vec::new()))
+        );
+        assert_eq!(
+            GroupSelection::parse("dynamic,git,files"),
+            Ok(GroupSelection::Dynamic(vec!["git".into(), "files".into()]))
+        );
+        assert!(GroupSelection::parse("git,dynamic")
+            .expect_err("dynamic comes first")
+            .contains("alone or first"));
+        assert!(GroupSelection::parse("dynamicx")
+            .is_ok_and(|g| g == GroupSelection::Only(vec!["dynamicx".into()])));
     }
 
     #[test]

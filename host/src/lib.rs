@@ -24,6 +24,7 @@ pub mod host_ops;
 pub mod http;
 pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub mod net;
 pub mod plugins;
 pub mod policy;

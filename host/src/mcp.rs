@@ -27,7 +27,7 @@ pub fn negotiate(offered: Option<&str>) -> &'static str {
 }
 
 /// The `initialize` result, for the negotiated `version` and the session's groups.
-pub fn initialize_result(version: &str, groups: &[&str]) -> String {
+pub fn initialize_result(version: &str, groups: &[&str], dynamic: bool) -> String {
     format!(
         concat!(
             "{{\"protocolVersion\":{},",
@@ -37,12 +37,12 @@ pub fn initialize_result(version: &str, groups: &[&str]) -> String {
         ),
         json_string(version),
         json_string(env!("CARGO_PKG_VERSION")),
-        json_string(&instructions(groups)),
+        json_string(&instructions(groups, dynamic)),
     )
 }
 
-/// What the server tells an agent its groups are for.
-pub fn instructions(groups: &[&str]) -> String {
+/// What the server tells an agent its groups are for (`dynamic`: and that it enables them).
+pub fn instructions(groups: &[&str], dynamic: bool) -> String {
     let mut text =
         String::from("Core MCP gives you the tools of this development environment, in groups:\n");
     for id in groups {
@@ -50,6 +50,12 @@ pub fn instructions(groups: &[&str]) -> String {
             Some(g) => text.push_str(&format!("- {} ({}): {}.\n", g.title, g.id, g.purpose)),
             None => text.push_str(&format!("- {id}: an additional group installed here.\n")),
         }
+    }
+    if dynamic {
+        text.push_str(
+            "This session lists only the groups it has enabled: call groups_list to see them \
+             all and groups_enable to add the ones your work needs (groups_disable drops them).\n",
+        );
     }
     text.push_str(
         "A tool that fails answers with an error result that says what was wrong; fix the \
@@ -79,7 +85,7 @@ mod tests {
 
     #[test]
     fn initialize_result_is_json_without_nulls() {
-        let text = initialize_result("2025-06-18", &["publishing", "fixture"]);
+        let text = initialize_result("2025-06-18", &["publishing", "fixture"], false);
         let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(value["capabilities"]["tools"]["listChanged"], true);
         assert!(!text.contains("null"));

@@ -227,3 +227,43 @@ async def test_the_get_stream_carries_list_changed(tmp_path: Path, coremcp_bin: 
     finally:
         _stop(server)
     assert server.process.returncode == 0, "SIGTERM stops the server cleanly"
+
+
+def _metrics(server: HttpServer) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """GET /metrics, parsed by the Prometheus client's own parser (which refuses malformed
+    exposition text): each sample by name and sorted labels."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(server.url.removesuffix("/mcp") + "/metrics", timeout=10) as reply:
+        assert reply.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = reply.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        assert family.name.startswith("coremcp_"), family.name
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+async def test_metrics_count_calls_by_outcome(http_server: HttpServer) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with http_server.client() as client:
+            for _ in range(3):
+                assert not (await client.call_tool("fixture_echo", {"text": "x"})).is_error
+            panicked = await client.call_tool("fixture_panic", {})
+            assert panicked.is_error
+            samples = _metrics(http_server)
+
+    def calls(tool: str, outcome: str) -> float:
+        return samples.get(("coremcp_calls_total", (("group", "fixture"), ("outcome", outcome), ("tool", tool))), 0)
+
+    assert calls("fixture_echo", "ok") == 3, samples
+    assert calls("fixture_panic", "tool_error") == 1, samples
+    assert samples[("coremcp_sessions_open", ())] == 1
+    assert samples[("coremcp_calls_in_flight", ())] == 0
+    count = samples[("coremcp_call_duration_seconds_count", (("group", "fixture"),))]
+    assert count == 4, samples
+    load = samples[("coremcp_plugin_load_seconds", (("group", "fixture"),))]
+    assert 0 < load < 30, load
+    errors = http_server.status()["recent_errors"]
+    assert errors and errors[-1]["tool"] == "fixture_panic", errors

@@ -78,9 +78,15 @@ struct Peer {
 #[derive(Default)]
 struct Health {
     down_until: Option<Instant>,
+    /// When the current down period began (wall clock, for a person reading the status).
+    down_since: Option<std::time::SystemTime>,
     reason: Option<String>,
     probing: bool,
+    /// Calls sent to it (each probe included).
+    attempts: u64,
     connect_failures: u64,
+    /// Calls it passed on to the next target: skipped while down, or a connect failure.
+    failovers: u64,
 }
 
 impl Peer {
@@ -285,16 +291,28 @@ impl Relays {
         down: &mut Vec<(String, String)>,
     ) -> Option<Result<Reply, ForwardError>> {
         if let Turn::Skip(why) = self.turn(peer) {
+            peer.health
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .failovers += 1;
             down.push((peer.shown.clone(), why));
             return None;
         }
+        peer.health
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .attempts += 1;
         let outcome = peer.call(tool, arguments, self.routed, deadline, cancelled);
         let mut health = peer.health.lock().unwrap_or_else(PoisonError::into_inner);
         health.probing = false;
         match outcome {
             Err(error) if error.is_before_send() => {
                 health.down_until = Some(Instant::now() + self.retry_after);
+                health
+                    .down_since
+                    .get_or_insert_with(std::time::SystemTime::now);
                 health.connect_failures += 1;
+                health.failovers += 1;
                 health.reason = Some(error.to_string());
                 tracing::warn!(
                     relay = %peer.shown,
@@ -311,6 +329,7 @@ impl Relays {
                 error,
             })),
             Ok(reply) => {
+                health.down_since = None;
                 if health.down_until.take().is_some() {
                     tracing::info!(relay = %peer.shown, "{} {} answers again", self.what, peer.shown);
                 }
@@ -400,10 +419,18 @@ impl Peer {
                 Some(_) => "retrying",
                 None => "up",
             },
+            "attempts": health.attempts,
             "connect_failures": health.connect_failures,
+            "failovers": health.failovers,
         });
         if let Some(until) = health.down_until.filter(|u| *u > now) {
             entry["retry_in_ms"] = json!(until.duration_since(now).as_millis() as u64);
+        }
+        if let Some(since) = health.down_since {
+            let ms = since
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            entry["down_since_unix_ms"] = json!(ms);
         }
         if let Some(reason) = &health.reason {
             entry["reason"] = json!(reason);

@@ -2,12 +2,14 @@
 //! with in-memory requests. The listener (`mod.rs`) only feeds it.
 //!
 //! Every request passes, in this order:
-//! 1. the path: `/mcp`, `/healthz`, `/api/status` and `/api/mcp/refresh` are served; any
-//!    other path (including `/.well-known/oauth-*`) is 404 at once;
+//! 1. the path: `/mcp`, `/healthz`, `/`, `/api/status`, `/metrics` and `/api/mcp/refresh` are
+//!    served; any other path (including `/.well-known/oauth-*`) is 404 at once;
 //! 2. DNS-rebinding protection (`origin.rs`): 403;
-//! 3. `/healthz` answers here, without a token (it tells nothing but `ok`);
+//! 3. `/` (the status page, which holds no data) and `/healthz` (it tells nothing but `ok`)
+//!    answer here, without a token; `/api/mcp/refresh` with an `Origin` other than this
+//!    server's own is 403 (a page elsewhere must not reload our configuration);
 //! 4. bearer tokens, when configured (`auth.rs`): 401 with `WWW-Authenticate: Bearer`;
-//! 5. `/api/status` (`status.rs`), `POST /api/mcp/refresh` (re-read the upstream servers'
+//! 5. `/api/status` (`status.rs`), `/metrics` (`crate::metrics`), `POST /api/mcp/refresh` (re-read the upstream servers'
 //!    configuration, answered with what was kept, started and removed) or `/mcp`
 //!    (`endpoint.rs`).
 
@@ -35,7 +37,12 @@ enum Route {
     Health,
     Status,
     Refresh,
+    Page,
+    Metrics,
 }
+
+/// The status page: static, self-contained (no CDN), reading `/api/status` and `/metrics`.
+const PAGE: &str = include_str!("page.html");
 
 /// Everything a request may need.
 pub struct Service {
@@ -95,6 +102,8 @@ impl Service {
             "/healthz" => Route::Health,
             "/api/status" => Route::Status,
             "/api/mcp/refresh" => Route::Refresh,
+            "/metrics" => Route::Metrics,
+            "/" => Route::Page,
             _ => return body::text(StatusCode::NOT_FOUND, "not found\n"),
         };
         let headers = request.headers();
@@ -114,6 +123,24 @@ impl Service {
                 }
                 _ => body::text(StatusCode::FORBIDDEN, message + "\n"),
             };
+        }
+        if route == Route::Page {
+            // The page holds no data (it asks with the token a person types in), so it is
+            // served without one.
+            return match *request.method() {
+                Method::GET | Method::HEAD => page(),
+                _ => allow(
+                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
+                    "GET, HEAD",
+                ),
+            };
+        }
+        if route == Route::Refresh && !same_origin(host, headers.get(ORIGIN)) {
+            tracing::warn!("refused a cross-origin POST /api/mcp/refresh");
+            return body::text(
+                StatusCode::FORBIDDEN,
+                "Forbidden: /api/mcp/refresh takes requests from this server's own page only\n",
+            );
         }
         if route == Route::Health {
             return match *request.method() {
@@ -141,6 +168,16 @@ impl Service {
                     "GET, HEAD",
                 ),
             },
+            Route::Metrics => match *request.method() {
+                Method::GET | Method::HEAD => {
+                    let text = crate::metrics::render(&self.status());
+                    body::full(StatusCode::OK, crate::metrics::CONTENT_TYPE, text)
+                }
+                _ => allow(
+                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
+                    "GET, HEAD",
+                ),
+            },
             Route::Refresh => match *request.method() {
                 Method::POST => self.refresh_upstreams().await,
                 _ => allow(
@@ -148,7 +185,7 @@ impl Service {
                     "POST",
                 ),
             },
-            Route::Mcp | Route::Health => {
+            Route::Mcp | Route::Health | Route::Page => {
                 Endpoint {
                     sessions: &self.sessions,
                 }
@@ -203,6 +240,40 @@ impl Service {
     pub fn reap(&self) {
         self.sessions.reap(super::sessions::IDLE_LIMIT);
     }
+}
+
+/// The status page, with a policy that lets it run only its own inline script and talk only
+/// to this server, and never be framed by another site.
+fn page() -> Response<Body> {
+    let mut response = body::full(StatusCode::OK, "text/html; charset=utf-8", PAGE);
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+             connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        ),
+    );
+    headers.insert(
+        hyper::header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// Whether a request is not from another site's page: it carries no `Origin` (not a browser,
+/// or not cross-origin), or one naming the very host it was sent to.
+fn same_origin(host: Option<&[u8]>, origin: Option<&HeaderValue>) -> bool {
+    let Some(origin) = origin else {
+        return true;
+    };
+    let Some(host) = host else {
+        return false;
+    };
+    let origin = origin.as_bytes();
+    [&b"http://"[..], &b"https://"[..]]
+        .iter()
+        .any(|scheme| origin.strip_prefix(*scheme) == Some(host))
 }
 
 fn allow(mut response: Response<Body>, methods: &'static str) -> Response<Body> {

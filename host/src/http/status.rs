@@ -7,7 +7,8 @@
 //! (with `error`). The relays and their failover state come from the
 //! forwarding layer (`crate::forward::relay_status`), and each forwarded group's route
 //! (`own_store`, or `forwarded` with its targets and, for a Consul service, what it resolved
-//! to last) from `crate::forward::route_status`. No field is ever `null`.
+//! to last) from `crate::forward::route_status`; `recent_errors` holds the last failed calls
+//! (`crate::metrics`). No field is ever `null`.
 
 use serde_json::{json, Value};
 
@@ -63,6 +64,7 @@ pub fn status(
         "relays": crate::forward::relay_status(config),
         "routes": crate::forward::route_status(config),
         "upstream": upstreams.status(),
+        "recent_errors": crate::metrics::recent_errors(),
     })
 }
 

@@ -397,7 +397,7 @@ fn dns_rebinding_is_refused() {
 fn other_paths_health_and_status() {
     let h = harness(None);
     for path in [
-        "/",
+        "/index.html",
         "/mcp/",
         "/.well-known/oauth-authorization-server",
         "/.well-known/oauth-protected-resource/mcp",
@@ -418,6 +418,70 @@ fn other_paths_health_and_status() {
     let doc = status.json();
     assert_eq!(doc["mode"], "proxy");
     assert!(doc["groups"].is_array() && doc["relays"].is_array() && doc["upstream"].is_array());
+}
+
+#[test]
+fn the_page_is_served_without_a_token_and_the_metrics_with_one() {
+    let h = harness(Some(TOKENS));
+    let page = h.send("GET", "/", &[], "");
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert!(page
+        .header("content-security-policy")
+        .is_some_and(|p| p.contains("connect-src 'self'") && p.contains("frame-ancestors 'none'")));
+    assert!(page.body.contains("/api/status") && page.body.contains("textContent"));
+    assert!(
+        !page.body.contains("innerHTML"),
+        "untrusted text is never parsed as HTML"
+    );
+    assert_eq!(
+        h.send("POST", "/", &[], "").status,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+
+    assert_eq!(
+        h.send("GET", "/metrics", &[], "").status,
+        StatusCode::UNAUTHORIZED
+    );
+    let right = [("authorization", "Bearer 0123456789abcdef0123")];
+    let metrics = h.send("GET", "/metrics", &right, "");
+    assert_eq!(metrics.status, StatusCode::OK);
+    assert!(metrics
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/plain; version=0.0.4")));
+    for family in ["coremcp_calls_in_flight", "coremcp_sessions_open"] {
+        assert!(
+            metrics.body.contains(&format!("# TYPE {family} gauge")),
+            "{}",
+            metrics.body
+        );
+    }
+}
+
+#[test]
+fn a_reload_from_another_origin_is_refused() {
+    let h = harness(None);
+    let host = ("host", "localhost:7070");
+    let foreign = h.send(
+        "POST",
+        "/api/mcp/refresh",
+        &[host, ("origin", "http://localhost:9999")],
+        "",
+    );
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN, "{}", foreign.body);
+    assert!(foreign.body.contains("own page"), "{}", foreign.body);
+    // Its own page, and a client that is not a browser, get past the guard (the upstream
+    // client is off in this harness, which is what they are told).
+    for headers in [
+        &[host, ("origin", "http://localhost:7070")][..],
+        &[host][..],
+    ] {
+        let own = h.send("POST", "/api/mcp/refresh", headers, "");
+        assert_ne!(own.status, StatusCode::FORBIDDEN, "{}", own.body);
+    }
 }
 
 #[test]

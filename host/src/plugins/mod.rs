@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use coremcp_plugin_api::ToolSpec;
 
-use crate::config::{Config, GroupSelection};
+use crate::config::Config;
 use crate::pool::Gate;
 use coremcp_catalog::Group as CatalogGroup;
 use loader::{Library, LoadError};
@@ -180,7 +180,7 @@ impl PluginSet {
                 slots.push(Slot::new(&dir, &id, true, None, config));
             }
         }
-        if let GroupSelection::Only(ids) = &config.groups {
+        if let Some(ids) = config.groups.named() {
             for id in ids {
                 if !slots.iter().any(|s| &s.id == id) {
                     let known: Vec<&str> = coremcp_catalog::GROUPS
@@ -310,6 +310,9 @@ impl PluginSet {
             loader::load(&slot.path, &slot.id, &self.vetting)
         }
         .and_then(|library| self.register(index, library, fingerprint));
+        if outcome.is_ok() {
+            crate::metrics::plugin_loaded(&slot.id, started.elapsed());
+        }
         match &outcome {
             Ok(loaded) => tracing::info!(
                 group = %slot.id,
@@ -421,8 +424,14 @@ impl PluginSet {
     /// [`LOAD_WAIT`] for all of them: a plugin whose loading hangs (its `init`, say) is left out
     /// of this listing and keeps loading on its own thread, so it never stalls the caller.
     pub fn load_installed(self: &Arc<Self>) {
+        self.load_installed_where(&|_| true);
+    }
+
+    /// [`Self::load_installed`] for the groups `keep` names (a dynamic session's enabled ones).
+    pub fn load_installed_where(self: &Arc<Self>, keep: &dyn Fn(&str) -> bool) {
         self.load_within(
-            (0..self.slots.len()).filter(|i| self.slots[*i].installed()),
+            (0..self.slots.len())
+                .filter(|i| self.slots[*i].installed() && keep(&self.slots[*i].id)),
             LOAD_WAIT,
         );
     }

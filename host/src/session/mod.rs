@@ -10,10 +10,11 @@
 //! upstream server. A session lists the plugin tools and the upstream tools its caller is
 //! granted, and hears of upstream changes as a [`Listener`].
 //!
-//! Modules: [`ask`] (requests to the client: elicitation), [`upstream`] (the path of a
-//! `mcp__` call).
+//! Modules: [`ask`] (requests to the client: elicitation), [`groups`] (the meta tools of
+//! `--groups dynamic`), [`upstream`] (the path of a `mcp__` call).
 
 mod ask;
+mod groups;
 mod upstream;
 
 use std::borrow::Cow;
@@ -83,6 +84,8 @@ struct Inner {
     detached: Detachments,
     /// The protocol version `initialize` negotiated; empty until then.
     negotiated: Mutex<Option<&'static str>>,
+    /// With `--groups dynamic`: the groups this session has enabled.
+    enabled: Option<groups::Enabled>,
 }
 
 /// The detached upstream calls of a session, shared with its deadline watchdog.
@@ -125,7 +128,12 @@ impl Session {
                 timeout_out.send(rpc::response(&call.id, &render::call_error_text(&text)));
             }),
         );
+        let enabled = match &config.groups {
+            crate::config::GroupSelection::Dynamic(ids) => Some(groups::Enabled::new(ids)),
+            _ => None,
+        };
         let inner = Arc::new(Inner {
+            enabled,
             config,
             plugins,
             out,
@@ -331,7 +339,11 @@ impl Session {
             version,
             "initialize"
         );
-        mcp::initialize_result(version, &self.inner.plugins.installed_ids())
+        mcp::initialize_result(
+            version,
+            &self.inner.plugins.installed_ids(),
+            self.inner.enabled.is_some(),
+        )
     }
 
     fn tool_entries(&self) -> Arc<Vec<String>> {
@@ -357,9 +369,19 @@ impl Session {
     fn render_tools(&self) -> Vec<String> {
         let plugins = &self.inner.plugins;
         let (grants, caller) = (&self.inner.config.grants, &self.inner.caller);
-        plugins.load_installed();
+        let enabled = self.inner.enabled.as_ref();
+        let shown = |id: &str| enabled.is_none_or(|e| e.contains(id));
+        plugins.load_installed_where(&shown);
         let mut entries = Vec::new();
+        if enabled.is_some() {
+            for spec in groups::specs() {
+                entries.extend(render::tool_entry(&spec).ok());
+            }
+        }
         for (index, slot) in plugins.slots().iter().enumerate() {
+            if !shown(&slot.id) {
+                continue;
+            }
             let specs: Vec<ToolSpec> = match slot.state() {
                 Some(Ok(loaded)) => loaded
                     .tools()
@@ -524,23 +546,41 @@ impl Session {
             }
         };
         let name = params.name.as_ref();
+        if let Some(enabled) = &inner.enabled {
+            if groups::is_meta(name) {
+                return self.groups_call(id, name, args, enabled);
+            }
+            if let Some(group) = self.group_of(name).filter(|g| !enabled.contains(g)) {
+                crate::metrics::refused(&crate::metrics::Subject::of(name, Some(&group)));
+                let text = groups::not_enabled(name, &group);
+                return inner
+                    .out
+                    .send(rpc::response(id, &render::call_error_text(&text)));
+            }
+        }
         let routed = params.meta.as_ref().is_some_and(|m| {
             m.get(crate::forward::client::ROUTED_META) == Some(&serde_json::Value::Bool(true))
         });
         let route = route::decide(&inner.route_cx(), name, args, routed);
         tracing::debug!(tool = %name, route = route.kind(), "call {name}");
         match route {
-            Route::Unknown(message) => reject(rpc::INVALID_PARAMS, message),
-            Route::Refused(refusal) => inner
-                .out
-                .send(rpc::response(id, &render::call_error_text(refusal.text()))),
+            Route::Unknown(message) => {
+                crate::metrics::refused(&crate::metrics::Subject::unknown());
+                reject(rpc::INVALID_PARAMS, message)
+            }
+            Route::Refused(refusal) => {
+                crate::metrics::refused(&crate::metrics::Subject::of(name, None));
+                inner
+                    .out
+                    .send(rpc::response(id, &render::call_error_text(refusal.text())))
+            }
             Route::Upstream(target) => {
                 let mut timeout = self.timeout_for(args);
                 if inner.upstreams.may_ask(&target, &inner.caller) {
                     // A human answers in minutes, not seconds.
                     timeout += APPROVAL_WAIT;
                 }
-                let Some(call) = inner.calls.start(id, name, timeout) else {
+                let Some(call) = inner.calls.start(id, name, None, timeout) else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 let job_inner = Arc::clone(inner);
@@ -550,7 +590,9 @@ impl Session {
                 }));
             }
             Route::Run(run) => {
-                let Some(call) = inner.calls.start(id, name, self.timeout_for(args)) else {
+                let group = inner.plugins.slots()[run.index].id.as_str();
+                let timeout = self.timeout_for(args);
+                let Some(call) = inner.calls.start(id, name, Some(group), timeout) else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 let job_inner = Arc::clone(inner);
@@ -561,6 +603,34 @@ impl Session {
                 );
             }
         }
+    }
+
+    /// Answers a meta tool of dynamic mode, then tells the client if its tool list changed.
+    fn groups_call(&self, id: &str, name: &str, args: &str, enabled: &groups::Enabled) {
+        let inner = &self.inner;
+        let outcome = groups::call(&inner.plugins, enabled, name, args);
+        let result = match &outcome.result {
+            Ok(value) => render::call_success(&value.to_string()),
+            Err(message) => render::call_error_text(message),
+        };
+        inner.out.send(rpc::response(id, &result));
+        if outcome.changed {
+            *inner.tools.write().unwrap_or_else(PoisonError::into_inner) = None;
+            inner.out.send(rpc::notification_without_params(
+                "notifications/tools/list_changed",
+            ));
+        }
+    }
+
+    /// The group of a plugin tool (catalog first, then the loaded groups outside it).
+    fn group_of(&self, tool: &str) -> Option<String> {
+        if let Some(group) = coremcp_catalog::group_of(tool) {
+            return Some(group.id.to_owned());
+        }
+        let plugins = &self.inner.plugins;
+        plugins
+            .loaded_route(tool)
+            .map(|index| plugins.slots()[index].id.clone())
     }
 
     /// The call's deadline: the default, or longer when the tool is given its own `timeout_s`.
@@ -627,7 +697,7 @@ impl Inner {
             // The thread that reads the server's answer sends it.
             upstream::Outcome::Detached => return,
         };
-        if self.calls.finish(call) {
+        if self.calls.finish(call, &message) {
             self.out.send(message);
             self.calls.answered();
         }
@@ -647,7 +717,7 @@ impl Inner {
     fn run_call(self: &Arc<Self>, call: &Call, run: &Run) {
         if call.cancelled.load(Ordering::Relaxed) {
             // The cancel or the watchdog claimed it; nothing is left to answer.
-            if self.calls.finish(call) {
+            if self.calls.finish(call, "") {
                 self.calls.answered();
             }
             return;
@@ -658,7 +728,7 @@ impl Inner {
             None => rpc::response(&call.id, &self.run_plugin(run.index, call, &run.args)),
             Some(outcome) => route::forwarded_answer(&call.id, &call.tool, outcome),
         };
-        if self.calls.finish(call) {
+        if self.calls.finish(call, &message) {
             self.out.send(message);
             self.calls.answered();
         }

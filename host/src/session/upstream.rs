@@ -195,8 +195,9 @@ impl Inner {
 
     /// Sends `result` as the answer of `call`, unless the watchdog or a cancel claimed it.
     fn answer_with(&self, call: &Call, result: &str) {
-        if self.calls.finish(call) {
-            self.out.send(rpc::response(&call.id, result));
+        let answer = rpc::response(&call.id, result);
+        if self.calls.finish(call, &answer) {
+            self.out.send(answer);
             self.calls.answered();
         }
     }

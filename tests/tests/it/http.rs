@@ -407,7 +407,7 @@ fn bodies_over_8_mb_are_refused_without_being_read() {
 fn other_paths_health_and_status() {
     let (_dir, server) = fixture_server();
     for path in [
-        "/",
+        "/index.html",
         "/mcp/extra",
         "/.well-known/oauth-authorization-server",
         "/.well-known/oauth-protected-resource",

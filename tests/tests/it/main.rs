@@ -5,6 +5,7 @@ mod commands;
 mod damaged;
 mod docker;
 mod docs;
+mod dynamic;
 mod files;
 mod git;
 mod golden;

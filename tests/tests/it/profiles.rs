@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use coremcp_tests::{is_error, run_program, text, Server, TempDir};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Every tool the groups built here provide.
 const BUILT: &[&str] = &[
@@ -146,6 +146,81 @@ fn the_full_profile_serves_every_built_tool() {
         docs.contains("docs-read,docs-write"),
         "compiled features shown: {docs}"
     );
+}
+
+/// The characters of a `tools/list` answer as the client receives it (compact JSON).
+fn listed_chars(server: &mut Server) -> (usize, Value) {
+    let answer = server.request("tools/list", json!({}));
+    let result = answer["result"].clone();
+    (
+        serde_json::to_string(&result)
+            .expect("json")
+            .chars()
+            .count(),
+        result,
+    )
+}
+
+/// Every session pays for its tool list on every turn: the full list of the 107 tools stays
+/// under 90 000 characters and a dynamic session starts under 4 000. The golden file records
+/// the sizes, per group too, so a change that grows them shows in review.
+#[test]
+fn the_tool_lists_stay_within_their_budget() {
+    let Some(full) = dist("full") else {
+        return;
+    };
+    let work = TempDir::new("work");
+    let mut all = server(&full, work.path());
+    let (full_chars, listed) = listed_chars(&mut all);
+    let tools = listed["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 107);
+    for tool in tools {
+        let properties = tool["inputSchema"]["properties"]
+            .as_object()
+            .expect("props");
+        for (name, property) in properties {
+            assert!(
+                property["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{}: argument {name} is not described",
+                tool["name"]
+            );
+        }
+    }
+    let mut report = format!("full tools/list: {full_chars} characters (budget 90000)\n");
+    let mut by_group: Vec<(&str, usize)> = coremcp_catalog::GROUPS
+        .iter()
+        .map(|g| {
+            let chars = tools
+                .iter()
+                .filter(|t| {
+                    coremcp_catalog::group_of(t["name"].as_str().unwrap_or("")).map(|o| o.id)
+                        == Some(g.id)
+                })
+                .map(|t| serde_json::to_string(t).expect("json").chars().count())
+                .sum();
+            (g.id, chars)
+        })
+        .collect();
+    by_group.sort_by_key(|(_, chars)| std::cmp::Reverse(*chars));
+    for (id, chars) in &by_group {
+        report.push_str(&format!("  {id}: {chars}\n"));
+    }
+    let root = work.path().to_string_lossy().into_owned();
+    let mut dynamic = Server::start_program(
+        &full.join("bin/coremcp"),
+        &["--root", &root, "--groups", "dynamic"],
+        &[],
+    );
+    dynamic.initialize();
+    let (start_chars, _) = listed_chars(&mut dynamic);
+    report.push_str(&format!(
+        "dynamic start: {start_chars} characters (budget 4000)\n"
+    ));
+    assert!(full_chars < 90_000, "{report}");
+    assert!(start_chars < 4_000, "{report}");
+    crate::golden::check("tools-list-sizes.txt", &report);
 }
 
 /// The document tools are listed and answer the named-feature error; the rest works.
