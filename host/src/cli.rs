@@ -85,8 +85,25 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdin/stdout (what `claude mcp add core -- coremcp stdio` runs)
-    Stdio,
-    /// Serve MCP over Streamable HTTP at /mcp (plus /healthz and /api/status)
+    Stdio {
+        /// Also serve this process's status page, /api/status and /metrics on this loopback
+        /// address (127.0.0.1:0 picks a port); `coremcp status` finds it
+        #[arg(long, env = env::STATUS_LISTEN, value_name = "ADDR")]
+        status_listen: Option<String>,
+    },
+    /// Show every running Core MCP on this machine that serves its status (`coremcp stdio
+    /// --status-listen`), or the `coremcp serve` at --url
+    Status {
+        /// A `coremcp serve` to ask, e.g. http://127.0.0.1:7070 (its bearer token, if it has
+        /// tokens, from COREMCP_STATUS_TOKEN)
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// Print the status documents as JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve MCP over Streamable HTTP at /mcp (plus the status page at /, /healthz,
+    /// /api/status and /metrics)
     Serve {
         /// Address to listen on (loopback by default; any other needs --tokens)
         #[arg(long, env = env::LISTEN, value_name = "ADDR", default_value = "127.0.0.1:7070")]
@@ -296,7 +313,12 @@ pub fn main() -> ExitCode {
         return crate::commands::probe::run(file);
     }
     let outcome = cli.resolve().and_then(|config| match cli.command {
-        Command::Stdio => crate::commands::stdio::run(config),
+        Command::Stdio { ref status_listen } => {
+            crate::commands::stdio::run(config, status_listen.as_deref())
+        }
+        Command::Status { ref url, json } => {
+            crate::commands::status::run(&config, url.as_deref(), json)
+        }
         Command::Tools { json } => crate::commands::tools::run(config, json),
         Command::Call { ref tool, ref json } => {
             crate::commands::call::run(config, tool, json.as_deref())

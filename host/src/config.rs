@@ -10,6 +10,11 @@ pub mod env {
     pub const PLUGINS: &str = "COREMCP_PLUGINS";
     /// The groups a session sees (`--groups`).
     pub const GROUPS: &str = "COREMCP_GROUPS";
+    /// Where a stdio process serves its status page, `/api/status` and `/metrics`
+    /// (`--status-listen`, loopback only).
+    pub const STATUS_LISTEN: &str = "COREMCP_STATUS_LISTEN";
+    /// The bearer token `coremcp status --url` sends (`--token` would show in `ps`).
+    pub const STATUS_TOKEN: &str = "COREMCP_STATUS_TOKEN";
     /// The publishing CLI command, passed to the Publishing group as `publish.cmd`.
     pub const PUBLISH_CMD: &str = "COREMCP_PUBLISH_CMD";
     /// The shell `shell_run` uses where `pwsh` is not installed (default `bash`), passed to the

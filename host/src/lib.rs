@@ -34,5 +34,6 @@ pub mod render;
 pub mod route;
 pub mod rpc;
 pub mod session;
+pub mod status_files;
 pub mod stdio;
 pub mod upstream;

@@ -6,6 +6,7 @@ pub mod hosts;
 pub mod plugins;
 pub mod probe;
 pub mod serve;
+pub mod status;
 pub mod stdio;
 pub mod tools;
 pub mod upstream;

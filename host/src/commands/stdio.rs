@@ -14,7 +14,17 @@ use crate::upstream::hub::Upstreams;
 /// How long the upstream servers get to stop at exit.
 const SHUTDOWN: Duration = Duration::from_secs(2);
 
-pub fn run(config: Config) -> Result<ExitCode, Failure> {
+/// Runs the session; with `status_listen`, also its status listener (and its address file).
+pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Failure> {
+    if let Some(listen) = status_listen {
+        // Refused before anything starts, like every other bad flag.
+        let addr =
+            crate::http::resolve_listen(listen).map_err(|e| Failure::usage(e.to_string()))?;
+        if !addr.ip().is_loopback() {
+            let e = crate::http::ServeError::StatusNotLoopback(addr);
+            return Err(Failure::usage(e.to_string()));
+        }
+    }
     let plugins = Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
     tracing::info!(
         plugins = %plugins.dir().display(),
@@ -22,10 +32,14 @@ pub fn run(config: Config) -> Result<ExitCode, Failure> {
         "coremcp stdio ready"
     );
     let mut hub = None;
+    let mut status = Ok(None);
     let served = crate::stdio::serve(|out| {
         // Here, after SIGHUP is blocked, so that no server's thread can take it.
         let upstreams = Upstreams::start(&config.upstream);
         hub = Some(Arc::clone(&upstreams));
+        if let Some(listen) = status_listen {
+            status = start_status(&config, &plugins, &upstreams, listen);
+        }
         let facts = (config.clone(), Arc::clone(&plugins), Arc::clone(&upstreams));
         crate::host_ops::register(
             &config,
@@ -37,9 +51,48 @@ pub fn run(config: Config) -> Result<ExitCode, Failure> {
         );
         Session::new(config, plugins, upstreams, Caller::Stdio, out)
     });
+    // Gone as the session ends: nobody should find a status that no longer answers.
+    drop(status);
     if let Some(hub) = hub {
         hub.shutdown(SHUTDOWN);
     }
     served.map_err(|e| Failure::runtime(format!("stdio: {e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the status listener and writes the address file (kept until the returned guard is
+/// dropped). A failure is logged and the session goes on without it: the agent's tools
+/// matter more than a page about them.
+fn start_status(
+    config: &Config,
+    plugins: &Arc<PluginSet>,
+    upstreams: &Arc<Upstreams>,
+    listen: &str,
+) -> Result<Option<crate::status_files::StatusFile>, String> {
+    let addr = crate::http::status_listener(
+        config.clone(),
+        Arc::clone(plugins),
+        Arc::clone(upstreams),
+        listen,
+    )
+    .map_err(|e| {
+        tracing::error!("--status-listen: {e}");
+        e.to_string()
+    })?;
+    let url = format!("http://{addr}/");
+    tracing::info!(%url, "status page");
+    let Some(data) = &config.data_dir else {
+        tracing::warn!("no data folder: the status address is not recorded for coremcp status");
+        return Ok(None);
+    };
+    match crate::status_files::StatusFile::write(data, &url) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) => {
+            tracing::error!(
+                "cannot record the status address under {}: {e}",
+                data.display()
+            );
+            Ok(None)
+        }
+    }
 }

@@ -94,6 +94,11 @@ pub enum ServeError {
     Bind { addr: SocketAddr, source: io::Error },
     #[error("cannot start the HTTP runtime: {0}")]
     Runtime(io::Error),
+    #[error(
+        "--status-listen {0} is not a loopback address: a stdio session's status has no \
+         tokens, so it is served on 127.0.0.1 or ::1 only"
+    )]
+    StatusNotLoopback(SocketAddr),
 }
 
 impl ServeError {
@@ -103,7 +108,8 @@ impl ServeError {
             ServeError::Address(_)
             | ServeError::TokensRequired(_)
             | ServeError::Tokens(_)
-            | ServeError::Plugins(_) => true,
+            | ServeError::Plugins(_)
+            | ServeError::StatusNotLoopback(_) => true,
             ServeError::Bind { .. } | ServeError::Runtime(_) => false,
         }
     }
@@ -201,7 +207,7 @@ async fn run(
             }),
         );
     }
-    let (stop_tx, mut stop) = watch::channel(false);
+    let (stop_tx, stop) = watch::channel(false);
     take_signals(signals, Arc::clone(&service), stop_tx).map_err(ServeError::Runtime)?;
 
     let reaper = {
@@ -215,6 +221,33 @@ async fn run(
         })
     };
     let graceful = GracefulShutdown::new();
+    accept(&listener, &service, &per_client, &graceful, stop).await;
+    drop(listener);
+    reaper.abort();
+    tracing::info!(
+        "stopping: no new connections; requests in flight get up to {} s",
+        DRAIN_LIMIT.as_secs()
+    );
+    service.end_streams();
+    if tokio::time::timeout(DRAIN_LIMIT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still running after the drain limit; exiting without them");
+    }
+    let upstreams = Arc::clone(&upstreams);
+    let _ = tokio::task::spawn_blocking(move || upstreams.shutdown(Duration::from_secs(2))).await;
+    Ok(())
+}
+
+/// Accepts connections and serves their requests with `service` until `stop` turns true.
+async fn accept(
+    listener: &TcpListener,
+    service: &Arc<Service>,
+    per_client: &Arc<connections::PerClient>,
+    graceful: &GracefulShutdown,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -251,7 +284,7 @@ async fn run(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!("TCP_NODELAY: {e}");
         }
-        let connection_service = Arc::clone(&service);
+        let connection_service = Arc::clone(service);
         let connection = builder.serve_connection(
             TokioIo::new(stream),
             service_fn(move |request| {
@@ -268,22 +301,56 @@ async fn run(
             drop(slot);
         });
     }
-    drop(listener);
-    reaper.abort();
-    tracing::info!(
-        "stopping: no new connections; requests in flight get up to {} s",
-        DRAIN_LIMIT.as_secs()
-    );
-    service.end_streams();
-    if tokio::time::timeout(DRAIN_LIMIT, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("requests still running after the drain limit; exiting without them");
+}
+
+/// Serves the status page, `/api/status` and `/metrics` of this stdio process on `listen`
+/// (loopback only: it has no tokens), on a thread of its own with a one-worker runtime, for
+/// as long as the process lives. Returns the address it listens on.
+pub fn status_listener(
+    config: Config,
+    plugins: Arc<PluginSet>,
+    upstreams: Arc<Upstreams>,
+    listen: &str,
+) -> Result<SocketAddr, ServeError> {
+    let addr = resolve_listen(listen)?;
+    if !addr.ip().is_loopback() {
+        return Err(ServeError::StatusNotLoopback(addr));
     }
-    let upstreams = Arc::clone(&upstreams);
-    let _ = tokio::task::spawn_blocking(move || upstreams.shutdown(Duration::from_secs(2))).await;
-    Ok(())
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .and_then(|local| listener.set_nonblocking(true).map(|()| local))
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let service = Arc::new(Service::status_only(config, plugins, upstreams, local));
+    std::thread::Builder::new()
+        .name("coremcp-status".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                let listener = match TcpListener::from_std(listener) {
+                    Ok(listener) => listener,
+                    Err(e) => return tracing::error!("status listener: {e}"),
+                };
+                let per_client = connections::PerClient::new(connections::DEFAULT_PER_CLIENT);
+                // Never stopped: it ends with the process.
+                let (_keep, stop) = watch::channel(false);
+                accept(
+                    &listener,
+                    &service,
+                    &per_client,
+                    &GracefulShutdown::new(),
+                    stop,
+                )
+                .await;
+            });
+        })
+        .map_err(ServeError::Runtime)?;
+    Ok(local)
 }
 
 /// Which of two futures finished first.

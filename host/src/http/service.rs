@@ -52,6 +52,9 @@ pub struct Service {
     sessions: Sessions,
     tokens: Option<Tokens>,
     guard: HostGuard,
+    /// A stdio process's status listener: everything but `/mcp` (its one session is the
+    /// agent client's, on stdin and stdout).
+    status_only: bool,
 }
 
 impl Service {
@@ -70,6 +73,21 @@ impl Service {
             upstreams,
             tokens,
             guard: HostGuard::new(listening),
+            status_only: false,
+        }
+    }
+
+    /// The status listener of a `coremcp stdio` process (`--status-listen`): the page,
+    /// `/api/status`, `/metrics` and the refresh, no `/mcp` and no tokens (loopback only).
+    pub fn status_only(
+        config: Config,
+        plugins: Arc<PluginSet>,
+        upstreams: Arc<Upstreams>,
+        listening: SocketAddr,
+    ) -> Self {
+        Self {
+            status_only: true,
+            ..Self::new(config, plugins, upstreams, None, listening)
         }
     }
 
@@ -79,12 +97,13 @@ impl Service {
 
     /// The `/api/status` document (also what `core_status` answers).
     pub fn status(&self) -> serde_json::Value {
-        super::status::status(
-            &self.config,
-            &self.plugins,
-            &self.upstreams,
-            self.sessions.len(),
-        )
+        // A stdio process serves exactly one session, on its stdin and stdout.
+        let sessions = if self.status_only {
+            1
+        } else {
+            self.sessions.len()
+        };
+        super::status::status(&self.config, &self.plugins, &self.upstreams, sessions)
     }
 
     pub fn plugins(&self) -> &Arc<PluginSet> {
@@ -98,6 +117,12 @@ impl Service {
         B::Error: std::fmt::Display,
     {
         let route = match request.uri().path() {
+            "/mcp" if self.status_only => {
+                return body::text(
+                    StatusCode::NOT_FOUND,
+                    "this is a stdio session's status listener: MCP is served on its stdin\n",
+                )
+            }
             "/mcp" => Route::Mcp,
             "/healthz" => Route::Health,
             "/api/status" => Route::Status,

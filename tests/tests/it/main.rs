@@ -27,6 +27,7 @@ mod scrub;
 mod seele;
 mod session;
 mod sql;
+mod status;
 mod stores;
 mod swap;
 mod upstream;
