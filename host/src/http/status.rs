@@ -2,7 +2,7 @@
 //!
 //! `{"mode": "proxy"|"service", "version", "sessions", "groups": [{"id", "state", …}],
 //! "relays": […], "routes": […], "upstream": […]}`. Group states are read without loading anything:
-//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version`, `tools`
+//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version`, `api_version`, `tools`
 //! and, when its tools have cargo features, `features`: each `{name, enabled}`), or `failed`
 //! (with `error`). The relays and their failover state come from the
 //! forwarding layer (`crate::forward::relay_status`), and each forwarded group's route
@@ -37,6 +37,7 @@ pub fn status(
                     "id": slot.id,
                     "state": "loaded",
                     "version": loaded.library.manifest.plugin_version,
+                    "api_version": loaded.library.manifest.api_version,
                     "tools": loaded.tools().len(),
                 });
                 let mut features: Vec<Value> = loaded
