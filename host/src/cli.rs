@@ -304,6 +304,20 @@ impl Cli {
     }
 }
 
+/// Reads `COREMCP_RELAY_TOKEN`, the bearer token sent to the peers; refuses one that could not
+/// be a token.
+fn relay_token() -> Result<(), Failure> {
+    let token = std::env::var(env::RELAY_TOKEN)
+        .ok()
+        .filter(|t| !t.is_empty());
+    if let Some(token) = &token {
+        crate::http::auth::check_token(token)
+            .map_err(|why| Failure::usage(format!("{}: the token {why}", env::RELAY_TOKEN)))?;
+    }
+    crate::forward::client::set_bearer(token);
+    Ok(())
+}
+
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -312,38 +326,40 @@ pub fn main() -> ExitCode {
         // Takes nothing from the configuration: it runs with a scrubbed environment.
         return crate::commands::probe::run(file);
     }
-    let outcome = cli.resolve().and_then(|config| match cli.command {
-        Command::Stdio { ref status_listen } => {
-            crate::commands::stdio::run(config, status_listen.as_deref())
-        }
-        Command::Status { ref url, json } => {
-            crate::commands::status::run(&config, url.as_deref(), json)
-        }
-        Command::Tools { json } => crate::commands::tools::run(config, json),
-        Command::Call { ref tool, ref json } => {
-            crate::commands::call::run(config, tool, json.as_deref())
-        }
-        Command::Serve {
-            ref listen,
-            ref tokens,
-            max_connections_per_client,
-            ..
-        } => crate::commands::serve::run(
-            config,
-            &crate::http::Options {
-                listen,
-                tokens: tokens.as_deref(),
-                per_client: max_connections_per_client as usize,
-            },
-        ),
-        Command::Hosts { json } => crate::commands::hosts::run(config, json),
-        Command::Upstream { json } => crate::commands::upstream::run(config, json),
-        Command::Plugins { action: None } => crate::commands::plugins::run(config),
-        Command::Plugins {
-            action: Some(PluginsAction::Install { ref file }),
-        } => crate::commands::plugins::install(&config, file),
-        Command::ProbePlugin { .. } => Err(Failure::usage("probe-plugin runs on its own")),
-    });
+    let outcome = relay_token()
+        .and_then(|()| cli.resolve())
+        .and_then(|config| match cli.command {
+            Command::Stdio { ref status_listen } => {
+                crate::commands::stdio::run(config, status_listen.as_deref())
+            }
+            Command::Status { ref url, json } => {
+                crate::commands::status::run(&config, url.as_deref(), json)
+            }
+            Command::Tools { json } => crate::commands::tools::run(config, json),
+            Command::Call { ref tool, ref json } => {
+                crate::commands::call::run(config, tool, json.as_deref())
+            }
+            Command::Serve {
+                ref listen,
+                ref tokens,
+                max_connections_per_client,
+                ..
+            } => crate::commands::serve::run(
+                config,
+                &crate::http::Options {
+                    listen,
+                    tokens: tokens.as_deref(),
+                    per_client: max_connections_per_client as usize,
+                },
+            ),
+            Command::Hosts { json } => crate::commands::hosts::run(config, json),
+            Command::Upstream { json } => crate::commands::upstream::run(config, json),
+            Command::Plugins { action: None } => crate::commands::plugins::run(config),
+            Command::Plugins {
+                action: Some(PluginsAction::Install { ref file }),
+            } => crate::commands::plugins::install(&config, file),
+            Command::ProbePlugin { .. } => Err(Failure::usage("probe-plugin runs on its own")),
+        });
     match outcome {
         Ok(code) => code,
         Err(failure) => {

@@ -44,6 +44,9 @@ pub mod env {
     pub const DATA: &str = "COREMCP_DATA";
     /// Where the store-backed groups keep their data: `sqlite:` or `postgres://…` (`--store`).
     pub const STORE: &str = "COREMCP_STORE";
+    /// The bearer token this Core MCP sends to its relays, routes and `remote_host` targets
+    /// when they require tokens (an environment variable only: a flag would show in `ps`).
+    pub const RELAY_TOKEN: &str = "COREMCP_RELAY_TOKEN";
     /// The relays forwarded groups go to, in priority order, comma separated (`--relay`).
     pub const RELAYS: &str = "COREMCP_RELAYS";
     /// Seconds a relay that could not be connected to is skipped (`--relay-retry`, default 30).

@@ -37,6 +37,15 @@ pub enum Reply {
     Error { code: i64, message: String },
 }
 
+/// The bearer token sent to every peer (relays, routes, `remote_host` targets), from
+/// `COREMCP_RELAY_TOKEN`; set once at start.
+static BEARER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Sets the bearer token the peers are sent (`None`: none). The first call wins.
+pub fn set_bearer(token: Option<String>) {
+    let _ = BEARER.set(token.map(|t| format!("Bearer {t}")));
+}
+
 /// One MCP session with one peer.
 pub struct McpClient {
     url: Url,
@@ -170,6 +179,9 @@ impl McpClient {
         ];
         if let Some(session) = &self.session {
             headers.push(("Mcp-Session-Id", session.clone()));
+        }
+        if let Some(Some(bearer)) = BEARER.get() {
+            headers.push(("Authorization", bearer.clone()));
         }
         headers
     }

@@ -111,15 +111,8 @@ impl Tokens {
                     "the name \"{name}\" may hold only letters, digits, '-', '_' and '.'"
                 )));
             }
-            if !token.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(refuse(format!(
-                    "the token of {name} may hold only visible ASCII characters"
-                )));
-            }
-            if token.len() < MIN_TOKEN_CHARS {
-                return Err(refuse(format!(
-                    "the token of {name} is shorter than {MIN_TOKEN_CHARS} characters"
-                )));
+            if let Err(why) = check_token(token) {
+                return Err(refuse(format!("the token of {name} {why}")));
             }
             if entries.iter().any(|(n, _)| n == name) {
                 return Err(refuse(format!("the name {name} is given twice")));
@@ -168,6 +161,18 @@ impl Tokens {
 }
 
 /// The token of a `Bearer TOKEN` header value (the scheme is case-insensitive).
+/// Whether `token` may be a bearer token: visible ASCII only (so it can never break a header
+/// line) and at least [`MIN_TOKEN_CHARS`] long. The error completes "the token …".
+pub fn check_token(token: &str) -> Result<(), String> {
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("may hold only visible ASCII characters".to_owned());
+    }
+    if token.len() < MIN_TOKEN_CHARS {
+        return Err(format!("is shorter than {MIN_TOKEN_CHARS} characters"));
+    }
+    Ok(())
+}
+
 fn bearer(value: &[u8]) -> Option<&[u8]> {
     let value = value.trim_ascii();
     let (scheme, rest) = value.split_at_checked(6)?;

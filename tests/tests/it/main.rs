@@ -3,6 +3,7 @@
 
 mod commands;
 mod damaged;
+mod deploy;
 mod docker;
 mod docs;
 mod dynamic;
