@@ -90,5 +90,10 @@ docker_stop() {
         for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     fi
-    rm -rf "$dir"
+    # A container on the host's network leaves the daemon's bind mount of that namespace
+    # (exec/netns/default) behind; unmount whatever is still mounted under DIR, deepest first.
+    local mounts
+    mounts="$(awk -v d="$dir/" 'index($2, d) == 1 {print $2}' /proc/self/mounts | sort -r)"
+    for i in $mounts; do umount -l "$i" 2>/dev/null || true; done
+    rm -rf "$dir" || echo "docker_stop: could not remove all of $dir" >&2
 }
