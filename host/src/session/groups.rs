@@ -157,6 +157,11 @@ pub fn call(plugins: &Arc<PluginSet>, enabled: &Enabled, name: &str, args: &str)
     let now: Vec<String> = set.iter().cloned().collect();
     drop(set);
     let mut result = json!({"enabled": now, "changed": changed});
+    if changed && name == ENABLE {
+        // What the clients we know do (tests/clients/run): the model sees the new tools from
+        // its next turn, not in the turn that enabled them.
+        result["note"] = "the new tools are offered to you from your next turn".into();
+    }
     if name == ENABLE {
         // Load now, so a broken library is reported here rather than at the first call.
         let mut errors = serde_json::Map::new();

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Runs Claude Code, Codex CLI and Gemini CLI as MCP clients of `coremcp stdio --groups
+dynamic`, offline (their model is model.py), through two turns: "Enable the git group." then
+"Now show the git status.". Reports, from the MCP wire, whether each client lists the tools
+again after `notifications/tools/list_changed`, and whether the model is offered the new tools
+(and calls one) on the next turn.
+
+Usage: drive.py BIN_DIR COREMCP PLUGINS OUT
+  BIN_DIR  the clients' node_modules/.bin     COREMCP  the coremcp binary
+  PLUGINS  a plugins folder with git           OUT      a scratch folder (logs, homes)
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BIN, COREMCP, PLUGINS, OUT = (Path(a).resolve() for a in sys.argv[1:5])
+TURNS = ["Enable the git group.", "Now show the git status."]
+TURN_LIMIT = 120
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_entry(name):
+    """How a client starts Core MCP: through wire.py, which records the wire to NAME.wire."""
+    args = ["--groups", "dynamic", "--plugins", str(PLUGINS), "--root", str(OUT / "work")]
+    env = {"COREMCP": str(COREMCP), "WIRE_LOG": str(OUT / f"{name}.wire"),
+           "COREMCP_DATA": str(OUT / f"data-{name}")}
+    return str(HERE / "wire.py"), args, env
+
+
+class JsonRpc:
+    """A line-delimited JSON-RPC peer on a child's stdin and stdout."""
+
+    def __init__(self, argv, env, log):
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=open(log, "w"), text=True, bufsize=1, env=env,
+                                  cwd=OUT / "work")
+
+    def send(self, message):
+        self.p.stdin.write(json.dumps(message) + "\n")
+        self.p.stdin.flush()
+
+    def until(self, pred, limit=TURN_LIMIT, on=None):
+        end = time.time() + limit
+        while time.time() < end:
+            line = self.p.stdout.readline()
+            if not line:
+                break
+            message = json.loads(line)
+            if on:
+                on(message)
+            if pred(message):
+                return message
+        raise RuntimeError("no answer in time")
+
+    def close(self):
+        self.p.stdin.close()
+        try:
+            self.p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+def claude(env):
+    command, args, server_env = server_entry("claude")
+    config = OUT / "claude-mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"core": {"command": command, "args": args, "env": server_env}}}))
+    env = {**env, "HOME": str(OUT / "home-claude"), "ANTHROPIC_BASE_URL": env["MODEL_URL"],
+           "ANTHROPIC_API_KEY": "sk-ant-offline", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_AUTOUPDATER": "1"}
+    peer = JsonRpc([str(BIN / "claude"), "-p", "--input-format", "stream-json", "--output-format",
+                    "stream-json", "--verbose", "--mcp-config", str(config), "--strict-mcp-config",
+                    "--allowedTools", "mcp__core__groups_enable", "mcp__core__git_status", "ToolSearch",
+                    "--model", "claude-opus-4-5"], env, OUT / "claude.err")
+    for text in TURNS:
+        peer.send({"type": "user", "message": {"role": "user", "content": text}})
+        peer.until(lambda m: m.get("type") == "result")
+    peer.close()
+
+
+def codex(env):
+    command, args, server_env = server_entry("codex")
+    home = OUT / "home-codex"
+    home.mkdir(parents=True, exist_ok=True)
+    toml_env = ", ".join(f'{k} = "{v}"' for k, v in server_env.items())
+    (home / "config.toml").write_text(f'''model = "gpt-5.1-codex"
+model_provider = "standin"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.standin]
+name = "stand-in"
+base_url = "{env["MODEL_URL"]}/v1"
+wire_api = "responses"
+env_key = "STANDIN_KEY"
+
+[mcp_servers.core]
+command = "{command}"
+args = {json.dumps(args)}
+env = {{ {toml_env} }}
+''')
+    env = {**env, "CODEX_HOME": str(home), "STANDIN_KEY": "offline"}
+    peer = JsonRpc([str(BIN / "codex"), "app-server"], env, OUT / "codex.err")
+    peer.send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "drive", "version": "0"}}})
+    peer.until(lambda m: m.get("id") == 1)
+    peer.send({"method": "initialized"})
+    peer.send({"id": 2, "method": "thread/start", "params": {"cwd": str(OUT / "work"),
+               "approvalPolicy": "never", "sandbox": "danger-full-access"}})
+    thread = peer.until(lambda m: m.get("id") == 2)["result"]["thread"]["id"]
+    for i, text in enumerate(TURNS):
+        peer.send({"id": 10 + i, "method": "turn/start",
+                   "params": {"threadId": thread, "input": [{"type": "text", "text": text}]}})
+        peer.until(lambda m: m.get("method") == "turn/completed")
+    peer.close()
+
+
+def gemini(env):
+    command, args, server_env = server_entry("gemini")
+    settings = OUT / "home-gemini" / ".gemini"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "settings.json").write_text(json.dumps({
+        "mcpServers": {"core": {"command": command, "args": args, "env": server_env, "trust": True}},
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}))
+    env = {**env, "HOME": str(OUT / "home-gemini"), "GEMINI_API_KEY": "offline",
+           "GOOGLE_GEMINI_BASE_URL": env["MODEL_URL"], "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    peer = JsonRpc([str(BIN / "gemini"), "--acp", "-m", "gemini-2.5-pro", "--yolo"], env, OUT / "gemini.err")
+
+    def allow(message):
+        if message.get("method") == "session/request_permission":
+            options = message["params"].get("options", [])
+            chosen = next((o["optionId"] for o in options if "allow" in o.get("kind", "")), None)
+            peer.send({"jsonrpc": "2.0", "id": message["id"],
+                       "result": {"outcome": {"outcome": "selected", "optionId": chosen}}})
+
+    peer.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+    peer.until(lambda m: m.get("id") == 1)
+    peer.send({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+               "params": {"cwd": str(OUT / "work"), "mcpServers": []}})
+    session = peer.until(lambda m: m.get("id") == 2)["result"]["sessionId"]
+    for i, text in enumerate(TURNS):
+        peer.send({"jsonrpc": "2.0", "id": 10 + i, "method": "session/prompt",
+                   "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}})
+        peer.until(lambda m: m.get("id") == 10 + i and "method" not in m, on=allow)
+    peer.close()
+
+
+def wire(name):
+    """(time, direction, message) of every line of NAME.wire."""
+    rows = []
+    path = OUT / f"{name}.wire"
+    for line in path.read_text().splitlines() if path.exists() else []:
+        at, way, text = line.split(" ", 2)
+        try:
+            rows.append((float(at), way, json.loads(text)))
+        except ValueError:
+            pass
+    return rows
+
+
+API = {"claude": "anthropic", "codex": "openai", "gemini": "gemini"}
+
+
+def same_turn(name):
+    """Whether the model request right after the groups_enable call already offers git tools."""
+    path = OUT / "model.log"
+    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    rows = [r for r in rows if r["api"] == API[name]]
+    for i, row in enumerate(rows[:-1]):
+        if (row["call"] or "").endswith("groups_enable"):
+            return "yes" if rows[i + 1]["git_status_offered"] else "no"
+    return "?"
+
+
+def verdict(name, version):
+    rows = wire(name)
+    changed = next((at for at, way, m in rows
+                    if way == "S>C" and m.get("method") == "notifications/tools/list_changed"), None)
+    relisted = next((at for at, way, m in rows
+                     if changed and at >= changed and way == "C>S" and m.get("method") == "tools/list"), None)
+    called = any(way == "C>S" and m.get("method") == "tools/call"
+                 and m.get("params", {}).get("name") == "git_status" for _, way, m in rows)
+    return {
+        "client": name, "version": version,
+        "list_changed sent": changed is not None,
+        "re-listed after it": f"yes, {1000 * (relisted - changed):.0f} ms later" if relisted else "no",
+        "new tools offered in the same turn": same_turn(name),
+        "next turn calls a new tool": "yes (git_status)" if called else "no",
+    }
+
+
+def version(tool):
+    out = subprocess.run([str(BIN / tool), "--version"], capture_output=True, text=True, timeout=60)
+    return out.stdout.strip().splitlines()[0] if out.stdout.strip() else "?"
+
+
+def main():
+    (OUT / "work").mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(OUT / "work")], check=True)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COREMCP_")}
+    model_env = {**env, "MODEL_LOG": str(OUT / "model.log")}
+    model = subprocess.Popen([sys.executable, str(HERE / "model.py"), str(port)], env=model_env)
+    env["MODEL_URL"] = f"http://127.0.0.1:{port}"
+    time.sleep(0.5)
+    results = []
+    try:
+        for name, run in [("claude", claude), ("codex", codex), ("gemini", gemini)]:
+            try:
+                run(env)
+            except Exception as e:  # Reported, and the other clients still run.
+                print(f"{name}: {e} (see {OUT}/{name}.err)", file=sys.stderr)
+            results.append(verdict(name, version(name)))
+    finally:
+        model.kill()
+    print(json.dumps(results, indent=1))
+
+
+main()
