@@ -63,19 +63,26 @@ pub fn register(
         Arc::new(move |payload: &Value| {
             let mut doc = status();
             if payload.get("hosts").and_then(Value::as_bool) == Some(true) {
-                match crate::registry::forwarding_targets(&registry, DEFAULT_TIMEOUT) {
-                    Ok(hosts) => {
-                        doc["hosts"] = hosts
-                            .iter()
-                            .map(|h| json!({"name": h.name, "url": h.url}))
-                            .collect();
-                    }
-                    Err(e) => doc["hosts_error"] = e.to_string().into(),
-                }
+                add_hosts(&mut doc, &registry);
             }
             Ok(doc)
         }),
     );
+}
+
+/// Adds the `remote_host` targets to a status document: `hosts` (each `{name, url}`), or
+/// `hosts_error` saying why they could not be read. Both `core_status` and the status page
+/// (`/api/status?hosts=true`) take them from here.
+pub fn add_hosts(doc: &mut Value, plugins: &Arc<PluginSet>) {
+    match crate::registry::forwarding_targets(plugins, DEFAULT_TIMEOUT) {
+        Ok(hosts) => {
+            doc["hosts"] = hosts
+                .iter()
+                .map(|h| json!({"name": h.name, "url": h.url}))
+                .collect();
+        }
+        Err(e) => doc["hosts_error"] = e.to_string().into(),
+    }
 }
 
 /// `{"filter": {registry_host_list arguments}, "timeout_ms": N}` → `{"hosts": [...]}`.

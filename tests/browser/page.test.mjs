@@ -133,6 +133,8 @@ try {
   assert.deepEqual(await callsRow("fixture"), ["1", "0", "0", "0", "0"]);
   assert.deepEqual(await callsRow("notepad"), ["0", "1", "0", "0", "0"]);
   assert.match(await text("#errors"), /notepad_get/);
+  // This server has no Registry group, and the page says so where the targets would be.
+  assert.match(await text("#remotes"), /cannot read them: the registry group is not part of this session/);
 
   step("untrusted text is shown as text");
   const upstream = await text("#upstream");

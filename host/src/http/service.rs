@@ -187,6 +187,9 @@ impl Service {
         };
         match route {
             Route::Status => match *request.method() {
+                Method::GET | Method::HEAD if wants_hosts(request.uri().query()) => {
+                    self.status_with_hosts().await
+                }
                 Method::GET | Method::HEAD => body::json(StatusCode::OK, self.status().to_string()),
                 _ => allow(
                     body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
@@ -217,6 +220,25 @@ impl Service {
                 .serve(request, principal)
                 .await
             }
+        }
+    }
+
+    /// `/api/status?hosts=true`: the document with the `remote_host` targets, read from the
+    /// Registry (a plugin call, so on the blocking pool).
+    async fn status_with_hosts(&self) -> Response<Body> {
+        let mut doc = self.status();
+        let plugins = Arc::clone(&self.plugins);
+        let doc = tokio::task::spawn_blocking(move || {
+            crate::host_ops::add_hosts(&mut doc, &plugins);
+            doc
+        })
+        .await;
+        match doc {
+            Ok(doc) => body::json(StatusCode::OK, doc.to_string()),
+            Err(e) => body::json(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                serde_json::json!({"error": format!("reading the hosts failed: {e}")}).to_string(),
+            ),
         }
     }
 
@@ -265,6 +287,14 @@ impl Service {
     pub fn reap(&self) {
         self.sessions.reap(super::sessions::IDLE_LIMIT);
     }
+}
+
+/// Whether a query string asks for the `remote_host` targets (`hosts=true`).
+fn wants_hosts(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.split('&')
+            .any(|pair| pair == "hosts=true" || pair == "hosts=1")
+    })
 }
 
 /// The status page, with a policy that lets it run only its own inline script and talk only

@@ -462,6 +462,20 @@ fn the_page_is_served_without_a_token_and_the_metrics_with_one() {
 }
 
 #[test]
+fn the_status_with_hosts_says_why_they_cannot_be_read() {
+    let h = harness(None);
+    let plain = h.send("GET", "/api/status", &[], "").json();
+    assert!(plain.get("hosts").is_none() && plain.get("hosts_error").is_none());
+    let with = h.send("GET", "/api/status?hosts=true", &[], "").json();
+    assert!(
+        with["hosts_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("registry")),
+        "{with}"
+    );
+}
+
+#[test]
 fn a_reload_from_another_origin_is_refused() {
     let h = harness(None);
     let host = ("host", "localhost:7070");

@@ -84,7 +84,9 @@ fn a_dynamic_session_starts_small_and_grows_on_demand() {
     let enabled = server.ok("groups_enable", json!({"groups": ["files"]}));
     assert_eq!(enabled["changed"], true);
     assert_eq!(enabled["enabled"], json!(["files", "publishing"]));
-    assert!(enabled["note"].as_str().is_some_and(|n| n.contains("next turn")));
+    assert!(enabled["note"]
+        .as_str()
+        .is_some_and(|n| n.contains("next turn")));
     server.notification("notifications/tools/list_changed", WAIT);
     assert!(server.tool_names().contains(&"files_list".to_owned()));
     let listing = server.call("files_list", json!({}));
