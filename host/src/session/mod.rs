@@ -569,7 +569,15 @@ impl Session {
                 reject(rpc::INVALID_PARAMS, message)
             }
             Route::Refused(refusal) => {
-                crate::metrics::refused(&crate::metrics::Subject::of(name, None));
+                // An upstream name is counted by its server only once the server is known to
+                // exist (a denial); any other refused `mcp__` name is the caller's text.
+                let subject = match (&refusal, name.starts_with("mcp__")) {
+                    (route::Refusal::Denied(_), true) | (_, false) => {
+                        crate::metrics::Subject::of(name, None)
+                    }
+                    (_, true) => crate::metrics::Subject::unknown(),
+                };
+                crate::metrics::refused(&subject);
                 inner
                     .out
                     .send(rpc::response(id, &render::call_error_text(refusal.text())))

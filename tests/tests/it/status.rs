@@ -67,9 +67,27 @@ fn a_stdio_session_serves_its_status_and_coremcp_status_finds_it() {
     let page = request(addr, "GET", "/", &[], b"");
     assert_eq!(page.status, 200);
     assert!(page.text().contains("<title>Core MCP status</title>"));
+    // Names nobody serves are counted, but never as labels of their own.
+    for name in ["made_up_tool", "mcp__nope__x"] {
+        let answer = server.request("tools/call", json!({"name": name, "arguments": {}}));
+        assert!(
+            answer.get("error").is_some() || answer["result"]["isError"] == true,
+            "{answer}"
+        );
+    }
     let metrics = request(addr, "GET", "/metrics", &[], b"").text();
     assert!(
         metrics.contains("coremcp_calls_total{group=\"publishing\",tool=\"publishing\""),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "coremcp_calls_total{group=\"unknown\",tool=\"unknown\",outcome=\"refused\"} 2"
+        ),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("nope") && !metrics.contains("made_up"),
         "{metrics}"
     );
     // MCP itself is this process's stdin and stdout, never its status listener.
