@@ -191,6 +191,23 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
     let object = entry
         .as_object()
         .ok_or_else(|| format!("{at}: expected an object with at least \"id\""))?;
+    // `${VAR}` in the fields that may carry a secret or a machine's path (expand.rs). The
+    // message names the field and the variable, never a value.
+    let expand = |text: String, field: &str| -> Result<String, String> {
+        super::expand::from_env(&text).map_err(|e| format!("{at}.{field}: {e}"))
+    };
+    let expand_all = |items: Vec<String>, field: &str| -> Result<Vec<String>, String> {
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| expand(item, &format!("{field}[{i}]")))
+            .collect()
+    };
+    let expand_map = |map: BTreeMap<String, String>, field: &str| {
+        map.into_iter()
+            .map(|(key, value)| Ok((key.clone(), expand(value, &format!("{field}.{key}"))?)))
+            .collect::<Result<BTreeMap<String, String>, String>>()
+    };
     if let Some(key) = object.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
         return Err(format!(
             "{at}: unknown key \"{key}\" (expected some of: {})",
@@ -247,20 +264,32 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
             let command = string(object, "command", at)?
                 .filter(|c| !c.trim().is_empty())
                 .ok_or_else(|| format!("{at}: a stdio server needs \"command\""))?;
+            let cwd = match string(object, "cwd", at)? {
+                Some(cwd) => Some(PathBuf::from(expand(cwd, "cwd")?)),
+                None => None,
+            };
             Transport::Stdio {
-                command,
-                args: strings(object, "args", at)?,
-                env: string_map(object, "env", at)?,
+                command: expand(command, "command")?,
+                args: expand_all(strings(object, "args", at)?, "args")?,
+                env: expand_map(string_map(object, "env", at)?, "env")?,
                 inherit: inherit(object, at)?,
-                cwd: string(object, "cwd", at)?.map(PathBuf::from),
+                cwd,
             }
         }
         "http" | "sse" => {
             forbid(&["command", "args", "env", "inheritEnv", "cwd"], &kind)?;
-            let url = string(object, "url", at)?
+            let template = string(object, "url", at)?
                 .ok_or_else(|| format!("{at}: an {kind} server needs \"url\""))?;
-            check_url(&url).map_err(|e| format!("{at}.url: {e}"))?;
-            let headers = string_map(object, "headers", at)?;
+            let url = expand(template.clone(), "url")?;
+            // The message shows the URL as written: its expansion may hold a secret.
+            check_url(&url).map_err(|e| match url == template {
+                true => format!("{at}.url: {e}"),
+                false => format!(
+                    "{at}.url: \"{template}\" does not expand to an absolute http:// or \
+                     https:// URL with a host"
+                ),
+            })?;
+            let headers = expand_map(string_map(object, "headers", at)?, "headers")?;
             if kind == "http" {
                 Transport::Http { url, headers }
             } else {

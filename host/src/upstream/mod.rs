@@ -17,6 +17,7 @@
 pub mod approval;
 pub mod client;
 pub mod config;
+pub mod expand;
 pub mod http;
 pub mod hub;
 pub mod lines;

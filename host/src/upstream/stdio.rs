@@ -186,7 +186,9 @@ impl StdioTransport {
 
     /// The last lines the server wrote to stderr.
     pub fn stderr_excerpt(&self) -> Option<String> {
-        lock(&self.shared.stderr).excerpt()
+        // A server that echoes a value taken from Core MCP's environment is shown without it.
+        let excerpt = lock(&self.shared.stderr).excerpt()?;
+        Some(super::expand::redact(&excerpt).into_owned())
     }
 
     /// Why the server went away, for its state: the exit status and its recent stderr.

@@ -586,3 +586,66 @@ fn a_server_publishes_at_most_its_max_tools_and_a_repeated_cursor_is_named() {
     );
     assert!(!warnings.contains("the server has more"), "{warnings}");
 }
+
+#[test]
+fn variables_in_an_entry_are_expanded_from_the_hosts_environment_and_never_shown() {
+    let mut shapes = misbehave("shapes", "shapes");
+    shapes["env"] = json!({"EXPLICIT_TOKEN": "${SHAPES_TEST_TOKEN}"});
+    let secret = "hdr-value-0123456789";
+    let (code, servers, stderr) = upstream_json(
+        json!([
+            shapes,
+            {"id": "remote", "type": "http",
+             "url": "${SHAPES_TEST_MISSING_BASE:-http://127.0.0.1:9}/mcp",
+             "headers": {"Authorization": "Bearer ${SHAPES_TEST_HEADER}"}},
+            // A server that prints the secret it was given, then fails.
+            {"id": "leaky", "command": "sh", "args": ["-c", "echo \"token is $T\" >&2; exit 1"],
+             "env": {"T": "${SHAPES_TEST_HEADER}"}},
+        ]),
+        &[
+            ("SHAPES_TEST_TOKEN", "from-the-environment"),
+            ("SHAPES_TEST_HEADER", secret),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    // The server saw the expanded value in its env block (and chose to say so).
+    let definitions = by_id(&servers, "shapes")["definitions"].clone();
+    assert!(
+        definitions[0]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("EXPLICIT_TOKEN=from-the-environment")),
+        "{definitions}"
+    );
+    // The default made a usable URL (nothing listens there), and the header's value is
+    // never printed, in the report or the log.
+    let remote = by_id(&servers, "remote");
+    assert_ne!(remote["state"], "connected", "{remote}");
+    let everything = format!("{} {stderr}", json!(servers));
+    assert!(!everything.contains(secret), "{everything}");
+    let leaky = by_id(&servers, "leaky");
+    assert!(
+        leaky["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("token is ${SHAPES_TEST_HEADER}")),
+        "{leaky}"
+    );
+
+    // An unset variable without a default refuses the entry, naming the variable only.
+    let dir = TempDir::new("upstream-unset");
+    let file = dir.path().join("mcp.json");
+    let entry = json!({"servers": [{"id": "a", "type": "http", "url": "http://h/mcp",
+                                    "headers": {"X-Key": "${SHAPES_TEST_NOT_SET}"}}]});
+    std::fs::write(&file, entry.to_string()).expect("write");
+    let (code, _, stderr) = run(
+        &["upstream", "--json"],
+        &[
+            ("COREMCP_MCP_CONFIG", &file.to_string_lossy()),
+            ("COREMCP_MCP_SERVERS", ""),
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("servers[0].headers.X-Key: ${SHAPES_TEST_NOT_SET} is not set"),
+        "{stderr}"
+    );
+}
