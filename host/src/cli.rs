@@ -114,6 +114,12 @@ pub enum Command {
         /// Bearer tokens to accept: a file of `NAME TOKEN` lines (required off loopback)
         #[arg(long, env = env::TOKENS, value_name = "FILE")]
         tokens: Option<PathBuf>,
+        /// Serve TLS with this PEM certificate chain (with --tls-key; read again on SIGHUP)
+        #[arg(long, env = env::TLS_CERT, value_name = "FILE")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert
+        #[arg(long, env = env::TLS_KEY, value_name = "FILE")]
+        tls_key: Option<PathBuf>,
         /// Connections one client address may hold at once; more are closed as they arrive
         /// (relays and balancers bring many users from one address)
         #[arg(long, env = env::MAX_CONNECTIONS_PER_CLIENT, value_name = "N",
@@ -342,6 +348,8 @@ pub fn main() -> ExitCode {
             Command::Serve {
                 ref listen,
                 ref tokens,
+                ref tls_cert,
+                ref tls_key,
                 max_connections_per_client,
                 ..
             } => crate::commands::serve::run(
@@ -350,6 +358,8 @@ pub fn main() -> ExitCode {
                     listen,
                     tokens: tokens.as_deref(),
                     per_client: max_connections_per_client as usize,
+                    tls_cert: tls_cert.as_deref(),
+                    tls_key: tls_key.as_deref(),
                 },
             ),
             Command::Hosts { json } => crate::commands::hosts::run(config, json),

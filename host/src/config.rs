@@ -62,6 +62,10 @@ pub mod env {
     pub const LISTEN: &str = "COREMCP_LISTEN";
     /// The bearer tokens `coremcp serve` accepts: a file of `NAME TOKEN` lines (`--tokens`).
     pub const TOKENS: &str = "COREMCP_TOKENS";
+    /// The PEM certificate chain `coremcp serve` serves TLS with (`--tls-cert`).
+    pub const TLS_CERT: &str = "COREMCP_TLS_CERT";
+    /// The PEM private key of that certificate (`--tls-key`).
+    pub const TLS_KEY: &str = "COREMCP_TLS_KEY";
     /// Connections one client address may hold (`--max-connections-per-client`, default 512).
     pub const MAX_CONNECTIONS_PER_CLIENT: &str = "COREMCP_MAX_CONNECTIONS_PER_CLIENT";
     /// The XDG base directory for user data (`$XDG_DATA_HOME/coremcp`).

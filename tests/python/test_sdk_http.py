@@ -50,7 +50,7 @@ FIXTURE_TOOLS = {
     "fixture_config",
 }
 METHOD_NOT_FOUND = -32601
-LISTENING = re.compile(r"listening on (http://\S+/mcp)")
+LISTENING = re.compile(r"listening on (https?://\S+/mcp)")
 
 
 @dataclass
@@ -85,12 +85,12 @@ class HttpServer:
         return Client(self.transport(), **kwargs)
 
 
-def _start(binary: Path, plugins: Path, groups: str, stderr_path: Path) -> HttpServer:
+def _start(binary: Path, plugins: Path, groups: str, stderr_path: Path, extra: tuple[str, ...] = ()) -> HttpServer:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COREMCP_")}
     env["COREMCP_DATA"] = str(stderr_path.parent / "data")
     with stderr_path.open("wb") as errlog:
         process = subprocess.Popen(
-            [str(binary), "serve", "--plugins", str(plugins), "--groups", groups, "--listen", "127.0.0.1:0"],
+            [str(binary), "serve", "--plugins", str(plugins), "--groups", groups, "--listen", "127.0.0.1:0", *extra],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errlog,
@@ -267,3 +267,47 @@ async def test_metrics_count_calls_by_outcome(http_server: HttpServer) -> None:
     assert 0 < load < 30, load
     errors = http_server.status()["recent_errors"]
     assert errors and errors[-1]["tool"] == "fixture_panic", errors
+
+
+def _openssl(folder: Path, *args: str) -> None:
+    subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+
+def _test_ca(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA of the test's own and a server certificate it signed for 127.0.0.1: (ca, cert, key)."""
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+    _openssl(folder, "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+             "-subj", "/CN=sdk-test-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign")
+    _openssl(folder, "req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=coremcp")
+    (folder / "server.ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    _openssl(folder, "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+             "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext")
+    return folder / "ca.pem", folder / "server.pem", folder / "server.key"
+
+
+async def test_the_sdk_client_speaks_to_coremcp_over_https(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> None:
+    import ssl
+
+    import httpx2
+
+    ca, cert, key = _test_ca(tmp_path)
+    plugins = _plugins(tmp_path, test_libs_dir, {"libcoremcp_fixture.so": "libcoremcp_fixture.so"})
+    server = _start(coremcp_bin, plugins, "fixture", tmp_path / "serve-stderr.log",
+                    ("--tls-cert", str(cert), "--tls-key", str(key)))
+    try:
+        assert server.url.startswith("https://127.0.0.1:"), server.url
+        trusting = ssl.create_default_context(cafile=str(ca))
+        with anyio.fail_after(TEST_TIMEOUT):
+            async with httpx2.AsyncClient(verify=trusting) as http:
+                async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                    result = await client.call_tool("fixture_echo", {"text": "over https"})
+                    assert not result.is_error, result
+                    assert result.structured_content == {"text": "over https"}
+            # A client that trusts only the system's roots refuses the test CA's certificate.
+            async with httpx2.AsyncClient() as http:
+                with pytest.raises(Exception) as refused:
+                    await http.get(server.url.removesuffix("/mcp") + "/healthz")
+                assert "certificate" in str(refused.value).lower(), refused.value
+    finally:
+        _stop(server)

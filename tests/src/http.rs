@@ -69,8 +69,12 @@ impl Serve {
         let addr = loop {
             let text = stderr.lock().expect("stderr").clone();
             if let Some(addr) = text
-                .split("listening on http://")
+                .split("listening on ")
                 .nth(1)
+                .and_then(|rest| {
+                    rest.strip_prefix("http://")
+                        .or(rest.strip_prefix("https://"))
+                })
                 .and_then(|rest| rest.split("/mcp").next())
                 .and_then(|a| a.parse().ok())
             {

@@ -17,6 +17,7 @@ pub mod consul;
 pub mod docker;
 pub mod http;
 pub mod stores;
+pub mod tls;
 
 /// The default wait for one answer.
 pub const WAIT: Duration = Duration::from_secs(20);

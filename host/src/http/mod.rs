@@ -33,6 +33,7 @@ pub mod sse;
 pub mod status;
 #[cfg(test)]
 mod tests;
+pub mod tls;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -74,6 +75,9 @@ pub struct Options<'a> {
     pub tokens: Option<&'a Path>,
     /// `--max-connections-per-client`.
     pub per_client: usize,
+    /// `--tls-cert` and `--tls-key`.
+    pub tls_cert: Option<&'a Path>,
+    pub tls_key: Option<&'a Path>,
 }
 
 /// Why the server did not start (or stopped).
@@ -88,6 +92,8 @@ pub enum ServeError {
     TokensRequired(SocketAddr),
     #[error("--tokens: {0}")]
     Tokens(#[from] TokensError),
+    #[error("{0}")]
+    Tls(#[from] tls::TlsError),
     #[error("{0}")]
     Plugins(String),
     #[error("cannot listen on {addr}: {source}")]
@@ -108,6 +114,7 @@ impl ServeError {
             ServeError::Address(_)
             | ServeError::TokensRequired(_)
             | ServeError::Tokens(_)
+            | ServeError::Tls(_)
             | ServeError::Plugins(_)
             | ServeError::StatusNotLoopback(_) => true,
             ServeError::Bind { .. } | ServeError::Runtime(_) => false,
@@ -142,6 +149,11 @@ pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
     let addr = resolve_listen(options.listen)?;
     let tokens = options.tokens.map(Tokens::load).transpose()?;
     check_exposure(addr, tokens.as_ref())?;
+    let certs = match (options.tls_cert, options.tls_key) {
+        (Some(cert), Some(key)) => Some(Arc::new(tls::Certs::load(cert, key)?)),
+        (None, None) => None,
+        _ => return Err(tls::TlsError::Half.into()),
+    };
     let plugins = Arc::new(PluginSet::discover(&config).map_err(ServeError::Plugins)?);
     // Before any other thread starts, so that every thread inherits the mask.
     let signals = block_signals().map_err(ServeError::Runtime)?;
@@ -154,7 +166,9 @@ pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
         .build()
         .map_err(ServeError::Runtime)?;
     let per_client = connections::PerClient::new(options.per_client);
-    let outcome = runtime.block_on(run(config, plugins, tokens, addr, signals, per_client));
+    let outcome = runtime.block_on(run(
+        config, plugins, tokens, certs, addr, signals, per_client,
+    ));
     // Requests still being handled after the drain are abandoned, not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     outcome
@@ -164,6 +178,7 @@ async fn run(
     config: Config,
     plugins: Arc<PluginSet>,
     tokens: Option<Tokens>,
+    certs: Option<Arc<tls::Certs>>,
     addr: SocketAddr,
     signals: libc::sigset_t,
     per_client: Arc<connections::PerClient>,
@@ -183,7 +198,8 @@ async fn run(
         Some(t) => format!("bearer tokens: {}", t.len()),
         None => "no tokens: loopback only".to_owned(),
     };
-    eprintln!("coremcp: listening on http://{local}/mcp ({mode} mode, {auth})");
+    let scheme = if certs.is_some() { "https" } else { "http" };
+    eprintln!("coremcp: listening on {scheme}://{local}/mcp ({mode} mode, {auth})");
     // After the listener is open, connecting in the background.
     let upstreams = Upstreams::start(&config.upstream);
     let recorder_config = config.clone();
@@ -208,7 +224,10 @@ async fn run(
         );
     }
     let (stop_tx, stop) = watch::channel(false);
-    take_signals(signals, Arc::clone(&service), stop_tx).map_err(ServeError::Runtime)?;
+    let acceptor = certs
+        .as_ref()
+        .map(|c| tokio_rustls::TlsAcceptor::from(Arc::new(c.server_config())));
+    take_signals(signals, Arc::clone(&service), certs, stop_tx).map_err(ServeError::Runtime)?;
 
     let reaper = {
         let service = Arc::clone(&service);
@@ -221,7 +240,7 @@ async fn run(
         })
     };
     let graceful = GracefulShutdown::new();
-    accept(&listener, &service, &per_client, &graceful, stop).await;
+    accept(&listener, &service, &per_client, &graceful, acceptor, stop).await;
     drop(listener);
     reaper.abort();
     tracing::info!(
@@ -246,6 +265,7 @@ async fn accept(
     service: &Arc<Service>,
     per_client: &Arc<connections::PerClient>,
     graceful: &GracefulShutdown,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut builder = http1::Builder::new();
@@ -284,22 +304,48 @@ async fn accept(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!("TCP_NODELAY: {e}");
         }
-        let connection_service = Arc::clone(service);
-        let connection = builder.serve_connection(
-            TokioIo::new(stream),
-            service_fn(move |request| {
-                let service = Arc::clone(&connection_service);
-                async move { Ok::<_, Infallible>(service.handle(request).await) }
-            }),
+        let (service, builder, watcher, tls) = (
+            Arc::clone(service),
+            builder.clone(),
+            graceful.watcher(),
+            tls.clone(),
         );
-        let watched = graceful.watch(connection);
         tokio::spawn(async move {
-            if let Err(e) = watched.await {
-                tracing::debug!("connection ended: {e}");
+            match tls {
+                None => serve_connection(TokioIo::new(stream), service, &builder, watcher).await,
+                // The handshake counts against the same 5 s as a request's headers.
+                Some(tls) => match tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream)).await {
+                    Ok(Ok(stream)) => {
+                        serve_connection(TokioIo::new(stream), service, &builder, watcher).await
+                    }
+                    Ok(Err(e)) => tracing::debug!("TLS handshake failed: {e}"),
+                    Err(_) => tracing::debug!("TLS handshake not finished within 5 s"),
+                },
             }
             drop(held);
             drop(slot);
         });
+    }
+}
+
+/// Serves one connection's requests with `service` until it closes (or the drain ends it).
+async fn serve_connection<I>(
+    io: TokioIo<I>,
+    service: Arc<Service>,
+    builder: &http1::Builder,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let connection = builder.serve_connection(
+        io,
+        service_fn(move |request| {
+            let service = Arc::clone(&service);
+            async move { Ok::<_, Infallible>(service.handle(request).await) }
+        }),
+    );
+    if let Err(e) = watcher.watch(connection).await {
+        tracing::debug!("connection ended: {e}");
     }
 }
 
@@ -344,6 +390,7 @@ pub fn status_listener(
                     &service,
                     &per_client,
                     &GracefulShutdown::new(),
+                    None,
                     stop,
                 )
                 .await;
@@ -400,6 +447,7 @@ fn block_signals() -> io::Result<libc::sigset_t> {
 fn take_signals(
     set: libc::sigset_t,
     service: Arc<Service>,
+    certs: Option<Arc<tls::Certs>>,
     stop: watch::Sender<bool>,
 ) -> io::Result<()> {
     std::thread::Builder::new()
@@ -414,6 +462,13 @@ fn take_signals(
             if signal == libc::SIGHUP {
                 tracing::info!("SIGHUP: reloading plugins");
                 service.reload();
+                match certs.as_deref().map(tls::Certs::reload) {
+                    Some(Ok(())) => tracing::info!("SIGHUP: TLS certificate and key read again"),
+                    Some(Err(e)) => {
+                        tracing::error!("SIGHUP: {e}; the certificate in use stays")
+                    }
+                    None => {}
+                }
             } else if stop.send_replace(true) {
                 eprintln!("coremcp: second stop signal; exiting now");
                 std::process::exit(1);

@@ -31,5 +31,6 @@ mod sql;
 mod status;
 mod stores;
 mod swap;
+mod tls;
 mod upstream;
 mod upstream_calls;
