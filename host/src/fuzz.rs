@@ -227,11 +227,15 @@ proptest! {
                 text.push_str(&format!("data: {line}{newline}"));
             }
             text.push_str(newline);
-            expected.push(Event {
-                name: if name.is_empty() { "message".to_owned() } else { name.clone() },
-                // `data: ` loses its one space, as SSE says; the line keeps its own.
-                data: lines.join("\n"),
-            });
+            let data = lines.join("\n");
+            // An event whose data is empty is not dispatched, as SSE says.
+            if !data.is_empty() {
+                expected.push(Event {
+                    name: if name.is_empty() { "message".to_owned() } else { name.clone() },
+                    // `data: ` loses its one space, as SSE says; the line keeps its own.
+                    data,
+                });
+            }
         }
         let mut parser = Events::default();
         let mut got = Vec::new();

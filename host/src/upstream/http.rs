@@ -50,6 +50,10 @@ pub const MAX_IDLE: usize = 16;
 pub const CANCEL_NOTICE: Duration = Duration::from_secs(1);
 /// How often a request waiting for another thread to set the session up looks at its flag.
 const POLL: Duration = Duration::from_millis(20);
+/// How long to wait before resuming a stream that named no `retry:`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// Resumptions of one request's stream at most (each still within the call's deadline).
+const MAX_RESUMES: usize = 16;
 
 /// A Streamable HTTP session with one server, shared by every thread that calls it.
 pub struct HttpTransport {
@@ -85,6 +89,17 @@ enum Answer {
     Outcome(Result<Value, (i64, String)>),
     UnknownSession,
     Accepted,
+}
+
+/// What reading one HTTP answer gave: the answer, or a stream to resume.
+enum Read {
+    Done(Answer),
+    /// The event stream closed before the response, having named its last event: resume it
+    /// with `GET` and `Last-Event-ID` after `retry` (Streamable HTTP, "Resumability").
+    Resume {
+        last_id: String,
+        retry: Option<Duration>,
+    },
 }
 
 /// Idle kept-alive connections to one server, at most [`MAX_IDLE`]: a request takes one (or
@@ -446,20 +461,93 @@ impl HttpTransport {
             let mut response =
                 conn.exchange(&self.url, "POST", &pairs, body.as_bytes(), deadline, cancel)?;
             let session = response.header("mcp-session-id").map(str::to_owned);
-            let answer = read_answer(
-                &mut response,
-                id,
-                deadline,
-                cancel,
-                &self.notices,
-                &self.url,
-                &pairs,
-            )?;
+            let reading = Reading {
+                notices: &self.notices,
+                url: &self.url,
+                headers: &pairs,
+            };
+            let answer = read_answer(&mut response, id, true, deadline, cancel, &reading)?;
             Ok::<_, Failure>((answer, session))
         })();
         // A connection left mid-answer (error, cancel) is not alive, so it is dropped here.
         self.pool.put(conn);
-        outcome
+        match outcome? {
+            (Read::Done(answer), session) => Ok((answer, session)),
+            (Read::Resume { last_id, retry }, session) => {
+                let sent = Sent {
+                    session: session.clone().or_else(|| sent.session.clone()),
+                    version: sent.version.clone(),
+                };
+                // Only a request's stream is resumed: a notification has no stream to wait on.
+                let id = id.unwrap_or_default();
+                let answer = self.resume(id, &sent, last_id, retry, deadline, cancel)?;
+                Ok((answer, session))
+            }
+        }
+    }
+
+    /// Resumes the event stream of request `id` with `GET` and `Last-Event-ID`, waiting the
+    /// `retry` the server asked for each time, until its response arrives, the server offers
+    /// no resumption, or the deadline passes.
+    fn resume(
+        &self,
+        id: u64,
+        sent: &Sent,
+        mut last_id: String,
+        mut retry: Option<Duration>,
+        deadline: Instant,
+        cancel: &AtomicBool,
+    ) -> Result<Answer, Failure> {
+        for _ in 0..MAX_RESUMES {
+            let wake = Instant::now() + retry.unwrap_or(DEFAULT_RETRY);
+            while Instant::now() < wake {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(HttpError::Cancelled.into());
+                }
+                if Instant::now() >= deadline {
+                    return Err(HttpError::Timeout.into());
+                }
+                std::thread::sleep(POLL.min(wake.saturating_duration_since(Instant::now())));
+            }
+            let mut headers = self.headers(sent);
+            headers.push(("Last-Event-ID".to_owned(), last_id.clone()));
+            let pairs: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            let mut conn = self.pool.take(deadline)?;
+            let answer = (|| {
+                let mut response =
+                    conn.exchange(&self.url, "GET", &pairs, b"", deadline, cancel)?;
+                if response.status == 405 {
+                    let _ = response.read_all(deadline, cancel);
+                    return Err(Failure::Other(UpstreamError::Protocol(format!(
+                        "the event stream ended without the response to request {id}, and the \
+                         server does not offer resuming it (GET answered 405)"
+                    ))));
+                }
+                let reading = Reading {
+                    notices: &self.notices,
+                    url: &self.url,
+                    headers: &pairs,
+                };
+                read_answer(&mut response, Some(id), false, deadline, cancel, &reading)
+            })();
+            self.pool.put(conn);
+            match answer? {
+                Read::Resume {
+                    last_id: next,
+                    retry: asked,
+                } => {
+                    last_id = next;
+                    retry = asked.or(retry);
+                }
+                Read::Done(answer) => return Ok(answer),
+            }
+        }
+        Err(Failure::Other(UpstreamError::Protocol(format!(
+            "the event stream of request {id} ended {MAX_RESUMES} times without its response"
+        ))))
     }
 }
 
@@ -519,21 +607,33 @@ fn remaining(deadline: Instant) -> Duration {
         .max(Duration::from_millis(1))
 }
 
+/// Where an answer is read for: the server's notices, and its URL and headers (a request the
+/// server sends on the stream is answered through them).
+struct Reading<'a> {
+    notices: &'a Notices,
+    url: &'a Url,
+    headers: &'a [(&'a str, &'a str)],
+}
+
 /// Reads the answer to request `id` (or the acknowledgement of a notification), polling
-/// `cancel` while it waits.
+/// `cancel` while it waits. With `drain`, a stream is read to its end after the response.
 fn read_answer(
     response: &mut Response<'_>,
     id: Option<u64>,
+    drain: bool,
     deadline: Instant,
     cancel: &AtomicBool,
-    notices: &Notices,
-    url: &Url,
-    headers: &[(&str, &str)],
-) -> Result<Answer, Failure> {
+    reading: &Reading<'_>,
+) -> Result<Read, Failure> {
+    let Reading {
+        notices,
+        url,
+        headers,
+    } = *reading;
     let status = response.status;
     if status == 404 {
         let _ = response.read_all(deadline, cancel);
-        return Ok(Answer::UnknownSession);
+        return Ok(Read::Done(Answer::UnknownSession));
     }
     if !(200..300).contains(&status) {
         let body = response.read_all(deadline, cancel).unwrap_or_default();
@@ -545,11 +645,11 @@ fn read_answer(
         .is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
     let Some(id) = id else {
         let _ = response.read_all(deadline, cancel)?;
-        return Ok(Answer::Accepted);
+        return Ok(Read::Done(Answer::Accepted));
     };
     if status == 202 {
         let _ = response.read_all(deadline, cancel)?;
-        return Ok(Answer::Accepted);
+        return Ok(Read::Done(Answer::Accepted));
     }
     if !streaming {
         let body = response.read_all(deadline, cancel)?;
@@ -559,7 +659,7 @@ fn read_answer(
             )))
         })?;
         return match handle(&message, id, notices, url, headers, deadline) {
-            Some(outcome) => Ok(Answer::Outcome(outcome)),
+            Some(outcome) => Ok(Read::Done(Answer::Outcome(outcome))),
             None => Err(Failure::Other(UpstreamError::Protocol(format!(
                 "the answer is not the response to request {id}"
             )))),
@@ -570,6 +670,12 @@ fn read_answer(
     loop {
         let piece = response.read_some(deadline, cancel)?;
         if piece.is_empty() {
+            if let Some(last_id) = events.last_id() {
+                return Ok(Read::Resume {
+                    last_id: last_id.to_owned(),
+                    retry: events.retry(),
+                });
+            }
             return Err(Failure::Other(UpstreamError::Protocol(format!(
                 "the event stream ended without the response to request {id}"
             ))));
@@ -584,9 +690,10 @@ fn read_answer(
                 continue;
             };
             if let Some(outcome) = handle(&message, id, notices, url, headers, deadline) {
-                // Read the stream to its end so the connection can be reused.
-                while !response.read_some(deadline, cancel)?.is_empty() {}
-                return Ok(Answer::Outcome(outcome));
+                // A POST's stream ends after its response: read it to its end so the connection
+                // can be reused. A resumed GET stream may stay open: it is dropped instead.
+                while drain && !response.read_some(deadline, cancel)?.is_empty() {}
+                return Ok(Read::Done(Answer::Outcome(outcome)));
             }
         }
     }
