@@ -863,6 +863,99 @@ mod tests {
         assert_eq!(lock(&server).deleted, vec!["s2"]);
     }
 
+    /// Answers `initialize` (session `s`) and `notifications/initialized`; `None` otherwise.
+    fn handshake(
+        seen: &super::super::testing::Seen,
+        stream: &mut std::net::TcpStream,
+    ) -> Option<()> {
+        match seen.method() {
+            "initialize" => {
+                let answer = result(seen, json!({"protocolVersion": "2025-06-18"}));
+                reply(stream, 200, &[("Mcp-Session-Id", "s")], &answer);
+            }
+            "notifications/initialized" => accepted(stream),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    #[test]
+    fn a_redirect_is_not_followed_so_the_headers_never_leave_the_origin() {
+        let elsewhere = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen_there = Arc::clone(&elsewhere);
+        let other = serve(move |_, stream| {
+            seen_there.fetch_add(1, Ordering::Relaxed);
+            reply(stream, 200, &[], &json!({}));
+        });
+        let target = format!("{other}/mcp");
+        let base = serve(move |seen, stream| {
+            if handshake(seen, stream).is_none() {
+                reply(stream, 307, &[("Location", target.as_str())], &Value::Null);
+            }
+        });
+        let notices = Arc::new(Notices::default());
+        let headers = [("Authorization".to_owned(), "Bearer secret".to_owned())];
+        let t = HttpTransport::new(&format!("{base}/mcp"), &headers, notices).expect("transport");
+        let never = AtomicBool::new(false);
+        t.request("initialize", json!({}), Duration::from_secs(5), &never)
+            .expect("initialize");
+        let err = t
+            .request("ping", json!({}), Duration::from_secs(5), &never)
+            .expect_err("a redirect is an error");
+        assert!(err.to_string().contains("HTTP 307"), "{err}");
+        assert_eq!(
+            elsewhere.load(Ordering::Relaxed),
+            0,
+            "nothing went to the other origin"
+        );
+    }
+
+    #[test]
+    fn a_stream_closed_before_the_response_is_resumed_with_its_last_event_id() {
+        use std::io::Write as _;
+        let resumed_from = Arc::new(Mutex::new(Vec::<String>::new()));
+        let seen_ids = Arc::clone(&resumed_from);
+        let base = serve(move |seen, stream| {
+            if handshake(seen, stream).is_some() {
+                return;
+            }
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n";
+            if seen.verb == "POST" {
+                // The priming event names an id and a retry, then the stream ends.
+                let _ = stream.write_all(
+                    format!("{head}Connection: close\r\n\r\nid: e1\nretry: 50\ndata: \n\n")
+                        .as_bytes(),
+                );
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            let from = seen.header("last-event-id").unwrap_or_default().to_owned();
+            lock(&seen_ids).push(from);
+            let answer = json!({"jsonrpc": "2.0", "id": 2, "result": {"resumed": true}});
+            // The resumed stream carries the response and stays open.
+            let _ =
+                stream.write_all(format!("{head}Transfer-Encoding: chunked\r\n\r\n").as_bytes());
+            let event = format!("id: e2\ndata: {answer}\n\n");
+            let _ = stream.write_all(format!("{:x}\r\n{event}\r\n", event.len()).as_bytes());
+            std::thread::sleep(Duration::from_secs(10));
+        });
+        let t = transport(&base);
+        let never = AtomicBool::new(false);
+        t.request("initialize", json!({}), Duration::from_secs(5), &never)
+            .expect("initialize");
+        let started = Instant::now();
+        let answer = t
+            .request("tools/call", json!({}), Duration::from_secs(5), &never)
+            .expect("resumed");
+        assert_eq!(answer, json!({"resumed": true}));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(*lock(&resumed_from), ["e1"]);
+    }
+
     #[test]
     fn a_second_404_is_an_error() {
         let base = serve(|seen, stream| match seen.method() {
