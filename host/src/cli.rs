@@ -78,6 +78,10 @@ pub struct Cli {
     /// machine (git_push, docs_write, …) need one
     #[arg(long, global = true, env = crate::policy::env::GRANTS, value_name = "RULES")]
     pub grants: Option<String>,
+    /// Trust the CA certificates of this PEM bundle too, beside the system's roots, for https
+    /// relays, remote hosts and upstream servers
+    #[arg(long, global = true, env = env::CA_FILE, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -324,6 +328,15 @@ fn relay_token() -> Result<(), Failure> {
     Ok(())
 }
 
+/// Reads `--ca-file`, the extra CA bundle the TLS client trusts; an unusable one stops here.
+fn extra_ca(file: Option<&std::path::Path>) -> Result<(), Failure> {
+    match file {
+        Some(file) => crate::net::client::set_extra_ca(file)
+            .map_err(|e| Failure::usage(format!("--ca-file {e}"))),
+        None => Ok(()),
+    }
+}
+
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -333,6 +346,7 @@ pub fn main() -> ExitCode {
         return crate::commands::probe::run(file);
     }
     let outcome = relay_token()
+        .and_then(|()| extra_ca(cli.ca_file.as_deref()))
         .and_then(|()| cli.resolve())
         .and_then(|config| match cli.command {
             Command::Stdio { ref status_listen } => {

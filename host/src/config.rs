@@ -44,6 +44,8 @@ pub mod env {
     pub const DATA: &str = "COREMCP_DATA";
     /// Where the store-backed groups keep their data: `sqlite:` or `postgres://…` (`--store`).
     pub const STORE: &str = "COREMCP_STORE";
+    /// A PEM bundle of CA certificates the TLS client trusts beside the system's (`--ca-file`).
+    pub const CA_FILE: &str = "COREMCP_CA_FILE";
     /// The bearer token this Core MCP sends to its relays, routes and `remote_host` targets
     /// when they require tokens (an environment variable only: a flag would show in `ps`).
     pub const RELAY_TOKEN: &str = "COREMCP_RELAY_TOKEN";
@@ -352,7 +354,7 @@ impl Default for ConsulAgent {
 pub const DEFAULT_CONSUL: &str = "127.0.0.1:8500";
 
 /// The agent address of `--consul` / `CONSUL_HTTP_ADDR`: `host:port` or `http://host:port`
-/// (Consul's variable allows both); `https` is refused (this build's client speaks plain HTTP).
+/// (Consul's variable allows both); `https` is refused: the agent is reached on this machine.
 pub fn parse_consul_addr(text: &str) -> Result<String, String> {
     let text = text.trim();
     let bare = text
@@ -361,7 +363,7 @@ pub fn parse_consul_addr(text: &str) -> Result<String, String> {
         .trim_end_matches('/');
     if text.starts_with("https://") {
         return Err(format!(
-            "--consul {text}: https is not supported by this build's client; reach the local \
+            "--consul {text}: https to the Consul agent is not supported; reach the local \
              agent over http (http://127.0.0.1:8500)"
         ));
     }

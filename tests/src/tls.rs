@@ -82,7 +82,7 @@ impl TestCa {
     }
 
     /// A server certificate named `file` for the names in `san` (`IP:127.0.0.1,DNS:localhost`),
-    /// valid for `days` from now.
+    /// valid for `days` from now (0: it expires as it is made).
     pub fn issue(&self, file: &str, san: &str, days: u32) -> ServerCert {
         let dir = &self.dir;
         let key = format!("{file}.key");

@@ -17,8 +17,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::mcp::PREFERRED_VERSION;
+use crate::net::client::{Conn, HttpError, Response, Url};
 use crate::net::events::Events;
-use crate::net::http1::{Conn, HttpError, Response, Url};
 
 /// The `_meta` key of a call a service-mode route passed on: the Core MCP that receives it
 /// serves it from its own store or refuses it, and never routes it again (one hop, so two
@@ -270,7 +270,7 @@ fn read_answer(
             )));
         }
         let complete = events.feed(&piece);
-        if events.held() > crate::net::http1::MAX_BODY {
+        if events.held() > crate::net::client::MAX_BODY {
             return Err(HttpError::Answer("an event is over the size limit".into()));
         }
         for event in complete {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::config::ConsulAgent;
-use crate::net::http1::{Conn, HttpError, Url};
+use crate::net::client::{Conn, HttpError, Url};
 
 /// How long one lookup may take, connect included.
 pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(3);

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::{redact_url, Config};
-use crate::net::http1::{HttpError, Url};
+use crate::net::client::{HttpError, Url};
 use client::{McpClient, Reply};
 
 /// How long one connect attempt may take.

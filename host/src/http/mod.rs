@@ -36,13 +36,10 @@ mod tests;
 pub mod tls;
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use hyper::server::conn::http1;
@@ -51,6 +48,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
+
+use crate::net::race::race;
+use crate::net::race::Either::{First, Second};
 
 pub use service::Service;
 
@@ -398,29 +398,6 @@ pub fn status_listener(
         })
         .map_err(ServeError::Runtime)?;
     Ok(local)
-}
-
-/// Which of two futures finished first.
-enum Either<A, B> {
-    First(A),
-    Second(B),
-}
-use Either::{First, Second};
-
-/// Polls both futures; the output of the first to finish (`a` wins a tie).
-async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let mut a = pin!(a);
-    let mut b = pin!(b);
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(out) = a.as_mut().poll(cx) {
-            return Poll::Ready(First(out));
-        }
-        if let Poll::Ready(out) = b.as_mut().poll(cx) {
-            return Poll::Ready(Second(out));
-        }
-        Poll::Pending
-    })
-    .await
 }
 
 /// Blocks SIGHUP, SIGINT and SIGTERM in this thread (and so in every thread started after);

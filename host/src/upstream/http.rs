@@ -37,8 +37,8 @@ use serde_json::{json, Value};
 
 use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
 use super::wait::lock;
+use crate::net::client::{Conn, HttpError, Response, Url, MAX_BODY};
 use crate::net::events::Events;
-use crate::net::http1::{Conn, HttpError, Response, Url, MAX_BODY};
 
 /// The longest wait for a TCP connection.
 const CONNECT: Duration = Duration::from_secs(10);

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::net::http1::HttpError;
+use crate::net::client::HttpError;
 
 /// The most side warnings a connection keeps (the oldest are kept; later ones are counted).
 pub const MAX_WARNINGS: usize = 16;

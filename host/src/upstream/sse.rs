@@ -34,8 +34,8 @@ use serde_json::{json, Value};
 use super::http::Pool;
 use super::rpc::{classify, method_not_found, Incoming, Notices, Refused, UpstreamError};
 use super::wait::{lock, Call, GaveUp, Peer, Pending};
+use crate::net::client::{Conn, HttpError, Url, MAX_BODY};
 use crate::net::events::Events;
-use crate::net::http1::{Conn, HttpError, Url, MAX_BODY};
 
 /// The longest wait for a TCP connection.
 const CONNECT: Duration = Duration::from_secs(10);
@@ -256,15 +256,26 @@ fn post_on(
 /// host.
 fn resolve(base: &Url, endpoint: &str) -> Result<Url, String> {
     let endpoint = endpoint.trim();
+    let scheme = if base.tls { "https" } else { "http" };
     let text = if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
         endpoint.to_owned()
     } else if endpoint.starts_with('/') {
-        format!("http://{}{endpoint}", base.authority)
+        format!("{scheme}://{}{endpoint}", base.authority)
     } else {
         let dir = base.path.rsplit_once('/').map_or("", |(dir, _)| dir);
-        format!("http://{}{dir}/{endpoint}", base.authority)
+        format!("{scheme}://{}{dir}/{endpoint}", base.authority)
     };
-    Url::parse(&text).map_err(|e| format!("the endpoint event names {endpoint:?}: {e}"))
+    let url =
+        Url::parse(&text).map_err(|e| format!("the endpoint event names {endpoint:?}: {e}"))?;
+    // The server's headers (its credentials) go to its own origin only.
+    if url.origin() != base.origin() {
+        return Err(format!(
+            "the endpoint event names {endpoint:?}, on another origin than the stream's ({}); \
+             its headers are never sent elsewhere",
+            base.origin()
+        ));
+    }
+    Ok(url)
 }
 
 /// The reader thread: opens the stream and handles its events until it ends or `stop`.
@@ -454,9 +465,19 @@ mod tests {
             Ok(("127.0.0.1:9".into(), "/mcp/messages".into()))
         );
         assert_eq!(
-            at("http://127.0.0.1:10/m"),
-            Ok(("127.0.0.1:10".into(), "/m".into()))
+            at("http://127.0.0.1:9/m"),
+            Ok(("127.0.0.1:9".into(), "/m".into()))
         );
-        assert!(at("https://example.com/m").is_err());
+        // Another port, host or scheme is another origin: refused, naming it.
+        for elsewhere in [
+            "http://127.0.0.1:10/m",
+            "https://127.0.0.1:9/m",
+            "http://evil/m",
+        ] {
+            let err = at(elsewhere).expect_err(elsewhere);
+            assert!(err.contains("another origin"), "{err}");
+        }
+        let tls = Url::parse("https://mcp.example/sse").expect("url");
+        assert!(resolve(&tls, "/messages").is_ok_and(|u| u.tls && u.port == 443));
     }
 }

@@ -147,6 +147,6 @@ fn a_status_listener_off_loopback_is_refused_and_a_dead_url_reported() {
     );
     assert_eq!(code, 1);
     assert!(stdout.contains("does not answer"), "{stdout}");
-    let (code, _, stderr) = run(&["status", "--url", "https://example.com"], &[]);
+    let (code, _, stderr) = run(&["status", "--url", "ftp://example.com"], &[]);
     assert_eq!(code, 2, "{stderr}");
 }

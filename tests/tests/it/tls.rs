@@ -6,8 +6,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coremcp_tests::http::Serve;
-use coremcp_tests::tls::TestCa;
-use coremcp_tests::{plugins, run, TempDir, WAIT};
+use coremcp_tests::tls::{ServerCert, TestCa};
+use coremcp_tests::{is_error, plugins, run, text, Server, TempDir, WAIT};
+use serde_json::{json, Value};
 
 /// `curl` against the server: (exit code, body, stderr).
 fn curl(args: &[&str]) -> (i32, String, String) {
@@ -144,4 +145,121 @@ fn bad_certificate_flags_are_usage_errors() {
     let (code, _, stderr) = serve(&["--tls-cert", &cert, "--tls-key", &two.key.to_string_lossy()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("do not belong together"), "{stderr}");
+}
+
+/// A service-mode relay with the Notepad group, serving TLS with `cert`, on its own store.
+fn relay(dir: &std::path::Path, cert: &ServerCert, data: &TempDir) -> Serve {
+    let (c, k) = (cert.cert.to_string_lossy(), cert.key.to_string_lossy());
+    let data = data.path().to_string_lossy().into_owned();
+    Serve::start_on(
+        dir,
+        "127.0.0.1:0",
+        &["--service", "--tls-cert", &c, "--tls-key", &k],
+        &[("COREMCP_DATA", &data)],
+    )
+}
+
+#[test]
+fn relays_over_https_fail_over_on_a_refused_certificate_with_the_reason() {
+    let work = TempDir::new("tls-relays");
+    let trusted = TestCa::new(work.path(), "trusted");
+    let stranger = TestCa::new(work.path(), "stranger");
+    let good = trusted.issue("good", "IP:127.0.0.1", 30);
+    let unknown = stranger.issue("unknown", "IP:127.0.0.1", 30);
+    let mismatch = trusted.issue("mismatch", "DNS:other.example", 30);
+    let expired = trusted.issue("expired", "IP:127.0.0.1", 0);
+    // Past the expired one's last second.
+    std::thread::sleep(Duration::from_millis(1100));
+    let dir = plugins(&["notepad"]);
+    let datas: Vec<TempDir> = (0..4)
+        .map(|i| TempDir::new(&format!("relay-{i}")))
+        .collect();
+    let relays: Vec<Serve> = [&unknown, &mismatch, &expired, &good]
+        .iter()
+        .zip(&datas)
+        .map(|(cert, data)| relay(dir.path(), cert, data))
+        .collect();
+    let mut args = vec![
+        "--ca-file".to_owned(),
+        trusted.cert().to_string_lossy().into_owned(),
+    ];
+    for r in &relays {
+        args.extend(["--relay".to_owned(), format!("https://{}/mcp", r.addr)]);
+    }
+    let proxy_data = TempDir::new("proxy");
+    args.extend([
+        "--data".to_owned(),
+        proxy_data.path().to_string_lossy().into_owned(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut proxy = Server::start(dir.path(), &args, &[]);
+    proxy.initialize();
+    let set = proxy.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "k", "value": "over https"}),
+    );
+    assert!(!is_error(&set), "{}", text(&set));
+    let got = proxy.ok("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert_eq!(got["value"], "over https");
+    // Each refused relay is named with why, as a connect failure (skipped, not retried).
+    for reason in [
+        "is signed by an unknown issuer",
+        "is not valid for this host name",
+        "has expired",
+    ] {
+        let said = proxy.wait_stderr(reason, WAIT);
+        assert!(
+            said.contains("the certificate of 127.0.0.1 is not accepted"),
+            "{said}"
+        );
+    }
+    // Without --ca-file the test CA is unknown: every relay is refused, and the agent is told.
+    let mut untrusting = Server::start(dir.path(), &args[2..], &[]);
+    untrusting.initialize();
+    let refused = untrusting.refused("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert!(refused.contains("certificate"), "{refused}");
+}
+
+#[test]
+fn an_upstream_server_over_https_is_reached_with_the_extra_ca() {
+    let work = TempDir::new("tls-upstream");
+    let ca = TestCa::new(work.path(), "up-ca");
+    let cert = ca.issue("up", "IP:127.0.0.1,DNS:localhost", 30);
+    let dir = plugins(&["fixture"]);
+    let (c, k) = (cert.cert.to_string_lossy(), cert.key.to_string_lossy());
+    let upstream = Serve::start(
+        dir.path(),
+        &["--groups", "fixture", "--tls-cert", &c, "--tls-key", &k],
+    );
+    let config = work.path().join("mcp.json");
+    let entry = json!({"servers": [{"id": "secure", "type": "http",
+                                    "url": format!("https://{}/mcp", upstream.addr)}]});
+    std::fs::write(&config, entry.to_string()).expect("write");
+    let config = config.to_string_lossy().into_owned();
+    let env = [
+        ("COREMCP_MCP_CONFIG", config.as_str()),
+        ("COREMCP_MCP_SERVERS", ""),
+    ];
+    let ca_file = ca.cert().to_string_lossy().into_owned();
+    let (code, stdout, stderr) = run(&["upstream", "--json", "--ca-file", &ca_file], &env);
+    assert_eq!(code, 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).expect("json");
+    let server = &report["servers"][0];
+    assert_eq!(server["state"], "connected", "{server}");
+    assert!(server["tools"].as_u64().is_some_and(|n| n >= 7), "{server}");
+    // Without the CA: refused, saying so.
+    let (_, stdout, _) = run(&["upstream", "--json"], &env);
+    let report: Value = serde_json::from_str(&stdout).expect("json");
+    let reason = report["servers"][0]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        reason.contains("certificate") && reason.contains("unknown issuer"),
+        "{reason}"
+    );
+    // A bundle that cannot be used stops at once.
+    let (code, _, stderr) = run(&["upstream", "--ca-file", &config], &env);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--ca-file"), "{stderr}");
 }

@@ -5,7 +5,10 @@
 //! 2. a forwarded `notepad_get` agent → `coremcp stdio --relay` → relay → store, against the
 //!    same call made directly to the relay over HTTP (the overhead of the hop);
 //! 3. the first call after the first relay dies (one refused connect, then the second relay),
-//!    against a call that goes straight to the second.
+//!    against a call that goes straight to the second;
+//! 4. the same forwarded call to a relay over https (its certificate from a CA made here with
+//!    the `openssl` CLI, trusted with `--ca-file`): the first call (TCP, TLS handshake, MCP
+//!    session) reported alone, then the warm p50 against the http hop of 2.
 //!
 //! usage: http-bench --host <coremcp> --plugins <dir with fixture + notepad> [--calls N]
 
@@ -15,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use coremcp::forward::client::McpClient;
-use coremcp::net::http1::Url;
+use coremcp::net::client::Url;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{self, free_addr, Proc};
 use coremcp_bench::stdio_client::StdioClient;
@@ -59,6 +62,21 @@ fn start_stdio(opts: &Options, args: &[&str]) -> Result<StdioClient, String> {
     ];
     all.extend_from_slice(args);
     StdioClient::start(&opts.host, all, "http-bench")
+}
+
+/// An agent: `coremcp stdio` with these relays (in order), its own data folder, and `extra`.
+fn start_agent(
+    opts: &Options,
+    relays: &[&str],
+    data: &str,
+    extra: &[&str],
+) -> Result<StdioClient, String> {
+    let mut args: Vec<&str> = extra.to_vec();
+    for relay in relays {
+        args.extend_from_slice(&["--relay", relay]);
+    }
+    args.extend_from_slice(&["--data", data]);
+    start_stdio(opts, &args)
 }
 
 /// p50 of `n` serial calls of `call`.
@@ -146,17 +164,7 @@ fn run(opts: &Options) -> Result<(), String> {
         format!("http://{second_addr}/mcp"),
     );
     let agent_data = format!("{data_arg}-agent");
-    let mut agent = start_stdio(
-        opts,
-        &[
-            "--relay",
-            &first_url,
-            "--relay",
-            &second_url,
-            "--data",
-            &agent_data,
-        ],
-    )?;
+    let mut agent = start_agent(opts, &[&first_url, &second_url], &agent_data, &[])?;
     p50(200, || agent.call("notepad_get", get.clone()).map(drop))?;
     let hop_p50 = p50(n, || agent.call("notepad_get", get.clone()).map(drop))?;
     println!("notepad_get on a relay (SQLite store), {n} serial calls each:");
@@ -184,8 +192,60 @@ fn run(opts: &Options) -> Result<(), String> {
         us(first_after),
         us(after_p50)
     );
-    let _ = std::fs::remove_dir_all(&data);
-    let _ = std::fs::remove_dir_all(Path::new(&agent_data));
+    // 4. The hop over https.
+    let tls_dir = data.join("tls");
+    std::fs::create_dir_all(&tls_dir).map_err(|e| e.to_string())?;
+    let tls_addr = free_addr("127.0.0.4")?;
+    let authority = coremcp_tests::tls::TestCa::new(&tls_dir, "bench-ca");
+    let relay_cert = authority.issue("relay", "IP:127.0.0.4", 2);
+    let ca = authority.cert().to_string_lossy().into_owned();
+    let (cert, key) = (
+        relay_cert.cert.to_string_lossy().into_owned(),
+        relay_cert.key.to_string_lossy().into_owned(),
+    );
+    let tls_data = format!("{data_arg}-tls");
+    let _tls_relay = serve(
+        opts,
+        &tls_addr,
+        &[
+            "--service",
+            "--data",
+            &tls_data,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+        ],
+    )?;
+    let tls_agent_data = format!("{data_arg}-tls-agent");
+    let tls_url = format!("https://{tls_addr}/mcp");
+    let mut tls_agent = start_agent(opts, &[&tls_url], &tls_agent_data, &["--ca-file", &ca])?;
+    tls_agent.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "bench", "value": "v"}),
+    )?;
+    // The agent's first call opened its connection; a second agent shows the cold call alone.
+    let cold_data = format!("{tls_agent_data}-cold");
+    let mut cold_agent = start_agent(opts, &[&tls_url], &cold_data, &["--ca-file", &ca])?;
+    let t = Instant::now();
+    cold_agent.call("notepad_get", get.clone()).map(drop)?;
+    let cold = t.elapsed();
+    p50(200, || tls_agent.call("notepad_get", get.clone()).map(drop))?;
+    let tls_p50 = p50(n, || tls_agent.call("notepad_get", get.clone()).map(drop))?;
+    println!("notepad_get through a relay over https, {n} serial calls:");
+    println!(
+        "  first call of a new agent (TCP + TLS handshake + MCP session) {:.1} us",
+        us(cold)
+    );
+    println!(
+        "  warm p50 {:7.1} us  ({:.2}x the http hop above; budget 1.30x)",
+        us(tls_p50),
+        tls_p50.as_secs_f64() / hop_p50.as_secs_f64()
+    );
+    for dir in [&data_arg, &agent_data, &tls_data, &tls_agent_data] {
+        let _ = std::fs::remove_dir_all(Path::new(dir));
+    }
+    let _ = std::fs::remove_dir_all(&cold_data);
     Ok(())
 }
 

@@ -22,7 +22,7 @@
 use std::time::{Duration, Instant};
 
 use coremcp::forward::client::McpClient;
-use coremcp::net::http1::Url;
+use coremcp::net::client::Url;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{self, free_addr};
 use coremcp_bench::stdio_client::StdioClient;

@@ -18,7 +18,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use coremcp::forward::client::McpClient;
-use coremcp::net::http1::Url;
+use coremcp::net::client::Url;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{free_addr, wait_listening, Proc};
 use coremcp_bench::stdio_client::StdioClient;
