@@ -263,3 +263,34 @@ fn an_upstream_server_over_https_is_reached_with_the_extra_ca() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--ca-file"), "{stderr}");
 }
+
+#[test]
+fn remote_host_reaches_a_core_mcp_over_https() {
+    let work = TempDir::new("tls-remote");
+    let ca = TestCa::new(work.path(), "remote-ca");
+    let cert = ca.issue("devbox", "IP:127.0.0.1", 30);
+    // The other machine: `coremcp serve` with the files group, over TLS, on its own root.
+    let remote_root = TempDir::new("tls-remote-root");
+    std::fs::write(remote_root.path().join("only-over-there.txt"), "x").expect("write");
+    let remote_plugins = plugins(&["files"]);
+    let (c, k) = (cert.cert.to_string_lossy(), cert.key.to_string_lossy());
+    let root = remote_root.path().to_string_lossy().into_owned();
+    let remote = Serve::start(
+        remote_plugins.path(),
+        &["--root", &root, "--tls-cert", &c, "--tls-key", &k],
+    );
+    let dir = plugins(&["files", "registry"]);
+    let store =
+        coremcp_tests::stores::StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "tls-rh");
+    let local = TempDir::new("tls-local-root");
+    let local_root = local.path().to_string_lossy().into_owned();
+    let ca_file = ca.cert().to_string_lossy().into_owned();
+    let mut agent = store.start(dir.path(), &["--root", &local_root, "--ca-file", &ca_file]);
+    agent.ok(
+        "registry_host_add",
+        json!({"name": "devbox-tls", "address": "127.0.0.1",
+               "core_mcp_url": format!("https://{}/mcp", remote.addr)}),
+    );
+    let there = agent.ok("files_list", json!({"remote_host": "devbox-tls"}));
+    assert!(there.to_string().contains("only-over-there.txt"), "{there}");
+}

@@ -399,6 +399,25 @@ fn streamable_http_sets_a_lost_session_up_again_and_reads_event_streams() {
     assert_eq!(web["listChanged"], true);
 }
 
+/// The real server-everything in `mode` (`streamableHttp` or `sse`) on a free port, once it
+/// listens.
+fn start_everything(everything: &str, mode: &str) -> (KillOnDrop, u16) {
+    let port = free_port();
+    #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
+    let server = KillOnDrop(
+        Command::new(everything)
+            .arg(mode)
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start server-everything"),
+    );
+    wait_listening(port);
+    (server, port)
+}
+
 #[test]
 fn real_servers_connect_and_publish_their_tools() {
     let Some(everything) = installed("COREMCP_TEST_EVERYTHING") else {
@@ -407,24 +426,8 @@ fn real_servers_connect_and_publish_their_tools() {
     let Some(time) = installed("COREMCP_TEST_TIME") else {
         return;
     };
-    let start = |mode: &str| {
-        let port = free_port();
-        #[allow(clippy::disallowed_methods)] // The test starts the real upstream server itself.
-        let server = KillOnDrop(
-            Command::new(&everything)
-                .arg(mode)
-                .env("PORT", port.to_string())
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start server-everything"),
-        );
-        wait_listening(port);
-        (server, port)
-    };
-    let (http, http_port) = start("streamableHttp");
-    let (sse, sse_port) = start("sse");
+    let (http, http_port) = start_everything(&everything, "streamableHttp");
+    let (sse, sse_port) = start_everything(&everything, "sse");
     let (code, servers, stderr) = upstream_json(
         json!([
             {"id": "everything", "command": everything},
@@ -648,4 +651,54 @@ fn variables_in_an_entry_are_expanded_from_the_hosts_environment_and_never_shown
         stderr.contains("servers[0].headers.X-Key: ${SHAPES_TEST_NOT_SET} is not set"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_real_server_behind_tls_is_reached_over_https_with_the_extra_ca() {
+    let Some(everything) = installed("COREMCP_TEST_EVERYTHING") else {
+        return;
+    };
+    let work = TempDir::new("everything-tls");
+    let ca = coremcp_tests::tls::TestCa::new(work.path(), "front-ca");
+    let cert = ca.issue("front", "IP:127.0.0.1", 30);
+    let start = |mode: &str| {
+        let (server, port) = start_everything(&everything, mode);
+        // Its TLS front: a small forwarder standing in for a TLS-terminating proxy.
+        let front = free_port();
+        #[allow(clippy::disallowed_methods)] // The harness's TLS forwarder.
+        let forwarder = KillOnDrop(
+            Command::new("python3")
+                .arg(fixture("tls_forward.py"))
+                .args([front.to_string(), port.to_string()])
+                .arg(&cert.cert)
+                .arg(&cert.key)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start the TLS forwarder"),
+        );
+        wait_listening(front);
+        (server, forwarder, front)
+    };
+    let (http, http_front, http_port) = start("streamableHttp");
+    let (sse, sse_front, sse_port) = start("sse");
+    let ca_file = ca.cert().to_string_lossy().into_owned();
+    let (code, servers, stderr) = upstream_json(
+        json!([
+            {"id": "secure-http", "type": "http", "url": format!("https://127.0.0.1:{http_port}/mcp")},
+            {"id": "secure-sse", "type": "sse", "url": format!("https://127.0.0.1:{sse_port}/sse")},
+        ]),
+        &[("COREMCP_CA_FILE", &ca_file)],
+    );
+    drop((http, http_front, sse, sse_front));
+    assert_eq!(code, 0, "{stderr}");
+    for id in ["secure-http", "secure-sse"] {
+        let server = by_id(&servers, id);
+        assert_eq!(server["state"], "connected", "{server}");
+        assert!(
+            names(server).contains(&format!("mcp__{id}__echo")),
+            "{server}"
+        );
+    }
 }
