@@ -186,7 +186,8 @@ impl Response {
     }
 }
 
-/// The `data:` of each event in an SSE text, parsed as JSON (comments skipped).
+/// The `data:` of each event in an SSE text, parsed as JSON (comments, and priming events
+/// whose data is empty, skipped — as SSE clients do).
 pub fn sse_messages(text: &str) -> Vec<Value> {
     text.split("\n\n")
         .filter_map(|event| {
@@ -195,7 +196,7 @@ pub fn sse_messages(text: &str) -> Vec<Value> {
                 .filter_map(|l| l.strip_prefix("data:"))
                 .map(|d| d.strip_prefix(' ').unwrap_or(d))
                 .collect();
-            (!data.is_empty()).then(|| {
+            (!data.concat().is_empty()).then(|| {
                 serde_json::from_str(&data.join("\n"))
                     .unwrap_or_else(|e| panic!("event data is not JSON ({e}): {event}"))
             })

@@ -21,6 +21,7 @@
 //! POST that sent it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper::body::{Body as HttpBody, Bytes};
 use hyper::header::{
@@ -34,7 +35,7 @@ use super::auth::Principal;
 use super::body::{self, Body, ReadError, MAX_BODY_BYTES};
 use super::outbox::{ExpectError, Router, StreamError};
 use super::sessions::{CreateError, HttpSession, Sessions};
-use super::sse::SseBody;
+use super::sse::{parse_event_id, SseBody};
 use crate::{mcp, rpc};
 
 /// The session header.
@@ -213,7 +214,7 @@ impl Endpoint<'_> {
     {
         match *request.method() {
             Method::POST => self.post(request, principal).await,
-            Method::GET => self.get(request.headers(), &principal),
+            Method::GET => self.get(request.headers(), &principal).await,
             Method::DELETE => self.delete(request.headers(), &principal),
             _ => method_not_allowed(),
         }
@@ -389,7 +390,7 @@ impl Endpoint<'_> {
         }
     }
 
-    fn get(&self, headers: &HeaderMap, principal: &Principal) -> Response<Body> {
+    async fn get(&self, headers: &HeaderMap, principal: &Principal) -> Response<Body> {
         // The stream is for clients that name it; a browser's `*/*` does not open one.
         let names_sse = headers.get_all(ACCEPT).iter().any(|v| {
             String::from_utf8_lossy(v.as_bytes())
@@ -403,6 +404,20 @@ impl Endpoint<'_> {
             Ok(session) => session,
             Err(response) => return response,
         };
+        // A client resuming a POST stream it lost: what came after its last event, then the
+        // rest of that stream (Streamable HTTP, "Resumability").
+        if let Some((stream, after)) = header(headers, "last-event-id").and_then(parse_event_id) {
+            let router = session.router();
+            if let Some(parked) = resume_when_parked(router, stream).await {
+                tracing::info!(session = %super::sessions::short(session.id()), stream, after, "stream resumed");
+                return sse_response(SseBody::resumed(
+                    parked,
+                    stream.to_owned(),
+                    after,
+                    Arc::clone(router),
+                ));
+            }
+        }
         match session.router().listen() {
             Ok(notes) => {
                 tracing::info!(session = %super::sessions::short(session.id()), "server-to-client stream open");
@@ -430,6 +445,24 @@ impl Endpoint<'_> {
         }
     }
 }
+
+/// The parked stream `stream`, waiting up to [`RESUME_WAIT`] while it is still being sent: a
+/// client may resume before this side has noticed it went away.
+async fn resume_when_parked(router: &Router, stream: &str) -> Option<super::sse::Parked> {
+    let deadline = tokio::time::Instant::now() + RESUME_WAIT;
+    loop {
+        if let Some(parked) = router.resume(stream) {
+            return Some(parked);
+        }
+        if !router.is_live(stream) || tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// How long a resuming `GET` waits for its stream to park.
+const RESUME_WAIT: Duration = Duration::from_secs(2);
 
 /// 404 for a session that ended while the request was being served.
 fn gone(id: Option<&str>) -> Response<Body> {
@@ -504,7 +537,8 @@ async fn answer(
                     }
                 });
             }
-            sse_response(SseBody::request(notes, expected.answer))
+            let stream = router.stream_id();
+            sse_response(SseBody::resumable(notes, expected.answer, stream, router))
         }
         _ => {
             let _forget = ForgetOnDrop {

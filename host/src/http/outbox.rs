@@ -70,12 +70,27 @@ struct Table {
     stream: Option<mpsc::Sender<String>>,
     seq: u64,
     closed: bool,
+    /// POST streams whose client went away before their answer, by stream id, with when.
+    parked: HashMap<String, (std::time::Instant, super::sse::Parked)>,
+    /// Resumable POST streams still being sent.
+    live: std::collections::HashSet<String>,
 }
+
+/// How long a dropped POST stream waits to be resumed.
+pub const PARKED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+/// Dropped POST streams one session keeps at most (the oldest goes first).
+const PARKED_MAX: usize = 32;
 
 /// The outbox of one HTTP session.
 #[derive(Default)]
 pub struct Router {
     table: Mutex<Table>,
+}
+
+/// Drops the parked streams kept past [`PARKED_FOR`] (their answers, if they come, are then
+/// dropped like any other nobody waits for).
+fn purge(table: &mut Table) {
+    table.parked.retain(|_, (at, _)| at.elapsed() < PARKED_FOR);
 }
 
 impl Router {
@@ -138,6 +153,55 @@ impl Router {
         }
     }
 
+    /// A new POST stream's id (`s1`, `s2`, … within the session).
+    pub fn stream_id(&self) -> String {
+        let mut table = self.lock();
+        table.seq += 1;
+        let id = format!("s{}", table.seq);
+        table.live.insert(id.clone());
+        id
+    }
+
+    /// A resumable stream ended (answered, or with nothing left to wait for).
+    pub fn finished(&self, stream: &str) {
+        self.lock().live.remove(stream);
+    }
+
+    /// Whether `stream` is still being sent (its client may not be gone yet).
+    pub fn is_live(&self, stream: &str) -> bool {
+        self.lock().live.contains(stream)
+    }
+
+    /// Keeps a dropped POST stream for [`PARKED_FOR`], for a `GET` that resumes it.
+    pub fn park(&self, stream: String, parked: super::sse::Parked) {
+        let mut table = self.lock();
+        table.live.remove(&stream);
+        if table.closed {
+            return;
+        }
+        purge(&mut table);
+        if table.parked.len() >= PARKED_MAX {
+            let oldest = table
+                .parked
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                table.parked.remove(&oldest);
+            }
+        }
+        table
+            .parked
+            .insert(stream, (std::time::Instant::now(), parked));
+    }
+
+    /// Takes the parked stream `stream`, if it is still kept.
+    pub fn resume(&self, stream: &str) -> Option<super::sse::Parked> {
+        let mut table = self.lock();
+        purge(&mut table);
+        table.parked.remove(stream).map(|(_, parked)| parked)
+    }
+
     /// Opens the GET stream.
     pub fn listen(&self) -> Result<mpsc::Receiver<String>, StreamError> {
         let mut table = self.lock();
@@ -154,7 +218,9 @@ impl Router {
 
     /// Whether a request is waiting or a GET stream is open.
     pub fn busy(&self) -> bool {
-        let table = self.lock();
+        let mut table = self.lock();
+        purge(&mut table);
+        let table = table;
         table.waiting.values().any(|w| !w.answer.is_closed())
             || table.stream.as_ref().is_some_and(|s| !s.is_closed())
     }
@@ -166,6 +232,8 @@ impl Router {
         table.closed = true;
         table.waiting.clear();
         table.stream = None;
+        table.parked.clear();
+        table.live.clear();
     }
 
     /// Whether the session ended ([`Router::close`]).

@@ -13,6 +13,11 @@
 //!   dropped).
 //! - Memory is bounded by the channels' capacity: senders use `try_send` and drop what does not
 //!   fit (see `outbox.rs`).
+//! - A POST stream is resumable (Streamable HTTP, "Resumability"): it opens with a priming
+//!   event (an id, empty data), every event carries an id `STREAM-N`, and a stream the client
+//!   drops before its answer is parked in the session ([`Parked`]) with its last
+//!   [`REPLAY_KEPT`] events, so a `GET` with `Last-Event-ID` replays what came after that id
+//!   and carries the rest, answer included.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -29,6 +34,10 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The keep-alive comment.
 const COMMENT: &[u8] = b": keep-alive\n\n";
+/// Events a resumable stream keeps for replay.
+pub const REPLAY_KEPT: usize = 64;
+/// How long a client waits before resuming, as the priming event tells it.
+const RETRY_MS: u64 = 1000;
 
 /// One JSON-RPC message as an SSE event.
 pub fn event(message: &str) -> Bytes {
@@ -64,6 +73,34 @@ pub struct SseBody {
     last: Option<String>,
     keep_alive: Interval,
     done: bool,
+    /// Set for a resumable POST stream.
+    resume: Option<Resume>,
+}
+
+/// What makes a POST stream resumable: its id, the events it sent (for replay), the events
+/// still to replay to a client that resumed, and where it parks if the client goes away.
+struct Resume {
+    stream: String,
+    next: u64,
+    sent: std::collections::VecDeque<(u64, Bytes)>,
+    replay: std::collections::VecDeque<Bytes>,
+    park: std::sync::Arc<super::outbox::Router>,
+}
+
+/// A POST stream whose client went away before its answer, waiting for a `GET` that resumes
+/// it (`Last-Event-ID`).
+pub struct Parked {
+    notes: mpsc::Receiver<String>,
+    answer: Option<oneshot::Receiver<String>>,
+    last: Option<String>,
+    next: u64,
+    sent: std::collections::VecDeque<(u64, Bytes)>,
+}
+
+/// `STREAM-N` split, for a `Last-Event-ID` of ours.
+pub fn parse_event_id(id: &str) -> Option<(&str, u64)> {
+    let (stream, n) = id.trim().rsplit_once('-')?;
+    Some((stream, n.parse().ok()?))
 }
 
 impl SseBody {
@@ -75,6 +112,50 @@ impl SseBody {
     /// A GET stream: `notes` until their sender is dropped.
     pub fn listen(notes: mpsc::Receiver<String>) -> Self {
         Self::new(notes, None, KEEP_ALIVE)
+    }
+
+    /// A resumable POST stream named `stream`, parked in `router` if its client goes away.
+    pub fn resumable(
+        notes: mpsc::Receiver<String>,
+        answer: oneshot::Receiver<String>,
+        stream: String,
+        router: std::sync::Arc<super::outbox::Router>,
+    ) -> Self {
+        let mut body = Self::new(notes, Some(answer), KEEP_ALIVE);
+        let priming = format!("id: {stream}-0\nretry: {RETRY_MS}\ndata: \n\n");
+        body.resume = Some(Resume {
+            stream,
+            next: 1,
+            sent: std::collections::VecDeque::new(),
+            replay: std::iter::once(Bytes::from(priming)).collect(),
+            park: router,
+        });
+        body
+    }
+
+    /// A parked stream, resumed after event `after` of it: what it sent after that first.
+    pub fn resumed(
+        parked: Parked,
+        stream: String,
+        after: u64,
+        router: std::sync::Arc<super::outbox::Router>,
+    ) -> Self {
+        let mut body = Self::new(parked.notes, parked.answer, KEEP_ALIVE);
+        body.last = parked.last;
+        let replay = parked
+            .sent
+            .iter()
+            .filter(|(n, _)| *n > after)
+            .map(|(_, bytes)| bytes.clone())
+            .collect();
+        body.resume = Some(Resume {
+            stream,
+            next: parked.next,
+            sent: parked.sent,
+            replay,
+            park: router,
+        });
+        body
     }
 
     fn new(
@@ -90,11 +171,52 @@ impl SseBody {
             last: None,
             keep_alive,
             done: false,
+            resume: None,
         }
+    }
+
+    /// One message as this stream sends it: with its id on a resumable stream (kept for
+    /// replay).
+    fn message(&mut self, message: &str) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let Some(resume) = self.resume.as_mut() else {
+            return Self::frame(event(message));
+        };
+        let n = resume.next;
+        resume.next += 1;
+        let mut bytes = format!("id: {}-{n}\n", resume.stream).into_bytes();
+        bytes.extend_from_slice(&event(message));
+        let bytes = Bytes::from(bytes);
+        if resume.sent.len() == REPLAY_KEPT {
+            resume.sent.pop_front();
+        }
+        resume.sent.push_back((n, bytes.clone()));
+        Self::frame(bytes)
     }
 
     fn frame(bytes: Bytes) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         Poll::Ready(Some(Ok(Frame::data(bytes))))
+    }
+}
+
+impl Drop for SseBody {
+    /// A resumable stream dropped before its answer parks, for a `GET` that resumes it.
+    fn drop(&mut self) {
+        let Some(resume) = self.resume.take() else {
+            return;
+        };
+        if self.done || (self.answer.is_none() && self.last.is_none()) {
+            resume.park.finished(&resume.stream);
+            return;
+        }
+        let notes = std::mem::replace(&mut self.notes, mpsc::channel(1).1);
+        let parked = Parked {
+            notes,
+            answer: self.answer.take(),
+            last: self.last.take(),
+            next: resume.next,
+            sent: resume.sent,
+        };
+        resume.park.park(resume.stream, parked);
     }
 }
 
@@ -110,19 +232,22 @@ impl Body for SseBody {
         if this.done {
             return Poll::Ready(None);
         }
+        if let Some(bytes) = this.resume.as_mut().and_then(|r| r.replay.pop_front()) {
+            return Self::frame(bytes);
+        }
         if let Some(last) = this.last.take() {
             // The answer is in; flush what was queued before it, then the answer itself.
             if let Ok(note) = this.notes.try_recv() {
                 this.last = Some(last);
-                return Self::frame(event(&note));
+                return this.message(&note);
             }
             this.done = true;
-            return Self::frame(event(&last));
+            return this.message(&last);
         }
         match this.notes.poll_recv(cx) {
             Poll::Ready(Some(note)) => {
                 this.keep_alive.reset();
-                return Self::frame(event(&note));
+                return this.message(&note);
             }
             Poll::Ready(None) if this.answer.is_none() => {
                 this.done = true;
@@ -211,6 +336,67 @@ mod tests {
             assert!(body.is_end_stream());
             assert_eq!(next(&mut body).await, None);
         });
+    }
+
+    #[test]
+    fn a_resumable_stream_parks_when_dropped_and_resumes_after_the_last_event_seen() {
+        runtime().block_on(async {
+            let router = std::sync::Arc::new(super::super::outbox::Router::new());
+            let (note_tx, note_rx) = mpsc::channel(8);
+            let (answer_tx, answer_rx) = oneshot::channel();
+            let mut body = SseBody::resumable(
+                note_rx,
+                answer_rx,
+                "s7".into(),
+                std::sync::Arc::clone(&router),
+            );
+            assert_eq!(
+                next(&mut body).await.as_deref(),
+                Some("id: s7-0\nretry: 1000\ndata: \n\n")
+            );
+            note_tx.try_send("n1".to_owned()).expect("room");
+            note_tx.try_send("n2".to_owned()).expect("room");
+            assert_eq!(
+                next(&mut body).await.as_deref(),
+                Some("id: s7-1\nevent: message\ndata: n1\n\n")
+            );
+            assert_eq!(
+                next(&mut body).await.as_deref(),
+                Some("id: s7-2\nevent: message\ndata: n2\n\n")
+            );
+            // The client goes away having seen only s7-1: the stream parks.
+            drop(body);
+            let parked = router.resume("s7").expect("parked");
+            assert!(router.resume("s7").is_none(), "taken once");
+            let (stream, after) = parse_event_id("s7-1").expect("our id");
+            let mut resumed =
+                SseBody::resumed(parked, stream.into(), after, std::sync::Arc::clone(&router));
+            answer_tx
+                .send("answer".to_owned())
+                .expect("the resumed stream waits");
+            assert_eq!(
+                next(&mut resumed).await.as_deref(),
+                Some("id: s7-2\nevent: message\ndata: n2\n\n"),
+                "what came after s7-1 is replayed"
+            );
+            assert_eq!(
+                next(&mut resumed).await.as_deref(),
+                Some("id: s7-3\nevent: message\ndata: answer\n\n")
+            );
+            assert_eq!(next(&mut resumed).await, None);
+            drop(resumed);
+            assert!(
+                router.resume("s7").is_none(),
+                "a finished stream does not park"
+            );
+        });
+    }
+
+    #[test]
+    fn event_ids_of_other_servers_are_not_ours() {
+        assert_eq!(parse_event_id("s3-12"), Some(("s3", 12)));
+        assert_eq!(parse_event_id("event-x"), None);
+        assert_eq!(parse_event_id("12"), None);
     }
 
     #[test]

@@ -334,11 +334,23 @@ fn a_client_that_accepts_only_sse_gets_its_answers_as_events() {
     assert_eq!(reply.status, StatusCode::OK);
     assert_eq!(reply.header("content-type"), Some("text/event-stream"));
     assert!(reply.header("mcp-session-id").is_some());
-    let data = reply
+    // A priming event (an id, no data), then the answer with the next id of the stream.
+    let (priming, rest) = reply
         .body
-        .strip_prefix("event: message\ndata: ")
-        .and_then(|rest| rest.strip_suffix("\n\n"))
-        .unwrap_or_else(|| panic!("one event: {:?}", reply.body));
+        .split_once("\n\n")
+        .unwrap_or_else(|| panic!("two events: {:?}", reply.body));
+    assert!(
+        priming.starts_with("id: s") && priming.ends_with("-0\nretry: 1000\ndata: "),
+        "{priming:?}"
+    );
+    let data = rest
+        .split_once("\nevent: message\ndata: ")
+        .map(|(id, data)| {
+            assert!(id.starts_with("id: s") && id.ends_with("-1"), "{id:?}");
+            data
+        })
+        .and_then(|data| data.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("one message: {rest:?}"));
     let answer: Value = serde_json::from_str(data).expect("JSON");
     assert_eq!(answer["id"], "a");
     assert!(answer["result"]["capabilities"]["tools"].is_object());

@@ -769,3 +769,66 @@ fn half_open_connections_from_one_address_cannot_starve_the_others() {
     let said = serve.wait_stderr("its limit (--max-connections-per-client)", WAIT);
     assert!(said.contains("client=127.0.0.3"), "{said}");
 }
+
+#[test]
+fn a_post_stream_the_client_drops_is_resumed_with_last_event_id() {
+    let (_dir, server) = fixture_server();
+    let mut client = server.client();
+    client.initialize();
+    let headers: Vec<(String, String)> = client
+        .headers()
+        .into_iter()
+        .map(|(n, v)| match n.eq_ignore_ascii_case("accept") {
+            true => (n, "text/event-stream".to_owned()),
+            false => (n, v),
+        })
+        .collect();
+    let pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let call = client_message(
+        9,
+        "tools/call",
+        json!({"name": "fixture_sleep", "arguments": {"ms": 600}}),
+    );
+    let mut stream = EventStream::open(
+        server.addr,
+        "POST",
+        "/mcp",
+        &pairs,
+        call.to_string().as_bytes(),
+    );
+    assert_eq!(stream.status, 200);
+    // The priming event names the stream; then the client goes away before the answer.
+    let priming = stream.next_raw().expect("a priming event");
+    let id = priming
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap_or_else(|| panic!("no id: {priming:?}"))
+        .to_owned();
+    assert!(id.ends_with("-0"), "{id}");
+    drop(stream);
+
+    let mut resume = pairs.clone();
+    resume.push(("Last-Event-ID", &id));
+    let mut resumed = EventStream::open(server.addr, "GET", "/mcp", &resume, b"");
+    assert_eq!(resumed.status, 200);
+    let answer = resumed
+        .next_message()
+        .expect("the answer on the resumed stream");
+    assert_eq!(answer["id"], 9);
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"slept_ms": 600})
+    );
+    assert!(
+        resumed.next_message().is_none(),
+        "the resumed stream ends with its answer"
+    );
+    // A stream id nobody parked opens the session's ordinary GET stream.
+    let mut unknown = pairs.clone();
+    unknown.push(("Last-Event-ID", "s999-3"));
+    let listen = EventStream::open(server.addr, "GET", "/mcp", &unknown, b"");
+    assert_eq!(listen.status, 200);
+}
