@@ -264,6 +264,9 @@ pub struct Conn {
     driver: Driver,
     /// The driver finished: the connection is gone.
     closed: bool,
+    /// The same socket, for a look at it without the runtime: a peer that closed an idle
+    /// connection is seen at once (the runtime would learn it only on its next turn).
+    probe: std::net::TcpStream,
     /// False once the connection is in an unknown state (broken, half-read, closed by the peer).
     reusable: bool,
     /// When it last finished an exchange (or connected).
@@ -282,6 +285,10 @@ impl Conn {
                 .await
                 .map_err(|e| failed(e.to_string()))?;
             let _ = tcp.set_nodelay(true);
+            // A second handle on the socket (a dup), left non-blocking, for `alive`.
+            let socket = tcp.into_std().map_err(|e| failed(e.to_string()))?;
+            let probe = socket.try_clone().map_err(|e| failed(e.to_string()))?;
+            let tcp = TcpStream::from_std(socket).map_err(|e| failed(e.to_string()))?;
             let stream = if url.tls {
                 let config = tls_config().map_err(failed)?;
                 let name = ServerName::try_from(url.host.clone())
@@ -302,6 +309,7 @@ impl Conn {
                 sender,
                 driver: Box::pin(connection),
                 closed: false,
+                probe,
                 reusable: true,
                 idle_since: Instant::now(),
             })
@@ -322,6 +330,16 @@ impl Conn {
     pub fn alive(&mut self) -> bool {
         if !self.reusable || self.closed || self.idle_since.elapsed() > REUSE_IDLE_LIMIT {
             return false;
+        }
+        // An idle connection has nothing to read: a peek that would block means it is open
+        // and quiet; an end of stream (or bytes nobody asked for) means it is not.
+        let mut byte = [0u8; 1];
+        match self.probe.peek(&mut byte) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            _ => {
+                self.closed = true;
+                return false;
+            }
         }
         // One look at the connection: a peer that closed it makes its driver finish now.
         let driver = &mut self.driver;
@@ -361,10 +379,14 @@ impl Conn {
         let (sender, driver, closed) = (&mut self.sender, &mut self.driver, &mut self.closed);
         let response = runtime().block_on(bounded(
             async {
-                match race(sender.send_request(request), drive(driver, closed)).await {
-                    Either::First(result) => result.map_err(|e| HttpError::Answer(e.to_string())),
-                    Either::Second(why) => Err(HttpError::Answer(why)),
-                }
+                let mut send = std::pin::pin!(sender.send_request(request));
+                let result = match race(send.as_mut(), drive(driver, closed)).await {
+                    Either::First(result) => result,
+                    // The connection ended, perhaps right after the answer came in: the send
+                    // now resolves, with the answer or with why there is none.
+                    Either::Second(_) => send.await,
+                };
+                result.map_err(|e| HttpError::Answer(e.to_string()))
             },
             deadline,
             cancelled,
@@ -584,8 +606,13 @@ mod tests {
     }
 
     /// A server that answers each request on one kept-alive connection with the next of
-    /// `answers` (raw HTTP).
+    /// `answers` (raw HTTP), then keeps the connection open a while.
     fn serve(answers: Vec<&'static str>) -> Url {
+        serve_then(answers, Duration::from_secs(5))
+    }
+
+    /// [`serve`], closing the connection `linger` after the last answer.
+    fn serve_then(answers: Vec<&'static str>, linger: Duration) -> Url {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("addr").port();
         std::thread::spawn(move || {
@@ -609,7 +636,7 @@ mod tests {
                 let _ = reader.read_exact(&mut body);
                 let _ = stream.write_all(answer.as_bytes());
             }
-            std::thread::sleep(Duration::from_secs(5));
+            std::thread::sleep(linger);
         });
         Url::parse(&format!("http://127.0.0.1:{port}/x")).expect("url")
     }
@@ -630,6 +657,25 @@ mod tests {
         assert_eq!(response.read_all(deadline, &never).expect("body"), b"hello");
         drop(response);
         assert!(conn.alive(), "read to the end: reusable");
+        // Not after the peer closed it while idle (seen at once, not on the next request).
+        let url2 = serve_then(
+            vec!["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"],
+            Duration::ZERO,
+        );
+        let mut closing = Conn::connect(&url2, Duration::from_secs(2)).expect("connect");
+        let mut answer = closing
+            .exchange(&url2, "GET", &[], b"", deadline, &never)
+            .expect("exchange");
+        assert_eq!(answer.read_all(deadline, &never).expect("body"), b"ok");
+        drop(answer);
+        let closed_at = Instant::now() + Duration::from_secs(10);
+        while closing.alive() {
+            assert!(
+                Instant::now() < closed_at,
+                "a closed connection still looks alive"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let mut response = conn
             .exchange(&url, "GET", &[], b"", deadline, &never)
             .expect("second exchange on the same connection");
