@@ -11,7 +11,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use rustls::crypto::ring::sign::any_supported_type;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::PrivateKeyDer;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
@@ -76,17 +76,10 @@ impl ResolvesServerCert for Certs {
 }
 
 fn read_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
-    let cert_error = |reason: String| TlsError::Cert {
+    let chain = crate::net::client::pem_certificates(cert).map_err(|reason| TlsError::Cert {
         path: cert.to_owned(),
         reason,
-    };
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| cert_error(format!("cannot read it: {e}")))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| cert_error(format!("not a PEM certificate chain: {e}")))?;
-    if chain.is_empty() {
-        return Err(cert_error("holds no CERTIFICATE block".to_owned()));
-    }
+    })?;
     let der = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::Key {
         path: key.to_owned(),
         reason: format!("no PEM private key in it: {e}"),

@@ -169,15 +169,22 @@ static EXTRA_CA: OnceLock<Vec<CertificateDer<'static>>> = OnceLock::new();
 /// Trusts the certificates of the PEM bundle at `path` as well as the platform's roots
 /// (`--ca-file`). Called once, at start; an unreadable or empty bundle is an error naming it.
 pub fn set_extra_ca(path: &Path) -> Result<(), String> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: not a PEM certificate bundle: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!("{}: holds no CERTIFICATE block", path.display()));
-    }
+    let certs = pem_certificates(path).map_err(|why| format!("{}: {why}", path.display()))?;
     let _ = EXTRA_CA.set(certs);
     Ok(())
+}
+
+/// The certificates of a PEM file (a CA bundle, or a server's chain): at least one, or why
+/// not (the text completes "FILE: …").
+pub fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("cannot read it: {e}"))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("not PEM certificates: {e}"))?;
+    if certs.is_empty() {
+        return Err("holds no CERTIFICATE block".to_owned());
+    }
+    Ok(certs)
 }
 
 /// The TLS configuration of every https exchange: the platform's roots (`SSL_CERT_FILE` and
