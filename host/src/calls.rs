@@ -32,6 +32,9 @@ pub struct Call {
     pub deadline_unix_ms: u64,
     /// Set when the call must stop (deadline or client cancel); the plugin polls it.
     pub cancelled: AtomicBool,
+    /// For a 2026 request that asked for log messages: 1 + the rank of the least severe level
+    /// it wants (0: none), since such a client has no session-wide level.
+    pub log_floor: std::sync::atomic::AtomicU8,
     answered: AtomicBool,
     seq: u64,
 }
@@ -137,6 +140,7 @@ impl Calls {
             deadline,
             deadline_unix_ms,
             cancelled: AtomicBool::new(false),
+            log_floor: std::sync::atomic::AtomicU8::new(0),
             answered: AtomicBool::new(false),
             seq: table.seq,
         });

@@ -25,6 +25,7 @@ pub mod http;
 pub mod logging;
 pub mod mcp;
 pub mod metrics;
+pub mod modern;
 pub mod net;
 pub mod plugins;
 pub mod policy;

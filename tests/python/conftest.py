@@ -8,6 +8,14 @@ Required environment (exported by the test script):
                      libcoremcp_fixture.so; test_sdk_groups.py also needs
                      libcoremcp_git.so and libcoremcp_files.so).
 
+* COREMCP_TEST_MODE  (optional) the protocol era the whole suite speaks:
+                     `auto` (the SDK's default: probe `server/discover`, so
+                     2026-07-28 against coremcp), `2026-07-28` (pinned, no
+                     probe), `legacy` (the `initialize` handshake at the SDK's
+                     newest 2025 revision, 2025-11-25) or `2025-06-18` (the
+                     handshake offering 2025-06-18). The test script runs the
+                     suite once per mode.
+
 Each test gets its own temporary plugins folder holding copies of just those
 two libraries, plus an executable copy of fake_publish_cli.py that the
 `publishing` plugin runs via COREMCP_PUBLISH_CMD.
@@ -41,6 +49,27 @@ from mcp.shared.message import SessionMessage
 HERE = Path(__file__).resolve().parent
 FAKE_PUBLISH_CLI = HERE / "fake_publish_cli.py"
 PLUGIN_LIBS = ("libcoremcp_publishing.so", "libcoremcp_fixture.so")
+
+MODE = os.environ.get("COREMCP_TEST_MODE", "auto")
+# The version each mode must end up speaking with coremcp.
+_EXPECTED = {"auto": "2026-07-28", "2026-07-28": "2026-07-28", "legacy": "2025-11-25", "2025-06-18": "2025-06-18"}
+if MODE not in _EXPECTED:
+    raise RuntimeError(f"COREMCP_TEST_MODE={MODE!r}: expected one of {', '.join(_EXPECTED)}")
+EXPECTED_VERSION = _EXPECTED[MODE]
+# Whether the suite speaks the stateless revision (no initialize, no session).
+MODERN = EXPECTED_VERSION == "2026-07-28"
+# The SDK's `mode=`: 2025-06-18 is reached through the legacy handshake (see _offer_version).
+SDK_MODE = "legacy" if MODE == "2025-06-18" else MODE
+
+
+def _offer_version(item: SessionMessage) -> SessionMessage:
+    """Under COREMCP_TEST_MODE=2025-06-18, the `initialize` the SDK sends offers 2025-06-18
+    (the SDK always offers its newest 2025 revision; coremcp must answer the one offered)."""
+    message = item.message
+    if MODE == "2025-06-18" and getattr(message, "method", None) == "initialize" and message.params:
+        message.params["protocolVersion"] = "2025-06-18"
+    return item
+
 
 # Per-message cap when printing the wire log, so a multi-megabyte result
 # cannot drown the failure report.
@@ -201,6 +230,7 @@ class _RecordingWriteStream:
         self._wire = wire
 
     async def send(self, item: SessionMessage, /) -> None:
+        item = _offer_version(item) if isinstance(item, SessionMessage) else item
         self._wire.record("->", item)
         await self._inner.send(item)
 
@@ -238,11 +268,9 @@ class CoreMcpServer:
             yield _RecordingReadStream(read_stream, self.wire), _RecordingWriteStream(write_stream, self.wire)
 
     def client(self, env: dict[str, str] | None = None, **kwargs: Any) -> Client:
-        """A high-level `mcp.Client` (an async context manager).
-
-        In its default mode="auto" the client first probes `server/discover` and,
-        on an error such as -32601, falls back to the `initialize` handshake.
-        """
+        """A high-level `mcp.Client` (an async context manager), in the suite's mode
+        (COREMCP_TEST_MODE) unless `mode=` says otherwise."""
+        kwargs.setdefault("mode", SDK_MODE)
         return Client(self.transport(env), **kwargs)
 
     @asynccontextmanager

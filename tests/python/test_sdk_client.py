@@ -18,6 +18,7 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
+from conftest import EXPECTED_VERSION, MODERN, SDK_MODE
 from mcp.client.session import DISCOVER_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
@@ -82,27 +83,39 @@ def assert_echoed(result: types.CallToolResult) -> None:
 # --------------------------------------------------------------------------- 1
 
 
-async def test_initialize_auto_mode_falls_back_from_discover(coremcp: CoreMcpServer) -> None:
-    """The SDK's default mode probes `server/discover`; coremcp must reject it
-    promptly (not let it time out) so the client falls back to `initialize`."""
+async def test_connect_in_the_suite_mode(coremcp: CoreMcpServer) -> None:
+    """The SDK's default mode probes `server/discover`, which coremcp answers, so the
+    connection speaks 2026-07-28 without `initialize`; pinned to a 2025 revision, the client
+    goes through `initialize` and gets the revision it offered."""
     with anyio.fail_after(TEST_TIMEOUT):
         started = time.monotonic()
         async with coremcp.client() as client:
             connect_seconds = time.monotonic() - started
 
-            assert client.protocol_version in ACCEPTED_VERSIONS
-            assert client.session.initialize_result is not None, "expected the legacy initialize handshake"
+            assert client.protocol_version == EXPECTED_VERSION
+            if MODERN:
+                assert client.session.initialize_result is None, "no handshake in 2026"
+            else:
+                assert client.session.initialize_result is not None, "expected the legacy initialize handshake"
             assert client.server_info is not None and client.server_info.name == "coremcp"
             assert client.server_capabilities.tools is not None, "server did not declare the tools capability"
             assert isinstance(client.instructions, str) and client.instructions.strip()
 
+    assert connect_seconds < DISCOVER_TIMEOUT_SECONDS / 2, f"connect took {connect_seconds:.1f}s"
     probes = coremcp.wire.requests("server/discover")
+    if SDK_MODE != "auto":
+        assert not probes, "a pinned client does not probe"
+        assert bool(coremcp.wire.requests("initialize")) != MODERN
+        return
     assert probes, "the SDK was expected to probe server/discover first"
     reply = coremcp.wire.response_to(probes[0])
-    assert reply is not None and "error" in reply, f"server/discover was not answered with an error: {reply}"
-    assert reply["error"]["code"] == METHOD_NOT_FOUND, reply
-    assert coremcp.wire.requests("initialize"), "the client did not fall back to initialize"
-    assert connect_seconds < DISCOVER_TIMEOUT_SECONDS / 2, f"connect took {connect_seconds:.1f}s"
+    assert reply is not None and "result" in reply, f"server/discover was not answered: {reply}"
+    result = reply["result"]
+    assert result["resultType"] == "complete", result
+    assert result["supportedVersions"] == ["2026-07-28"], result
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "coremcp", result
+    assert {"ttlMs", "cacheScope", "instructions", "capabilities"} <= result.keys(), result
+    assert not coremcp.wire.requests("initialize"), "no initialize after a modern discover"
 
 
 async def test_initialize_legacy_session(coremcp: CoreMcpServer) -> None:
@@ -247,3 +260,96 @@ async def test_unknown_tool(coremcp: CoreMcpServer) -> None:
     else:
         assert result is not None and result.is_error, describe(result)
     assert_echoed(echoed)
+
+
+# --------------------------------------------------------------------------- 2026-07-28
+
+
+@pytest.mark.skipif(not MODERN, reason="subscriptions/listen is 2026-07-28")
+async def test_a_subscription_hears_that_a_group_was_enabled(coremcp: CoreMcpServer) -> None:
+    """On stdio a 2026 connection keeps its dynamic groups (one connection, one process):
+    enabling a group is announced on the open `subscriptions/listen`, tagged with its id."""
+    from mcp.client.subscriptions import ToolsListChanged
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with coremcp.client(env={"COREMCP_GROUPS": "dynamic"}) as client:
+            before = {tool.name for tool in (await client.list_tools()).tools}
+            assert "groups_enable" in before and "fixture_echo" not in before, before
+            async with client.listen(tools_list_changed=True) as sub:
+                assert sub.honored is not None and sub.honored.tools_list_changed, sub.honored
+                enabled = await client.call_tool("groups_enable", {"groups": ["fixture"]})
+                assert not enabled.is_error, describe(enabled)
+                event = await sub.__anext__()
+                assert isinstance(event, ToolsListChanged), event
+            after = {tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools}
+            assert "fixture_echo" in after, after
+    notes = [
+        msg
+        for direction, msg in coremcp.wire.entries
+        if direction == "<-" and isinstance(msg, dict) and msg.get("method") == "notifications/tools/list_changed"
+    ]
+    listen = coremcp.wire.requests("subscriptions/listen")[0]
+    assert notes and all(
+        n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen["id"] for n in notes
+    ), notes
+
+
+@pytest.mark.skipif(not MODERN, reason="per-request log levels are 2026-07-28")
+async def test_log_messages_come_only_to_a_request_that_asks(coremcp: CoreMcpServer) -> None:
+    """No session-wide level in 2026: a call gets log messages only when its own `_meta` names
+    a level, and only those at or above it."""
+    messages: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        messages.append(params)
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with coremcp.client(logging_callback=on_log) as client:
+            quiet = await client.call_tool("fixture_log", {})
+            assert not quiet.is_error, describe(quiet)
+            assert messages == [], messages
+        async with coremcp.client(logging_callback=on_log, log_level="warning") as client:
+            loud = await client.call_tool("fixture_log", {})
+            assert not loud.is_error, describe(loud)
+    levels = {m.level for m in messages}
+    assert levels and levels <= {"warning", "error"}, messages
+
+
+@pytest.mark.skipif(not MODERN, reason="the envelope is 2026-07-28")
+async def test_a_request_without_its_envelope_is_refused(coremcp: CoreMcpServer) -> None:
+    """A 2026 connection checks every request's own `_meta`: one sent without it is refused
+    -32602, naming the missing keys, and the connection goes on."""
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with coremcp.transport() as (read_stream, write_stream):
+            import mcp_types
+            from mcp.shared.message import SessionMessage
+
+            envelope = {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            lines = [
+                {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": envelope}},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {**envelope, "io.modelcontextprotocol/protocolVersion": "2030-01-01"}}},
+                {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}},
+                {"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"_meta": envelope}},
+                {"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {"_meta": envelope}},
+            ]
+            for line in lines:
+                await write_stream.send(SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(line, by_name=False)))
+            answers: dict[Any, Any] = {}
+            while len(answers) < len(lines):
+                item = await read_stream.receive()
+                message = item.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+                if "id" in message:
+                    answers[message["id"]] = message
+    assert answers[1]["result"]["resultType"] == "complete"
+    assert answers[2]["error"]["code"] == INVALID_PARAMS, answers[2]
+    assert "io.modelcontextprotocol/protocolVersion" in answers[2]["error"]["message"]
+    assert answers[3]["error"]["code"] == -32022, answers[3]
+    assert answers[3]["error"]["data"] == {"supported": ["2026-07-28"], "requested": "2030-01-01"}
+    assert answers[4]["error"]["code"] == -32022, answers[4]
+    assert answers[5]["error"]["code"] == METHOD_NOT_FOUND, answers[5]
+    result = answers[6]["result"]
+    assert result["resultType"] == "complete" and result["ttlMs"] == 0 and result["cacheScope"] == "private"

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from conftest import WireLog, _RecordingReadStream, _RecordingWriteStream
+from conftest import EXPECTED_VERSION, MODERN, SDK_MODE, WireLog, _RecordingReadStream, _RecordingWriteStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -82,6 +82,8 @@ class HttpServer:
             yield _RecordingReadStream(read_stream, self.wire), _RecordingWriteStream(write_stream, self.wire)
 
     def client(self, **kwargs: Any) -> Client:
+        """`mcp.Client` in the suite's mode (COREMCP_TEST_MODE) unless `mode=` says otherwise."""
+        kwargs.setdefault("mode", SDK_MODE)
         return Client(self.transport(), **kwargs)
 
 
@@ -145,10 +147,12 @@ def http_server(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Itera
         _stop(server)
 
 
-async def test_sdk_client_initializes_lists_calls_and_ends_the_session(http_server: HttpServer) -> None:
+async def test_sdk_client_connects_lists_calls_and_leaves(http_server: HttpServer) -> None:
+    """Connect in the suite's era, list, call, leave: a 2025 client opens a session (and DELETE
+    ends it); a 2026 client has none — no `initialize`, no `Mcp-Session-Id`."""
     with anyio.fail_after(TEST_TIMEOUT):
         async with http_server.client() as client:
-            assert client.protocol_version in ACCEPTED_VERSIONS
+            assert client.protocol_version == EXPECTED_VERSION
             assert client.server_info is not None and client.server_info.name == "coremcp"
             assert client.server_capabilities.tools is not None
 
@@ -166,8 +170,14 @@ async def test_sdk_client_initializes_lists_calls_and_ends_the_session(http_serv
             texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
             assert [json.loads(t) for t in texts] == [args]
 
-            assert http_server.status()["sessions"] == 1
+            assert http_server.status()["sessions"] == (0 if MODERN else 1)
 
+    if MODERN:
+        assert not http_server.wire.requests("initialize"), "a 2026 client needs no initialize"
+        if SDK_MODE == "auto":
+            assert http_server.wire.requests("server/discover"), "auto mode probes server/discover"
+        assert "session created" not in http_server.stderr()
+        return
     # The SDK's sessionless probe was answered at once with -32601, and it fell back.
     probes = http_server.wire.requests("server/discover")
     if probes:
@@ -259,7 +269,7 @@ async def test_metrics_count_calls_by_outcome(http_server: HttpServer) -> None:
 
     assert calls("fixture_echo", "ok") == 3, samples
     assert calls("fixture_panic", "tool_error") == 1, samples
-    assert samples[("coremcp_sessions_open", ())] == 1
+    assert samples[("coremcp_sessions_open", ())] == (0 if MODERN else 1)
     assert samples[("coremcp_calls_in_flight", ())] == 0
     count = samples[("coremcp_call_duration_seconds_count", (("group", "fixture"),))]
     assert count == 4, samples
@@ -311,3 +321,56 @@ async def test_the_sdk_client_speaks_to_coremcp_over_https(tmp_path: Path, corem
                 assert "certificate" in str(refused.value).lower(), refused.value
     finally:
         _stop(server)
+
+
+# --------------------------------------------------------------------------- 2026-07-28
+
+
+@pytest.mark.skipif(not MODERN, reason="subscriptions/listen is 2026-07-28")
+async def test_a_subscription_hears_of_a_reload(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> None:
+    """`subscriptions/listen` replaces the GET stream: a plugin swapped and reloaded (SIGHUP)
+    is announced on the open subscription."""
+    from mcp.client.subscriptions import ToolsListChanged
+
+    plugins = _plugins(tmp_path, test_libs_dir, {"libcoremcp_swap.so": "libcoremcp_fixture_swap_v1.so"})
+    server = _start(coremcp_bin, plugins, "swap", tmp_path / "serve-stderr.log")
+    try:
+        with anyio.fail_after(TEST_TIMEOUT):
+            async with server.client() as client:
+                before = {tool.name for tool in (await client.list_tools()).tools}
+                assert before == {"swap_hello", "swap_wait"}, before
+                async with client.listen(tools_list_changed=True) as sub:
+                    assert sub.honored is not None and sub.honored.tools_list_changed, sub.honored
+                    staged = plugins / ".staged"
+                    shutil.copy2(test_libs_dir / "libcoremcp_fixture_swap_v2.so", staged)
+                    staged.rename(plugins / "libcoremcp_swap.so")
+                    server.process.send_signal(signal.SIGHUP)
+                    event = await sub.__anext__()
+                    assert isinstance(event, ToolsListChanged), event
+                after = {tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools}
+                assert after == {"swap_hello", "swap_wait", "swap_added"}, after
+    finally:
+        _stop(server)
+    assert server.process.returncode == 0, "SIGTERM stops the server cleanly"
+
+
+@pytest.mark.skipif(not MODERN, reason="sessionless requests are 2026-07-28")
+async def test_two_clients_with_the_same_ids_never_meet(http_server: HttpServer) -> None:
+    """Both clients number their requests alike and share a principal (and so the one
+    sessionless session): each still gets its own answers, interleaved calls and all."""
+
+    async def run(client: Client, tag: str, got: list[str]) -> None:
+        for n in range(15):
+            result = await client.call_tool("fixture_echo", {"text": f"{tag}-{n}"})
+            assert not result.is_error, result
+            got.append(result.structured_content["text"])
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with http_server.client() as one, http_server.client() as two:
+            got_one: list[str] = []
+            got_two: list[str] = []
+            async with anyio.create_task_group() as group:
+                group.start_soon(run, one, "one", got_one)
+                group.start_soon(run, two, "two", got_two)
+    assert got_one == [f"one-{n}" for n in range(15)]
+    assert got_two == [f"two-{n}" for n in range(15)]

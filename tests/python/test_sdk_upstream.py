@@ -9,8 +9,11 @@ Each test starts its own `coremcp stdio` whose one upstream server, "m", is the 
 fixture (tests/fixtures/upstream/misbehave.py) in its `calls` mode, configured in a JSON file
 (`COREMCP_MCP_CONFIG`) whose `env` block names a CALL_LOG file: the fixture appends the tool
 name of every tools/call it receives to it, which proves whether a call reached the server.
-The agent is the SDK's low-level `ClientSession`; a test that passes an `elicitation_callback`
-declares the elicitation capability, one that does not, does not. What is checked is the
+The agent is the SDK in the suite's mode (COREMCP_TEST_MODE): the low-level `ClientSession`
+after `initialize` for the 2025 revisions, the high-level `Client` for 2026-07-28, where the
+question comes back as an `input_required` result that the client answers by calling again (the
+SDK runs that loop); a test that passes an `elicitation_callback` declares the elicitation
+capability, one that does not, does not. What is checked is the
 approval contract: grants are default-deny, the first call to a newly connected server asks
 the human (`elicitation/create`), an accept holds for the rest of the connection, a decline or
 cancel refuses the call and every later call to that server in the session, and a client that
@@ -33,9 +36,9 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp import Client, ClientSession, MCPError, StdioServerParameters
 
-from conftest import CoreMcpServer, WireLog
+from conftest import MODERN, SDK_MODE, CoreMcpServer, WireLog
 
 pytestmark = pytest.mark.anyio
 
@@ -96,8 +99,13 @@ class Upstream:
         ]
 
     @asynccontextmanager
-    async def session(self, **kwargs: Any) -> AsyncIterator[ClientSession]:
-        """An initialized `ClientSession` over a fresh `coremcp stdio` process."""
+    async def session(self, **kwargs: Any) -> AsyncIterator[Any]:
+        """A connected agent over a fresh `coremcp stdio` process: an initialized
+        `ClientSession` (2025), or a `Client` (2026, which answers `input_required`)."""
+        if MODERN:
+            async with Client(self.server.transport(), mode=SDK_MODE, **kwargs) as client:
+                yield client
+            return
         async with self.server.transport() as (read_stream, write_stream):
             async with ClientSession(read_stream, write_stream, **kwargs) as session:
                 await session.initialize()
@@ -259,9 +267,17 @@ async def test_a_client_without_elicitation_is_told_how_to_pre_approve(upstream:
     with anyio.fail_after(TEST_TIMEOUT):
         async with up.session() as session:
             await wait_for_tool(session, ECHO)
-            result = await session.call_tool(ECHO, {"message": "hi"})
-            assert result.is_error, describe(result)
-            text = "\n".join(texts(result))
+            if MODERN:
+                # 2026: the request did not declare the capability the question needs (-32021).
+                with pytest.raises(MCPError) as refused:
+                    await session.call_tool(ECHO, {"message": "hi"})
+                assert refused.value.code == -32021, refused.value
+                assert refused.value.error.data == {"requiredCapabilities": {"elicitation": {}}}
+                text = refused.value.error.message
+            else:
+                result = await session.call_tool(ECHO, {"message": "hi"})
+                assert result.is_error, describe(result)
+                text = "\n".join(texts(result))
             assert f"COREMCP_MCP_PREAPPROVED={SERVER_ID}" in text, describe(result)
             assert "COREMCP_MCP_REQUIRE_APPROVAL=false" in text, describe(result)
     assert not up.server_requests("elicitation/create"), "asked a client that cannot answer"
@@ -314,3 +330,46 @@ async def test_an_ungranted_server_is_neither_listed_nor_callable(upstream: Any)
             assert "fixture_echo" in names, sorted(names)
     assert human.asked == [], "an ungranted call asked the human"
     assert up.calls_received() == []
+
+
+@pytest.mark.skipif(not MODERN, reason="requestState is the 2026-07-28 way to ask")
+async def test_a_tampered_or_misused_request_state_is_refused(upstream: Any) -> None:
+    """The state of an `input_required` answer is the client's to hold, not to change: an
+    altered one, one presented for other arguments or another tool, or garbage is refused
+    -32602 `invalid_request_state` and nothing is called; the untouched one approves."""
+    up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
+    human = Human("accept")
+    accept = {"approval": {"action": "accept", "content": {}}}
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session(elicitation_callback=human) as client:
+            await wait_for_tool(client, ECHO)
+            session = client.session
+            asked = await session.call_tool(ECHO, {"message": "hi"}, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult), asked
+            question = asked.input_requests["approval"]
+            assert question.method == "elicitation/create", question
+            assert names_server(question.params.message), question
+            state = asked.request_state
+            assert state, asked
+            tampered = state[:-4] + ("AAAA" if not state.endswith("AAAA") else "BBBB")
+            for arguments, sent_state in (
+                ({"message": "hi"}, tampered),
+                ({"message": "other"}, state),
+                ({"message": "hi"}, "v1.garbage.garbage"),
+            ):
+                with pytest.raises(MCPError) as refused:
+                    await session.call_tool(
+                        ECHO, arguments, input_responses=accept, request_state=sent_state, allow_input_required=True
+                    )
+                assert refused.value.code == -32602, refused.value
+                assert "invalid_request_state" in refused.value.error.message, refused.value
+            assert up.calls_received() == [], "a call with a refused state reached the server"
+            # A retry without the answer is asked again (a new state), not refused.
+            again = await session.call_tool(ECHO, {"message": "hi"}, request_state=state, allow_input_required=True)
+            assert isinstance(again, types.InputRequiredResult), again
+            done = await session.call_tool(
+                ECHO, {"message": "hi"}, input_responses=accept, request_state=state, allow_input_required=True
+            )
+            assert isinstance(done, types.CallToolResult) and not done.is_error, done
+            assert texts(done) == ["hi"], describe(done)
+    assert up.calls_received() == ["echo"]

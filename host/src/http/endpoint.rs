@@ -212,6 +212,9 @@ impl Endpoint<'_> {
         B: HttpBody<Data = Bytes> + Unpin,
         B::Error: std::fmt::Display,
     {
+        if super::modern::is_modern(request.headers()) && *request.method() != Method::POST {
+            return super::modern::method_not_allowed();
+        }
         match *request.method() {
             Method::POST => self.post(request, principal).await,
             Method::GET => self.get(request.headers(), &principal).await,
@@ -311,6 +314,9 @@ impl Endpoint<'_> {
                 )
             }
         };
+        if super::modern::is_modern(headers) {
+            return self.post_modern(headers, principal, accepts, message).await;
+        }
         match classify(&message) {
             Message::Invalid { id, code, message } => {
                 body::rpc_error(StatusCode::BAD_REQUEST, id.as_deref(), code, &message)
@@ -474,7 +480,7 @@ fn gone(id: Option<&str>) -> Response<Body> {
     )
 }
 
-fn sse_response(body: SseBody) -> Response<Body> {
+pub(super) fn sse_response(body: SseBody) -> Response<Body> {
     let mut response = Response::new(http_body_util::BodyExt::boxed_unsync(body));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));

@@ -25,6 +25,7 @@ pub mod auth;
 pub mod body;
 pub mod connections;
 pub mod endpoint;
+pub mod modern;
 pub mod origin;
 pub mod outbox;
 pub mod service;

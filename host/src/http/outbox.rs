@@ -62,6 +62,9 @@ struct Waiter {
     /// `_meta.progressToken` of the request, as JSON text.
     progress: Option<String>,
     seq: u64,
+    /// The client's own id (JSON text) of a sessionless request registered under one of ours:
+    /// put back in its answer and in the subscription tag of its notifications.
+    original: Option<String>,
 }
 
 #[derive(Default)]
@@ -110,6 +113,18 @@ impl Router {
         sse: bool,
         progress: Option<String>,
     ) -> Result<Expected, ExpectError> {
+        self.expect_as(id, None, sse, progress)
+    }
+
+    /// Like [`Router::expect`] for a request registered under our id `id` in place of the
+    /// client's `original`.
+    pub fn expect_as(
+        &self,
+        id: &str,
+        original: Option<String>,
+        sse: bool,
+        progress: Option<String>,
+    ) -> Result<Expected, ExpectError> {
         let mut table = self.lock();
         if table.closed {
             return Err(ExpectError::Closed);
@@ -133,6 +148,7 @@ impl Router {
                 notes: notes_tx,
                 progress,
                 seq,
+                original,
             },
         );
         Ok(Expected { seq, answer, notes })
@@ -260,15 +276,31 @@ impl Router {
         struct PeekParams<'a> {
             #[serde(borrow, default, rename = "progressToken")]
             progress_token: Option<&'a RawValue>,
+            #[serde(borrow, default, rename = "_meta")]
+            meta: Option<PeekMeta<'a>>,
         }
-        let (id, method, token) = match serde_json::from_str::<Peek<'_>>(&message) {
-            Ok(peek) => (
-                peek.id.map(|id| id.get().to_owned()),
-                peek.method.map(|m| m.into_owned()),
-                peek.params
-                    .and_then(|p| p.progress_token)
-                    .map(|t| t.get().to_owned()),
-            ),
+        #[derive(Deserialize)]
+        struct PeekMeta<'a> {
+            #[serde(borrow, default, rename = "io.modelcontextprotocol/subscriptionId")]
+            subscription: Option<&'a RawValue>,
+        }
+        let (id, method, token, subscription) = match serde_json::from_str::<Peek<'_>>(&message) {
+            Ok(peek) => {
+                let (token, subscription) = peek.params.map_or((None, None), |p| {
+                    (
+                        p.progress_token.map(|t| t.get().to_owned()),
+                        p.meta
+                            .and_then(|m| m.subscription)
+                            .map(|s| s.get().to_owned()),
+                    )
+                });
+                (
+                    peek.id.map(|id| id.get().to_owned()),
+                    peek.method.map(|m| m.into_owned()),
+                    token,
+                    subscription,
+                )
+            }
             Err(_) => {
                 tracing::warn!("dropping an outgoing message that is not JSON-RPC");
                 return;
@@ -281,6 +313,12 @@ impl Router {
         if let (Some(id), None) = (&id, &method) {
             match table.waiting.remove(id) {
                 Some(waiter) => {
+                    let message = match &waiter.original {
+                        Some(original) => {
+                            retag(crate::modern::with_id(message, original), id, original)
+                        }
+                        None => message,
+                    };
                     if waiter.answer.send(message).is_err() {
                         tracing::debug!(id, "the client went away before its answer");
                     }
@@ -290,6 +328,23 @@ impl Router {
             return;
         }
         let method = method.unwrap_or_default();
+        if let Some(subscription) = subscription {
+            // A subscription's notification goes to its stream only.
+            let Some(waiter) = table.waiting.get(&subscription) else {
+                return tracing::debug!(method, "a notification of an ended subscription; dropped");
+            };
+            let message = match &waiter.original {
+                Some(original) => retag(message, &subscription, original),
+                None => message,
+            };
+            if let Some(Err(e)) = waiter.notes.as_ref().map(|n| n.try_send(message)) {
+                tracing::warn!(
+                    method,
+                    "a subscription stream is full or closed; a message was dropped: {e}"
+                );
+            }
+            return;
+        }
         let related = match (method.as_str(), token.as_deref()) {
             ("notifications/progress", Some(token)) => table
                 .waiting
@@ -318,8 +373,38 @@ impl Router {
     }
 }
 
+/// A message of subscription `ours` with the client's id `original` in its subscription tag.
+fn retag(message: String, ours: &str, original: &str) -> String {
+    let key = crate::modern::SUBSCRIPTION_KEY;
+    let tag = format!("\"{key}\":{ours}");
+    match message.contains(&tag) {
+        true => message.replacen(&tag, &format!("\"{key}\":{original}"), 1),
+        false => message,
+    }
+}
+
 impl Outbox for Router {
     fn send(&self, message: String) {
+        self.route(message);
+    }
+
+    /// A notification about request `request` goes to that request's stream when it has one;
+    /// a sessionless request's goes nowhere else (another client of the principal must not
+    /// see it); otherwise it is routed like any other.
+    fn send_for(&self, request: &str, message: String) {
+        let table = self.lock();
+        if let Some(waiter) = table.waiting.get(request) {
+            if let Some(notes) = waiter.notes.as_ref().filter(|n| !n.is_closed()) {
+                if let Err(e) = notes.try_send(message) {
+                    tracing::warn!("a client stream is full or closed; a message was dropped: {e}");
+                }
+                return;
+            }
+            if waiter.original.is_some() {
+                return;
+            }
+        }
+        drop(table);
         self.route(message);
     }
 }

@@ -276,9 +276,11 @@ impl Service {
         }
     }
 
-    /// Ends every GET stream (server shutdown), so that only calls in flight hold the drain.
+    /// Ends every GET stream and 2026 subscription (server shutdown; a subscription gets its
+    /// `complete` answer), so that only calls in flight hold the drain.
     pub fn end_streams(&self) {
         for session in self.sessions.all() {
+            session.session().end_subscriptions();
             session.router().end_stream();
         }
     }

@@ -109,6 +109,10 @@ pub struct Sessions {
     plugins: Arc<PluginSet>,
     upstreams: Arc<Upstreams>,
     table: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// The one sessionless (2026-07-28) session of each principal, by its name.
+    modern: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// Numbers the requests of the sessionless sessions, whose ids they replace.
+    modern_seq: std::sync::atomic::AtomicU64,
     limit: usize,
 }
 
@@ -128,6 +132,8 @@ impl Sessions {
             plugins,
             upstreams,
             table: Mutex::new(HashMap::new()),
+            modern: Mutex::new(HashMap::new()),
+            modern_seq: std::sync::atomic::AtomicU64::new(0),
             limit: limit.max(1),
         }
     }
@@ -156,15 +162,11 @@ impl Sessions {
             }
         }
         let router = Arc::new(Router::new());
-        let caller = match &principal {
-            Principal::Local => Caller::Anonymous,
-            Principal::Token(name) => Caller::Token(name.clone()),
-        };
         let session = Session::new(
             self.config.clone(),
             Arc::clone(&self.plugins),
             Arc::clone(&self.upstreams),
-            caller,
+            caller_of(&principal),
             Arc::clone(&router) as Arc<dyn crate::session::Outbox>,
         );
         let created = Arc::new(HttpSession {
@@ -178,6 +180,45 @@ impl Sessions {
         table.insert(id, Arc::clone(&created));
         tracing::info!(session = %short(&created.id), principal = %created.principal, "session created");
         Ok(created)
+    }
+
+    /// The sessionless session of `principal`, through which all its 2026 requests go (made
+    /// on its first; kept while the server runs — principals are bounded by the tokens file).
+    pub fn modern(&self, principal: &Principal) -> Arc<HttpSession> {
+        let mut table = self.modern.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = principal.to_string();
+        if let Some(found) = table.get(&key) {
+            return Arc::clone(found);
+        }
+        let router = Arc::new(Router::new());
+        let session = Session::with_era(
+            self.config.clone(),
+            Arc::clone(&self.plugins),
+            Arc::clone(&self.upstreams),
+            caller_of(principal),
+            Arc::clone(&router) as Arc<dyn crate::session::Outbox>,
+            crate::session::era::Era::Modern,
+        );
+        let created = Arc::new(HttpSession {
+            id: format!("2026:{key}"),
+            principal: principal.clone(),
+            session,
+            router,
+            last_active: Mutex::new(Instant::now()),
+            wants_logs: AtomicBool::new(false),
+        });
+        table.insert(key, Arc::clone(&created));
+        tracing::info!(principal = %principal, "first 2026-07-28 request of this principal");
+        created
+    }
+
+    /// A new id for a request of a sessionless session (JSON text, unique in the process), so
+    /// that two clients of one principal that use the same ids never meet.
+    pub fn modern_request_id(&self) -> String {
+        let n = self
+            .modern_seq
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("\"~{n}\"")
     }
 
     /// The session with this id, marked active.
@@ -223,9 +264,17 @@ impl Sessions {
         stale.len()
     }
 
-    /// Every live session.
+    /// Every live session, the sessionless ones included.
     pub fn all(&self) -> Vec<Arc<HttpSession>> {
-        self.lock().values().cloned().collect()
+        let mut all: Vec<Arc<HttpSession>> = self.lock().values().cloned().collect();
+        all.extend(
+            self.modern
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .values()
+                .cloned(),
+        );
+        all
     }
 
     pub fn len(&self) -> usize {
@@ -234,6 +283,14 @@ impl Sessions {
 
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
+    }
+}
+
+/// The policy's caller for a principal.
+fn caller_of(principal: &Principal) -> Caller {
+    match principal {
+        Principal::Local => Caller::Anonymous,
+        Principal::Token(name) => Caller::Token(name.clone()),
     }
 }
 

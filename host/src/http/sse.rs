@@ -75,6 +75,9 @@ pub struct SseBody {
     done: bool,
     /// Set for a resumable POST stream.
     resume: Option<Resume>,
+    /// Run when the stream is dropped before its end (the client closed it): a 2026 request
+    /// is cancelled that way.
+    on_drop: Option<Box<dyn FnOnce() + Send>>,
 }
 
 /// What makes a POST stream resumable: its id, the events it sent (for replay), the events
@@ -172,7 +175,14 @@ impl SseBody {
             keep_alive,
             done: false,
             resume: None,
+            on_drop: None,
         }
+    }
+
+    /// Runs `f` if the stream is dropped before it ended.
+    pub fn on_early_drop(mut self, f: impl FnOnce() + Send + 'static) -> Self {
+        self.on_drop = Some(Box::new(f));
+        self
     }
 
     /// One message as this stream sends it: with its id on a resumable stream (kept for
@@ -201,6 +211,9 @@ impl SseBody {
 impl Drop for SseBody {
     /// A resumable stream dropped before its answer parks, for a `GET` that resumes it.
     fn drop(&mut self) {
+        if let Some(f) = self.on_drop.take().filter(|_| !self.done) {
+            f();
+        }
         let Some(resume) = self.resume.take() else {
             return;
         };

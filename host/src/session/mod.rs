@@ -14,7 +14,9 @@
 //! `--groups dynamic`), [`upstream`] (the path of a `mcp__` call).
 
 mod ask;
+pub mod era;
 mod groups;
+mod modern_call;
 mod upstream;
 
 use std::borrow::Cow;
@@ -39,6 +41,13 @@ use crate::{mcp, pool, render};
 /// Where a session's outgoing messages go. `message` is one JSON-RPC message, no newline.
 pub trait Outbox: Send + Sync + 'static {
     fn send(&self, message: String);
+
+    /// Sends a notification about request `request` (its id as JSON text), for transports
+    /// that carry each request's notifications on its own stream.
+    fn send_for(&self, request: &str, message: String) {
+        let _ = request;
+        self.send(message);
+    }
 }
 
 /// The longest deadline a call can ask for through `timeout_s`.
@@ -64,6 +73,11 @@ struct Inner {
     config: Config,
     plugins: Arc<PluginSet>,
     out: Arc<dyn Outbox>,
+    /// The same outbox, for what depends on the era.
+    era: Arc<era::EraOutbox>,
+    /// Whether the meta tools of `--groups dynamic` are served (not to the sessionless 2026
+    /// HTTP clients, who share one session and see the configured groups).
+    meta_tools: bool,
     calls: Calls,
     /// The rendered `tools/list` entries, built by the first listing (and again after a reload
     /// changed a group).
@@ -106,6 +120,23 @@ impl Session {
         caller: Caller,
         out: Arc<dyn Outbox>,
     ) -> Self {
+        Self::with_era(config, plugins, upstreams, caller, out, era::Era::Undecided)
+    }
+
+    /// A session whose era is `era` from the start. A modern one is the sessionless 2026
+    /// session of one HTTP principal: its groups are the configured ones (no meta tools,
+    /// whatever `--groups dynamic` says), since its clients share it.
+    pub fn with_era(
+        config: Config,
+        plugins: Arc<PluginSet>,
+        upstreams: Arc<Upstreams>,
+        caller: Caller,
+        out: Arc<dyn Outbox>,
+        era: era::Era,
+    ) -> Self {
+        let shared = era == era::Era::Modern;
+        let era = Arc::new(era::EraOutbox::new(out, era));
+        let out: Arc<dyn Outbox> = Arc::clone(&era) as Arc<dyn Outbox>;
         let timeout_out = Arc::clone(&out);
         let detached: Detachments = Arc::default();
         let timed_out = Arc::clone(&detached);
@@ -137,6 +168,8 @@ impl Session {
             config,
             plugins,
             out,
+            era,
+            meta_tools: !shared,
             calls,
             tools: RwLock::new(None),
             client_log: AtomicU8::new(0),
@@ -241,6 +274,30 @@ impl Session {
 
     fn request(&self, id: &str, method: &str, params: Option<&RawValue>) {
         let inner = &self.inner;
+        let era = match inner.era.era() {
+            era::Era::Undecided => inner.era.decide(
+                if method != "initialize" && crate::modern::is_tagged(params) {
+                    era::Era::Modern
+                } else {
+                    era::Era::Legacy
+                },
+            ),
+            era => era,
+        };
+        if era == era::Era::Modern {
+            return self.modern_request(id, method, params);
+        }
+        if method != "initialize" && crate::modern::is_tagged(params) {
+            return inner.out.send(rpc::error(
+                Some(id),
+                rpc::INVALID_REQUEST,
+                &format!(
+                    "{method} carries the MCP 2026-07-28 protocol-version key, but this \
+                     connection speaks the 2025 protocol (it began with initialize or an \
+                     untagged request); start a new connection to speak 2026"
+                ),
+            ));
+        }
         let served = matches!(method, "tools/list" | "tools/call" | "logging/setLevel");
         let negotiated = *inner
             .negotiated
@@ -281,19 +338,28 @@ impl Session {
                     request_id: &'a RawValue,
                 }
                 match params.map(|p| serde_json::from_str::<Cancelled<'_>>(p.get())) {
-                    Some(Ok(c)) => {
-                        let found = self.inner.calls.cancel(c.request_id.get());
-                        let gone = self.inner.detached_lock().remove(c.request_id.get());
-                        if let Some(gone) = gone {
-                            gone.abandon("the client cancelled the call");
-                        }
-                        tracing::debug!(id = c.request_id.get(), found, "request cancelled");
-                    }
+                    Some(Ok(c)) => self.cancel(c.request_id.get()),
                     _ => tracing::warn!("notifications/cancelled without a requestId"),
                 }
             }
             other => tracing::debug!("ignoring notification {other}"),
         }
+    }
+
+    /// The client gave up request `id` (JSON text): a call stops and is never answered, a
+    /// subscription ends.
+    pub fn cancel(&self, id: &str) {
+        let found = self.inner.calls.cancel(id) | self.inner.era.unlisten(id);
+        let gone = self.inner.detached_lock().remove(id);
+        if let Some(gone) = gone {
+            gone.abandon("the client cancelled the call");
+        }
+        tracing::debug!(id, found, "request cancelled");
+    }
+
+    /// Ends this session's subscriptions with their `complete` answer (the server is stopping).
+    pub fn end_subscriptions(&self) {
+        self.inner.era.end_listens();
     }
 
     fn initialize(&self, params: Option<&RawValue>) -> String {
@@ -342,7 +408,7 @@ impl Session {
         mcp::initialize_result(
             version,
             &self.inner.plugins.installed_ids(),
-            self.inner.enabled.is_some(),
+            self.inner.enabled.is_some() && self.inner.meta_tools,
         )
     }
 
@@ -373,7 +439,7 @@ impl Session {
         let shown = |id: &str| enabled.is_none_or(|e| e.contains(id));
         plugins.load_installed_where(&shown);
         let mut entries = Vec::new();
-        if enabled.is_some() {
+        if enabled.is_some() && self.inner.meta_tools {
             for spec in groups::specs() {
                 entries.extend(render::tool_entry(&spec).ok());
             }
@@ -502,7 +568,7 @@ impl Session {
                 rpc::INVALID_PARAMS,
                 "logging/setLevel needs a level".to_owned(),
             ))?;
-        let rank = LOG_LEVELS.iter().position(|l| *l == level).ok_or_else(|| {
+        let rank = log_rank(&level).ok_or_else(|| {
             (
                 rpc::INVALID_PARAMS,
                 format!(
@@ -511,13 +577,21 @@ impl Session {
                 ),
             )
         })?;
-        self.inner
-            .client_log
-            .store(rank as u8 + 1, Ordering::Relaxed);
+        self.inner.client_log.store(rank + 1, Ordering::Relaxed);
         Ok("{}".to_owned())
     }
 
     fn tools_call(&self, id: &str, params: Option<&RawValue>) {
+        self.call_tool(id, params, None)
+    }
+
+    /// A `tools/call`; `modern` is the envelope of a 2026 request.
+    fn call_tool(
+        &self,
+        id: &str,
+        params: Option<&RawValue>,
+        modern: Option<&crate::modern::Envelope>,
+    ) {
         #[derive(Deserialize)]
         struct Params<'a> {
             #[serde(borrow)]
@@ -526,6 +600,10 @@ impl Session {
             arguments: Option<&'a RawValue>,
             #[serde(rename = "_meta", default)]
             meta: Option<serde_json::Map<String, serde_json::Value>>,
+            #[serde(default, rename = "inputResponses")]
+            input_responses: Option<serde_json::Value>,
+            #[serde(default, rename = "requestState")]
+            request_state: Option<String>,
         }
         let inner = &self.inner;
         let reject =
@@ -547,7 +625,7 @@ impl Session {
         };
         let name = params.name.as_ref();
         if let Some(enabled) = &inner.enabled {
-            if groups::is_meta(name) {
+            if groups::is_meta(name) && inner.meta_tools {
                 return self.groups_call(id, name, args, enabled);
             }
             if let Some(group) = self.group_of(name).filter(|g| !enabled.contains(g)) {
@@ -593,8 +671,13 @@ impl Session {
                 };
                 let job_inner = Arc::clone(inner);
                 let args = args.to_owned();
+                let mrtr = modern.map(|envelope| modern_call::Mrtr {
+                    can_elicit: envelope.can_elicit,
+                    responses: params.input_responses,
+                    state: params.request_state,
+                });
                 pool::global().spawn(Box::new(move || {
-                    job_inner.answer_upstream(&call, &target, &args);
+                    job_inner.answer_upstream(&call, &target, &args, mrtr.as_ref());
                 }));
             }
             Route::Run(run) => {
@@ -603,6 +686,12 @@ impl Session {
                 let Some(call) = inner.calls.start(id, name, Some(group), timeout) else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
+                if let Some(floor) = modern
+                    .and_then(|m| m.log_level.as_deref())
+                    .and_then(log_rank)
+                {
+                    call.log_floor.store(floor + 1, Ordering::Relaxed);
+                }
                 let job_inner = Arc::clone(inner);
                 let index = run.index;
                 inner.plugins.slots()[index].gate.submit(
@@ -697,9 +786,16 @@ impl Inner {
 
     /// Runs an upstream call on a pool thread and answers it, unless the watchdog or a cancel
     /// did.
-    fn answer_upstream(self: &Arc<Self>, call: &Arc<Call>, target: &Target, args: &str) {
-        let message = match self.run_upstream(call, target, args) {
+    fn answer_upstream(
+        self: &Arc<Self>,
+        call: &Arc<Call>,
+        target: &Target,
+        args: &str,
+        mrtr: Option<&modern_call::Mrtr>,
+    ) {
+        let message = match self.run_upstream(call, target, args, mrtr) {
             upstream::Outcome::Result(result) => rpc::response(&call.id, &result),
+            upstream::Outcome::Refused(refusal) => refusal.to_message(Some(&call.id)),
             // The cancel or the watchdog claimed it; nothing is left to answer.
             upstream::Outcome::Cancelled => return,
             // The thread that reads the server's answer sends it.
@@ -745,8 +841,10 @@ impl Inner {
     /// Runs the call in its group's plugin; the `CallToolResult` as JSON text.
     fn run_plugin(self: &Arc<Self>, index: usize, call: &Call, args: &str) -> String {
         let inner = Arc::clone(self);
+        let floor = call.log_floor.load(Ordering::Relaxed);
+        let request = call.id.clone();
         let sink: host_api::LogSink = Arc::new(move |level, group: &str, message: &str| {
-            inner.forward_log(level, group, message);
+            inner.forward_log(&request, level, group, message, floor);
         });
         host_api::with_log_sink(sink, || self.run_loaded(index, call, args))
     }
@@ -769,8 +867,12 @@ impl Inner {
         }
     }
 
-    fn forward_log(&self, level: LogLevel, group: &str, message: &str) {
-        let threshold = self.client_log.load(Ordering::Relaxed);
+    fn forward_log(&self, request: &str, level: LogLevel, group: &str, message: &str, floor: u8) {
+        let threshold = match (self.client_log.load(Ordering::Relaxed), floor) {
+            (0, floor) => floor,
+            (session, 0) => session,
+            (session, floor) => session.min(floor),
+        };
         if threshold == 0 {
             return;
         }
@@ -784,10 +886,10 @@ impl Inner {
             return;
         }
         let params = serde_json::json!({"level": name, "logger": group, "data": message});
-        self.out.send(rpc::notification(
-            "notifications/message",
-            &params.to_string(),
-        ));
+        self.out.send_for(
+            request,
+            rpc::notification("notifications/message", &params.to_string()),
+        );
     }
 }
 
@@ -839,6 +941,14 @@ fn missing_gated_tools(catalog: Option<&coremcp_catalog::Group>) -> Vec<ToolSpec
             }),
         })
         .collect()
+}
+
+/// The rank of an MCP log level (0: debug), if it is one.
+fn log_rank(level: &str) -> Option<u8> {
+    LOG_LEVELS
+        .iter()
+        .position(|l| *l == level)
+        .map(|rank| rank as u8)
 }
 
 /// The refusal of a request whose id is already in flight.

@@ -39,6 +39,8 @@ pub(super) enum Outcome {
     Cancelled,
     /// Sent without waiting: the server's answer will be sent from the thread that reads it.
     Detached,
+    /// A JSON-RPC error instead of a result (a 2026 request refused by its own contents).
+    Refused(crate::modern::Refusal),
 }
 
 /// A detached upstream call in flight, so that a cancel or the deadline can abandon it.
@@ -66,8 +68,9 @@ impl Inner {
         call: &Arc<Call>,
         target: &Target,
         args: &str,
+        mrtr: Option<&super::modern_call::Mrtr>,
     ) -> Outcome {
-        match self.upstream_call(call, target, args) {
+        match self.upstream_call(call, target, args, mrtr) {
             Ok(outcome) => outcome,
             Err(None) => Outcome::Cancelled,
             Err(Some(text)) => Outcome::Result(render::call_error_text(&text)),
@@ -80,6 +83,7 @@ impl Inner {
         call: &Arc<Call>,
         target: &Target,
         args: &str,
+        mrtr: Option<&super::modern_call::Mrtr>,
     ) -> Result<Outcome, Option<String>> {
         let full = call.tool.as_str();
         let hub = &self.upstreams;
@@ -104,7 +108,16 @@ impl Inner {
             )));
         }
         if hub.policy().needs_approval(id) && !conn.approved_for(&self.caller) {
-            self.approve(call, &conn, id, &target.tool, args)?;
+            match mrtr {
+                None => self.approve(call, &conn, id, &target.tool, args)?,
+                Some(mrtr) => {
+                    if let Some(outcome) =
+                        self.approve_modern(call, &conn, id, &target.tool, args, mrtr)?
+                    {
+                        return Ok(outcome);
+                    }
+                }
+            }
         }
         let left = call
             .deadline

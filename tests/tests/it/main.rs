@@ -12,6 +12,7 @@ mod git;
 mod golden;
 mod hosts;
 mod http;
+mod modern;
 mod notepad;
 mod ops;
 mod plugins;
