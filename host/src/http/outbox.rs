@@ -376,6 +376,9 @@ impl Router {
 /// A message of subscription `ours` with the client's id `original` in its subscription tag.
 fn retag(message: String, ours: &str, original: &str) -> String {
     let key = crate::modern::SUBSCRIPTION_KEY;
+    if memchr::memmem::find(message.as_bytes(), key.as_bytes()).is_none() {
+        return message;
+    }
     let tag = format!("\"{key}\":{ours}");
     match message.contains(&tag) {
         true => message.replacen(&tag, &format!("\"{key}\":{original}"), 1),

@@ -79,8 +79,20 @@ pub struct Envelope {
     pub can_elicit: bool,
     /// `io.modelcontextprotocol/logLevel`: the least severe log level it wants, if any.
     pub log_level: Option<String>,
-    /// `name version` of `io.modelcontextprotocol/clientInfo`, when given.
-    pub client: Option<String>,
+    /// `io.modelcontextprotocol/clientInfo` as sent (JSON text), when given.
+    client: Option<String>,
+}
+
+impl Envelope {
+    /// `name version` of the client, when it said.
+    pub fn client(&self) -> Option<String> {
+        let info: ClientInfo = serde_json::from_str(self.client.as_deref()?).ok()?;
+        match (info.name, info.version) {
+            (Some(name), Some(version)) => Some(format!("{name} {version}")),
+            (Some(name), None) => Some(name),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -89,14 +101,21 @@ struct Params<'a> {
     meta: Option<&'a RawValue>,
 }
 
+/// `params` read with its `_meta` in one pass (the common, well-formed case).
+#[derive(Deserialize)]
+struct WithMeta<'a> {
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<Meta<'a>>,
+}
+
 #[derive(Deserialize)]
 struct Meta<'a> {
     #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
     version: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "io.modelcontextprotocol/clientCapabilities")]
     capabilities: Option<&'a RawValue>,
-    #[serde(default, rename = "io.modelcontextprotocol/clientInfo")]
-    client: Option<ClientInfo>,
+    #[serde(borrow, default, rename = "io.modelcontextprotocol/clientInfo")]
+    client: Option<&'a RawValue>,
     #[serde(default, rename = "io.modelcontextprotocol/logLevel")]
     log_level: Option<String>,
 }
@@ -141,17 +160,24 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
             ),
         )
     };
-    let meta = params
-        .and_then(|p| serde_json::from_str::<Params<'_>>(p.get()).ok())
-        .and_then(|p| p.meta)
-        .filter(|m| m.get().starts_with('{'))
-        .ok_or_else(missing)?;
-    let meta: Meta<'_> = serde_json::from_str(meta.get()).map_err(|e| {
-        Refusal::new(
-            rpc::INVALID_PARAMS,
-            format!("params._meta has a key of the wrong type: {e}"),
-        )
-    })?;
+    let params = params.ok_or_else(missing)?;
+    let meta = match serde_json::from_str::<WithMeta<'_>>(params.get()) {
+        Ok(WithMeta { meta: Some(meta) }) => meta,
+        Ok(WithMeta { meta: None }) => return Err(missing()),
+        // Say which: `_meta` is not an object, or one of its keys has the wrong type.
+        Err(e) => {
+            let raw = serde_json::from_str::<Params<'_>>(params.get())
+                .ok()
+                .and_then(|p| p.meta);
+            return Err(match raw {
+                Some(meta) if meta.get().starts_with('{') => Refusal::new(
+                    rpc::INVALID_PARAMS,
+                    format!("params._meta has a key of the wrong type: {e}"),
+                ),
+                _ => missing(),
+            });
+        }
+    };
     let absent: Vec<&str> = [
         (meta.version.is_none(), VERSION_KEY),
         (meta.capabilities.is_none(), CAPABILITIES_KEY),
@@ -176,26 +202,28 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         )
     })?;
     let capabilities = meta.capabilities.map(RawValue::get).unwrap_or("{}");
-    let capabilities: Capabilities<'_> = serde_json::from_str(capabilities).map_err(|_| {
-        Refusal::new(
+    if !capabilities.starts_with('{') {
+        return Err(Refusal::new(
             rpc::INVALID_PARAMS,
             format!("\"{CAPABILITIES_KEY}\" must be an object, not {capabilities}"),
-        )
-    })?;
-    let client = meta.client.and_then(|c| match (c.name, c.version) {
-        (Some(name), Some(version)) => Some(format!("{name} {version}")),
-        (Some(name), None) => Some(name),
-        _ => None,
-    });
+        ));
+    }
+    // Most requests declare nothing: only look closer when the word is there.
+    let elicitation = match memchr::memmem::find(capabilities.as_bytes(), b"\"elicitation\"") {
+        None => None,
+        Some(_) => serde_json::from_str::<Capabilities<'_>>(capabilities)
+            .ok()
+            .and_then(|c| c.elicitation),
+    };
     Ok(Envelope {
         version,
         // `{}` is form mode; an object naming only `url` cannot show our form.
-        can_elicit: capabilities.elicitation.is_some_and(|e| {
+        can_elicit: elicitation.is_some_and(|e| {
             let text = e.get();
             text.starts_with('{') && (text.contains("\"form\"") || !text.contains("\"url\""))
         }),
         log_level: meta.log_level,
-        client,
+        client: meta.client.map(|c| c.get().to_owned()),
     })
 }
 
@@ -283,17 +311,17 @@ pub fn check_headers(
         _ => return Ok(()),
     };
     #[derive(Deserialize)]
-    struct Named {
-        #[serde(default)]
-        name: Option<String>,
-        #[serde(default)]
-        uri: Option<String>,
+    struct Named<'a> {
+        #[serde(borrow, default)]
+        name: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        uri: Option<std::borrow::Cow<'a, str>>,
     }
     let named = params
-        .and_then(|p| serde_json::from_str::<Named>(p.get()).ok())
+        .and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok())
         .and_then(|n| if key == "name" { n.name } else { n.uri });
     let Some(value) = named else { return Ok(()) };
-    if headers.name.and_then(decode_header_value).as_deref() != Some(value.as_str()) {
+    if headers.name.and_then(decode_header_value).as_deref() != Some(value.as_ref()) {
         return Err(mismatch(format!(
             "the Mcp-Name header ({}) does not match the body's {key} ({value:?})",
             headers.name.unwrap_or("absent")
@@ -519,7 +547,7 @@ mod tests {
         let env = envelope(Some(&ok)).expect("valid");
         assert!(env.can_elicit);
         assert_eq!(env.log_level.as_deref(), Some("info"));
-        assert_eq!(env.client.as_deref(), Some("c 1"));
+        assert_eq!(env.client().as_deref(), Some("c 1"));
         assert!(check_version(&env).is_ok());
         let no_caps = raw(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
         let e = envelope(Some(&no_caps)).expect_err("missing");

@@ -598,8 +598,8 @@ impl Session {
             name: Cow<'a, str>,
             #[serde(borrow, default)]
             arguments: Option<&'a RawValue>,
-            #[serde(rename = "_meta", default)]
-            meta: Option<serde_json::Map<String, serde_json::Value>>,
+            #[serde(borrow, rename = "_meta", default)]
+            meta: Option<&'a RawValue>,
             #[serde(default, rename = "inputResponses")]
             input_responses: Option<serde_json::Value>,
             #[serde(default, rename = "requestState")]
@@ -636,9 +636,7 @@ impl Session {
                     .send(rpc::response(id, &render::call_error_text(&text)));
             }
         }
-        let routed = params.meta.as_ref().is_some_and(|m| {
-            m.get(crate::forward::client::ROUTED_META) == Some(&serde_json::Value::Bool(true))
-        });
+        let routed = params.meta.is_some_and(is_routed);
         let route = route::decide(&inner.route_cx(), name, args, routed);
         tracing::debug!(tool = %name, route = route.kind(), "call {name}");
         match route {
@@ -941,6 +939,17 @@ fn missing_gated_tools(catalog: Option<&coremcp_catalog::Group>) -> Vec<ToolSpec
             }),
         })
         .collect()
+}
+
+/// Whether a call's `_meta` says it was routed here by another Core MCP (looked at closely
+/// only when the key is there: a 2026 `_meta` is on every call).
+fn is_routed(meta: &RawValue) -> bool {
+    let key = crate::forward::client::ROUTED_META;
+    if memchr::memmem::find(meta.get().as_bytes(), key.as_bytes()).is_none() {
+        return false;
+    }
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(meta.get())
+        .is_ok_and(|m| m.get(key) == Some(&serde_json::Value::Bool(true)))
 }
 
 /// The rank of an MCP log level (0: debug), if it is one.

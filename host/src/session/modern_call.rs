@@ -81,8 +81,8 @@ impl Session {
         }
         let answer = match method {
             "server/discover" => {
-                if let Some(client) = &envelope.client {
-                    crate::plugins::host_api::set_value("client", client.clone());
+                if let Some(client) = envelope.client() {
+                    crate::plugins::host_api::set_value("client", client);
                 }
                 Ok(modern::discover_result(&mcp::instructions(
                     &inner.plugins.installed_ids(),

@@ -37,21 +37,8 @@ impl StdioClient {
 
     /// Starts `command` (its program, arguments, environment and stderr as the caller set
     /// them; stdin and stdout become pipes) and initialises a session named `client`.
-    pub fn spawn(mut command: Command, client: &str) -> Result<Self, String> {
-        let program = command.get_program().to_string_lossy().into_owned();
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("start {program}: {e}"))?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut this = Self {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
+    pub fn spawn(command: Command, client: &str) -> Result<Self, String> {
+        let mut this = Self::spawn_bare(command)?;
         this.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
@@ -61,6 +48,39 @@ impl StdioClient {
         Ok(this)
     }
 
+    /// Starts `PROGRAM stdio ARGS…` without a handshake (for MCP 2026-07-28, which has none).
+    pub fn start_bare<I, S>(program: &Path, args: I) -> Result<Self, String>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
+        let mut command = Command::new(program);
+        command
+            .arg("stdio")
+            .args(args)
+            .env_remove("COREMCP_GROUPS")
+            .stderr(Stdio::null());
+        Self::spawn_bare(command)
+    }
+
+    fn spawn_bare(mut command: Command) -> Result<Self, String> {
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("start {program}: {e}"))?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        })
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -68,7 +88,13 @@ impl StdioClient {
 
     /// Writes one message.
     pub fn send(&mut self, message: &Value) -> Result<(), String> {
-        let mut line = message.to_string();
+        self.send_line(&message.to_string())
+    }
+
+    /// Writes one message given as JSON text (without its newline), in one `write`.
+    pub fn send_line(&mut self, message: &str) -> Result<(), String> {
+        let mut line = String::with_capacity(message.len() + 1);
+        line.push_str(message);
         line.push('\n');
         self.stdin
             .write_all(line.as_bytes())
