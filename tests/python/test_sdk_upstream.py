@@ -48,6 +48,8 @@ TEST_TIMEOUT = 60
 PUBLISH_TIMEOUT = 30
 
 MISBEHAVE = Path(__file__).resolve().parent.parent / "fixtures" / "upstream" / "misbehave.py"
+# An upstream server on the SDK's own server API, which speaks 2026-07-28 when asked to.
+MODERN_SERVER = MISBEHAVE.parent / "modern_server.py"
 SERVER_ID = "m"
 ECHO = f"mcp__{SERVER_ID}__echo"
 DECLINED = (
@@ -132,7 +134,14 @@ def upstream(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator
                         "args": [str(MISBEHAVE), "calls"],
                         "env": {"CALL_LOG": str(call_log)},
                         "requestTimeoutMs": 10000,
-                    }
+                    },
+                    {
+                        "id": "n",
+                        "command": sys.executable,
+                        "args": [str(MODERN_SERVER)],
+                        "env": {"CALL_LOG": str(call_log)},
+                        "requestTimeoutMs": 10000,
+                    },
                 ]
             }
         ),
@@ -373,3 +382,33 @@ async def test_a_tampered_or_misused_request_state_is_refused(upstream: Any) -> 
             assert isinstance(done, types.CallToolResult) and not done.is_error, done
             assert texts(done) == ["hi"], describe(done)
     assert up.calls_received() == ["echo"]
+
+
+async def test_a_2026_server_is_spoken_to_in_2026_and_its_questions_reach_a_2026_client(upstream: Any) -> None:
+    """Core MCP probes `server/discover` first, so the SDK server "n" is spoken to in 2026
+    whatever the agent speaks. Its own question (an `input_required` result) is relayed to a
+    2026 agent, whose answer goes back to it; a 2025 agent is told it cannot be asked."""
+    up = upstream(COREMCP_MCP_GRANTS="stdio=n")
+    human = Human("accept")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session(elicitation_callback=human) as session:
+            await wait_for_tool(session, "mcp__n__confirm")
+            era = await session.call_tool("mcp__n__era", {})
+            assert not era.is_error, describe(era)
+            assert texts(era) == ["2026-07-28"], describe(era)
+            assert len(human.asked) == 1, "our own approval question comes first"
+            confirmed = await session.call_tool("mcp__n__confirm", {})
+            if MODERN:
+                assert not confirmed.is_error, describe(confirmed)
+                assert texts(confirmed) == ["confirmed: accept"], describe(confirmed)
+                assert [a.get("message") for a in human.asked[1:]] == ["Go ahead?"], human.asked
+            else:
+                assert confirmed.is_error, describe(confirmed)
+                assert "2026-07-28" in texts(confirmed)[0], describe(confirmed)
+    stdout_lines = [
+        msg for direction, msg in up.server.wire.entries if direction == "<-" and isinstance(msg, dict)
+    ]
+    for msg in stdout_lines:
+        result = msg.get("result") or {}
+        if not MODERN:
+            assert "resultType" not in result and "ttlMs" not in result, msg

@@ -1,6 +1,10 @@
-//! An MCP client session over Streamable HTTP to another Core MCP (a relay or a `remote_host`
-//! target): `initialize` once, then `tools/call` requests on a kept-alive connection, each
-//! answered as JSON or as an SSE stream.
+//! An MCP client over Streamable HTTP to another Core MCP (a relay or a `remote_host`
+//! target): `server/discover` once, and then — when the peer speaks 2026-07-28 — sessionless
+//! `tools/call` requests; with an older peer, `initialize` once and the calls on its session.
+//! Either way on a kept-alive connection, each call answered as JSON or as an SSE stream.
+//!
+//! The peer's 2026 `resultType: "complete"` is taken off its result, so what is passed on
+//! reads the same whatever era the agent speaks (our own outbox adds it back for a 2026 one).
 //!
 //! Invariants:
 //! - The peer's answer to a call comes back unchanged: its `result` object as JSON text, or its
@@ -46,13 +50,18 @@ pub fn set_bearer(token: Option<String>) {
     let _ = BEARER.set(token.map(|t| format!("Bearer {t}")));
 }
 
-/// One MCP session with one peer.
+/// One MCP client of one peer.
 pub struct McpClient {
     url: Url,
     conn: Option<Conn>,
     session: Option<String>,
+    /// Whether the peer speaks 2026-07-28; `None` until asked.
+    modern: Option<bool>,
     next_id: u64,
 }
+
+/// The version Core MCPs speak between themselves when both can.
+const MODERN: &str = "2026-07-28";
 
 impl McpClient {
     pub fn new(url: Url) -> Self {
@@ -60,13 +69,15 @@ impl McpClient {
             url,
             conn: None,
             session: None,
+            modern: None,
             next_id: 1,
         }
     }
 
     /// Whether this client can carry another call without reconnecting.
     pub fn reusable(&mut self) -> bool {
-        self.session.is_some() && self.conn.as_mut().is_some_and(Conn::alive)
+        (self.session.is_some() || self.modern == Some(true))
+            && self.conn.as_mut().is_some_and(Conn::alive)
     }
 
     /// Calls `tool` with `arguments` (a JSON object's text) on the peer.
@@ -83,9 +94,13 @@ impl McpClient {
     ) -> Result<Reply, HttpError> {
         let arguments = RawValue::from_string(arguments.to_owned())
             .map_err(|e| HttpError::Url(format!("the arguments are not JSON: {e}")))?;
+        if self.modern.is_none() {
+            self.discover(deadline, cancelled, connect_timeout)?;
+        }
         let mut fresh_session = false;
         loop {
-            if self.session.is_none() {
+            let modern = self.modern == Some(true);
+            if self.session.is_none() && !modern {
                 self.handshake(deadline, cancelled, connect_timeout)?;
                 fresh_session = true;
             }
@@ -95,7 +110,16 @@ impl McpClient {
             if routed {
                 request["params"]["_meta"] = json!({ ROUTED_META: true });
             }
+            if modern {
+                request["params"] = crate::upstream::client::with_envelope(
+                    std::mem::take(&mut request["params"]),
+                    None,
+                );
+            }
             match self.request(&request, id, deadline, cancelled, connect_timeout)? {
+                Answer::Reply(Reply::Result(result)) if modern => {
+                    return Ok(Reply::Result(without_result_type(result)))
+                }
                 Answer::Reply(reply) => return Ok(reply),
                 Answer::UnknownSession if !fresh_session => {
                     // The peer restarted or ended the session; it did not run this call.
@@ -114,6 +138,33 @@ impl McpClient {
         let id = self.next_id;
         self.next_id += 1;
         id
+    }
+
+    /// Asks the peer whether it speaks 2026-07-28 (`server/discover`); any answer but a
+    /// discovery naming it means it does not. A peer that cannot be reached is an error.
+    fn discover(
+        &mut self,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+        connect_timeout: Duration,
+    ) -> Result<(), HttpError> {
+        let deadline = deadline.min(Instant::now() + HANDSHAKE);
+        let id = self.take_id();
+        let params = crate::upstream::client::with_envelope(json!({}), None);
+        let request =
+            json!({"jsonrpc": "2.0", "id": id, "method": "server/discover", "params": params});
+        self.modern = Some(true);
+        let answer = self.request(&request, id, deadline, cancelled, connect_timeout);
+        let modern = matches!(&answer, Ok(Answer::Reply(Reply::Result(result)))
+            if serde_json::from_str::<Value>(result).is_ok_and(|r| crate::modern::offers_modern(&r)));
+        self.modern = Some(modern);
+        match answer {
+            Err(e) if e.is_before_send() => {
+                self.modern = None;
+                Err(e)
+            }
+            _ => Ok(()),
+        }
     }
 
     fn handshake(
@@ -147,7 +198,7 @@ impl McpClient {
         }
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let body = initialized.to_string();
-        let headers = self.headers();
+        let headers = self.headers(&initialized);
         let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
         let conn = self
             .conn
@@ -171,12 +222,23 @@ impl McpClient {
         Ok(())
     }
 
-    fn headers(&self) -> Vec<(&'static str, String)> {
+    fn headers(&self, request: &Value) -> Vec<(&'static str, String)> {
+        let modern = self.modern == Some(true);
+        let version = if modern { MODERN } else { PREFERRED_VERSION };
         let mut headers = vec![
             ("Content-Type", "application/json".to_owned()),
             ("Accept", "application/json, text/event-stream".to_owned()),
-            ("MCP-Protocol-Version", PREFERRED_VERSION.to_owned()),
+            ("MCP-Protocol-Version", version.to_owned()),
         ];
+        if modern {
+            if let Some(method) = request["method"].as_str() {
+                headers.push(("Mcp-Method", method.to_owned()));
+            }
+            // Our tool names are header-safe ASCII (the catalog and publish rules).
+            if let Some(name) = request["params"]["name"].as_str() {
+                headers.push(("Mcp-Name", name.to_owned()));
+            }
+        }
         if let Some(session) = &self.session {
             headers.push(("Mcp-Session-Id", session.clone()));
         }
@@ -199,7 +261,7 @@ impl McpClient {
             self.conn = Some(Conn::connect(&self.url, connect_timeout)?);
         }
         let body = request.to_string();
-        let headers = self.headers();
+        let headers = self.headers(request);
         let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
         let url = self.url.clone();
         let conn = self
@@ -245,12 +307,18 @@ fn read_answer(
     let event_stream = response
         .header("content-type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
-    if status == 404 {
-        response.read_all(deadline, cancelled)?;
-        return Ok(Answer::UnknownSession);
-    }
     if status != 200 {
         let body = response.read_all(deadline, cancelled).unwrap_or_default();
+        // A JSON-RPC error for this request (how a 2026 peer refuses one, with a 4xx): -32601
+        // on a 404, any code on another status. Another 404 is a session it does not know.
+        if let Ok(Some(Reply::Error { code, message })) = parse_reply(&body, id) {
+            if status != 404 || code == crate::rpc::METHOD_NOT_FOUND {
+                return Ok(Answer::Reply(Reply::Error { code, message }));
+            }
+        }
+        if status == 404 {
+            return Ok(Answer::UnknownSession);
+        }
         let text = String::from_utf8_lossy(&body);
         let excerpt: String = text.chars().take(300).collect();
         return Err(HttpError::Answer(format!("HTTP {status}: {excerpt}")));
@@ -280,6 +348,19 @@ fn read_answer(
                 return Ok(Answer::Reply(reply));
             }
         }
+    }
+}
+
+/// A result object's text without a leading `"resultType":"complete"` (which is where our
+/// peers put it).
+fn without_result_type(result: String) -> String {
+    const KEY: &str = "{\"resultType\":\"complete\"";
+    match result.strip_prefix(KEY) {
+        Some(rest) => match rest.strip_prefix(',') {
+            Some(rest) => format!("{{{rest}"),
+            None => format!("{{{rest}"),
+        },
+        None => result,
     }
 }
 
@@ -350,5 +431,17 @@ mod tests {
             None
         );
         assert!(parse_reply(b"nope", 3).is_err());
+        assert_eq!(
+            without_result_type(r#"{"resultType":"complete","content":[]}"#.into()),
+            r#"{"content":[]}"#
+        );
+        assert_eq!(
+            without_result_type(r#"{"resultType":"complete"}"#.into()),
+            "{}"
+        );
+        assert_eq!(
+            without_result_type(r#"{"content":[]}"#.into()),
+            r#"{"content":[]}"#
+        );
     }
 }

@@ -381,6 +381,18 @@ pub fn discover_result(instructions: &str) -> String {
     )
 }
 
+/// Whether a `server/discover` result names a version we speak per request (the test both
+/// our clients — of upstream servers and of other Core MCPs — make of a peer).
+pub fn offers_modern(discovered: &serde_json::Value) -> bool {
+    discovered["supportedVersions"]
+        .as_array()
+        .is_some_and(|offered| {
+            offered
+                .iter()
+                .any(|v| v.as_str().is_some_and(|v| VERSIONS.contains(&v)))
+        })
+}
+
 /// A list result (an object's JSON text) with the caching fields a modern client needs.
 pub fn cacheable(result: &str) -> String {
     let body = result.strip_prefix('{').unwrap_or(result);

@@ -43,6 +43,10 @@ pub struct Claims {
     pub a: String,
     /// The salted hash of the principal.
     pub p: String,
+    /// The upstream server's own `requestState`, when the question was the server's (it goes
+    /// back to the server with the answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub u: Option<String>,
 }
 
 /// What a state must match to be accepted.
@@ -89,12 +93,18 @@ impl Sealer {
         }
     }
 
-    /// A state for a question about `expect`, issued now.
+    /// A state for a question of ours about `expect`, issued now.
     pub fn seal(&self, expect: &Expect<'_>) -> String {
-        self.seal_at(expect, now())
+        self.seal_at(expect, None, now())
     }
 
-    fn seal_at(&self, expect: &Expect<'_>, at: u64) -> String {
+    /// A state for a question an upstream server asked about `expect`, carrying the state it
+    /// gave (`upstream`), issued now.
+    pub fn seal_upstream(&self, expect: &Expect<'_>, upstream: Option<String>) -> String {
+        self.seal_at(expect, Some(upstream.unwrap_or_default()), now())
+    }
+
+    fn seal_at(&self, expect: &Expect<'_>, upstream: Option<String>, at: u64) -> String {
         let claims = Claims {
             v: 1,
             iat: at,
@@ -103,6 +113,7 @@ impl Sealer {
             t: expect.tool.to_owned(),
             a: arguments_digest(expect.arguments),
             p: self.principal_hash(expect.principal),
+            u: upstream,
         };
         let payload = serde_json::to_vec(&claims).unwrap_or_default();
         let tag = ring::hmac::sign(&self.key, &payload);
@@ -297,11 +308,16 @@ mod tests {
     #[test]
     fn a_state_opens_only_for_what_it_was_issued_for() {
         let sealer = Sealer::from_secret(&[1u8; 32]);
-        let state = sealer.seal_at(&expect("alice", r#"{"a":1,"b":[2]}"#), 1_000);
+        let state = sealer.seal_at(
+            &expect("alice", r#"{"a":1,"b":[2]}"#),
+            Some("up".into()),
+            1_000,
+        );
         let claims = sealer
             .open_at(&state, &expect("alice", r#"{"b":[2],"a":1}"#), 1_010)
             .expect("same arguments in another order");
         assert_eq!(claims.exp, 1_000 + LIFETIME_S);
+        assert_eq!(claims.u.as_deref(), Some("up"));
         assert!(!state.contains("alice"), "the principal is hashed");
         assert_eq!(
             sealer.open_at(&state, &expect("bob", r#"{"a":1,"b":[2]}"#), 1_010),
@@ -333,7 +349,7 @@ mod tests {
     fn an_altered_or_foreign_state_is_refused() {
         let sealer = Sealer::from_secret(&[1u8; 32]);
         let e = expect("alice", "{}");
-        let state = sealer.seal_at(&e, 1_000);
+        let state = sealer.seal_at(&e, None, 1_000);
         // Claims rewritten (a longer expiry), old tag kept.
         let (payload, tag) = state[PREFIX.len()..].split_once('.').expect("two parts");
         let mut claims: Claims =

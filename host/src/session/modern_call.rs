@@ -105,10 +105,45 @@ impl Session {
 }
 
 impl Inner {
+    /// What a 2026 call's `requestState` binds it to, for `call` with `args`: for another
+    /// principal, tool or arguments, altered, forged or expired, the refusal to answer with.
+    pub(super) fn open_state(
+        &self,
+        call: &Call,
+        args: &str,
+        token: &str,
+    ) -> Result<state::Claims, Refusal> {
+        let principal = self.caller.principal().to_string();
+        let expect = self.expect(call, args, &principal);
+        let sealer = state::sealer(self.config.data_dir.as_deref());
+        sealer.open(token, &expect).map_err(|why| {
+            tracing::warn!(tool = %call.tool, principal = %principal, "a requestState was refused: {why}");
+            Refusal {
+                code: rpc::INVALID_PARAMS,
+                message: format!(
+                    "invalid_request_state: the requestState of this call is refused ({why}); \
+                     nothing was called. Call {} again without it to be asked anew",
+                    call.tool
+                ),
+                data: Some("{\"reason\":\"invalid_request_state\"}".to_owned()),
+            }
+        })
+    }
+
+    fn expect<'a>(&self, call: &'a Call, args: &'a str, principal: &'a str) -> state::Expect<'a> {
+        state::Expect {
+            method: "tools/call",
+            tool: call.tool.as_str(),
+            arguments: args,
+            principal,
+        }
+    }
+
     /// The approval of `server` for a 2026 call: `Ok(None)` when the human approved it now,
     /// `Ok(Some(outcome))` for the answer to send instead of calling (the question, or a
     /// refusal of the request), `Err(Some(text))` for the texts of a legacy approval (declined,
-    /// dismissed).
+    /// dismissed). `opened` is the call's own verified state of an approval question, if any.
+    #[allow(clippy::too_many_arguments)] // One call's whole context; a struct would only rename it.
     pub(super) fn approve_modern(
         &self,
         call: &Call,
@@ -117,6 +152,7 @@ impl Inner {
         tool: &str,
         args: &str,
         mrtr: &Mrtr,
+        opened: Option<&state::Claims>,
     ) -> Result<Option<Outcome>, Option<String>> {
         let key = (server.to_owned(), conn.generation);
         let full = call.tool.as_str();
@@ -124,29 +160,7 @@ impl Inner {
             return Err(Some(approval::declined(server, full)));
         }
         let principal = self.caller.principal().to_string();
-        let expect = state::Expect {
-            method: "tools/call",
-            tool: full,
-            arguments: args,
-            principal: &principal,
-        };
-        let sealer = state::sealer(self.config.data_dir.as_deref());
-        if let Some(token) = &mrtr.state {
-            let claims = match sealer.open(token, &expect) {
-                Ok(claims) => claims,
-                Err(why) => {
-                    tracing::warn!(server, tool = full, principal = %principal, "a requestState was refused: {why}");
-                    return Ok(Some(Outcome::Refused(Refusal {
-                        code: rpc::INVALID_PARAMS,
-                        message: format!(
-                            "invalid_request_state: the requestState of this call is refused \
-                             ({why}); nothing was called. Call {full} again without it to be \
-                             asked anew"
-                        ),
-                        data: Some("{\"reason\":\"invalid_request_state\"}".to_owned()),
-                    })));
-                }
-            };
+        if let Some(claims) = opened {
             tracing::debug!(server, issued = claims.iat, "a requestState verified");
             // A retry without the answer is asked again, not refused.
             if let Some(response) = mrtr.responses.as_ref().and_then(|r| r.get(APPROVAL_KEY)) {
@@ -185,11 +199,39 @@ impl Inner {
             tool = full,
             "asking the human for approval (input_required)"
         );
+        let sealer = state::sealer(self.config.data_dir.as_deref());
         let result = json!({
             "resultType": "input_required",
             "inputRequests": {APPROVAL_KEY: {"method": "elicitation/create", "params": question}},
-            "requestState": sealer.seal(&expect),
+            "requestState": sealer.seal(&self.expect(call, args, &principal)),
         });
         Ok(Some(Outcome::Result(result.to_string())))
     }
+
+    /// An upstream server's `input_required` result for our 2026 client: its questions as
+    /// they are, its state sealed inside ours (so the retry comes back to this call, and the
+    /// server gets its own state back with the answers).
+    pub(super) fn relay_input_required(&self, call: &Call, args: &str, result: &Value) -> String {
+        let principal = self.caller.principal().to_string();
+        let sealer = state::sealer(self.config.data_dir.as_deref());
+        let upstream = result["requestState"].as_str().map(str::to_owned);
+        let mut relayed = json!({
+            "resultType": "input_required",
+            "requestState": sealer.seal_upstream(&self.expect(call, args, &principal), upstream),
+        });
+        if let Some(requests) = result.get("inputRequests").filter(|r| r.is_object()) {
+            relayed["inputRequests"] = requests.clone();
+        }
+        relayed.to_string()
+    }
+}
+
+/// The text of a call whose upstream server asked for input a 2025 client of ours cannot be
+/// given (only a 2026 client answers `input_required`).
+pub(super) fn input_required_for_legacy(full: &str, server: &str) -> String {
+    format!(
+        "{full} did not run: the MCP server \"{server}\" asks for input first (an MCP \
+         2026-07-28 input_required result), which Core MCP passes on to clients that speak \
+         2026-07-28 only. Connect with MCP 2026-07-28 to answer it, or carry on with other tools."
+    )
 }

@@ -107,12 +107,22 @@ impl Inner {
                 "unknown tool: {full} (the MCP server \"{id}\" does not publish it{why})"
             )));
         }
+        // A 2026 retry's state is checked before anything else is done with it.
+        let opened = match mrtr.and_then(|m| m.state.as_deref()) {
+            None => None,
+            Some(token) => match self.open_state(call, args, token) {
+                Ok(claims) => Some(claims),
+                Err(refusal) => return Ok(Outcome::Refused(refusal)),
+            },
+        };
         if hub.policy().needs_approval(id) && !conn.approved_for(&self.caller) {
             match mrtr {
                 None => self.approve(call, &conn, id, &target.tool, args)?,
                 Some(mrtr) => {
+                    // Only a state of our own question answers it (a server's goes back to it).
+                    let ours = opened.as_ref().filter(|c| c.u.is_none());
                     if let Some(outcome) =
-                        self.approve_modern(call, &conn, id, &target.tool, args, mrtr)?
+                        self.approve_modern(call, &conn, id, &target.tool, args, mrtr, ours)?
                     {
                         return Ok(outcome);
                     }
@@ -127,10 +137,27 @@ impl Inner {
             return Err(None); // cancelled, or past its deadline, while it was being prepared
         }
         let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
-        let params = json!({"name": target.tool, "arguments": arguments});
+        let mut params = json!({"name": target.tool, "arguments": arguments});
+        if let Some(mrtr) = mrtr.filter(|_| conn.client.is_modern()) {
+            // The server may ask what our client could answer, and gets its own state back
+            // with the answers on a retry.
+            if mrtr.can_elicit {
+                params["_meta"] = json!({crate::modern::CAPABILITIES_KEY: {"elicitation": {}}});
+            }
+            if let Some(upstream) = opened.as_ref().and_then(|c| c.u.clone()) {
+                if let Some(responses) = &mrtr.responses {
+                    params["inputResponses"] = responses.clone();
+                }
+                if !upstream.is_empty() {
+                    params["requestState"] = json!(upstream);
+                }
+            }
+        }
+        let params = conn.client.outgoing(params);
         // When the call's own deadline comes first, the watchdog times it out: nobody needs to
         // wait, and the answer is sent by the thread that reads it.
-        if conn.client.timeout() >= left && conn.client.stdio().is_some() {
+        // (A 2026 client's call waits: an `input_required` answer is relayed from here.)
+        if conn.client.timeout() >= left && conn.client.stdio().is_some() && mrtr.is_none() {
             return self.send_detached(call, &conn, id, params);
         }
         let timeout = conn.client.timeout().min(left);
@@ -138,6 +165,13 @@ impl Inner {
             .client
             .request("tools/call", params, timeout, &call.cancelled)
         {
+            Ok(result) if is_input_required(&result) => Ok(Outcome::Result(match mrtr {
+                Some(_) => self.relay_input_required(call, args, &result),
+                None => render::call_error_text(&super::modern_call::input_required_for_legacy(
+                    full, id,
+                )),
+            })),
+            // (`request` took the 2026 fields off already.)
             Ok(result) => Ok(Outcome::Result(finish(result))),
             Err(UpstreamError::Cancelled { .. }) => Err(None),
             Err(UpstreamError::Http { source, .. }) if source.is_before_send() => {
@@ -179,7 +213,10 @@ impl Inner {
                 return; // abandoned: cancelled, or past its deadline
             }
             let text = match outcome {
-                Some(Ok(result)) => finish(result),
+                Some(Ok(result)) if is_input_required(&result) => render::call_error_text(
+                    &super::modern_call::input_required_for_legacy(&call_done.tool, &server_done),
+                ),
+                Some(Ok(result)) => finish(conn_done.client.incoming(result)),
                 Some(Err(refused)) => {
                     let e = refused.into_error("tools/call");
                     render::call_error_text(&failed(&call_done.tool, &server_done, &e))
@@ -279,6 +316,11 @@ fn failed(full: &str, server: &str, e: &UpstreamError) -> String {
         tracing::warn!(server = %server, tool = %full, bytes, "an upstream answer over the size limit was discarded: {e}");
     }
     format!("{full} failed: the MCP server \"{server}\": {e}")
+}
+
+/// Whether a 2026 server answered that it needs input first.
+fn is_input_required(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
 /// The server's result as agents get it: optional `null`s left out, text capped.

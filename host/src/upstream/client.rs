@@ -1,10 +1,21 @@
-//! One upstream server as a blocking MCP client: start or reach it over its transport, the
-//! `initialize` handshake, `request(method, params, timeout)`, and `tools/list` with paging.
+//! One upstream server as a blocking MCP client: start or reach it over its transport, agree
+//! on the protocol era, `request(method, params, timeout)`, and `tools/list` with paging.
+//!
+//! The era is probed as the official SDK client does: `server/discover` at 2026-07-28 first
+//! (over stdio and Streamable HTTP; a legacy SSE server predates it), and a server that answers
+//! it with that version is spoken to in 2026 from then on — every request carries the `_meta`
+//! envelope, no session, `subscriptions/listen` for `list_changed` on stdio. Anything else
+//! (an error, a result without the version, no answer within [`PROBE`]) falls back to
+//! `initialize`.
 //!
 //! Invariants:
-//! - The handshake has [`HANDSHAKE`] (30 s) whatever `requestTimeoutMs` says; other requests
-//!   have the server's `requestTimeoutMs` unless the caller gives another.
+//! - The handshake has [`HANDSHAKE`] (30 s) whatever `requestTimeoutMs` says, after a probe of
+//!   at most [`PROBE`]; other requests have the server's `requestTimeoutMs` unless the caller
+//!   gives another.
 //! - The server must answer `initialize` with a protocol version we speak.
+//! - What a 2026 server adds to a result for its clients (`resultType: "complete"`, `ttlMs`,
+//!   `cacheScope`) is taken off here, so no 2025 client of ours ever sees it; an
+//!   `input_required` result is left whole for the caller.
 //! - `tools/list` follows `nextCursor` at most [`MAX_PAGES`] pages and says when it stopped
 //!   there.
 
@@ -25,6 +36,11 @@ use crate::mcp::{PREFERRED_VERSION, SUPPORTED_VERSIONS};
 
 /// How long `initialize` may take (ARCHITECTURE.md, "Limits").
 pub const HANDSHAKE: Duration = Duration::from_secs(30);
+/// How long the `server/discover` probe waits before the server is taken for a legacy one
+/// that does not answer unknown requests (the SDK client's figure).
+pub const PROBE: Duration = Duration::from_secs(10);
+/// The modern version we speak to upstream servers.
+const MODERN: &str = "2026-07-28";
 /// The most `tools/list` pages followed (ARCHITECTURE.md, "Limits").
 pub const MAX_PAGES: usize = 20;
 
@@ -46,6 +62,37 @@ pub struct Client {
     pub server_info: Option<String>,
     /// The negotiated protocol version.
     pub version: String,
+    /// The server speaks 2026-07-28 with us.
+    modern: bool,
+}
+
+/// `params` with the 2026 envelope in its `_meta` (keys already there are kept; the
+/// capabilities are `capabilities`, or none).
+pub fn with_envelope(mut params: Value, capabilities: Option<Value>) -> Value {
+    if !params.is_object() {
+        params = json!({});
+    }
+    let meta = &mut params["_meta"];
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    let entries = [
+        (crate::modern::VERSION_KEY, json!(MODERN)),
+        (
+            crate::modern::CAPABILITIES_KEY,
+            capabilities.unwrap_or_else(|| json!({})),
+        ),
+        (
+            crate::modern::CLIENT_INFO_KEY,
+            json!({"name": "coremcp", "title": "Core MCP", "version": env!("CARGO_PKG_VERSION")}),
+        ),
+    ];
+    if let Some(meta) = meta.as_object_mut() {
+        for (key, value) in entries {
+            meta.entry(key).or_insert(value);
+        }
+    }
+    params
 }
 
 /// The tools a server listed.
@@ -168,6 +215,7 @@ impl Client {
             notices,
             server_info: None,
             version: String::new(),
+            modern: false,
         };
         match client.handshake() {
             Ok(()) => Ok(client),
@@ -180,6 +228,9 @@ impl Client {
     }
 
     fn handshake(&mut self) -> Result<(), UpstreamError> {
+        if !matches!(self.link, Link::Sse(_)) && self.discover() {
+            return Ok(());
+        }
         let params = json!({
             "protocolVersion": PREFERRED_VERSION,
             "capabilities": {},
@@ -213,9 +264,96 @@ impl Client {
         }
     }
 
+    /// Probes `server/discover` at 2026-07-28; true when the server speaks it (and from now
+    /// on we do too).
+    fn discover(&mut self) -> bool {
+        if let Link::Http(t) = &self.link {
+            t.set_modern(Some(MODERN));
+        }
+        self.modern = true;
+        let answer = self.request("server/discover", json!({}), PROBE, &NEVER);
+        let modern = answer.as_ref().is_ok_and(crate::modern::offers_modern);
+        if !modern {
+            self.modern = false;
+            if let Link::Http(t) = &self.link {
+                t.set_modern(None);
+            }
+            if let Err(e) = answer {
+                tracing::debug!("server/discover probe: {e}; falling back to initialize");
+            }
+            return false;
+        }
+        let result = answer.unwrap_or_default();
+        self.version = MODERN.to_owned();
+        let info = &result["_meta"][crate::modern::SERVER_INFO_KEY];
+        self.server_info = info["name"]
+            .as_str()
+            .map(|name| match info["version"].as_str() {
+                Some(v) => format!("{name} {v}"),
+                None => name.to_owned(),
+            });
+        if let Link::Stdio(t) = &self.link {
+            // `list_changed` comes on a subscription in 2026; the answer only ends it.
+            let id = t.next_id();
+            let params = with_envelope(json!({"notifications": {"toolsListChanged": true}}), None);
+            let _ = t.send_detached(id, "subscriptions/listen", params, Box::new(|_| {}));
+        }
+        true
+    }
+
+    /// Whether the server speaks 2026-07-28 with us.
+    pub fn is_modern(&self) -> bool {
+        self.modern
+    }
+
+    /// Asks whether the server is there: `ping`, or `server/discover` in 2026 (no ping).
+    pub fn ping(&self, timeout: Duration) -> Result<Value, UpstreamError> {
+        match self.modern {
+            true => self.request("server/discover", json!({}), timeout, &NEVER),
+            false => self.request("ping", json!({}), timeout, &NEVER),
+        }
+    }
+
     /// Sends a request and waits up to `timeout` for its result, or until `cancel` is set.
-    /// Safe to call from many threads at once; requests run in parallel.
+    /// Safe to call from many threads at once; requests run in parallel. To a 2026 server the
+    /// request carries the `_meta` envelope (keys the caller set in `params._meta` kept).
     pub fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<Value, UpstreamError> {
+        let result = self.send(method, self.outgoing(params), timeout, cancel)?;
+        Ok(self.incoming(result))
+    }
+
+    /// `params` as this server takes them: with the 2026 envelope when it speaks 2026 (for a
+    /// request sent some other way than [`Client::request`]).
+    pub fn outgoing(&self, params: Value) -> Value {
+        match self.modern {
+            true => with_envelope(params, None),
+            false => params,
+        }
+    }
+
+    /// A result as our clients take it: without what a 2026 server adds for its own clients
+    /// (an `input_required` result keeps its `resultType`).
+    pub fn incoming(&self, mut result: Value) -> Value {
+        if !self.modern {
+            return result;
+        }
+        if let Some(object) = result.as_object_mut() {
+            if object.get("resultType").and_then(Value::as_str) == Some("complete") {
+                object.remove("resultType");
+            }
+            object.remove("ttlMs");
+            object.remove("cacheScope");
+        }
+        result
+    }
+
+    fn send(
         &self,
         method: &str,
         params: Value,

@@ -70,6 +70,8 @@ pub struct HttpTransport {
 
 #[derive(Default)]
 struct State {
+    /// The server speaks MCP 2026-07-28 with us (sessionless).
+    modern: bool,
     session: Option<String>,
     /// The negotiated version, sent as `MCP-Protocol-Version` after `initialize`.
     version: Option<String>,
@@ -82,6 +84,8 @@ struct State {
 struct Sent {
     session: Option<String>,
     version: Option<String>,
+    /// MCP 2026-07-28: no session, and `Mcp-Method` / `Mcp-Name` mirror each message.
+    modern: bool,
 }
 
 /// How one POST was answered.
@@ -219,6 +223,15 @@ impl HttpTransport {
         }
     }
 
+    /// Speaks MCP 2026-07-28 (`version`, no session) from now on, or the 2025 revisions again
+    /// (`None`: after a probe the server did not answer as a modern one).
+    pub fn set_modern(&self, version: Option<&str>) {
+        let mut state = lock(&self.state);
+        state.modern = version.is_some();
+        state.version = version.map(str::to_owned);
+        state.session = None;
+    }
+
     /// Sends a notification (answered 202 or 200).
     pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), UpstreamError> {
         let sent = self.current();
@@ -257,6 +270,7 @@ impl HttpTransport {
         Sent {
             session: state.session.clone(),
             version: state.version.clone(),
+            modern: state.modern,
         }
     }
 
@@ -308,6 +322,7 @@ impl HttpTransport {
         let fresh = Sent {
             session,
             version: version_of(&result),
+            modern: false,
         };
         self.notify_on(
             "notifications/initialized",
@@ -451,7 +466,10 @@ impl HttpTransport {
         cancel: &AtomicBool,
     ) -> Result<(Answer, Option<String>), Failure> {
         let mut conn = self.pool.take(deadline)?;
-        let headers = self.headers(sent);
+        let mut headers = self.headers(sent);
+        if sent.modern {
+            headers.extend(routing_headers(message));
+        }
         let pairs: Vec<(&str, &str)> = headers
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
@@ -477,6 +495,7 @@ impl HttpTransport {
                 let sent = Sent {
                     session: session.clone().or_else(|| sent.session.clone()),
                     version: sent.version.clone(),
+                    modern: sent.modern,
                 };
                 // Only a request's stream is resumed: a notification has no stream to wait on.
                 let id = id.unwrap_or_default();
@@ -631,12 +650,18 @@ fn read_answer(
         headers,
     } = *reading;
     let status = response.status;
-    if status == 404 {
-        let _ = response.read_all(deadline, cancel);
-        return Ok(Read::Done(Answer::UnknownSession));
-    }
     if !(200..300).contains(&status) {
         let body = response.read_all(deadline, cancel).unwrap_or_default();
+        // A JSON-RPC error for our request (how a 2026 server refuses one): -32601 on a 404,
+        // any code on another status. Another 404 is a session the server does not know.
+        if let Some((code, message)) = id.and_then(|id| rpc_error_for(&body, id)) {
+            if status != 404 || code == crate::rpc::METHOD_NOT_FOUND {
+                return Ok(Read::Done(Answer::Outcome(Err((code, message)))));
+            }
+        }
+        if status == 404 {
+            return Ok(Read::Done(Answer::UnknownSession));
+        }
         let text: String = String::from_utf8_lossy(&body).chars().take(300).collect();
         return Err(HttpError::Answer(format!("HTTP {status}: {}", text.trim())).into());
     }
@@ -700,6 +725,52 @@ fn read_answer(
 }
 
 /// Handles one message of an answer: the outcome if it is the response to `id`.
+/// The code and message of a JSON-RPC error answering request `id`, if `body` is one.
+fn rpc_error_for(body: &[u8], id: u64) -> Option<(i64, String)> {
+    let message: Value = serde_json::from_slice(body).ok()?;
+    match classify(&message) {
+        Incoming::Response {
+            id: got,
+            outcome: Err(error),
+        } if got == id => Some(error),
+        _ => None,
+    }
+}
+
+/// `Mcp-Method`, and `Mcp-Name` for the methods that name something, of a 2026 message; a
+/// value a header cannot carry as it is goes as `=?base64?…?=`.
+fn routing_headers(message: &Value) -> Vec<(String, String)> {
+    let Some(method) = message["method"].as_str() else {
+        return Vec::new();
+    };
+    let mut headers = vec![("Mcp-Method".to_owned(), method.to_owned())];
+    let key = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return headers,
+    };
+    if let Some(value) = message["params"][key].as_str() {
+        headers.push(("Mcp-Name".to_owned(), header_value(value)));
+    }
+    headers
+}
+
+/// `value` as a header value: as it is when it is printable ASCII without edge spaces, else
+/// base64 inside the sentinel the specification gives.
+fn header_value(value: &str) -> String {
+    use base64::Engine as _;
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value
+        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+    match plain {
+        true => value.to_owned(),
+        false => format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        ),
+    }
+}
+
 pub(super) fn handle(
     message: &Value,
     id: u64,

@@ -48,8 +48,6 @@ const STABLE: Duration = Duration::from_secs(60);
 /// How often a Streamable HTTP server is pinged, and how long it has to answer.
 pub const PING_EVERY: Duration = Duration::from_secs(10);
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
-/// A cancel flag nobody sets, for the supervisor's own requests.
-static NEVER: AtomicBool = AtomicBool::new(false);
 
 /// Called with the server's id whenever its state or tools changed.
 pub type OnChange = Arc<dyn Fn(&str) + Send + Sync>;
@@ -502,17 +500,22 @@ impl Server {
         // A Streamable HTTP server has no process or stream to watch: ask it now and then.
         let pings = matches!(self.config.transport, Transport::Http { .. });
         let mut next_ping = Instant::now() + PING_EVERY;
+        let mut relist_now = false;
         loop {
             if self.pause(WATCH) {
                 return "stopped".to_owned();
             }
             if pings && Instant::now() >= next_ping {
-                match conn.client.request("ping", json!({}), PING_TIMEOUT, &NEVER) {
+                match conn.client.ping(PING_TIMEOUT) {
                     // An error answer is an answer: the server is there.
                     Ok(_) | Err(UpstreamError::Rpc { .. }) => {}
                     Err(e) => return format!("it stopped answering ping: {e}"),
                 }
                 next_ping = Instant::now() + PING_EVERY;
+                // A 2026 server over HTTP tells changes only on a subscription we do not hold
+                // open: its tools are listed again at every ping instead (sessions hear of it
+                // only if the listing changed).
+                relist_now = conn.client.is_modern();
             }
             if conn.client.is_closed() {
                 return conn.client.exit_reason();
@@ -520,8 +523,9 @@ impl Server {
             if let Some(why) = lock(&self.lost).take() {
                 return format!("a call could not reach it: {why}");
             }
-            if conn.client.take_list_changed() {
+            if conn.client.take_list_changed() || std::mem::take(&mut relist_now) {
                 match self.list(&conn.client) {
+                    Ok(tools) if tools.published == self.tools().published => {}
                     Ok(tools) => {
                         tracing::info!(server = %self.config.id, published = tools.published.len(), "upstream tools changed");
                         self.set_tools(tools);

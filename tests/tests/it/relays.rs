@@ -104,6 +104,14 @@ fn calls_fail_over_to_the_next_relay_and_return_to_the_first() {
         ),
         (1, 0)
     );
+    // Core MCPs speak 2026-07-28 between themselves: no session on the relay.
+    assert!(
+        first.stderr().contains("first 2026-07-28 request"),
+        "{}",
+        first.stderr()
+    );
+    let status = coremcp_tests::http::request(first.addr, "GET", "/api/status", &[], b"").json();
+    assert_eq!(status["sessions"], 0, "{status}");
 
     // The first relay dies: every call goes through the second, and the dead one gets one
     // connect attempt per retry period (3 s here), not one per call.
