@@ -35,6 +35,9 @@ pub struct Call {
     /// For a 2026 request that asked for log messages: 1 + the rank of the least severe level
     /// it wants (0: none), since such a client has no session-wide level.
     pub log_floor: std::sync::atomic::AtomicU8,
+    /// Not a `tools/call` (a `prompts/get`, …): its timeout is a JSON-RPC error, not a tool
+    /// error result.
+    pub not_a_tool: AtomicBool,
     answered: AtomicBool,
     seq: u64,
 }
@@ -141,6 +144,7 @@ impl Calls {
             deadline_unix_ms,
             cancelled: AtomicBool::new(false),
             log_floor: std::sync::atomic::AtomicU8::new(0),
+            not_a_tool: AtomicBool::new(false),
             answered: AtomicBool::new(false),
             seq: table.seq,
         });

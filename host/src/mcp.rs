@@ -26,16 +26,31 @@ pub fn negotiate(offered: Option<&str>) -> &'static str {
         .unwrap_or(PREFERRED_VERSION)
 }
 
-/// The `initialize` result, for the negotiated `version` and the session's groups.
-pub fn initialize_result(version: &str, groups: &[&str], dynamic: bool) -> String {
+/// The server capabilities (JSON text): tools and logging, and — when upstream servers are
+/// configured (`surface`) — their prompts, resources and completion.
+pub fn capabilities(surface: bool) -> &'static str {
+    match surface {
+        false => "{\"tools\":{\"listChanged\":true},\"logging\":{}}",
+        true => concat!(
+            "{\"tools\":{\"listChanged\":true},\"logging\":{},",
+            "\"prompts\":{\"listChanged\":true},\"resources\":{\"listChanged\":true},",
+            "\"completions\":{}}"
+        ),
+    }
+}
+
+/// The `initialize` result, for the negotiated `version` and the session's groups; `surface`
+/// as in [`capabilities`].
+pub fn initialize_result(version: &str, groups: &[&str], dynamic: bool, surface: bool) -> String {
     format!(
         concat!(
             "{{\"protocolVersion\":{},",
-            "\"capabilities\":{{\"tools\":{{\"listChanged\":true}},\"logging\":{{}}}},",
+            "\"capabilities\":{},",
             "\"serverInfo\":{{\"name\":\"coremcp\",\"title\":\"Core MCP\",\"version\":{}}},",
             "\"instructions\":{}}}"
         ),
         json_string(version),
+        capabilities(surface),
         json_string(env!("CARGO_PKG_VERSION")),
         json_string(&instructions(groups, dynamic)),
     )
@@ -85,7 +100,7 @@ mod tests {
 
     #[test]
     fn initialize_result_is_json_without_nulls() {
-        let text = initialize_result("2025-06-18", &["publishing", "fixture"], false);
+        let text = initialize_result("2025-06-18", &["publishing", "fixture"], false, false);
         let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(value["capabilities"]["tools"]["listChanged"], true);
         assert!(!text.contains("null"));

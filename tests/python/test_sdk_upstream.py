@@ -412,3 +412,50 @@ async def test_a_2026_server_is_spoken_to_in_2026_and_its_questions_reach_a_2026
         result = msg.get("result") or {}
         if not MODERN:
             assert "resultType" not in result and "ttlMs" not in result, msg
+
+
+async def test_upstream_prompts_resources_and_completion_are_republished(upstream: Any) -> None:
+    """Server "n"'s prompt, resource and template are listed under names that say it is theirs
+    (`mcp__n__greet`, `coremcp+n:<its URI>`), and getting, reading and completing pass through
+    to it — after the same approval a tool call needs (completion never asks)."""
+    up = upstream(COREMCP_MCP_GRANTS="stdio=n")
+    human = Human("accept")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session(elicitation_callback=human) as session:
+            await wait_for_tool(session, "mcp__n__echo")
+            assert [p.name for p in (await session.list_prompts()).prompts] == ["mcp__n__greet"]
+            assert [str(r.uri) for r in (await session.list_resources()).resources] == ["coremcp+n:fixture://hello"]
+            templates = (await session.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["coremcp+n:fixture://items/{n}"]
+            ref = types.PromptReference(type="ref/prompt", name="mcp__n__greet")
+            before = await session.complete(ref, {"name": "name", "value": "A"})
+            assert before.completion.values == [], "no suggestions before the server is approved"
+            assert human.asked == []
+            prompt = await session.get_prompt("mcp__n__greet", {"name": "Ada"})
+            assert len(human.asked) == 1, human.asked
+            assert "Hello, Ada!" in json.dumps(prompt.model_dump(by_alias=True, mode="json")), prompt
+            hello = await session.read_resource("coremcp+n:fixture://hello")
+            assert [str(c.uri) for c in hello.contents] == ["coremcp+n:fixture://hello"]
+            assert hello.contents[0].text == "hello from the fixture"
+            item = await session.read_resource("coremcp+n:fixture://items/7")
+            assert item.contents[0].text == "item 7"
+            after = await session.complete(ref, {"name": "name", "value": "A"})
+            assert after.completion.values == ["Ada", "Alan"]
+            with pytest.raises(MCPError):
+                await session.read_resource("coremcp+zz:fixture://hello")
+            assert len(human.asked) == 1, "one approval for the connection"
+    assert up.calls_received() == ["greet", "hello", "item"]
+
+
+async def test_resources_need_a_grant_of_the_whole_server(upstream: Any) -> None:
+    """A grant of one tool does not let a caller see or read the server's resources."""
+    up = upstream(COREMCP_MCP_GRANTS="stdio=mcp__n__echo", COREMCP_MCP_PREAPPROVED="n")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session() as session:
+            await wait_for_tool(session, "mcp__n__echo")
+            assert (await session.list_resources()).resources == []
+            assert (await session.list_prompts()).prompts == []
+            with pytest.raises(MCPError) as refused:
+                await session.read_resource("coremcp+n:fixture://hello")
+            assert "grant of the whole server" in refused.value.error.message
+    assert up.calls_received() == []

@@ -364,16 +364,18 @@ pub fn http_status(code: Option<i64>) -> u16 {
     }
 }
 
-/// The `server/discover` result.
-pub fn discover_result(instructions: &str) -> String {
+/// The `server/discover` result; `surface`: upstream servers are configured, so their
+/// prompts and resources are served.
+pub fn discover_result(instructions: &str, surface: bool) -> String {
     format!(
         concat!(
             "{{\"resultType\":\"complete\",\"supportedVersions\":{},",
-            "\"capabilities\":{{\"tools\":{{\"listChanged\":true}},\"logging\":{{}}}},",
+            "\"capabilities\":{},",
             "\"instructions\":{},\"ttlMs\":{},\"cacheScope\":\"private\",",
             "\"_meta\":{{\"{}\":{{\"name\":\"coremcp\",\"title\":\"Core MCP\",\"version\":{}}}}}}}"
         ),
         serde_json::Value::from(VERSIONS.to_vec()),
+        crate::mcp::capabilities(surface),
         json_string(instructions),
         TTL_MS,
         SERVER_INFO_KEY,
@@ -495,6 +497,8 @@ pub fn tagged_notification(method: &str, id: &str) -> String {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Filter {
     pub tools: bool,
+    pub prompts: bool,
+    pub resources: bool,
 }
 
 /// Reads the filter of `subscriptions/listen`; the types we do not serve are left out of the
@@ -509,24 +513,36 @@ pub fn listen_filter(params: Option<&RawValue>) -> Result<Filter, Refusal> {
     struct Notifications {
         #[serde(default, rename = "toolsListChanged")]
         tools: Option<bool>,
+        #[serde(default, rename = "promptsListChanged")]
+        prompts: Option<bool>,
+        #[serde(default, rename = "resourcesListChanged")]
+        resources: Option<bool>,
     }
     let listen: Listen = match params {
         None => return Ok(Filter::default()),
         Some(p) => serde_json::from_str(p.get())
             .map_err(|e| Refusal::new(rpc::INVALID_PARAMS, format!("subscriptions/listen: {e}")))?,
     };
+    let n = listen.notifications;
+    let asked = |f: fn(&Notifications) -> Option<bool>| n.as_ref().and_then(f).unwrap_or(false);
     Ok(Filter {
-        tools: listen.notifications.and_then(|n| n.tools).unwrap_or(false),
+        tools: asked(|n| n.tools),
+        prompts: asked(|n| n.prompts),
+        resources: asked(|n| n.resources),
     })
 }
 
 /// `notifications/subscriptions/acknowledged` for subscription `id` with what we grant.
 pub fn acknowledged(id: &str, filter: Filter) -> String {
-    let granted = if filter.tools {
-        "{\"toolsListChanged\":true}"
-    } else {
-        "{}"
-    };
+    let granted: Vec<&str> = [
+        (filter.tools, "\"toolsListChanged\":true"),
+        (filter.prompts, "\"promptsListChanged\":true"),
+        (filter.resources, "\"resourcesListChanged\":true"),
+    ]
+    .into_iter()
+    .filter_map(|(on, text)| on.then_some(text))
+    .collect();
+    let granted = format!("{{{}}}", granted.join(","));
     format!(
         "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{{\"_meta\":{{\"{SUBSCRIPTION_KEY}\":{id}}},\"notifications\":{granted}}}}}"
     )
@@ -706,13 +722,21 @@ mod tests {
 
     #[test]
     fn discovery_and_subscription_messages_are_json() {
-        let d: serde_json::Value = serde_json::from_str(&discover_result("hi")).expect("json");
+        let d: serde_json::Value =
+            serde_json::from_str(&discover_result("hi", true)).expect("json");
         assert_eq!(d["resultType"], "complete");
         assert_eq!(d["supportedVersions"][0], "2026-07-28");
         assert_eq!(d["_meta"][SERVER_INFO_KEY]["name"], "coremcp");
         for text in [
             tagged_notification("notifications/tools/list_changed", "\"s\""),
-            acknowledged("4", Filter { tools: true }),
+            acknowledged(
+                "4",
+                Filter {
+                    tools: true,
+                    prompts: true,
+                    resources: false,
+                },
+            ),
             listen_ended("4"),
             missing_capability("elicitation", "why").to_message(Some("1")),
         ] {

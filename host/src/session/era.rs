@@ -28,6 +28,11 @@ pub enum Era {
 }
 
 const LIST_CHANGED: &str = "notifications/tools/list_changed";
+const PROMPTS_CHANGED: &str = "notifications/prompts/list_changed";
+const RESOURCES_CHANGED: &str = "notifications/resources/list_changed";
+
+/// A legacy announcement: its text, its method, and whether a subscription's filter wants it.
+type Announcement = (String, &'static str, fn(&Filter) -> bool);
 
 /// The outbox of a session: the transport's, shaped for the era.
 pub struct EraOutbox {
@@ -35,8 +40,8 @@ pub struct EraOutbox {
     era: AtomicU8,
     /// Open `subscriptions/listen` requests: their ids (JSON text) and filters.
     listens: Mutex<Vec<(String, Filter)>>,
-    /// The untagged announcement, as the legacy paths write it.
-    list_changed: String,
+    /// The untagged announcements, as the legacy paths write them.
+    announcements: [Announcement; 3],
 }
 
 impl EraOutbox {
@@ -45,7 +50,23 @@ impl EraOutbox {
             inner,
             era: AtomicU8::new(era as u8),
             listens: Mutex::new(Vec::new()),
-            list_changed: rpc::notification_without_params(LIST_CHANGED),
+            announcements: [
+                (
+                    rpc::notification_without_params(LIST_CHANGED),
+                    LIST_CHANGED,
+                    |f| f.tools,
+                ),
+                (
+                    rpc::notification_without_params(PROMPTS_CHANGED),
+                    PROMPTS_CHANGED,
+                    |f| f.prompts,
+                ),
+                (
+                    rpc::notification_without_params(RESOURCES_CHANGED),
+                    RESOURCES_CHANGED,
+                    |f| f.resources,
+                ),
+            ],
         }
     }
 
@@ -106,11 +127,10 @@ impl Outbox for EraOutbox {
         if self.era() != Era::Modern {
             return self.inner.send(message);
         }
-        if message == self.list_changed {
+        if let Some((_, method, wants)) = self.announcements.iter().find(|(m, ..)| *m == message) {
             let listens = self.lock();
-            for (id, _) in listens.iter().filter(|(_, f)| f.tools) {
-                self.inner
-                    .send(modern::tagged_notification(LIST_CHANGED, id));
+            for (id, _) in listens.iter().filter(|(_, f)| wants(f)) {
+                self.inner.send(modern::tagged_notification(method, id));
             }
             return;
         }
@@ -148,8 +168,14 @@ mod tests {
 
         let sink = Arc::new(Sink::default());
         let out = EraOutbox::new(Arc::clone(&sink) as Arc<dyn Outbox>, Era::Modern);
-        out.listen("7", Filter { tools: true });
-        out.listen("8", Filter { tools: false });
+        out.listen(
+            "7",
+            Filter {
+                tools: true,
+                ..Filter::default()
+            },
+        );
+        out.listen("8", Filter::default());
         out.send(rpc::notification_without_params(LIST_CHANGED));
         out.send(rpc::response("2", "{}"));
         assert!(out.unlisten("7"));

@@ -17,6 +17,7 @@ mod ask;
 pub mod era;
 mod groups;
 mod modern_call;
+mod surface;
 mod upstream;
 
 use std::borrow::Cow;
@@ -94,6 +95,8 @@ struct Inner {
     declined: Mutex<HashSet<(String, u64)>>,
     /// The upstream entries of the client's last listing (`None` until it lists).
     upstream_listed: Mutex<Option<Vec<String>>>,
+    /// The upstream prompts, resources and templates it last listed (`None` until it lists).
+    surface_listed: Mutex<Option<crate::upstream::hub::Listing>>,
     /// Upstream calls sent without a waiting thread, by request id (JSON text).
     detached: Detachments,
     /// The protocol version `initialize` negotiated; empty until then.
@@ -156,7 +159,11 @@ impl Session {
                     call.tool,
                     call.timeout.as_secs_f64()
                 );
-                timeout_out.send(rpc::response(&call.id, &render::call_error_text(&text)));
+                timeout_out.send(if call.not_a_tool.load(Ordering::Relaxed) {
+                    rpc::error(Some(&call.id), rpc::INTERNAL_ERROR, &text)
+                } else {
+                    rpc::response(&call.id, &render::call_error_text(&text))
+                });
             }),
         );
         let enabled = match &config.groups {
@@ -179,6 +186,7 @@ impl Session {
             asks: ask::Asks::default(),
             declined: Mutex::new(HashSet::new()),
             upstream_listed: Mutex::new(None),
+            surface_listed: Mutex::new(None),
             detached,
             negotiated: Mutex::new(None),
         });
@@ -298,7 +306,8 @@ impl Session {
                 ),
             ));
         }
-        let served = matches!(method, "tools/list" | "tools/call" | "logging/setLevel");
+        let served = matches!(method, "tools/list" | "tools/call" | "logging/setLevel")
+            || surface::serves(method);
         let negotiated = *inner
             .negotiated
             .lock()
@@ -319,6 +328,9 @@ impl Session {
             )),
             ("tools/list", Some(_)) => self.tools_list(params),
             ("tools/call", Some(_)) => return self.tools_call(id, params),
+            (method, Some(_)) if surface::serves(method) && inner.upstreams.has_servers() => {
+                return self.surface_request(id, method, params, None)
+            }
             ("logging/setLevel", Some(_)) => self.set_level(params),
             _ => Err((rpc::METHOD_NOT_FOUND, format!("method not found: {method}"))),
         };
@@ -409,6 +421,7 @@ impl Session {
             version,
             &self.inner.plugins.installed_ids(),
             self.inner.enabled.is_some() && self.inner.meta_tools,
+            self.inner.upstreams.has_servers(),
         )
     }
 
@@ -750,6 +763,7 @@ impl Listener for Inner {
     /// Tells the client its tool list changed, if it listed tools and its upstream part
     /// changed.
     fn upstream_changed(&self) {
+        self.surface_changed();
         let mut listed = self.upstream_listed_lock();
         let Some(before) = listed.as_ref() else {
             return;

@@ -84,13 +84,19 @@ impl Session {
                 if let Some(client) = envelope.client() {
                     crate::plugins::host_api::set_value("client", client);
                 }
-                Ok(modern::discover_result(&mcp::instructions(
-                    &inner.plugins.installed_ids(),
-                    inner.enabled.is_some() && inner.meta_tools,
-                )))
+                Ok(modern::discover_result(
+                    &mcp::instructions(
+                        &inner.plugins.installed_ids(),
+                        inner.enabled.is_some() && inner.meta_tools,
+                    ),
+                    inner.upstreams.has_servers(),
+                ))
             }
             "tools/list" => self.tools_list(params).map(|r| modern::cacheable(&r)),
             "tools/call" => return self.call_tool(id, params, Some(&envelope)),
+            method if super::surface::serves(method) && inner.upstreams.has_servers() => {
+                return self.surface_request(id, method, params, Some(&envelope))
+            }
             "subscriptions/listen" => match modern::listen_filter(params) {
                 Ok(filter) => return inner.era.listen(id, filter),
                 Err(refusal) => return refuse(refusal),

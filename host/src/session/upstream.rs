@@ -253,7 +253,7 @@ impl Inner {
     }
 
     /// Asks a human (once per connection) whether the server may be used.
-    fn approve(
+    pub(super) fn approve(
         &self,
         call: &Call,
         conn: &Connection,

@@ -64,6 +64,8 @@ pub struct Client {
     pub version: String,
     /// The server speaks 2026-07-28 with us.
     modern: bool,
+    /// The capabilities it declared (`initialize` or `server/discover`).
+    pub capabilities: Value,
 }
 
 /// `params` with the 2026 envelope in its `_meta` (keys already there are kept; the
@@ -216,6 +218,7 @@ impl Client {
             server_info: None,
             version: String::new(),
             modern: false,
+            capabilities: Value::Null,
         };
         match client.handshake() {
             Ok(()) => Ok(client),
@@ -250,6 +253,7 @@ impl Client {
             )));
         }
         self.version = version.to_owned();
+        self.capabilities = result["capabilities"].clone();
         let info = &result["serverInfo"];
         self.server_info = info["name"]
             .as_str()
@@ -285,6 +289,7 @@ impl Client {
         }
         let result = answer.unwrap_or_default();
         self.version = MODERN.to_owned();
+        self.capabilities = result["capabilities"].clone();
         let info = &result["_meta"][crate::modern::SERVER_INFO_KEY];
         self.server_info = info["name"]
             .as_str()
@@ -295,7 +300,9 @@ impl Client {
         if let Link::Stdio(t) = &self.link {
             // `list_changed` comes on a subscription in 2026; the answer only ends it.
             let id = t.next_id();
-            let params = with_envelope(json!({"notifications": {"toolsListChanged": true}}), None);
+            let filter = json!({"notifications": {"toolsListChanged": true,
+                "promptsListChanged": true, "resourcesListChanged": true}});
+            let params = with_envelope(filter, None);
             let _ = t.send_detached(id, "subscriptions/listen", params, Box::new(|_| {}));
         }
         true
@@ -393,6 +400,16 @@ impl Client {
 
     /// Every tool the server lists, following `nextCursor` up to [`MAX_PAGES`] pages.
     pub fn list_tools(&self) -> Result<ToolList, UpstreamError> {
+        self.list_paged("tools/list", "tools")
+    }
+
+    /// Whether the server declared capability `name` (`prompts`, `resources`, `completions`).
+    pub fn declares(&self, name: &str) -> bool {
+        self.capabilities.get(name).is_some_and(Value::is_object)
+    }
+
+    /// Every item of a paged list (`prompts/list` → `prompts`, …), as [`Client::list_tools`].
+    pub fn list_paged(&self, method: &str, key: &str) -> Result<ToolList, UpstreamError> {
         let mut list = ToolList::default();
         let mut cursor: Option<String> = None;
         let mut seen: Vec<String> = Vec::new();
@@ -401,13 +418,10 @@ impl Client {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let result = self.request("tools/list", params, self.timeout, &NEVER)?;
-            let tools = result
-                .get("tools")
-                .and_then(Value::as_array)
-                .ok_or_else(|| {
-                    UpstreamError::Protocol("tools/list answered without a tools array".into())
-                })?;
+            let result = self.request(method, params, self.timeout, &NEVER)?;
+            let tools = result.get(key).and_then(Value::as_array).ok_or_else(|| {
+                UpstreamError::Protocol(format!("{method} answered without a {key} array"))
+            })?;
             list.tools.extend(tools.iter().cloned());
             cursor = result
                 .get("nextCursor")

@@ -53,6 +53,17 @@ impl Listeners {
     }
 }
 
+/// What no tool can be named: a grant covers it only when it covers the whole server.
+const WHOLE_SERVER: &str = "#whole-server";
+
+/// A caller's prompts, resources and resource templates (list entries, JSON text).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub prompts: Vec<String>,
+    pub resources: Vec<String>,
+    pub templates: Vec<String>,
+}
+
 /// A tool call's target.
 pub struct Target {
     pub server: Arc<Server>,
@@ -247,6 +258,89 @@ impl Upstreams {
             }
         }
         entries
+    }
+
+    /// Whether any upstream server is configured (then the `resources` and `prompts`
+    /// capabilities are declared, whether or not the servers have connected yet).
+    pub fn has_servers(&self) -> bool {
+        self.enabled() && !self.servers().is_empty()
+    }
+
+    /// The prompts, resources and resource templates `caller` may use, as list entries (JSON
+    /// text), in configuration order. A prompt is granted like a tool of the same name;
+    /// resources and templates need a grant of the whole server.
+    pub fn surface_for(&self, caller: &Caller) -> Listing {
+        let mut listing = Listing::default();
+        for server in self.servers() {
+            let tools = server.tools();
+            let surface = &tools.surface;
+            for prompt in &surface.prompts {
+                let allowed = prompt["name"]
+                    .as_str()
+                    .and_then(|full| surface.prompt_names.get(full))
+                    .is_some_and(|name| self.grants.allows(caller, server.id(), name));
+                if allowed {
+                    listing.prompts.push(prompt.to_string());
+                }
+            }
+            if self.grants.allows(caller, server.id(), WHOLE_SERVER) {
+                listing
+                    .resources
+                    .extend(surface.resources.iter().map(Value::to_string));
+                listing
+                    .templates
+                    .extend(surface.templates.iter().map(Value::to_string));
+            }
+        }
+        listing
+    }
+
+    /// The server of a published prompt and the prompt's own name, if `caller` may use it.
+    pub fn resolve_prompt(&self, caller: &Caller, full: &str) -> Result<(Target, String), String> {
+        let target = self
+            .resolve(full)
+            .map_err(|e| e.replace("tool", "prompt"))?;
+        let tools = target.server.tools();
+        let name = tools
+            .surface
+            .prompt_names
+            .get(full)
+            .cloned()
+            .ok_or_else(|| format!("unknown prompt: {full} (its server does not publish it)"))?;
+        if !self.grants.allows(caller, target.server.id(), &name) {
+            return Err(format!(
+                "{full} is not granted to {}: prompts are granted like tools of the same name",
+                caller.principal()
+            ));
+        }
+        Ok((target, name))
+    }
+
+    /// The server of a published resource URI and its own URI, if `caller` may read it.
+    pub fn resolve_resource<'u>(
+        &self,
+        caller: &Caller,
+        uri: &'u str,
+    ) -> Result<(Arc<Server>, &'u str), String> {
+        let (id, original) = super::surface::unwrap_uri(uri).ok_or_else(|| {
+            format!(
+                "unknown resource {uri:?}: the resources served here are those of upstream \
+                 servers, coremcp+<server>:<uri>"
+            )
+        })?;
+        let server = self
+            .servers()
+            .into_iter()
+            .find(|s| s.id() == id)
+            .ok_or_else(|| format!("unknown resource {uri:?}: no upstream MCP server \"{id}\""))?;
+        if !self.grants.allows(caller, id, WHOLE_SERVER) {
+            return Err(format!(
+                "the resources of the MCP server \"{id}\" are not granted to {}: they need a \
+                 grant of the whole server",
+                caller.principal()
+            ));
+        }
+        Ok((server, original))
     }
 
     /// The server and tool a `mcp__<id>__<tool>` name calls, if a server publishes it now.

@@ -28,6 +28,7 @@ pub mod rpc;
 pub mod sse;
 pub mod stdio;
 pub mod supervisor;
+pub mod surface;
 #[cfg(test)]
 mod testing;
 pub mod wait;

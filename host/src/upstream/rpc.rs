@@ -178,7 +178,13 @@ pub struct Notices {
 impl Notices {
     /// Handles a notification from the server.
     pub fn notification(&self, method: &str) {
-        if method == "notifications/tools/list_changed" {
+        // Tools, prompts or resources: the supervisor lists all three again.
+        if matches!(
+            method,
+            "notifications/tools/list_changed"
+                | "notifications/prompts/list_changed"
+                | "notifications/resources/list_changed"
+        ) {
             self.list_changed.store(true, Ordering::Relaxed);
         }
     }

@@ -132,6 +132,8 @@ pub struct Tools {
     pub names: HashMap<String, String>,
     pub withheld: Vec<Withheld>,
     pub warnings: Vec<String>,
+    /// Its prompts, resources and resource templates, as published.
+    pub surface: super::surface::Surface,
 }
 
 /// One supervised server.
@@ -487,12 +489,47 @@ impl Server {
                 Some((full, tool))
             })
             .collect();
+        let surface = self.list_surface(client);
+        for text in &surface.warnings {
+            tracing::warn!(server = %self.config.id, "{text}");
+        }
+        warnings.extend(surface.warnings.iter().cloned());
         Ok(Tools {
             published: publication.published,
             names,
             withheld: publication.withheld,
             warnings,
+            surface,
         })
+    }
+
+    /// The prompts, resources and templates the server declared; a list that fails is left
+    /// out with a warning (its tools still serve).
+    fn list_surface(&self, client: &Client) -> super::surface::Surface {
+        let mut warnings = Vec::new();
+        let mut list = |declared: bool, method: &str, key: &str| -> Vec<Value> {
+            if !declared {
+                return Vec::new();
+            }
+            match client.list_paged(method, key) {
+                Ok(list) => list.tools,
+                Err(e) => {
+                    warnings.push(format!("{method} failed: {e}"));
+                    Vec::new()
+                }
+            }
+        };
+        let prompts = list(client.declares("prompts"), "prompts/list", "prompts");
+        let resources = list(client.declares("resources"), "resources/list", "resources");
+        let templates = list(
+            client.declares("resources"),
+            "resources/templates/list",
+            "resourceTemplates",
+        );
+        let mut surface =
+            super::surface::publish(&self.config.id, &prompts, &resources, &templates);
+        surface.warnings.extend(warnings);
+        surface
     }
 
     /// Watches a live connection until it ends (or supervision stops); why it ended.
@@ -525,7 +562,9 @@ impl Server {
             }
             if conn.client.take_list_changed() || std::mem::take(&mut relist_now) {
                 match self.list(&conn.client) {
-                    Ok(tools) if tools.published == self.tools().published => {}
+                    Ok(tools)
+                        if tools.published == self.tools().published
+                            && tools.surface == self.tools().surface => {}
                     Ok(tools) => {
                         tracing::info!(server = %self.config.id, published = tools.published.len(), "upstream tools changed");
                         self.set_tools(tools);
