@@ -98,7 +98,14 @@ impl Session {
                 return self.surface_request(id, method, params, Some(&envelope))
             }
             "subscriptions/listen" => match modern::listen_filter(params) {
-                Ok(filter) => return inner.era.listen(id, filter),
+                Ok(mut filter) => {
+                    // Only what is served is granted: prompts and resources come from
+                    // upstream servers.
+                    let surface = inner.upstreams.has_servers();
+                    filter.prompts &= surface;
+                    filter.resources &= surface;
+                    return inner.era.listen(id, filter);
+                }
                 Err(refusal) => return refuse(refusal),
             },
             _ => Err((rpc::METHOD_NOT_FOUND, format!("method not found: {method}"))),

@@ -651,3 +651,55 @@ fn an_http_subscription_carries_the_clients_own_id() {
         "mine"
     );
 }
+
+#[test]
+fn prompts_and_resources_are_declared_only_with_upstream_servers() {
+    let dir = plugins(&["fixture"]);
+    // None configured: only tools (and logging), and the methods are not served.
+    let mut bare = Server::start(dir.path(), &[], &[("COREMCP_MCP_SERVERS", "")]);
+    let init = bare.initialize();
+    assert!(init["capabilities"].get("prompts").is_none(), "{init}");
+    assert!(init["capabilities"].get("resources").is_none(), "{init}");
+    assert_eq!(code(&bare.request("prompts/list", json!({}))), -32601);
+    // One configured: declared in both eras (with listChanged), listed empty until it has some.
+    let setup = TempDir::new("modern-surface");
+    let config = setup.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"servers": [{"id": "m", "command": "python3", "args": [misbehave(), "calls"]}]})
+            .to_string(),
+    )
+    .expect("config");
+    let env = [
+        ("COREMCP_MCP_CONFIG", config.to_str().expect("utf-8")),
+        ("COREMCP_MCP_SERVERS", ""),
+        ("COREMCP_MCP_GRANTS", "stdio=m"),
+    ];
+    let mut legacy = Server::start(dir.path(), &[], &env);
+    let init = legacy.initialize();
+    assert_eq!(
+        init["capabilities"]["prompts"],
+        json!({"listChanged": true})
+    );
+    assert_eq!(
+        init["capabilities"]["resources"],
+        json!({"listChanged": true})
+    );
+    assert_eq!(init["capabilities"]["completions"], json!({}));
+    let prompts = legacy.request("prompts/list", json!({}));
+    assert_eq!(prompts["result"], json!({"prompts": []}), "{prompts}");
+    let unknown = legacy.request("resources/read", json!({"uri": "file:///etc/passwd"}));
+    assert_eq!(code(&unknown), -32602, "{unknown}");
+    let mut modern_server = Server::start(dir.path(), &[], &env);
+    modern_server.send(&modern(json!(1), "server/discover", json!({})));
+    let discover = modern_server.answer(&json!(1), WAIT);
+    assert_eq!(
+        discover["result"]["capabilities"]["prompts"],
+        json!({"listChanged": true})
+    );
+    modern_server.send(&modern(json!(2), "resources/templates/list", json!({})));
+    let templates = modern_server.answer(&json!(2), WAIT);
+    assert_eq!(templates["result"]["resourceTemplates"], json!([]));
+    assert_eq!(templates["result"]["resultType"], "complete");
+    assert_eq!(templates["result"]["ttlMs"], 0);
+}
