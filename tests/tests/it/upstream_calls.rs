@@ -960,3 +960,73 @@ fn a_pre_approved_server_shows_approved_and_why() {
     );
     assert_eq!(upstream["needs_approval"], false);
 }
+
+#[test]
+fn the_real_servers_prompts_and_resources_pass_through_over_stdio_and_http() {
+    let Some(everything) = installed("COREMCP_TEST_EVERYTHING") else {
+        return;
+    };
+    let port = free_port();
+    let _http = everything_http(&everything, port);
+    let setup = Setup::new(json!([
+        {"id": "everything", "command": everything, "args": ["stdio"]},
+        {"id": "everything-http", "type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
+    ]));
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=everything,everything-http"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+    ]);
+    server.initialize();
+    for id in ["everything", "everything-http"] {
+        wait_listed(&mut server, &format!("mcp__{id}__echo"));
+        let until = Instant::now() + Duration::from_secs(30);
+        let prompts = loop {
+            let listed = server.request("prompts/list", json!({}));
+            let names: Vec<String> = listed["result"]["prompts"]
+                .as_array()
+                .map(|p| {
+                    p.iter()
+                        .filter_map(|p| p["name"].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if names.iter().any(|n| n.starts_with(&format!("mcp__{id}__"))) {
+                break names;
+            }
+            assert!(Instant::now() < until, "{id}: no prompts: {listed}");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let simple = format!("mcp__{id}__simple-prompt");
+        assert!(prompts.contains(&simple), "{prompts:?}");
+        let got = server.request("prompts/get", json!({"name": simple}));
+        assert!(
+            got["result"]["messages"][0]["content"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("simple prompt")),
+            "{got}"
+        );
+        let resources = server.request("resources/list", json!({}));
+        let prefix = format!("coremcp+{id}:");
+        let uri = resources["result"]["resources"]
+            .as_array()
+            .and_then(|r| {
+                r.iter()
+                    .filter_map(|r| r["uri"].as_str())
+                    .find(|u| u.starts_with(&prefix))
+            })
+            .unwrap_or_else(|| panic!("no resource of {id}: {resources}"))
+            .to_owned();
+        let read = server.request("resources/read", json!({"uri": uri}));
+        assert_eq!(read["result"]["contents"][0]["uri"], json!(uri), "{read}");
+        assert!(coremcp_tests::nulls(&read).is_empty(), "{read}");
+        let templates = server.request("resources/templates/list", json!({}));
+        assert!(
+            templates["result"]["resourceTemplates"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["uriTemplate"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with(&prefix)))),
+            "{templates}"
+        );
+    }
+}
