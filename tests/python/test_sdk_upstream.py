@@ -48,7 +48,7 @@ TEST_TIMEOUT = 60
 PUBLISH_TIMEOUT = 30
 
 MISBEHAVE = Path(__file__).resolve().parent.parent / "fixtures" / "upstream" / "misbehave.py"
-# An upstream server on the SDK's own server API, which speaks 2026-07-28 when asked to.
+# An upstream server on the SDK's own server API, run so that it speaks only 2026-07-28.
 MODERN_SERVER = MISBEHAVE.parent / "modern_server.py"
 SERVER_ID = "m"
 ECHO = f"mcp__{SERVER_ID}__echo"
@@ -138,7 +138,7 @@ def upstream(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator
                     {
                         "id": "n",
                         "command": sys.executable,
-                        "args": [str(MODERN_SERVER)],
+                        "args": [str(MODERN_SERVER), "modern-only"],
                         "env": {"CALL_LOG": str(call_log)},
                         "requestTimeoutMs": 10000,
                     },
@@ -388,6 +388,12 @@ async def test_a_2026_server_is_spoken_to_in_2026_and_its_questions_reach_a_2026
     """Core MCP probes `server/discover` first, so the SDK server "n" is spoken to in 2026
     whatever the agent speaks. Its own question (an `input_required` result) is relayed to a
     2026 agent, whose answer goes back to it; a 2025 agent is told it cannot be asked."""
+    # The fixture really is 2026-only: the handshake is refused.
+    with anyio.fail_after(TEST_TIMEOUT):
+        direct = StdioServerParameters(command=sys.executable, args=[str(MODERN_SERVER), "modern-only"])
+        with pytest.raises(BaseException):
+            async with Client(direct, mode="legacy"):
+                pass
     up = upstream(COREMCP_MCP_GRANTS="stdio=n")
     human = Human("accept")
     with anyio.fail_after(TEST_TIMEOUT):
@@ -405,6 +411,7 @@ async def test_a_2026_server_is_spoken_to_in_2026_and_its_questions_reach_a_2026
             else:
                 assert confirmed.is_error, describe(confirmed)
                 assert "2026-07-28" in texts(confirmed)[0], describe(confirmed)
+    assert up.calls_received() == ["era", "confirm"] + (["confirm"] if MODERN else []), "never an initialize"
     stdout_lines = [
         msg for direction, msg in up.server.wire.entries if direction == "<-" and isinstance(msg, dict)
     ]
