@@ -295,8 +295,27 @@ impl Upstreams {
         listing
     }
 
-    /// The server of a published prompt and the prompt's own name, if `caller` may use it.
+    /// The server of a published prompt and the prompt's own name, if `caller` may use it. A
+    /// bare name (not `mcp__…`) is the server's own: it goes to the one granted server that
+    /// publishes it, and is refused, naming the choices, when several do.
     pub fn resolve_prompt(&self, caller: &Caller, full: &str) -> Result<(Target, String), String> {
+        if !full.starts_with("mcp__") {
+            let owners: Vec<String> = self
+                .servers()
+                .iter()
+                .filter(|s| self.grants.allows(caller, s.id(), full))
+                .filter(|s| s.tools().surface.prompt_names.values().any(|n| n == full))
+                .map(|s| super::publish::full_name(s.id(), full))
+                .collect();
+            return match owners.as_slice() {
+                [one] => self.resolve_prompt(caller, one),
+                [] => Err(format!("unknown prompt: {full}")),
+                many => Err(format!(
+                    "the prompt {full} is published by several servers; name one: {}",
+                    many.join(", ")
+                )),
+            };
+        }
         let target = self
             .resolve(full)
             .map_err(|e| e.replace("tool", "prompt"))?;
@@ -322,12 +341,9 @@ impl Upstreams {
         caller: &Caller,
         uri: &'u str,
     ) -> Result<(Arc<Server>, &'u str), String> {
-        let (id, original) = super::surface::unwrap_uri(uri).ok_or_else(|| {
-            format!(
-                "unknown resource {uri:?}: the resources served here are those of upstream \
-                 servers, coremcp+<server>:<uri>"
-            )
-        })?;
+        let Some((id, original)) = super::surface::unwrap_uri(uri) else {
+            return self.resolve_bare_resource(caller, uri);
+        };
         let server = self
             .servers()
             .into_iter()
@@ -341,6 +357,65 @@ impl Upstreams {
             ));
         }
         Ok((server, original))
+    }
+
+    /// A URI of a server's own (not `coremcp+<id>:`): the one granted server that lists it,
+    /// or one of whose templates it matches — or, failing that, the only granted server that
+    /// has resources at all. Several candidates are refused, naming them.
+    fn resolve_bare_resource<'u>(
+        &self,
+        caller: &Caller,
+        uri: &'u str,
+    ) -> Result<(Arc<Server>, &'u str), String> {
+        let granted: Vec<Arc<Server>> = self
+            .servers()
+            .into_iter()
+            .filter(|s| self.grants.allows(caller, s.id(), WHOLE_SERVER))
+            .filter(|s| {
+                let surface = &s.tools().surface;
+                !surface.resources.is_empty() || !surface.templates.is_empty()
+            })
+            .collect();
+        let lists = |server: &Arc<Server>| {
+            let tools = server.tools();
+            let id = server.id();
+            let own = |item: &Value, key: &str| {
+                item[key]
+                    .as_str()
+                    .and_then(super::surface::unwrap_uri)
+                    .filter(|(owner, _)| *owner == id)
+                    .map(|(_, original)| original.to_owned())
+            };
+            let surface = &tools.surface;
+            surface
+                .resources
+                .iter()
+                .any(|r| own(r, "uri").as_deref() == Some(uri))
+                || surface.templates.iter().any(|t| {
+                    own(t, "uriTemplate")
+                        .is_some_and(|template| super::surface::matches(&template, uri))
+                })
+        };
+        let listing: Vec<&Arc<Server>> = granted.iter().filter(|s| lists(s)).collect();
+        let candidates: Vec<&Arc<Server>> = match (listing.as_slice(), granted.as_slice()) {
+            ([one], _) => return Ok((Arc::clone(one), uri)),
+            ([], [one]) => return Ok((Arc::clone(one), uri)),
+            ([], []) => {
+                return Err(format!(
+                    "unknown resource {uri:?}: no granted upstream server has resources"
+                ))
+            }
+            ([], all) => all.iter().collect(),
+            (some, _) => some.to_vec(),
+        };
+        let names: Vec<String> = candidates
+            .iter()
+            .map(|s| super::surface::wrap_uri(s.id(), uri))
+            .collect();
+        Err(format!(
+            "the resource {uri:?} could be one of several servers'; name one: {}",
+            names.join(", ")
+        ))
     }
 
     /// The server and tool a `mcp__<id>__<tool>` name calls, if a server publishes it now.

@@ -43,6 +43,36 @@ pub fn unwrap_uri(uri: &str) -> Option<(&str, &str)> {
     (!id.is_empty()).then_some((id, original))
 }
 
+/// Whether `uri` is an instance of the URI template `template` (its `{variables}` each
+/// standing for one or more characters other than `/`; the rest literal).
+pub fn matches(template: &str, uri: &str) -> bool {
+    let mut pieces = template.split('{');
+    let Some(first) = pieces.next() else {
+        return false;
+    };
+    let Some(mut rest) = uri.strip_prefix(first) else {
+        return false;
+    };
+    for piece in pieces {
+        let Some((_, literal)) = piece.split_once('}') else {
+            return false;
+        };
+        // The variable takes what comes before the next literal (or the next `/`).
+        let end = match literal.is_empty() {
+            true => rest.find('/').unwrap_or(rest.len()),
+            false => match rest.find(literal) {
+                Some(at) => at,
+                None => return false,
+            },
+        };
+        if end == 0 || rest[..end].contains('/') {
+            return false;
+        }
+        rest = &rest[end + literal.len()..];
+    }
+    rest.is_empty()
+}
+
 /// Whether a prompt name can be published (the rule tool names follow).
 fn publishable(name: &str) -> bool {
     !name.is_empty()
@@ -190,6 +220,26 @@ mod tests {
         }
         assert_eq!(unwrap_uri("file:///x"), None);
         assert_eq!(unwrap_uri("coremcp+:x"), None);
+    }
+
+    #[test]
+    fn templates_match_their_instances() {
+        assert!(matches(
+            "test://template/{id}/data",
+            "test://template/123/data"
+        ));
+        assert!(!matches(
+            "test://template/{id}/data",
+            "test://template//data"
+        ));
+        assert!(!matches(
+            "test://template/{id}/data",
+            "test://template/1/2/data"
+        ));
+        assert!(matches("a://{x}", "a://b"));
+        assert!(!matches("a://{x}", "a://b/c"));
+        assert!(matches("fixed", "fixed"));
+        assert!(!matches("fixed", "fixed2"));
     }
 
     #[test]
