@@ -442,6 +442,10 @@ async def test_upstream_prompts_resources_and_completion_are_republished(upstrea
             assert len(human.asked) == 1, human.asked
             assert "Hello, Ada!" in json.dumps(prompt.model_dump(by_alias=True, mode="json")), prompt
             hello = await session.read_resource("coremcp+n:fixture://hello")
+            if MODERN:
+                read = next(m for d, m in up.server.wire.entries if d == "<-" and isinstance(m, dict)
+                            and "contents" in (m.get("result") or {}))
+                assert read["result"]["resultType"] == "complete" and read["result"]["ttlMs"] == 0, read
             assert [str(c.uri) for c in hello.contents] == ["coremcp+n:fixture://hello"]
             assert hello.contents[0].text == "hello from the fixture"
             item = await session.read_resource("coremcp+n:fixture://items/7")

@@ -329,11 +329,16 @@ impl Inner {
                 ))),
             },
             Ok(result) => Ok(match forward.method {
-                "resources/read" => surface::read_result(sid, result),
-                "prompts/get" => surface::prompt_result(sid, result),
-                _ => result,
-            }
-            .to_string()),
+                // A 2026 read is cacheable, like a list.
+                "resources/read" => match mrtr {
+                    Some(_) => {
+                        crate::modern::cacheable(&surface::read_result(sid, result).to_string())
+                    }
+                    None => surface::read_result(sid, result).to_string(),
+                },
+                "prompts/get" => surface::prompt_result(sid, result).to_string(),
+                _ => result.to_string(),
+            }),
             Err(UpstreamError::Cancelled { .. }) => Err(None),
             Err(UpstreamError::Rpc { code, message, .. }) => Err(Some(Refusal::new(code, message))),
             Err(e) => Err(failed(format!(
