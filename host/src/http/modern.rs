@@ -122,9 +122,7 @@ impl super::endpoint::Endpoint<'_> {
             Ok(envelope) => envelope,
             Err(refusal) => return refused(Some(&original), &refusal),
         };
-        if let Err(refusal) =
-            modern::check_headers(&routing_headers(headers), &method, params, &envelope)
-        {
+        if let Err(refusal) = modern::check_headers(&routing_headers(headers), &method, &envelope) {
             return refused(Some(&original), &refusal);
         }
         if let Err(refusal) = modern::check_version(&envelope) {
@@ -172,9 +170,10 @@ impl super::endpoint::Endpoint<'_> {
             }
         };
         if core.is_quick(&request) {
-            core.handle(&request);
+            core.handle_checked(&request, envelope);
         } else {
-            let handling = tokio::task::spawn_blocking(move || core.handle(&request));
+            let handling =
+                tokio::task::spawn_blocking(move || core.handle_checked(&request, envelope));
             let watch = (std::sync::Arc::clone(&router), ours.clone());
             tokio::spawn(async move {
                 if let Err(e) = handling.await {

@@ -81,6 +81,9 @@ pub struct Envelope {
     pub log_level: Option<String>,
     /// `io.modelcontextprotocol/clientInfo` as sent (JSON text), when given.
     client: Option<String>,
+    /// `params.name` and `params.uri`, as strings, for the `Mcp-Name` check.
+    name: Option<String>,
+    uri: Option<String>,
 }
 
 impl Envelope {
@@ -106,6 +109,10 @@ struct Params<'a> {
 struct WithMeta<'a> {
     #[serde(borrow, default, rename = "_meta")]
     meta: Option<Meta<'a>>,
+    #[serde(borrow, default)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<std::borrow::Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -161,9 +168,13 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         )
     };
     let params = params.ok_or_else(missing)?;
-    let meta = match serde_json::from_str::<WithMeta<'_>>(params.get()) {
-        Ok(WithMeta { meta: Some(meta) }) => meta,
-        Ok(WithMeta { meta: None }) => return Err(missing()),
+    let (meta, name, uri) = match serde_json::from_str::<WithMeta<'_>>(params.get()) {
+        Ok(WithMeta {
+            meta: Some(meta),
+            name,
+            uri,
+        }) => (meta, name, uri),
+        Ok(WithMeta { meta: None, .. }) => return Err(missing()),
         // Say which: `_meta` is not an object, or one of its keys has the wrong type.
         Err(e) => {
             let raw = serde_json::from_str::<Params<'_>>(params.get())
@@ -224,6 +235,8 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         }),
         log_level: meta.log_level,
         client: meta.client.map(|c| c.get().to_owned()),
+        name: name.map(|n| n.into_owned()),
+        uri: uri.map(|u| u.into_owned()),
     })
 }
 
@@ -282,7 +295,6 @@ pub struct Headers<'h> {
 pub fn check_headers(
     headers: &Headers<'_>,
     method: &str,
-    params: Option<&RawValue>,
     envelope: &Envelope,
 ) -> Result<(), Refusal> {
     let mismatch = |what: String| Refusal::new(HEADER_MISMATCH, what);
@@ -310,18 +322,12 @@ pub fn check_headers(
         "resources/read" => "uri",
         _ => return Ok(()),
     };
-    #[derive(Deserialize)]
-    struct Named<'a> {
-        #[serde(borrow, default)]
-        name: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, default)]
-        uri: Option<std::borrow::Cow<'a, str>>,
-    }
-    let named = params
-        .and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok())
-        .and_then(|n| if key == "name" { n.name } else { n.uri });
+    let named = match key {
+        "name" => envelope.name.as_deref(),
+        _ => envelope.uri.as_deref(),
+    };
     let Some(value) = named else { return Ok(()) };
-    if headers.name.and_then(decode_header_value).as_deref() != Some(value.as_ref()) {
+    if headers.name.and_then(decode_header_value).as_deref() != Some(value) {
         return Err(mismatch(format!(
             "the Mcp-Name header ({}) does not match the body's {key} ({value:?})",
             headers.name.unwrap_or("absent")
@@ -657,16 +663,16 @@ mod tests {
     fn headers_must_agree_with_the_body() {
         let env = Envelope {
             version: "2026-07-28".into(),
+            name: Some("café tool".into()),
             ..Envelope::default()
         };
-        let params = raw(r#"{"name":"caf\u00e9 tool"}"#);
         let good = Headers {
             version: Some("2026-07-28"),
             method: Some("tools/call"),
             name: Some("=?base64?Y2Fmw6kgdG9vbA==?="),
             duplicated: None,
         };
-        assert!(check_headers(&good, "tools/call", Some(&params), &env).is_ok());
+        assert!(check_headers(&good, "tools/call", &env).is_ok());
         let cases = [
             Headers {
                 version: None,
@@ -702,8 +708,7 @@ mod tests {
             },
         ];
         for headers in cases {
-            let e =
-                check_headers(&headers, "tools/call", Some(&params), &env).expect_err("mismatch");
+            let e = check_headers(&headers, "tools/call", &env).expect_err("mismatch");
             assert_eq!(e.code, HEADER_MISMATCH, "{headers:?}");
         }
         // A method that names nothing needs no Mcp-Name.
@@ -712,7 +717,7 @@ mod tests {
             name: None,
             ..Headers { ..good }
         };
-        assert!(check_headers(&list, "tools/list", None, &env).is_ok());
+        assert!(check_headers(&list, "tools/list", &env).is_ok());
         assert_eq!(decode_header_value("plain").as_deref(), Some("plain"));
         assert_eq!(http_status(Some(-32601)), 404);
         assert_eq!(http_status(Some(-32022)), 400);

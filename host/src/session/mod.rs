@@ -262,6 +262,17 @@ impl Session {
         }
     }
 
+    /// Handles one 2026 request whose envelope the transport already read and checked
+    /// (sessionless HTTP); anything else is handled as [`Session::handle`] does.
+    pub fn handle_checked(&self, line: &[u8], envelope: crate::modern::Envelope) {
+        match rpc::parse(line) {
+            Incoming::Request { id, method, params } => {
+                self.modern_request_checked(id.get(), &method, params, Some(envelope))
+            }
+            _ => self.handle(line),
+        }
+    }
+
     /// Reports a line the transport discarded for being too long.
     pub fn report_oversize(&self, bytes: u64) {
         let message = format!(

@@ -39,6 +39,18 @@ pub(super) struct Mrtr {
 impl Session {
     /// Handles one request of a modern session.
     pub(super) fn modern_request(&self, id: &str, method: &str, params: Option<&RawValue>) {
+        self.modern_request_checked(id, method, params, None)
+    }
+
+    /// Like [`Session::modern_request`]; `checked` is the envelope the transport already read
+    /// and checked (keys and version) from this very request, so it is not read again.
+    pub(super) fn modern_request_checked(
+        &self,
+        id: &str,
+        method: &str,
+        params: Option<&RawValue>,
+        checked: Option<modern::Envelope>,
+    ) {
         let inner = &self.inner;
         let refuse = |refusal: Refusal| inner.out.send(refusal.to_message(Some(id)));
         if method == "initialize" {
@@ -60,9 +72,12 @@ impl Session {
             );
             return refuse(refusal);
         }
-        let envelope = match modern::envelope(params) {
-            Ok(envelope) => envelope,
-            Err(refusal) => return refuse(refusal),
+        let envelope = match checked {
+            Some(envelope) => envelope,
+            None => match modern::envelope(params) {
+                Ok(envelope) => envelope,
+                Err(refusal) => return refuse(refusal),
+            },
         };
         if let Err(refusal) = modern::check_version(&envelope) {
             return refuse(refusal);
