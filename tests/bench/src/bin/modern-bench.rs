@@ -12,6 +12,11 @@
 //! weighs on both alike. The budget: per-request `_meta` handling costs under 10 % at p50, and
 //! a sessionless HTTP call is not slower than a session's.
 //!
+//! 3. in this process, what the 2026 handling itself costs per request — the envelope read and
+//!    checked, `resultType` put into the answer — against the p50 of the 2025 call over stdio
+//!    (end to end, a small machine decides which process its scheduler favours, which moves
+//!    a p50 by more than the envelope costs: the figure of 1 says how much is the protocol's).
+//!
 //! usage: modern-bench --host <coremcp> --plugins <dir with the fixture> [--calls N]
 
 #![allow(clippy::print_stdout)]
@@ -290,6 +295,29 @@ fn compare(
     Ok((a[a.len() / 2], b[b.len() / 2]))
 }
 
+/// The time per request of what a 2026 request adds on its way through: its envelope read and
+/// checked (keys, version, log level) and `resultType` added to its answer (median of rounds).
+fn envelope_cost() -> Duration {
+    use coremcp::modern;
+    let message = call_message(7, &call_tail(true));
+    let params: Value = serde_json::from_str::<Value>(&message).expect("json")["params"].clone();
+    let params = serde_json::value::RawValue::from_string(params.to_string()).expect("raw");
+    let answer = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"text\":\"x\"}"}],"structuredContent":{"text":"x"}}}"#;
+    let mut rounds = Vec::new();
+    for _ in 0..15 {
+        let n = 20_000;
+        let started = Instant::now();
+        for _ in 0..n {
+            let envelope = modern::envelope(Some(&params)).expect("envelope");
+            modern::check_version(&envelope).expect("version");
+            std::hint::black_box(modern::completed(std::hint::black_box(answer.to_owned())));
+        }
+        rounds.push(started.elapsed() / n);
+    }
+    rounds.sort();
+    rounds[rounds.len() / 2]
+}
+
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
@@ -331,6 +359,13 @@ fn run(opts: &Options) -> Result<(), String> {
         opts.calls
     );
     report(&format!("stdio ({PROCESSES} processes each)"), old, new);
+    let per_request = envelope_cost();
+    println!(
+        "  the 2026 handling itself (envelope + resultType, in process): {:.2} us per request, \
+         {:.1} % of the 2025 stdio p50",
+        us(per_request),
+        100.0 * per_request.as_secs_f64() / old.as_secs_f64()
+    );
 
     let addr = free_addr("127.0.0.1")?;
     let _server = procs::serve(&opts.host, &opts.plugins, &addr, &[] as &[&str], &[])?;
