@@ -385,9 +385,10 @@ async def test_a_tampered_or_misused_request_state_is_refused(upstream: Any) -> 
 
 
 async def test_a_2026_server_is_spoken_to_in_2026_and_its_questions_reach_a_2026_client(upstream: Any) -> None:
-    """Core MCP probes `server/discover` first, so the SDK server "n" is spoken to in 2026
-    whatever the agent speaks. Its own question (an `input_required` result) is relayed to a
-    2026 agent, whose answer goes back to it; a 2025 agent is told it cannot be asked."""
+    """Core MCP probes `server/discover` first, so the SDK server "n" (2026-only) is spoken to in
+    2026 whatever the agent speaks. Its own question (an `input_required` result) reaches the
+    agent either way — relayed as ours to a 2026 agent, asked as `elicitation/create` of a
+    2025 one — and the answer goes back to it."""
     # The fixture really is 2026-only: the handshake is refused.
     with anyio.fail_after(TEST_TIMEOUT):
         direct = StdioServerParameters(command=sys.executable, args=[str(MODERN_SERVER), "modern-only"])
@@ -404,14 +405,11 @@ async def test_a_2026_server_is_spoken_to_in_2026_and_its_questions_reach_a_2026
             assert texts(era) == ["2026-07-28"], describe(era)
             assert len(human.asked) == 1, "our own approval question comes first"
             confirmed = await session.call_tool("mcp__n__confirm", {})
-            if MODERN:
-                assert not confirmed.is_error, describe(confirmed)
-                assert texts(confirmed) == ["confirmed: accept"], describe(confirmed)
-                assert [a.get("message") for a in human.asked[1:]] == ["Go ahead?"], human.asked
-            else:
-                assert confirmed.is_error, describe(confirmed)
-                assert "2026-07-28" in texts(confirmed)[0], describe(confirmed)
-    assert up.calls_received() == ["era", "confirm"] + (["confirm"] if MODERN else []), "never an initialize"
+            # 2026: relayed as an input_required of ours; 2025: asked as elicitation/create.
+            assert not confirmed.is_error, describe(confirmed)
+            assert texts(confirmed) == ["confirmed: accept"], describe(confirmed)
+            assert [a.get("message") for a in human.asked[1:]] == ["Go ahead?"], human.asked
+    assert up.calls_received() == ["era", "confirm", "confirm"], "never an initialize"
     stdout_lines = [
         msg for direction, msg in up.server.wire.entries if direction == "<-" and isinstance(msg, dict)
     ]
@@ -470,3 +468,20 @@ async def test_resources_need_a_grant_of_the_whole_server(upstream: Any) -> None
                 await session.read_resource("coremcp+n:fixture://hello")
             assert "grant of the whole server" in refused.value.error.message
     assert up.calls_received() == []
+
+
+async def test_a_2026_servers_question_to_a_client_that_cannot_be_asked_says_so(upstream: Any) -> None:
+    up = upstream(COREMCP_MCP_GRANTS="stdio=n", COREMCP_MCP_PREAPPROVED="n")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with up.session() as session:
+            await wait_for_tool(session, "mcp__n__confirm")
+            if MODERN:
+                with pytest.raises(MCPError) as refused:
+                    await session.call_tool("mcp__n__confirm", {})
+                # Its question needs what the request did not declare: -32021, never the question.
+                assert refused.value.code == -32021, refused.value
+                assert refused.value.error.data == {"requiredCapabilities": {"elicitation": {}}}
+            else:
+                result = await session.call_tool("mcp__n__confirm", {})
+                assert result.is_error, describe(result)
+                assert "cannot be asked" in texts(result)[0], describe(result)

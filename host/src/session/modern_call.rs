@@ -254,12 +254,87 @@ impl Inner {
     }
 }
 
+/// The most rounds of questions a 2026 upstream server may ask a 2025 client of ours in one
+/// call.
+const MAX_ROUNDS: usize = 4;
+
+impl Inner {
+    /// An upstream server's `input_required` for a 2025 client of ours: each of its
+    /// elicitations asked as a request of ours (`elicitation/create`), the answers by key, and
+    /// the server's state for the retry. `Err(None)`: cancelled; `Err(Some(text))`: the client
+    /// cannot be asked, or did not answer.
+    pub(super) fn ask_for_upstream(
+        &self,
+        call: &Call,
+        server: &str,
+        result: &Value,
+        round: usize,
+    ) -> Result<(Value, Option<String>), Option<String>> {
+        let full = call.tool.as_str();
+        if round > MAX_ROUNDS {
+            return Err(Some(format!(
+                "{full} did not run: the MCP server \"{server}\" asked for input {MAX_ROUNDS} \
+                 times without being satisfied"
+            )));
+        }
+        let requests = result["inputRequests"].as_object();
+        let all_elicitations = requests.is_some_and(|r| {
+            r.values()
+                .all(|q| q["method"].as_str() == Some("elicitation/create"))
+        });
+        if !all_elicitations || !self.can_elicit.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Some(input_required_for_legacy(full, server)));
+        }
+        let mut responses = serde_json::Map::new();
+        for (key, request) in requests.into_iter().flatten() {
+            match self.asks.ask(
+                &*self.out,
+                "elicitation/create",
+                request["params"].clone(),
+                call.deadline,
+                &call.cancelled,
+            ) {
+                Ok(answer) => {
+                    responses.insert(key.clone(), answer);
+                }
+                Err(super::ask::AskError::Cancelled) => return Err(None),
+                Err(e) => {
+                    return Err(Some(format!(
+                        "{full} did not run: the question of the MCP server \"{server}\" was \
+                         not answered ({e})"
+                    )))
+                }
+            }
+        }
+        let state = result["requestState"].as_str().map(str::to_owned);
+        Ok((Value::Object(responses), state))
+    }
+}
+
+/// The refusal (-32021) of an upstream server's questions that need a capability our 2026
+/// client did not declare in this request, if any do: they must not reach it.
+pub(super) fn undeclared(result: &Value, mrtr: &Mrtr, server: &str) -> Option<Refusal> {
+    let requests = result["inputRequests"].as_object()?;
+    let needed = requests.values().find_map(|q| match q["method"].as_str() {
+        Some("elicitation/create") if mrtr.can_elicit => None,
+        Some("elicitation/create") => Some("elicitation"),
+        Some("sampling/createMessage") => Some("sampling"),
+        Some("roots/list") => Some("roots"),
+        _ => Some("elicitation"),
+    })?;
+    Some(modern::missing_capability(
+        needed,
+        &format!("the MCP server \"{server}\" asks for it before it answers"),
+    ))
+}
+
 /// The text of a call whose upstream server asked for input a 2025 client of ours cannot be
-/// given (only a 2026 client answers `input_required`).
+/// given: it did not declare elicitation, or the server asks for something else.
 pub(super) fn input_required_for_legacy(full: &str, server: &str) -> String {
     format!(
         "{full} did not run: the MCP server \"{server}\" asks for input first (an MCP \
-         2026-07-28 input_required result), which Core MCP passes on to clients that speak \
-         2026-07-28 only. Connect with MCP 2026-07-28 to answer it, or carry on with other tools."
+         2026-07-28 input_required result), and this client cannot be asked it (Core MCP passes \
+         on elicitation to clients that declare it, and any question to 2026-07-28 clients). \
+         Carry on with other tools."
     )
 }

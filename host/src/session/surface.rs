@@ -322,7 +322,10 @@ impl Inner {
             .request(forward.method, params, timeout, &call.cancelled)
         {
             Ok(result) if result["resultType"] == "input_required" => match mrtr {
-                Some(_) => Ok(self.relay_input_required(call, &args, &result)),
+                Some(mrtr) => match super::modern_call::undeclared(&result, mrtr, sid) {
+                    Some(refusal) => Err(Some(refusal)),
+                    None => Ok(self.relay_input_required(call, &args, &result)),
+                },
                 None => Err(Some(Refusal::new(
                     rpc::INVALID_REQUEST,
                     super::modern_call::input_required_for_legacy(&forward.label, sid),

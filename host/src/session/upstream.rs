@@ -157,20 +157,61 @@ impl Inner {
         // When the call's own deadline comes first, the watchdog times it out: nobody needs to
         // wait, and the answer is sent by the thread that reads it.
         // (A 2026 client's call waits: an `input_required` answer is relayed from here.)
-        if conn.client.timeout() >= left && conn.client.stdio().is_some() && mrtr.is_none() {
+        if conn.client.timeout() >= left
+            && conn.client.stdio().is_some()
+            && mrtr.is_none()
+            && !conn.client.is_modern()
+        {
             return self.send_detached(call, &conn, id, params);
         }
         let timeout = conn.client.timeout().min(left);
-        match conn
-            .client
-            .request("tools/call", params, timeout, &call.cancelled)
-        {
-            Ok(result) if is_input_required(&result) => Ok(Outcome::Result(match mrtr {
-                Some(_) => self.relay_input_required(call, args, &result),
-                None => render::call_error_text(&super::modern_call::input_required_for_legacy(
-                    full, id,
-                )),
-            })),
+        let mut params = params;
+        let mut rounds = 0;
+        loop {
+            let answer =
+                conn.client
+                    .request("tools/call", params.clone(), timeout, &call.cancelled);
+            match answer {
+                Ok(result) if is_input_required(&result) && mrtr.is_none() => {
+                    // A 2025 client is asked the server's questions as requests of ours, and
+                    // the call is made again with the answers.
+                    rounds += 1;
+                    let (responses, state) = self.ask_for_upstream(call, id, &result, rounds)?;
+                    params["inputResponses"] = responses;
+                    match state {
+                        Some(state) => params["requestState"] = Value::from(state),
+                        None => {
+                            if let Some(object) = params.as_object_mut() {
+                                object.remove("requestState");
+                            }
+                        }
+                    }
+                }
+                answer => return self.upstream_answer(answer, call, target, args, mrtr),
+            }
+        }
+    }
+
+    /// What an upstream `tools/call` answered, as the outcome of the call.
+    fn upstream_answer(
+        &self,
+        answer: Result<Value, UpstreamError>,
+        call: &Call,
+        target: &Target,
+        args: &str,
+        mrtr: Option<&super::modern_call::Mrtr>,
+    ) -> Result<Outcome, Option<String>> {
+        let (full, id) = (call.tool.as_str(), target.server.id());
+        match answer {
+            Ok(result) if is_input_required(&result) => match mrtr {
+                Some(mrtr) => Ok(match super::modern_call::undeclared(&result, mrtr, id) {
+                    Some(refusal) => Outcome::Refused(refusal),
+                    None => Outcome::Result(self.relay_input_required(call, args, &result)),
+                }),
+                None => Ok(Outcome::Result(render::call_error_text(
+                    &super::modern_call::input_required_for_legacy(full, id),
+                ))),
+            },
             // (`request` took the 2026 fields off already.)
             Ok(result) => Ok(Outcome::Result(finish(result))),
             Err(UpstreamError::Cancelled { .. }) => Err(None),
