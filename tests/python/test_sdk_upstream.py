@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -38,7 +39,8 @@ import mcp.types as types
 import pytest
 from mcp import Client, ClientSession, MCPError, StdioServerParameters
 
-from conftest import MODERN, SDK_MODE, CoreMcpServer, WireLog
+from conftest import MODERN, SDK_MODE, CoreMcpServer, WireLog, _RecordingReadStream, _RecordingWriteStream
+from mcp.client.streamable_http import streamable_http_client
 
 pytestmark = pytest.mark.anyio
 
@@ -101,14 +103,51 @@ class Upstream:
         ]
 
     @asynccontextmanager
-    async def session(self, **kwargs: Any) -> AsyncIterator[Any]:
-        """A connected agent over a fresh `coremcp stdio` process: an initialized
+    async def served(self) -> AsyncIterator[str]:
+        """The same coremcp as `coremcp serve` on a free loopback port (its grants given to
+        every principal, since an HTTP caller is not `stdio`); its MCP URL."""
+        params = self.server.params
+        env = dict(params.env or {})
+        env["COREMCP_MCP_GRANTS"] = env.get("COREMCP_MCP_GRANTS", "").replace("stdio=", "*=")
+        args = ["serve", *params.args[1:], "--listen", "127.0.0.1:0"]
+        log = self.stderr_path.with_name("serve-stderr.log")
+        with log.open("w", encoding="utf-8") as errlog:
+            process = subprocess.Popen([params.command, *args], env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=errlog)
+        try:
+            url = None
+            with anyio.fail_after(20):
+                while url is None:
+                    found = re.search(r"listening on (http://\S+/mcp)", log.read_text(errors="replace"))
+                    url = found.group(1) if found else None
+                    assert process.poll() is None, log.read_text(errors="replace")
+                    await anyio.sleep(0.02)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+            print(f"---- coremcp serve stderr ----\n{log.read_text(errors='replace')[-10000:]}")
+
+    @asynccontextmanager
+    async def transport(self, over: str) -> AsyncIterator[tuple[Any, Any]]:
+        """The SDK's own transport to a fresh coremcp (`stdio` or `http`), recorded."""
+        if over == "stdio":
+            async with self.server.transport() as streams:
+                yield streams
+            return
+        async with self.served() as url, streamable_http_client(url) as (read_stream, write_stream):
+            wire = self.server.wire
+            yield _RecordingReadStream(read_stream, wire), _RecordingWriteStream(write_stream, wire)
+
+    @asynccontextmanager
+    async def session(self, over: str = "stdio", **kwargs: Any) -> AsyncIterator[Any]:
+        """A connected agent over a fresh coremcp (`over` stdio or HTTP): an initialized
         `ClientSession` (2025), or a `Client` (2026, which answers `input_required`)."""
         if MODERN:
-            async with Client(self.server.transport(), mode=SDK_MODE, **kwargs) as client:
+            async with Client(self.transport(over), mode=SDK_MODE, **kwargs) as client:
                 yield client
             return
-        async with self.server.transport() as (read_stream, write_stream):
+        async with self.transport(over) as (read_stream, write_stream):
             async with ClientSession(read_stream, write_stream, **kwargs) as session:
                 await session.initialize()
                 yield session
@@ -216,11 +255,12 @@ class Human:
         return types.ElicitResult(action=self.action, content=content)
 
 
-async def test_an_accepted_approval_holds_for_later_calls(upstream: Any) -> None:
+@pytest.mark.parametrize("over", ["stdio", "http"])
+async def test_an_accepted_approval_holds_for_later_calls(upstream: Any, over: str) -> None:
     up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
     human = Human("accept")
     with anyio.fail_after(TEST_TIMEOUT):
-        async with up.session(elicitation_callback=human) as session:
+        async with up.session(over, elicitation_callback=human) as session:
             await wait_for_tool(session, ECHO)
             first = await session.call_tool(ECHO, {"message": "hi"})
             assert not first.is_error, describe(first)
@@ -239,11 +279,12 @@ async def test_an_accepted_approval_holds_for_later_calls(upstream: Any) -> None
     assert up.calls_received() == ["echo", "echo"]
 
 
-async def test_a_declined_approval_refuses_the_call_and_later_ones(upstream: Any) -> None:
+@pytest.mark.parametrize("over", ["stdio", "http"])
+async def test_a_declined_approval_refuses_the_call_and_later_ones(upstream: Any, over: str) -> None:
     up = upstream(COREMCP_MCP_GRANTS=f"stdio={SERVER_ID}")
     human = Human("decline")
     with anyio.fail_after(TEST_TIMEOUT):
-        async with up.session(elicitation_callback=human) as session:
+        async with up.session(over, elicitation_callback=human) as session:
             await wait_for_tool(session, ECHO)
             first = await session.call_tool(ECHO, {"message": "hi"})
             assert first.is_error, describe(first)
@@ -342,7 +383,8 @@ async def test_an_ungranted_server_is_neither_listed_nor_callable(upstream: Any)
 
 
 @pytest.mark.skipif(not MODERN, reason="requestState is the 2026-07-28 way to ask")
-async def test_a_tampered_or_misused_request_state_is_refused(upstream: Any) -> None:
+@pytest.mark.parametrize("over", ["stdio", "http"])
+async def test_a_tampered_or_misused_request_state_is_refused(upstream: Any, over: str) -> None:
     """The state of an `input_required` answer is the client's to hold, not to change: an
     altered one, one presented for other arguments or another tool, or garbage is refused
     -32602 `invalid_request_state` and nothing is called; the untouched one approves."""
@@ -350,7 +392,7 @@ async def test_a_tampered_or_misused_request_state_is_refused(upstream: Any) -> 
     human = Human("accept")
     accept = {"approval": {"action": "accept", "content": {}}}
     with anyio.fail_after(TEST_TIMEOUT):
-        async with up.session(elicitation_callback=human) as client:
+        async with up.session(over, elicitation_callback=human) as client:
             await wait_for_tool(client, ECHO)
             session = client.session
             asked = await session.call_tool(ECHO, {"message": "hi"}, allow_input_required=True)
