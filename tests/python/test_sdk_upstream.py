@@ -527,3 +527,46 @@ async def test_a_2026_servers_question_to_a_client_that_cannot_be_asked_says_so(
                 result = await session.call_tool("mcp__n__confirm", {})
                 assert result.is_error, describe(result)
                 assert "cannot be asked" in texts(result)[0], describe(result)
+
+
+async def test_a_2026_http_server_gets_the_headers_its_tool_schema_asks_for(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> None:
+    """Over Streamable HTTP a 2026 call mirrors the arguments a tool's schema annotates with
+    `x-mcp-header` in `Mcp-Param-*` headers; the SDK server refuses a call without them."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    fixture_log = tmp_path / "fixture.log"
+    fixture = subprocess.Popen([sys.executable, str(MODERN_SERVER), "http", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=fixture_log.open("w"),
+                               env={**os.environ, "CALL_LOG": str(tmp_path / "calls.log")})
+    try:
+        with anyio.fail_after(20):
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    assert fixture.poll() is None, fixture_log.read_text()
+                    await anyio.sleep(0.05)
+        plugins = tmp_path / "plugins"
+        plugins.mkdir()
+        shutil.copy2(test_libs_dir / "libcoremcp_fixture.so", plugins / "libcoremcp_fixture.so")
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"servers": [{"id": "h", "type": "http", "url": f"http://127.0.0.1:{port}/mcp"}]}))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COREMCP_")}
+        env.update({"COREMCP_DATA": str(tmp_path / "data"), "COREMCP_MCP_CONFIG": str(config),
+                    "COREMCP_MCP_SERVERS": "", "COREMCP_MCP_GRANTS": "stdio=h", "COREMCP_MCP_PREAPPROVED": "h"})
+        params = StdioServerParameters(command=str(coremcp_bin), args=["stdio", "--plugins", str(plugins)], env=env)
+        with (tmp_path / "coremcp.log").open("w") as errlog:
+            server = CoreMcpServer(params=params, wire=WireLog(), errlog=errlog)
+            with anyio.fail_after(TEST_TIMEOUT):
+                async with Client(server.transport(), mode=SDK_MODE) as client:
+                    await wait_for_tool(client, "mcp__h__regional")
+                    result = await client.call_tool("mcp__h__regional", {"region": "eu-west"})
+                    assert not result.is_error, describe(result)
+                    assert texts(result) == ["region eu-west"], describe(result)
+    finally:
+        fixture.terminate()
+        fixture.wait(timeout=10)

@@ -403,6 +403,14 @@ impl Client {
         self.list_paged("tools/list", "tools")
     }
 
+    /// Takes note of the tools the server listed (a 2026 call over HTTP mirrors some of its
+    /// arguments in headers, as the tool's schema asks).
+    pub fn note_tools(&self, tools: &[Value]) {
+        if let Link::Http(t) = &self.link {
+            t.note_tools(tools);
+        }
+    }
+
     /// Whether the server declared capability `name` (`prompts`, `resources`, `completions`).
     pub fn declares(&self, name: &str) -> bool {
         self.capabilities.get(name).is_some_and(Value::is_object)

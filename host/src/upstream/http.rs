@@ -66,6 +66,9 @@ pub struct HttpTransport {
     renewing: Mutex<()>,
     next_id: AtomicU64,
     notices: Arc<Notices>,
+    /// The `x-mcp-header` annotations of each tool the server listed: the argument's path and
+    /// the `Mcp-Param-<token>` it is mirrored in (2026).
+    param_tokens: Mutex<std::collections::HashMap<String, Vec<(Vec<String>, String)>>>,
 }
 
 #[derive(Default)]
@@ -169,6 +172,7 @@ impl HttpTransport {
             renewing: Mutex::new(()),
             next_id: AtomicU64::new(1),
             notices,
+            param_tokens: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -230,6 +234,51 @@ impl HttpTransport {
         state.modern = version.is_some();
         state.version = version.map(str::to_owned);
         state.session = None;
+    }
+
+    /// Takes note of the tools the server listed, for the `Mcp-Param-*` headers their
+    /// `x-mcp-header` annotations ask a 2026 call of them to carry.
+    pub fn note_tools(&self, tools: &[Value]) {
+        let tokens = tools
+            .iter()
+            .filter_map(|tool| {
+                let name = tool["name"].as_str()?;
+                let mut found = Vec::new();
+                annotations(&tool["inputSchema"], &mut Vec::new(), &mut found);
+                (!found.is_empty()).then(|| (name.to_owned(), found))
+            })
+            .collect();
+        *lock(&self.param_tokens) = tokens;
+    }
+
+    /// The `Mcp-Param-*` headers of a 2026 `tools/call` message.
+    fn param_headers(&self, message: &Value) -> Vec<(String, String)> {
+        if message["method"] != "tools/call" {
+            return Vec::new();
+        }
+        let params = &message["params"];
+        let Some(name) = params["name"].as_str() else {
+            return Vec::new();
+        };
+        let tokens = lock(&self.param_tokens);
+        let Some(annotated) = tokens.get(name) else {
+            return Vec::new();
+        };
+        annotated
+            .iter()
+            .filter_map(|(path, token)| {
+                let value = path
+                    .iter()
+                    .try_fold(&params["arguments"], |node, key| node.get(key))?;
+                let text = match value {
+                    Value::Bool(b) => b.to_string(),
+                    Value::Number(n) => n.to_string(),
+                    Value::String(s) => s.clone(),
+                    _ => return None,
+                };
+                Some((format!("Mcp-Param-{token}"), header_value(&text)))
+            })
+            .collect()
     }
 
     /// Sends a notification (answered 202 or 200).
@@ -469,6 +518,7 @@ impl HttpTransport {
         let mut headers = self.headers(sent);
         if sent.modern {
             headers.extend(routing_headers(message));
+            headers.extend(self.param_headers(message));
         }
         let pairs: Vec<(&str, &str)> = headers
             .iter()
@@ -753,6 +803,28 @@ fn routing_headers(message: &Value) -> Vec<(String, String)> {
         headers.push(("Mcp-Name".to_owned(), header_value(value)));
     }
     headers
+}
+
+/// The `x-mcp-header` annotations of a schema: for each property reached through
+/// `properties` alone whose type is a string, integer or boolean, its path and token.
+fn annotations(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(Vec<String>, String)>) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (key, property) in properties {
+        path.push(key.clone());
+        let typed = matches!(
+            property["type"].as_str(),
+            Some("string" | "integer" | "boolean")
+        );
+        match property["x-mcp-header"].as_str() {
+            Some(token) if typed && !token.is_empty() => {
+                found.push((path.clone(), token.to_owned()))
+            }
+            _ => annotations(property, path, found),
+        }
+        path.pop();
+    }
 }
 
 /// `value` as a header value: as it is when it is printable ASCII without edge spaces, else

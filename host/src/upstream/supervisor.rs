@@ -474,6 +474,7 @@ impl Server {
         let list = client
             .list_tools()
             .map_err(|e| format!("tools/list failed: {e}"))?;
+        client.note_tools(&list.tools);
         let publication = publish(&self.config.id, &list.tools, self.config.max_tools);
         let mut warnings = client.warnings();
         if let Some(text) = list.paging_warning() {
