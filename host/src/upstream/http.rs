@@ -55,6 +55,9 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Resumptions of one request's stream at most (each still within the call's deadline).
 const MAX_RESUMES: usize = 16;
 
+/// An argument's path in a tool's arguments, and the `Mcp-Param-<token>` it is mirrored in.
+type Annotation = (Vec<String>, String);
+
 /// A Streamable HTTP session with one server, shared by every thread that calls it.
 pub struct HttpTransport {
     url: Url,
@@ -68,7 +71,7 @@ pub struct HttpTransport {
     notices: Arc<Notices>,
     /// The `x-mcp-header` annotations of each tool the server listed: the argument's path and
     /// the `Mcp-Param-<token>` it is mirrored in (2026).
-    param_tokens: Mutex<std::collections::HashMap<String, Vec<(Vec<String>, String)>>>,
+    param_tokens: Mutex<std::collections::HashMap<String, Vec<Annotation>>>,
 }
 
 #[derive(Default)]
@@ -807,7 +810,7 @@ fn routing_headers(message: &Value) -> Vec<(String, String)> {
 
 /// The `x-mcp-header` annotations of a schema: for each property reached through
 /// `properties` alone whose type is a string, integer or boolean, its path and token.
-fn annotations(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(Vec<String>, String)>) {
+fn annotations(schema: &Value, path: &mut Vec<String>, found: &mut Vec<Annotation>) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };
