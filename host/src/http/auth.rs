@@ -18,7 +18,7 @@ use std::path::Path;
 pub const MIN_TOKEN_CHARS: usize = 16;
 
 /// Who is calling: the principal a session records for later grant checks.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Principal {
     /// No tokens are configured (a loopback listener): the local user, like the stdio client.
     Local,

@@ -109,8 +109,8 @@ pub struct Sessions {
     plugins: Arc<PluginSet>,
     upstreams: Arc<Upstreams>,
     table: Mutex<HashMap<String, Arc<HttpSession>>>,
-    /// The one sessionless (2026-07-28) session of each principal, by its name.
-    modern: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// The one sessionless (2026-07-28) session of each principal.
+    modern: Mutex<HashMap<Principal, Arc<HttpSession>>>,
     /// Numbers the requests of the sessionless sessions, whose ids they replace.
     modern_seq: std::sync::atomic::AtomicU64,
     limit: usize,
@@ -186,8 +186,7 @@ impl Sessions {
     /// on its first; kept while the server runs — principals are bounded by the tokens file).
     pub fn modern(&self, principal: &Principal) -> Arc<HttpSession> {
         let mut table = self.modern.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = principal.to_string();
-        if let Some(found) = table.get(&key) {
+        if let Some(found) = table.get(principal) {
             return Arc::clone(found);
         }
         let router = Arc::new(Router::new());
@@ -200,14 +199,14 @@ impl Sessions {
             crate::session::era::Era::Modern,
         );
         let created = Arc::new(HttpSession {
-            id: format!("2026:{key}"),
+            id: format!("2026:{principal}"),
             principal: principal.clone(),
             session,
             router,
             last_active: Mutex::new(Instant::now()),
             wants_logs: AtomicBool::new(false),
         });
-        table.insert(key, Arc::clone(&created));
+        table.insert(principal.clone(), Arc::clone(&created));
         tracing::info!(principal = %principal, "first 2026-07-28 request of this principal");
         created
     }

@@ -153,7 +153,7 @@ impl Inner {
                 }
             }
         }
-        let params = conn.client.outgoing(params);
+        // (`request` adds a 2026 server's envelope; the detached path is for 2025 servers.)
         // When the call's own deadline comes first, the watchdog times it out: nobody needs to
         // wait, and the answer is sent by the thread that reads it.
         // (A 2026 client's call waits: an `input_required` answer is relayed from here.)

@@ -335,9 +335,8 @@ impl Client {
         Ok(self.incoming(result))
     }
 
-    /// `params` as this server takes them: with the 2026 envelope when it speaks 2026 (for a
-    /// request sent some other way than [`Client::request`]).
-    pub fn outgoing(&self, params: Value) -> Value {
+    /// `params` as this server takes them: with the 2026 envelope when it speaks 2026.
+    fn outgoing(&self, params: Value) -> Value {
         match self.modern {
             true => with_envelope(params, None),
             false => params,

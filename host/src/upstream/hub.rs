@@ -316,9 +316,7 @@ impl Upstreams {
                 )),
             };
         }
-        let target = self
-            .resolve(full)
-            .map_err(|e| e.replace("tool", "prompt"))?;
+        let target = self.resolve_named(full, "prompt")?;
         let tools = target.server.tools();
         let name = tools
             .surface
@@ -420,20 +418,25 @@ impl Upstreams {
 
     /// The server and tool a `mcp__<id>__<tool>` name calls, if a server publishes it now.
     pub fn resolve(&self, full: &str) -> Result<Target, String> {
+        self.resolve_named(full, "tool")
+    }
+
+    /// [`Upstreams::resolve`] for a published `what` (a tool or a prompt), named in the errors.
+    fn resolve_named(&self, full: &str, what: &str) -> Result<Target, String> {
         let rest = full
             .strip_prefix("mcp__")
-            .ok_or_else(|| format!("{full} is not an upstream tool name"))?;
-        let (id, tool) = rest
-            .split_once("__")
-            .ok_or_else(|| format!("{full} is not an upstream tool name (mcp__<id>__<tool>)"))?;
+            .ok_or_else(|| format!("{full} is not an upstream {what} name"))?;
+        let (id, tool) = rest.split_once("__").ok_or_else(|| {
+            format!("{full} is not an upstream {what} name (mcp__<id>__<{what}>)")
+        })?;
         let servers = self.servers();
         let server = servers.iter().find(|s| s.id() == id).ok_or_else(|| {
             let known: Vec<&str> = servers.iter().map(|s| s.id()).collect();
             if known.is_empty() {
-                format!("unknown tool: {full} (no upstream MCP server is configured)")
+                format!("unknown {what}: {full} (no upstream MCP server is configured)")
             } else {
                 format!(
-                    "unknown tool: {full} (no upstream MCP server \"{id}\"; configured: {})",
+                    "unknown {what}: {full} (no upstream MCP server \"{id}\"; configured: {})",
                     known.join(", ")
                 )
             }

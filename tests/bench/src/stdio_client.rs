@@ -25,27 +25,27 @@ impl StdioClient {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        #[allow(clippy::disallowed_methods)] // The bench starts the binary it measures.
-        let mut command = Command::new(program);
-        command
-            .arg("stdio")
-            .args(args)
-            .env_remove("COREMCP_GROUPS")
-            .stderr(Stdio::null());
-        Self::spawn(command, client)
+        let mut this = Self::start_bare(program, args)?;
+        this.initialize(client)?;
+        Ok(this)
     }
 
     /// Starts `command` (its program, arguments, environment and stderr as the caller set
     /// them; stdin and stdout become pipes) and initialises a session named `client`.
     pub fn spawn(command: Command, client: &str) -> Result<Self, String> {
         let mut this = Self::spawn_bare(command)?;
-        this.request(
+        this.initialize(client)?;
+        Ok(this)
+    }
+
+    /// The 2025 handshake, as client `client`.
+    fn initialize(&mut self, client: &str) -> Result<(), String> {
+        self.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": client, "version": "0"}}),
         )?;
-        this.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        Ok(this)
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     }
 
     /// Starts `PROGRAM stdio ARGS…` without a handshake (for MCP 2026-07-28, which has none).

@@ -14,39 +14,21 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use coremcp::forward::client::McpClient;
 use coremcp::net::client::Url;
+use coremcp_bench::host_args::HostArgs;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{self, free_addr, Proc};
 use coremcp_bench::stdio_client::StdioClient;
 use serde_json::json;
 
-struct Options {
-    host: PathBuf,
-    plugins: PathBuf,
-    calls: usize,
-}
+type Options = HostArgs;
 
 fn parse_args() -> Result<Options, String> {
-    let mut args = std::env::args().skip(1);
-    let (mut host, mut plugins, mut calls) = (None, None, 2000);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--host" => host = Some(PathBuf::from(value)),
-            "--plugins" => plugins = Some(PathBuf::from(value)),
-            "--calls" => calls = value.parse().map_err(|e| format!("--calls: {e}"))?,
-            other => return Err(format!("unknown flag {other}")),
-        }
-    }
-    Ok(Options {
-        host: host.ok_or("--host is required")?,
-        plugins: plugins.ok_or("--plugins is required")?,
-        calls: calls.max(100),
-    })
+    HostArgs::parse(2000, 100)
 }
 
 /// `coremcp serve --listen ADDR ARGS…`, once it accepts connections.

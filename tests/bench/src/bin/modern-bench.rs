@@ -23,9 +23,9 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use coremcp_bench::host_args::HostArgs;
 use coremcp_bench::procs::{self, free_addr};
 use coremcp_bench::stdio_client::StdioClient;
 use serde_json::{json, Value};
@@ -242,29 +242,10 @@ impl HttpEra {
     }
 }
 
-struct Options {
-    host: PathBuf,
-    plugins: PathBuf,
-    calls: usize,
-}
+type Options = HostArgs;
 
 fn parse_args() -> Result<Options, String> {
-    let mut args = std::env::args().skip(1);
-    let (mut host, mut plugins, mut calls) = (None, None, 4000);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--host" => host = Some(PathBuf::from(value)),
-            "--plugins" => plugins = Some(PathBuf::from(value)),
-            "--calls" => calls = value.parse().map_err(|e| format!("--calls: {e}"))?,
-            other => return Err(format!("unknown flag {other}")),
-        }
-    }
-    Ok(Options {
-        host: host.ok_or("--host is required")?,
-        plugins: plugins.ok_or("--plugins is required")?,
-        calls: calls.max(BATCH * 2),
-    })
+    HostArgs::parse(4000, BATCH * 2)
 }
 
 /// `calls` timed calls of each side, in interleaved batches after a warm-up; the p50 of each.
