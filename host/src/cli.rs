@@ -185,6 +185,10 @@ pub enum PluginsAction {
         /// The library file (libcoremcp_<group>.so or any name: the group comes from its manifest)
         file: PathBuf,
     },
+    /// Check every plugin file in the plugins folder and write its manifest beside it
+    /// (libcoremcp_<group>.so.manifest.json), so that listing tools loads no plugin. Exits 1
+    /// if a file could not be indexed
+    Index,
 }
 
 impl Cli {
@@ -382,6 +386,9 @@ pub fn main() -> ExitCode {
             Command::Plugins {
                 action: Some(PluginsAction::Install { ref file }),
             } => crate::commands::plugins::install(&config, file),
+            Command::Plugins {
+                action: Some(PluginsAction::Index),
+            } => crate::commands::plugins::index(&config),
             Command::ProbePlugin { .. } => Err(Failure::usage("probe-plugin runs on its own")),
         });
     match outcome {

@@ -7,7 +7,7 @@
 
 use coremcp_plugin_api::{Annotations, ToolError, ToolSpec};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::mcp::{MAX_DESCRIPTION_CHARS, MAX_RESULT_CHARS, MAX_SCHEMA_CHARS};
 use crate::rpc::json_string;
@@ -26,35 +26,44 @@ pub fn tool_entry(spec: &ToolSpec) -> Result<String, Unlisted> {
     if spec.input_schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(Unlisted::SchemaNotObject);
     }
-    let input_schema = with_remote_host(spec);
-    let schema = input_schema.to_string();
+    // Serialised once: the limit is checked on the text that goes out.
+    let schema = match with_remote_host(spec) {
+        Some(extended) => extended.to_string(),
+        None => spec.input_schema.to_string(),
+    };
     let schema_chars = schema.chars().count();
     if schema_chars > MAX_SCHEMA_CHARS {
         return Err(Unlisted::SchemaTooLong(schema_chars));
     }
     let mut description = match &spec.feature {
-        Some(gate) if !gate.enabled => format!(
+        Some(gate) if !gate.enabled => std::borrow::Cow::Owned(format!(
             "[unavailable in this build: needs the \"{}\" feature] {}",
             gate.name, spec.description
-        ),
-        _ => spec.description.clone(),
+        )),
+        _ => std::borrow::Cow::Borrowed(spec.description.as_str()),
     };
     if description.chars().count() > MAX_DESCRIPTION_CHARS {
-        description = description
+        let mut cut: String = description
             .chars()
             .take(MAX_DESCRIPTION_CHARS - 1)
             .collect();
-        description.push('…');
+        cut.push('…');
+        description = std::borrow::Cow::Owned(cut);
     }
-    let mut entry = Map::new();
-    entry.insert("name".into(), Value::from(spec.name.as_str()));
-    entry.insert("description".into(), Value::from(description));
-    entry.insert("inputSchema".into(), input_schema);
     let annotations = on_the_wire(spec.annotations);
+    let mut entry = String::with_capacity(schema.len() + description.len() + spec.name.len() + 64);
+    entry.push_str("{\"name\":");
+    entry.push_str(&json_string(&spec.name));
+    entry.push_str(",\"description\":");
+    entry.push_str(&json_string(&description));
+    entry.push_str(",\"inputSchema\":");
+    entry.push_str(&schema);
     if !annotations.is_empty() {
-        entry.insert("annotations".into(), json!(annotations));
+        entry.push_str(",\"annotations\":");
+        entry.push_str(&json!(annotations).to_string());
     }
-    Ok(Value::Object(entry).to_string())
+    entry.push('}');
+    Ok(entry)
 }
 
 /// What `remote_host` says: short, because 92 tools carry it (TOOLS.md §0.3 explains it whole).
@@ -78,20 +87,27 @@ fn on_the_wire(hints: Annotations) -> Annotations {
 
 /// The schema a client sees: a tool that takes `remote_host` (the host handles it; plugins
 /// never declare it) gets the property, if the schema lists properties at all.
-fn with_remote_host(spec: &ToolSpec) -> Value {
-    let mut schema = spec.input_schema.clone();
-    if spec.remote_host {
-        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-            properties.insert(
-                "remote_host".into(),
-                json!({
-                    "type": "string",
-                    "description": REMOTE_HOST_DESCRIPTION
-                }),
-            );
-        }
+/// `None`: the plugin's own schema is what goes out.
+fn with_remote_host(spec: &ToolSpec) -> Option<Value> {
+    if !spec.remote_host
+        || !spec
+            .input_schema
+            .get("properties")
+            .is_some_and(Value::is_object)
+    {
+        return None;
     }
-    schema
+    let mut schema = spec.input_schema.clone();
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            "remote_host".into(),
+            json!({
+                "type": "string",
+                "description": REMOTE_HOST_DESCRIPTION
+            }),
+        );
+    }
+    Some(schema)
 }
 
 /// A `tools/list` result holding `entries` (each JSON text), with `next_cursor` only when

@@ -1,6 +1,7 @@
 //! `coremcp plugins`: every plugin file in the plugins folder, loaded, with its group,
 //! version, API version, compiled features, tool count and load status; and
-//! `coremcp plugins install FILE`, which puts a new build of a group in place safely.
+//! `coremcp plugins install FILE`, which puts a new build of a group in place safely; and
+//! `coremcp plugins index`, which writes each library's sidecar manifest.
 
 use std::fs::File;
 use std::path::Path;
@@ -9,7 +10,7 @@ use std::process::ExitCode;
 use super::Failure;
 use crate::config::{Config, GroupSelection};
 use crate::plugins::loader::{self, LoadError};
-use crate::plugins::{library_file, Loaded, PluginSet};
+use crate::plugins::{discover_files, library_file, sidecar, Loaded, PluginSet};
 
 /// One line of the table (the header uses it too, so the columns line up).
 fn row(group: &str, version: &str, api: &str, features: &str, tools: &str, status: &str) -> String {
@@ -84,7 +85,7 @@ pub fn install(config: &Config, file: &Path) -> Result<ExitCode, Failure> {
         let _ = std::fs::remove_file(&temporary);
     }
     let (manifest, target) = outcome?;
-    let text = format!(
+    let mut text = format!(
         "installed {} {} (plugin API {}, {} tools) as {}\nrunning hosts use it after a reload (SIGHUP for `coremcp stdio`) or a restart\n",
         manifest.group,
         manifest.plugin_version,
@@ -92,8 +93,65 @@ pub fn install(config: &Config, file: &Path) -> Result<ExitCode, Failure> {
         manifest.tools.len(),
         target.display()
     );
+    // Without it the library still serves; the first listing loads it and writes the sidecar.
+    if let Err(e) = sidecar::write(&target, &manifest) {
+        text.push_str(&format!(
+            "its manifest was not written beside it ({e}): listings load it until it is\n"
+        ));
+    }
     super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Checks each plugin file of the plugins folder as an install does and writes its sidecar
+/// manifest; one line per file. Exits 1 if any file was refused or its sidecar not written.
+pub fn index(config: &Config) -> Result<ExitCode, Failure> {
+    let dir = &config.plugins_dir;
+    let mut files: Vec<_> = discover_files(dir).into_iter().collect();
+    files.sort();
+    let vetting = config.vetting();
+    let mut text = String::new();
+    let mut failed = 0;
+    for (group, path) in &files {
+        let outcome = loader::inspect(path, path, &vetting)
+            .map_err(|e| e.to_string())
+            .and_then(|manifest| match manifest.group == *group {
+                true => Ok(manifest),
+                false => Err(format!(
+                    "{}: declares group \"{}\" but its file name says \"{group}\"",
+                    path.display(),
+                    manifest.group
+                )),
+            })
+            .and_then(|manifest| {
+                sidecar::write(path, &manifest)
+                    .map(|()| manifest)
+                    .map_err(|e| format!("{}: manifest not written: {e}", path.display()))
+            });
+        match outcome {
+            Ok(manifest) => text.push_str(&format!(
+                "indexed {group} {} ({} tools)\n",
+                manifest.plugin_version,
+                manifest.tools.len()
+            )),
+            Err(e) => {
+                failed += 1;
+                text.push_str(&format!("not indexed: {e}\n"));
+            }
+        }
+    }
+    if files.is_empty() {
+        text.push_str(&format!(
+            "no plugin files in {} (libcoremcp_<group>.so)\n",
+            dir.display()
+        ));
+    }
+    super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Copies `file` to `temporary`, checks the copy and renames it into place.

@@ -8,6 +8,11 @@
 //! never unloaded. A changed file that fails to load is refused in one line and the previous
 //! copy keeps serving.
 //!
+//! A listing needs no plugin code: each library's manifest is kept beside it ([`sidecar`]), and
+//! a group whose sidecar describes its library is listed (and its tools routed) from it; the
+//! library loads on the first call. A group without a usable sidecar is loaded to be listed,
+//! and its sidecar written then, where the folder can be written.
+//!
 //! Invariants: a tool name routes to exactly one group. A catalog name always belongs to its
 //! catalog group; a plugin that declares a name owned by another group is refused. A library
 //! file is never opened twice under one path: a reload loads a private copy, because the dynamic
@@ -16,6 +21,7 @@
 pub(crate) mod elf;
 pub mod host_api;
 pub mod loader;
+pub mod sidecar;
 pub mod vetting;
 
 use std::collections::HashMap;
@@ -31,6 +37,7 @@ use crate::config::Config;
 use crate::pool::Gate;
 use coremcp_catalog::Group as CatalogGroup;
 use loader::{Library, LoadError};
+use sidecar::ListedTool;
 use vetting::Vetting;
 
 /// How long a listing waits for groups to load before it leaves the slow ones out.
@@ -108,8 +115,32 @@ pub struct Slot {
     /// Bounds how many calls of this group run at once.
     pub gate: Arc<Gate>,
     state: RwLock<Option<Result<Arc<Loaded>, LoadError>>>,
+    /// Before the group loads: its manifest from the sidecar, and the library file it
+    /// describes (a reload that finds the file changed forgets it).
+    listed: RwLock<Option<ListedFrom>>,
     /// Held while this group loads, so that it loads once.
     loading: Mutex<()>,
+}
+
+/// A group's tools from its sidecar, and the library file they describe.
+type ListedFrom = (Arc<Vec<ListedTool>>, Option<Fingerprint>);
+
+/// What is known of a group's tools: its loaded library, or, before it loads, its sidecar's
+/// rendered entries.
+#[derive(Clone)]
+pub enum Listing {
+    Loaded(Arc<Loaded>),
+    Listed(Arc<Vec<ListedTool>>),
+}
+
+impl Listing {
+    /// How many tools the group declares.
+    pub fn count(&self) -> usize {
+        match self {
+            Self::Loaded(loaded) => loaded.tools().len(),
+            Self::Listed(tools) => tools.len(),
+        }
+    }
 }
 
 impl Slot {
@@ -129,6 +160,26 @@ impl Slot {
     pub fn installed(&self) -> bool {
         self.installed.load(Ordering::Relaxed)
     }
+
+    /// The group's tools as far as they are known without loading: the loaded library's, or
+    /// the sidecar's before it loads. `None` when neither is known, or the load failed.
+    pub fn listing(&self) -> Option<Listing> {
+        if let Some(state) = self.state() {
+            return state.ok().map(Listing::Loaded);
+        }
+        self.listed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|(tools, _)| Listing::Listed(Arc::clone(tools)))
+    }
+
+    fn forget_listed(&self) -> Option<ListedFrom> {
+        self.listed
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
 }
 
 /// What a reload did.
@@ -146,6 +197,11 @@ pub struct PluginSet {
     vetting: Vetting,
     slots: Vec<Slot>,
     routes: RwLock<HashMap<String, usize>>,
+    /// Bumped when a loaded library's tools differ from what its sidecar listed, so that
+    /// sessions list again.
+    generation: AtomicU64,
+    /// Set once writing a sidecar found the folder read-only: no further attempts.
+    read_only: AtomicBool,
 }
 
 impl PluginSet {
@@ -211,7 +267,14 @@ impl PluginSet {
             vetting: config.vetting(),
             slots,
             routes: RwLock::new(routes),
+            generation: AtomicU64::new(0),
+            read_only: AtomicBool::new(false),
         })
+    }
+
+    /// Changes when a group's loaded tools turned out to differ from its sidecar's.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     pub fn dir(&self) -> &Path {
@@ -242,16 +305,16 @@ impl PluginSet {
         if let Some(index) = self.lookup(tool) {
             return Some(index);
         }
-        let unloaded: Vec<usize> = (0..self.slots.len())
+        let unknown: Vec<usize> = (0..self.slots.len())
             .filter(|i| {
                 let slot = &self.slots[*i];
-                slot.catalog.is_none() && slot.installed() && slot.state().is_none()
+                slot.catalog.is_none() && slot.installed() && slot.listing().is_none()
             })
             .collect();
-        if unloaded.is_empty() {
+        if unknown.is_empty() {
             return None;
         }
-        self.load_within(unloaded.into_iter(), LOAD_WAIT);
+        self.know(unknown.into_iter());
         self.lookup(tool)
     }
 
@@ -310,8 +373,9 @@ impl PluginSet {
             loader::load(&slot.path, &slot.id, &self.vetting)
         }
         .and_then(|library| self.register(index, library, fingerprint));
-        if outcome.is_ok() {
+        if let Ok(loaded) = &outcome {
             crate::metrics::plugin_loaded(&slot.id, started.elapsed());
+            self.after_load(slot, loaded);
         }
         match &outcome {
             Ok(loaded) => tracing::info!(
@@ -326,6 +390,64 @@ impl PluginSet {
         outcome
     }
 
+    /// After a load: the sidecar is forgotten (the library now answers for itself) and written
+    /// anew if it did not hold this manifest; sessions list again if it listed other tools.
+    fn after_load(&self, slot: &Slot, loaded: &Loaded) {
+        let manifest = &loaded.library.manifest;
+        if let Some((listed, _)) = slot.forget_listed() {
+            if !ListedTool::same(&listed, &ListedTool::render(manifest)) {
+                tracing::warn!(
+                    group = %slot.id,
+                    "the library's tools differ from its sidecar manifest's; listing the library's"
+                );
+                self.generation.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+        // Only for the file as it was loaded (a reload loads a copy of the same bytes).
+        if loaded.fingerprint.is_none()
+            || Fingerprint::of(&slot.path) != loaded.fingerprint
+            || self.read_only.load(Ordering::Relaxed)
+            || sidecar::holds(&slot.path, manifest)
+        {
+            return;
+        }
+        match sidecar::write(&slot.path, manifest) {
+            Ok(()) => tracing::debug!(group = %slot.id, "sidecar manifest written"),
+            Err(sidecar::WriteError::ReadOnly(e)) => {
+                self.read_only.store(true, Ordering::Relaxed);
+                tracing::debug!(group = %slot.id, "sidecar manifest not written: {e}");
+            }
+            Err(e) => tracing::debug!(group = %slot.id, "sidecar manifest not written: {e}"),
+        }
+    }
+
+    /// Routes `tools` to `index`, unless one belongs to another group: then nothing changes.
+    /// Names that routed here and are not in `tools` stop routing here (catalog names always
+    /// route to their group).
+    fn claim(&self, index: usize, tools: &[&str]) -> Result<(), LoadError> {
+        let slot = &self.slots[index];
+        let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+        for tool in tools {
+            if let Some(owner) = routes.get(*tool).filter(|owner| **owner != index) {
+                return Err(LoadError::ToolConflict {
+                    path: slot.path.clone(),
+                    tool: (*tool).to_owned(),
+                    owner: self.slots[*owner].id.clone(),
+                });
+            }
+        }
+        let catalog = slot.catalog;
+        routes.retain(|name, owner| {
+            *owner != index
+                || catalog.is_some_and(|g| g.entry(name).is_some())
+                || tools.contains(&name.as_str())
+        });
+        for tool in tools {
+            routes.insert((*tool).to_owned(), index);
+        }
+        Ok(())
+    }
+
     /// Routes the library's tools to `index`, unless one belongs to another group.
     fn register(
         &self,
@@ -334,28 +456,13 @@ impl PluginSet {
         fingerprint: Option<Fingerprint>,
     ) -> Result<Arc<Loaded>, LoadError> {
         let slot = &self.slots[index];
-        let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
-        for tool in &library.manifest.tools {
-            if let Some(owner) = routes.get(&tool.name).filter(|owner| **owner != index) {
-                return Err(LoadError::ToolConflict {
-                    path: slot.path.clone(),
-                    tool: tool.name.clone(),
-                    owner: self.slots[*owner].id.clone(),
-                });
-            }
-        }
-        // Names the previous copy had and this one dropped stop routing here (catalog names
-        // always route to their group).
-        let catalog = slot.catalog;
-        routes.retain(|name, owner| {
-            *owner != index
-                || catalog.is_some_and(|g| g.entry(name).is_some())
-                || library.manifest.tools.iter().any(|t| &t.name == name)
-        });
-        for tool in &library.manifest.tools {
-            routes.insert(tool.name.clone(), index);
-        }
-        drop(routes);
+        let names: Vec<&str> = library
+            .manifest
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        self.claim(index, &names)?;
         let loaded = Loaded {
             library,
             fingerprint,
@@ -380,8 +487,20 @@ impl PluginSet {
             let _loading = slot.loading.lock().unwrap_or_else(PoisonError::into_inner);
             let now = Fingerprint::of(&slot.path);
             let Some(current) = slot.state() else {
-                // Never loaded: the first use loads whatever is there then.
+                // Never loaded: the first use loads whatever is there then. A listing from a
+                // sidecar of another version of the file is forgotten.
                 slot.installed.store(now.is_some(), Ordering::Relaxed);
+                let stale = slot
+                    .listed
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .as_ref()
+                    .is_some_and(|(_, was)| *was != now);
+                if stale {
+                    slot.forget_listed();
+                    self.withdraw_names(index);
+                    report.changed.push(slot.id.clone());
+                }
                 continue;
             };
             let was = current.as_ref().ok().and_then(|l| l.fingerprint);
@@ -390,12 +509,7 @@ impl PluginSet {
             }
             if now.is_none() {
                 slot.installed.store(false, Ordering::Relaxed);
-                let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
-                let catalog = slot.catalog;
-                routes.retain(|name, owner| {
-                    *owner != index || catalog.is_some_and(|g| g.entry(name).is_some())
-                });
-                drop(routes);
+                self.withdraw_names(index);
                 tracing::info!(group = %slot.id, "plugin file removed; group withdrawn");
                 slot.set_state(Err(LoadError::NotInstalled {
                     group: slot.id.clone(),
@@ -420,18 +534,64 @@ impl PluginSet {
         report
     }
 
+    /// Stops routing to `index` the names outside its catalog group.
+    fn withdraw_names(&self, index: usize) {
+        let catalog = self.slots[index].catalog;
+        self.routes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|name, owner| {
+                *owner != index || catalog.is_some_and(|g| g.entry(name).is_some())
+            });
+    }
+
+    /// Makes the tools of the installed groups `keep` names known, for a listing: from each
+    /// group's sidecar where it describes the library, by loading the group otherwise (see
+    /// [`Self::load_installed`] for the wait).
+    pub fn know_where(self: &Arc<Self>, keep: &dyn Fn(&str) -> bool) {
+        self.know(
+            (0..self.slots.len())
+                .filter(|i| self.slots[*i].installed() && keep(&self.slots[*i].id)),
+        );
+    }
+
+    fn know(self: &Arc<Self>, indexes: impl Iterator<Item = usize>) {
+        let unlisted: Vec<usize> = indexes.filter(|i| !self.list_from_sidecar(*i)).collect();
+        self.load_within(unlisted.into_iter(), LOAD_WAIT);
+    }
+
+    /// Lists the group in `index` from its sidecar; `false` if it has no usable one (or is
+    /// loaded already, or its load failed: nothing to list from a sidecar then).
+    fn list_from_sidecar(&self, index: usize) -> bool {
+        let slot = &self.slots[index];
+        if slot.listing().is_some() {
+            return true;
+        }
+        let _loading = slot.loading.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.state().is_some() {
+            return slot.listing().is_some();
+        }
+        let fingerprint = Fingerprint::of(&slot.path);
+        let Some(tools) = sidecar::read(&slot.path, &slot.id) else {
+            return false;
+        };
+        // Tools another group owns: loading the group reports the conflict.
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        if self.claim(index, &names).is_err() {
+            return false;
+        }
+        tracing::debug!(group = %slot.id, tools = tools.len(), "listed from its sidecar");
+        *slot.listed.write().unwrap_or_else(PoisonError::into_inner) =
+            Some((Arc::new(tools), fingerprint));
+        true
+    }
+
     /// Loads every installed group of the session (for a full listing), waiting at most
     /// [`LOAD_WAIT`] for all of them: a plugin whose loading hangs (its `init`, say) is left out
     /// of this listing and keeps loading on its own thread, so it never stalls the caller.
     pub fn load_installed(self: &Arc<Self>) {
-        self.load_installed_where(&|_| true);
-    }
-
-    /// [`Self::load_installed`] for the groups `keep` names (a dynamic session's enabled ones).
-    pub fn load_installed_where(self: &Arc<Self>, keep: &dyn Fn(&str) -> bool) {
         self.load_within(
-            (0..self.slots.len())
-                .filter(|i| self.slots[*i].installed() && keep(&self.slots[*i].id)),
+            (0..self.slots.len()).filter(|i| self.slots[*i].installed()),
             LOAD_WAIT,
         );
     }
@@ -485,6 +645,7 @@ impl Slot {
             catalog,
             gate: Arc::new(Gate::new(config.group_concurrency)),
             state: RwLock::new(None),
+            listed: RwLock::new(None),
             loading: Mutex::new(()),
         }
     }

@@ -115,7 +115,7 @@ impl Vetting {
         if record.passed.iter().any(|p| same_file(p, &seen)) {
             return Ok(());
         }
-        seen.sha256 = sha256(&mut file).map_err(|e| refuse(format!("reading it: {e}")))?;
+        seen.sha256 = file_sha256(&mut file).map_err(|e| refuse(format!("reading it: {e}")))?;
         if !record.passed.iter().any(|p| p.sha256 == seen.sha256) {
             run_probe(probe, path, shown)?;
         }
@@ -152,6 +152,36 @@ fn same_file(known: &Passed, seen: &Passed) -> bool {
         && known.ino == seen.ino
         && known.len == seen.len
         && known.mtime_ns == seen.mtime_ns
+}
+
+/// The SHA-256 of an open file, remembered by file identity for this process: the vetting and
+/// the sidecar manifest of one library need it once, not twice.
+pub(super) fn file_sha256(file: &mut File) -> std::io::Result<String> {
+    type Identity = (u64, u64, u64, i64, i64);
+    static KNOWN: Mutex<Vec<(Identity, String)>> = Mutex::new(Vec::new());
+    let meta = file.metadata()?;
+    let identity = (
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    );
+    let known = |list: &Vec<(Identity, String)>| {
+        list.iter()
+            .find(|(id, _)| *id == identity)
+            .map(|(_, hash)| hash.clone())
+    };
+    if let Some(hash) = known(&KNOWN.lock().unwrap_or_else(|e| e.into_inner())) {
+        return Ok(hash);
+    }
+    let hash = sha256(file)?;
+    let mut list = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if list.len() >= RECORD_LIMIT {
+        list.remove(0);
+    }
+    list.push((identity, hash.clone()));
+    Ok(hash)
 }
 
 fn sha256(file: &mut File) -> std::io::Result<String> {

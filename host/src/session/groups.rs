@@ -201,12 +201,11 @@ fn list(plugins: &PluginSet, enabled: &Enabled) -> Value {
                 row["purpose"] = group.purpose.into();
                 row["tools"] = group.tools.len().into();
             }
-            match slot.state() {
-                Some(Ok(loaded)) if slot.catalog.is_none() => {
-                    row["tools"] = loaded.tools().len().into();
-                }
-                Some(Err(e)) => row["load_error"] = e.to_string().into(),
-                _ => {}
+            if let Some(Err(e)) = slot.state() {
+                row["load_error"] = e.to_string().into();
+            }
+            if let Some(listing) = slot.listing().filter(|_| slot.catalog.is_none()) {
+                row["tools"] = listing.count().into();
             }
             row
         })

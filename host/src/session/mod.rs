@@ -32,7 +32,7 @@ use serde_json::value::RawValue;
 
 use crate::calls::{Call, Calls};
 use crate::config::Config;
-use crate::plugins::{host_api, PluginSet, ReloadReport};
+use crate::plugins::{host_api, Listing, PluginSet, ReloadReport};
 use crate::policy::Caller;
 use crate::route::{self, Route, Run};
 use crate::rpc::{self, Incoming};
@@ -81,8 +81,8 @@ struct Inner {
     meta_tools: bool,
     calls: Calls,
     /// The rendered `tools/list` entries, built by the first listing (and again after a reload
-    /// changed a group).
-    tools: RwLock<Option<Arc<Vec<String>>>>,
+    /// changed a group), with the plugin set's generation they were built at.
+    tools: RwLock<Option<(u64, Arc<Vec<String>>)>>,
     /// 0: the client has not asked for log messages; n: forward those of rank >= n - 1.
     client_log: AtomicU8,
     upstreams: Arc<Upstreams>,
@@ -437,61 +437,7 @@ impl Session {
     }
 
     fn tool_entries(&self) -> Arc<Vec<String>> {
-        if let Some(entries) = self
-            .inner
-            .tools
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            return Arc::clone(entries);
-        }
-        let entries = Arc::new(self.render_tools());
-        *self
-            .inner
-            .tools
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&entries));
-        entries
-    }
-
-    /// Every tool of the session's groups, rendered; loads the installed groups.
-    fn render_tools(&self) -> Vec<String> {
-        let plugins = &self.inner.plugins;
-        let (grants, caller) = (&self.inner.config.grants, &self.inner.caller);
-        let enabled = self.inner.enabled.as_ref();
-        let shown = |id: &str| enabled.is_none_or(|e| e.contains(id));
-        plugins.load_installed_where(&shown);
-        let mut entries = Vec::new();
-        if enabled.is_some() && self.inner.meta_tools {
-            for spec in groups::specs() {
-                entries.extend(render::tool_entry(&spec).ok());
-            }
-        }
-        for (index, slot) in plugins.slots().iter().enumerate() {
-            if !shown(&slot.id) {
-                continue;
-            }
-            let specs: Vec<ToolSpec> = match slot.state() {
-                Some(Ok(loaded)) => loaded
-                    .tools()
-                    .iter()
-                    .filter(|spec| plugins.route(&spec.name) == Some(index))
-                    .filter(|spec| !grants.takes_away(caller, &slot.id, &spec.name))
-                    .cloned()
-                    .collect(),
-                // A feature-gated catalog tool stays listed where its plugin is missing.
-                _ if !slot.installed() => missing_gated_tools(slot.catalog),
-                _ => Vec::new(),
-            };
-            for spec in &specs {
-                match render::tool_entry(spec) {
-                    Ok(entry) => entries.push(entry),
-                    Err(why) => tracing::warn!(tool = %spec.name, "not listed: {why}"),
-                }
-            }
-        }
-        entries
+        self.inner.tool_entries()
     }
 
     /// Looks at the plugin files again (SIGHUP in stdio mode): changed groups load anew, and
@@ -508,22 +454,8 @@ impl Session {
     /// After a reload: rebuilds this session's tool list and sends
     /// `notifications/tools/list_changed` if it changed (and the client had listed tools).
     pub fn refresh(&self, report: &ReloadReport) {
-        if report.changed.is_empty() {
-            return;
-        }
-        let listed = self
-            .inner
-            .tools
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(before) = listed {
-            let after = self.tool_entries();
-            if *before != *after {
-                self.inner.out.send(rpc::notification_without_params(
-                    "notifications/tools/list_changed",
-                ));
-            }
+        if !report.changed.is_empty() {
+            self.inner.relist();
         }
     }
 
@@ -791,6 +723,106 @@ impl Listener for Inner {
 }
 
 impl Inner {
+    fn tool_entries(&self) -> Arc<Vec<String>> {
+        let generation = self.plugins.generation();
+        if let Some((built, entries)) = self
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            if *built == generation {
+                return Arc::clone(entries);
+            }
+        }
+        let entries = Arc::new(self.render_tools());
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) =
+            Some((generation, Arc::clone(&entries)));
+        entries
+    }
+
+    /// Every tool of the session's groups, rendered. Groups are listed from their sidecar
+    /// manifests where those describe their libraries, and loaded otherwise.
+    fn render_tools(&self) -> Vec<String> {
+        let plugins = &self.plugins;
+        let (grants, caller) = (&self.config.grants, &self.caller);
+        let enabled = self.enabled.as_ref();
+        let shown = |id: &str| enabled.is_none_or(|e| e.contains(id));
+        plugins.know_where(&shown);
+        let mut entries = Vec::new();
+        if enabled.is_some() && self.meta_tools {
+            for spec in groups::specs() {
+                entries.extend(render::tool_entry(&spec).ok());
+            }
+        }
+        for (index, slot) in plugins.slots().iter().enumerate() {
+            if !shown(&slot.id) {
+                continue;
+            }
+            let served = |name: &str| {
+                plugins.route(name) == Some(index) && !grants.takes_away(caller, &slot.id, name)
+            };
+            let render = |spec: &ToolSpec| match render::tool_entry(spec) {
+                Ok(entry) => Some(entry),
+                Err(why) => {
+                    tracing::warn!(tool = %spec.name, "not listed: {why}");
+                    None
+                }
+            };
+            match slot.listing() {
+                Some(Listing::Listed(tools)) => entries.extend(
+                    tools
+                        .iter()
+                        .filter(|tool| served(&tool.name))
+                        .filter_map(|tool| tool.entry.as_ref().map(|e| e.get().to_owned())),
+                ),
+                Some(Listing::Loaded(loaded)) => entries.extend(
+                    loaded
+                        .tools()
+                        .iter()
+                        .filter(|spec| served(&spec.name))
+                        .filter_map(render),
+                ),
+                // A feature-gated catalog tool stays listed where its plugin is missing.
+                None if !slot.installed() => entries.extend(
+                    missing_gated_tools(slot.catalog)
+                        .iter()
+                        .filter(|spec| served(&spec.name))
+                        .filter_map(render),
+                ),
+                None => {}
+            }
+        }
+        entries
+    }
+
+    /// The plugin generation of the client's last listing, if it listed.
+    fn listed_generation(&self) -> Option<u64> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|(generation, _)| *generation)
+    }
+
+    /// Rebuilds the tool list and sends `notifications/tools/list_changed` if it changed (and
+    /// the client had listed tools).
+    fn relist(&self) {
+        let listed = self
+            .tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some((_, before)) = listed {
+            let after = self.tool_entries();
+            if *before != *after {
+                self.out.send(rpc::notification_without_params(
+                    "notifications/tools/list_changed",
+                ));
+            }
+        }
+    }
+
     fn upstream_listed_lock(&self) -> MutexGuard<'_, Option<Vec<String>>> {
         self.upstream_listed
             .lock()
@@ -873,7 +905,15 @@ impl Inner {
     }
 
     fn run_loaded(&self, index: usize, call: &Call, args: &str) -> String {
-        match self.plugins.load(index) {
+        let loaded = self.plugins.load(index);
+        if self
+            .listed_generation()
+            .is_some_and(|g| g != self.plugins.generation())
+        {
+            // Loading showed tools other than the sidecar listed: the client hears of it.
+            self.relist();
+        }
+        match loaded {
             Err(e) => render::call_error_text(&route::unavailable(&call.tool, &e)),
             Ok(loaded) => {
                 let ctx = CallCtx {

@@ -28,6 +28,7 @@ mod scrolls;
 mod scrub;
 mod seele;
 mod session;
+mod sidecars;
 mod sql;
 mod status;
 mod stores;

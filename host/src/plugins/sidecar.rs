@@ -1,0 +1,363 @@
+//! The manifest kept beside each plugin library, so that a listing needs no plugin code.
+//!
+//! `libcoremcp_<group>.so.manifest.json` is two lines of JSON. The first holds what identifies
+//! the library the manifest was read from (its size, its mtime and the SHA-256 of its bytes)
+//! and its tools' `tools/list` entries as the host that wrote it renders them; the second holds
+//! the group's manifest, read only when the entries must be rendered again. It is written by
+//! `coremcp plugins install`, by `coremcp plugins index` (which `scripts/build` runs), and by
+//! the host itself whenever it loaded a library whose sidecar was missing or stale.
+//!
+//! Invariants:
+//! - A sidecar is trusted only for the library it describes: size and mtime equal (the fast
+//!   path, one `stat` and one small read), or, when they changed, the same size and the same
+//!   content hash (a library rebuilt or copied to identical bytes). Anything else is stale, and
+//!   the group is loaded to learn its manifest, as without a sidecar.
+//! - The rendered entries are used only by the host build that rendered them (same version,
+//!   same executable); any other build renders them again from the manifest.
+//! - A sidecar only ever lists tools. What a call runs, and every check of the library
+//!   (vetting, API version, layout, `init`), comes from loading the library itself; when the
+//!   loaded manifest differs from the sidecar's, the loaded one wins.
+//! - A sidecar is replaced whole (written beside, then renamed); a folder the process cannot
+//!   write is left alone.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use coremcp_plugin_api::{ApiVersion, Manifest};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::vetting::file_sha256 as sha256;
+
+/// What a library's sidecar file name adds to the library's.
+pub const SUFFIX: &str = ".manifest.json";
+/// A sidecar larger than this is not read (a manifest is tens of kilobytes).
+const MAX_LEN: u64 = 4 << 20;
+
+/// One tool as a listing shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ListedTool {
+    pub name: String,
+    /// Its `tools/list` entry (JSON text); `None`: it is not listed (the reason was logged
+    /// when it was rendered).
+    pub entry: Option<Box<RawValue>>,
+}
+
+impl ListedTool {
+    /// The entries of `manifest`'s tools, as this host renders them.
+    pub fn render(manifest: &Manifest) -> Vec<Self> {
+        Self::render_logged(manifest, false)
+    }
+
+    /// [`Self::render`], saying (once, where a sidecar is written) why a tool is not listed.
+    fn render_logged(manifest: &Manifest, log: bool) -> Vec<Self> {
+        manifest
+            .tools
+            .iter()
+            .map(|spec| Self {
+                name: spec.name.clone(),
+                entry: match crate::render::tool_entry(spec) {
+                    Ok(entry) => RawValue::from_string(entry).ok(),
+                    Err(why) => {
+                        if log {
+                            tracing::warn!(tool = %spec.name, "not listed: {why}");
+                        }
+                        None
+                    }
+                },
+            })
+            .collect()
+    }
+
+    /// Whether two listings show the same tools the same way.
+    pub fn same(a: &[Self], b: &[Self]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| {
+                x.name == y.name
+                    && x.entry.as_ref().map(|e| e.get()) == y.entry.as_ref().map(|e| e.get())
+            })
+    }
+}
+
+/// The sidecar's first line; the manifest is its second, so that a listing reads only this.
+#[derive(Debug, Serialize, Deserialize)]
+struct Head {
+    /// The library's size, mtime (ns since the epoch) and content hash when it was read.
+    len: u64,
+    mtime_ns: i128,
+    sha256: String,
+    group: String,
+    api_version: String,
+    /// The host build that rendered `tools` ([`host_build`]).
+    rendered_by: String,
+    tools: Vec<ListedTool>,
+}
+
+/// Why no sidecar was written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The folder (or the file) cannot be written by this process: nothing to do about it.
+    #[error("the plugins folder is not writable: {0}")]
+    ReadOnly(std::io::Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The library changed while it was read.
+    #[error("the library changed while its manifest was written")]
+    Changed,
+}
+
+/// The sidecar file of the library at `library`.
+pub fn path_of(library: &Path) -> PathBuf {
+    let mut name = library.as_os_str().to_owned();
+    name.push(SUFFIX);
+    PathBuf::from(name)
+}
+
+/// This host build: its version and its executable's size and mtime.
+fn host_build() -> &'static str {
+    static BUILD: OnceLock<String> = OnceLock::new();
+    BUILD.get_or_init(|| {
+        let exe = std::env::current_exe()
+            .and_then(std::fs::metadata)
+            .map(|m| format!("{}.{}", m.len(), mtime_ns(&m)))
+            .unwrap_or_default();
+        format!("coremcp {} {exe}", env!("CARGO_PKG_VERSION"))
+    })
+}
+
+/// The tools the sidecar of `library` lists for group `group`, if the sidecar describes the
+/// library as it is now (see the module invariants). A sidecar that only needed its hash to
+/// match, or that another host build rendered, is rewritten when the folder can be written.
+pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
+    let meta = std::fs::metadata(library).ok()?;
+    let bytes = read_bytes(&path_of(library))?;
+    // The fast path: the first line only.
+    let (head, manifest) = split(&bytes)?;
+    let head: Head = serde_json::from_slice(head).ok()?;
+    let usable = head.group == group
+        && ApiVersion::parse(&head.api_version)
+            .is_some_and(|plugin| ApiVersion::current().accepts(plugin));
+    if !usable || head.len != meta.len() {
+        return None;
+    }
+    let same_file = head.mtime_ns == mtime_ns(&meta);
+    if same_file && head.rendered_by == host_build() {
+        return Some(head.tools);
+    }
+    if !same_file {
+        let hash = File::open(library).and_then(|mut f| sha256(&mut f)).ok()?;
+        if hash != head.sha256 {
+            return None;
+        }
+    }
+    let manifest: Manifest = serde_json::from_slice(manifest).ok()?;
+    let tools = ListedTool::render_logged(&manifest, true);
+    let refreshed = Head {
+        len: meta.len(),
+        mtime_ns: mtime_ns(&meta),
+        tools: tools.clone(),
+        rendered_by: host_build().to_owned(),
+        ..head
+    };
+    if let Err(e) = write_sidecar(library, &refreshed, &manifest) {
+        tracing::debug!(file = %library.display(), "sidecar manifest not refreshed: {e}");
+    }
+    Some(tools)
+}
+
+/// Whether the sidecar of `library` already holds `manifest` for the library as it is, as
+/// this host renders it (so there is nothing to write). Never hashes.
+pub fn holds(library: &Path, manifest: &Manifest) -> bool {
+    let (Ok(meta), Some(bytes)) = (std::fs::metadata(library), read_bytes(&path_of(library)))
+    else {
+        return false;
+    };
+    let Some((head, written)) = split(&bytes) else {
+        return false;
+    };
+    let (Ok(head), Ok(written)) = (
+        serde_json::from_slice::<Head>(head),
+        serde_json::from_slice::<Manifest>(written),
+    ) else {
+        return false;
+    };
+    head.len == meta.len()
+        && head.mtime_ns == mtime_ns(&meta)
+        && head.rendered_by == host_build()
+        && written == *manifest
+        && ListedTool::same(&head.tools, &ListedTool::render(manifest))
+}
+
+/// Writes the sidecar of `library`, which `manifest` describes (read from it by the caller).
+pub fn write(library: &Path, manifest: &Manifest) -> Result<(), WriteError> {
+    let mut file = File::open(library)?;
+    let before = file.metadata()?;
+    let sha256 = sha256(&mut file)?;
+    let after = std::fs::metadata(library)?;
+    if before.len() != after.len() || mtime_ns(&before) != mtime_ns(&after) {
+        return Err(WriteError::Changed);
+    }
+    let head = Head {
+        len: before.len(),
+        mtime_ns: mtime_ns(&before),
+        sha256,
+        group: manifest.group.clone(),
+        api_version: manifest.api_version.clone(),
+        rendered_by: host_build().to_owned(),
+        tools: ListedTool::render_logged(manifest, true),
+    };
+    write_sidecar(library, &head, manifest)
+}
+
+fn write_sidecar(library: &Path, head: &Head, manifest: &Manifest) -> Result<(), WriteError> {
+    let mut bytes = serde_json::to_vec(head).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    serde_json::to_writer(&mut bytes, manifest).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    write_whole(&path_of(library), &bytes)
+}
+
+/// The head line and the manifest line (compact JSON holds no raw newline).
+fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let at = memchr::memchr(b'\n', bytes)?;
+    Some((&bytes[..at], &bytes[at + 1..]))
+}
+
+fn read_bytes(path: &Path) -> Option<Vec<u8>> {
+    let mut file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_LEN {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    file.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+/// Writes `bytes` to a unique file beside `path`, then renames it over `path`.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary);
+    let mut out = match created {
+        Ok(out) => out,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::PermissionDenied
+                || e.raw_os_error() == Some(libc::EROFS) =>
+        {
+            return Err(WriteError::ReadOnly(e))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let written = out
+        .write_all(bytes)
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    Ok(written?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coremcp_plugin_api::ToolSpec;
+
+    fn manifest(group: &str) -> Manifest {
+        Manifest {
+            group: group.to_owned(),
+            plugin_version: "1.2.3".to_owned(),
+            api_version: ApiVersion::current().to_string(),
+            tools: vec![serde_json::from_value::<ToolSpec>(serde_json::json!({
+                "name": "demo_tool",
+                "description": "A tool.",
+                "input_schema": {"type": "object"},
+                "runs": "local"
+            }))
+            .expect("spec")],
+        }
+    }
+
+    fn names(tools: &[ListedTool]) -> Vec<String> {
+        tools.iter().map(|t| t.name.clone()).collect()
+    }
+
+    fn folder(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("coremcp-sidecar-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        dir
+    }
+
+    #[test]
+    fn a_sidecar_describes_only_its_library() {
+        let dir = folder("describes");
+        let library = dir.join("libcoremcp_demo.so");
+        std::fs::write(&library, b"library bytes, version one").expect("library");
+        let listed = |group: &str| read(&library, group).map(|tools| names(&tools));
+        assert_eq!(listed("demo"), None, "no sidecar yet");
+        write(&library, &manifest("demo")).expect("written");
+        assert_eq!(listed("demo"), Some(vec!["demo_tool".to_owned()]));
+        let tools = read(&library, "demo").expect("listed");
+        assert!(ListedTool::same(
+            &tools,
+            &ListedTool::render(&manifest("demo"))
+        ));
+        assert!(holds(&library, &manifest("demo")));
+        assert_eq!(listed("other"), None, "another group's name");
+
+        // The same bytes written again (a new mtime): the hash still matches, and the sidecar
+        // takes the new mtime.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&library, b"library bytes, version one").expect("rewrite");
+        assert!(!holds(&library, &manifest("demo")));
+        assert_eq!(listed("demo"), Some(vec!["demo_tool".to_owned()]));
+        assert!(holds(&library, &manifest("demo")), "refreshed");
+
+        // Other bytes of the same size: stale.
+        std::fs::write(&library, b"library bytes, version two").expect("rewrite");
+        assert_eq!(listed("demo"), None);
+        // A sidecar that is not JSON, or too large, is no sidecar.
+        std::fs::write(path_of(&library), b"{not json").expect("junk");
+        assert_eq!(listed("demo"), None);
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .expect("list")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_incompatible_api_version_is_not_trusted() {
+        let dir = folder("api");
+        let library = dir.join("libcoremcp_demo.so");
+        std::fs::write(&library, b"bytes").expect("library");
+        let mut old = manifest("demo");
+        old.api_version = "0.1.0".to_owned();
+        write(&library, &old).expect("written");
+        assert!(read(&library, "demo").is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,600 @@
+//! The performance goals of the second rung, each against its baseline, in one run: every
+//! comparison runs `--rounds` times (3) interleaved — baseline, then Core MCP, in each round —
+//! and the table shows the median of the rounds' ratios, the goal and whether it holds.
+//!
+//! Baselines: the raw JSON-RPC echo floor, rmcp's echo server over `stdio_pipes` on a
+//! current-thread runtime and over its stateless Streamable HTTP server with JSON answers
+//! (`tests/bench/rmcp-baseline`, built by `scripts/bench`), and server-everything called
+//! directly.
+//!
+//! usage: goals-bench --host <coremcp> --floor <echo-floor> --rmcp <rmcp-baseline>
+//!        --all <plugins dir with every group, indexed> --pair <plugins dir: fixture, notepad>
+//!        [--everything <mcp-server-everything>] [--calls N] [--rounds N]
+
+#![allow(clippy::print_stdout)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use coremcp::forward::client::McpClient;
+use coremcp::net::client::Url;
+use coremcp_bench::http_call::http_call;
+use coremcp_bench::procs::{free_addr, serve, wait_listening, Proc};
+use coremcp_bench::stdio_client::StdioClient;
+use serde_json::{json, Value};
+
+const IN_FLIGHT: usize = 16;
+const WARM_UP: usize = 200;
+
+struct Options {
+    host: PathBuf,
+    floor: PathBuf,
+    rmcp: PathBuf,
+    all: PathBuf,
+    pair: PathBuf,
+    everything: Option<PathBuf>,
+    calls: usize,
+    rounds: usize,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let path = |v: Option<String>| v.map(PathBuf::from);
+    let (mut host, mut floor, mut rmcp, mut all, mut pair, mut everything) =
+        (None, None, None, None, None, None);
+    let (mut calls, mut rounds) = (3000, 3);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--host" => host = path(Some(value)),
+            "--floor" => floor = path(Some(value)),
+            "--rmcp" => rmcp = path(Some(value)),
+            "--all" => all = path(Some(value)),
+            "--pair" => pair = path(Some(value)),
+            "--everything" => everything = path(Some(value)),
+            "--calls" => calls = value.parse().map_err(|e| format!("--calls: {e}"))?,
+            "--rounds" => rounds = value.parse().map_err(|e| format!("--rounds: {e}"))?,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(Options {
+        host: host.ok_or("--host is required")?,
+        floor: floor.ok_or("--floor is required")?,
+        rmcp: rmcp.ok_or("--rmcp is required")?,
+        all: all.ok_or("--all is required")?,
+        pair: pair.ok_or("--pair is required")?,
+        everything,
+        calls: calls.max(200),
+        rounds: rounds.max(1),
+    })
+}
+
+fn main() {
+    let opts = match parse_args() {
+        Ok(opts) => opts,
+        Err(e) => {
+            eprintln!("goals-bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(&opts) {
+        eprintln!("goals-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// A goal: the figure must be at most, or at least, this.
+#[derive(Clone, Copy)]
+enum Goal {
+    AtMost(f64),
+    AtLeast(f64),
+}
+
+struct Row {
+    figure: &'static str,
+    unit: &'static str,
+    goal: Goal,
+    rounds: Vec<f64>,
+    detail: String,
+}
+
+impl Row {
+    fn new(figure: &'static str, unit: &'static str, goal: Goal) -> Self {
+        Self {
+            figure,
+            unit,
+            goal,
+            rounds: Vec::new(),
+            detail: String::new(),
+        }
+    }
+
+    fn median(&self) -> Option<f64> {
+        let mut v = self.rounds.clone();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    }
+
+    fn print(&self) {
+        let (goal, holds) = match (self.goal, self.median()) {
+            (Goal::AtMost(g), Some(m)) => (format!("<= {g}{}", self.unit), m <= g),
+            (Goal::AtLeast(g), Some(m)) => (format!(">= {g}{}", self.unit), m >= g),
+            (_, None) => ("-".to_owned(), false),
+        };
+        let rounds: Vec<String> = self.rounds.iter().map(|r| format!("{r:.2}")).collect();
+        println!(
+            "| {:<58} | {:>9} | {:>10} | {:<5} | {} {}",
+            self.figure,
+            self.median()
+                .map_or("not run".to_owned(), |m| format!("{m:.2}{}", self.unit)),
+            goal,
+            if self.median().is_none() {
+                "-"
+            } else if holds {
+                "yes"
+            } else {
+                "NO"
+            },
+            rounds.join(" / "),
+            self.detail
+        );
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn p50(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// CPU time (ns) every thread of `pid` has run so far.
+fn cpu_ns(pid: u32) -> Result<u64, String> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| e.to_string())?;
+    let mut total = 0;
+    for task in tasks.filter_map(Result::ok) {
+        let text = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        total += text
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Ok(total)
+}
+
+fn rss_kb(pid: u32) -> Result<u64, String> {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| "no VmRSS".to_owned())
+}
+
+/// `PROGRAM ARGS` on stdio pipes, with `env`, its stderr discarded, initialised.
+fn stdio(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<StdioClient, String> {
+    #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("COREMCP_GROUPS")
+        .stderr(Stdio::null());
+    StdioClient::spawn(command, "goals-bench")
+}
+
+/// Serial calls of `tool`: their latencies and the server's CPU per call (µs).
+fn serial(
+    client: &mut StdioClient,
+    tool: &str,
+    args: &Value,
+    n: usize,
+) -> Result<(Duration, f64), String> {
+    for _ in 0..WARM_UP {
+        client.request("tools/call", json!({"name": tool, "arguments": args}))?;
+    }
+    let cpu_before = cpu_ns(client.pid())?;
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let result = client.request("tools/call", json!({"name": tool, "arguments": args}))?;
+        times.push(t.elapsed());
+        if result["isError"] == json!(true) {
+            return Err(format!("{tool}: {result}"));
+        }
+    }
+    let cpu = (cpu_ns(client.pid())? - cpu_before) as f64 / n as f64 / 1e3;
+    Ok((p50(&mut times), cpu))
+}
+
+/// Spawn → `initialize` → `initialized` → the `tools/list` answer read whole (not parsed):
+/// the median of `n` starts, and the answer's length.
+fn cold(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    n: usize,
+) -> Result<(Duration, usize), String> {
+    let hello = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"goals-bench","version":"0"}}}"#,
+        "\n"
+    );
+    let list = concat!(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        "\n"
+    );
+    let mut times = Vec::with_capacity(n);
+    let mut length = 0;
+    for _ in 0..n {
+        let started = Instant::now();
+        #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
+        let child = Command::new(program)
+            .args(args)
+            .envs(env.iter().copied())
+            .env_remove("COREMCP_GROUPS")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("start {}: {e}", program.display()))?;
+        let mut child = Proc(child);
+        let mut stdin = child.0.stdin.take().ok_or("no stdin")?;
+        let mut stdout = BufReader::new(child.0.stdout.take().ok_or("no stdout")?);
+        let mut line = String::new();
+        stdin
+            .write_all(hello.as_bytes())
+            .map_err(|e| e.to_string())?;
+        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+        stdin
+            .write_all(list.as_bytes())
+            .map_err(|e| e.to_string())?;
+        line.clear();
+        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+        times.push(started.elapsed());
+        if !line.contains("\"tools\"") {
+            return Err(format!("{}: no tool list: {line:.200}", program.display()));
+        }
+        length = line.len();
+        drop(stdin);
+        let _ = child.0.wait();
+    }
+    Ok((p50(&mut times), length))
+}
+
+fn http_client(addr: &str) -> Result<McpClient, String> {
+    Ok(McpClient::new(
+        Url::parse(&format!("http://{addr}/mcp")).map_err(|e| e.to_string())?,
+    ))
+}
+
+/// Serial p50 and the rate with 16 clients in flight, over Streamable HTTP.
+fn http(addr: &str, tool: &str, n: usize) -> Result<(Duration, f64), String> {
+    let args = json!({"text": "x"});
+    let mut client = http_client(addr)?;
+    for _ in 0..WARM_UP {
+        http_call(&mut client, tool, &args)?;
+    }
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        http_call(&mut client, tool, &args)?;
+        times.push(t.elapsed());
+    }
+    let per = (n / 4).max(50);
+    let started = Instant::now();
+    let workers: Vec<_> = (0..IN_FLIGHT)
+        .map(|_| {
+            let (addr, tool, args) = (addr.to_owned(), tool.to_owned(), args.clone());
+            std::thread::spawn(move || -> Result<(), String> {
+                let mut c = http_client(&addr)?;
+                for _ in 0..per {
+                    http_call(&mut c, &tool, &args)?;
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| "an HTTP worker panicked".to_owned())??;
+    }
+    let rate = (IN_FLIGHT * per) as f64 / started.elapsed().as_secs_f64();
+    Ok((p50(&mut times), rate))
+}
+
+/// One call of a tool of every group (an error answer still loads the group), then the RSS,
+/// and what each group's first call added.
+fn memory(opts: &Options, data: &str) -> Result<(f64, String), String> {
+    let probes: [(&str, Value); 11] = [
+        ("registry_theme_list", json!({})),
+        ("docs_read", json!({"path": "README.md"})),
+        ("seele_search", json!({"query": "x"})),
+        ("scrolls_theme_list", json!({})),
+        ("notepad_list", json!({})),
+        ("session_list_active", json!({})),
+        ("git_status", json!({"path": data})),
+        ("files_list", json!({"path": data})),
+        ("core_status", json!({})),
+        ("publishing", json!({})),
+        ("docker_container_list", json!({})),
+    ];
+    let plugins = opts.all.to_string_lossy();
+    let mut client = stdio(
+        &opts.host,
+        &["stdio", "--plugins", &plugins, "--data", data],
+        &[("COREMCP_DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+    )?;
+    client.request("tools/list", json!({}))?;
+    let mut before = rss_kb(client.pid())?;
+    let start = before;
+    let mut costs = Vec::new();
+    for (tool, args) in &probes {
+        client.request("tools/call", json!({"name": tool, "arguments": args}))?;
+        let now = rss_kb(client.pid())?;
+        let group = tool.split('_').next().unwrap_or(tool);
+        costs.push(format!(
+            "{group} {:.1}",
+            (now.saturating_sub(before)) as f64 / 1024.0
+        ));
+        before = now;
+    }
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", client.pid()))
+        .map_err(|e| e.to_string())?;
+    let mut loaded: Vec<&str> = maps
+        .lines()
+        .filter_map(|l| l.rsplit('/').next())
+        .filter(|n| n.starts_with("libcoremcp_"))
+        .collect();
+    loaded.sort_unstable();
+    loaded.dedup();
+    if loaded.len() < probes.len() {
+        return Err(format!("only {} groups loaded: {loaded:?}", loaded.len()));
+    }
+    Ok((
+        before as f64 / 1024.0,
+        format!(
+            "start {:.1} MB; per group MB: {}",
+            start as f64 / 1024.0,
+            costs.join(", ")
+        ),
+    ))
+}
+
+fn run(opts: &Options) -> Result<(), String> {
+    let n = opts.calls;
+    let scratch = std::env::temp_dir().join(format!("coremcp-goals-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+    let data = scratch.to_string_lossy().into_owned();
+    let pair = opts.pair.to_string_lossy().into_owned();
+    let all = opts.all.to_string_lossy().into_owned();
+    let echo = json!({"text": "x"});
+
+    let mut stdio_p50 = Row::new(
+        "stdio p50, fixture_echo / echo floor",
+        "x",
+        Goal::AtMost(1.3),
+    );
+    let mut cold_row = Row::new(
+        "spawn -> tools/list, all 11 groups / rmcp",
+        "x",
+        Goal::AtMost(1.5),
+    );
+    let mut rss = Row::new(
+        "RSS after one call of every group",
+        " MB",
+        Goal::AtMost(15.0),
+    );
+    let mut hop = Row::new(
+        "upstream hop p50, through - direct (server-everything)",
+        " us",
+        Goal::AtMost(40.0),
+    );
+    let mut hop_rate = Row::new(
+        "upstream, 16 in flight: through / direct",
+        "x",
+        Goal::AtLeast(0.95),
+    );
+    let mut cpu = Row::new(
+        "server CPU per sequential stdio call / rmcp",
+        "x",
+        Goal::AtMost(1.0),
+    );
+    let mut http_p50 = Row::new("HTTP p50 / rmcp stateless JSON", "x", Goal::AtMost(0.8));
+    let mut http_rate = Row::new("HTTP calls/s, 16 in flight / rmcp", "x", Goal::AtLeast(1.5));
+    let mut notepad = Row::new(
+        "notepad_get (SQLite) p50 / fixture_echo",
+        "x",
+        Goal::AtMost(1.3),
+    );
+
+    for round in 1..=opts.rounds {
+        eprintln!("goals-bench: round {round} of {}", opts.rounds);
+        // stdio round trips and CPU: the floor, rmcp, coremcp.
+        let mut floor = stdio(&opts.floor, &[], &[])?;
+        let (floor_p50, _) = serial(&mut floor, "fixture_echo", &echo, n)?;
+        drop(floor);
+        let mut rmcp = stdio(&opts.rmcp, &["stdio"], &[])?;
+        let (rmcp_p50, rmcp_cpu) = serial(&mut rmcp, "echo", &echo, n)?;
+        drop(rmcp);
+        let mut host = stdio(
+            &opts.host,
+            &["stdio", "--plugins", &pair, "--data", &data],
+            &[],
+        )?;
+        let (host_p50, host_cpu) = serial(&mut host, "fixture_echo", &echo, n)?;
+        stdio_p50.rounds.push(us(host_p50) / us(floor_p50));
+        stdio_p50.detail = format!(
+            "floor {:.1} us, coremcp {:.1} us, rmcp {:.1} us",
+            us(floor_p50),
+            us(host_p50),
+            us(rmcp_p50)
+        );
+        cpu.rounds.push(host_cpu / rmcp_cpu);
+        cpu.detail = format!("coremcp {host_cpu:.1} us, rmcp {rmcp_cpu:.1} us");
+
+        // notepad_get against fixture_echo, in the same process.
+        host.request("tools/call", json!({"name": "notepad_set", "arguments": {"scope": "global", "key": "bench", "value": "v"}}))?;
+        let (echo_p50, _) = serial(&mut host, "fixture_echo", &echo, n)?;
+        let (get_p50, _) = serial(
+            &mut host,
+            "notepad_get",
+            &json!({"scope": "global", "key": "bench"}),
+            n,
+        )?;
+        notepad.rounds.push(us(get_p50) / us(echo_p50));
+        notepad.detail = format!(
+            "fixture_echo {:.1} us, notepad_get {:.1} us",
+            us(echo_p50),
+            us(get_p50)
+        );
+        drop(host);
+
+        // Cold start.
+        let starts = 15;
+        let (rmcp_cold, _) = cold(&opts.rmcp, &["stdio"], &[], starts)?;
+        let (host_cold, length) = cold(
+            &opts.host,
+            &["stdio", "--plugins", &all, "--data", &data],
+            &[],
+            starts,
+        )?;
+        cold_row
+            .rounds
+            .push(host_cold.as_secs_f64() / rmcp_cold.as_secs_f64());
+        cold_row.detail = format!(
+            "rmcp {:.2} ms, coremcp {:.2} ms ({} KB listing)",
+            rmcp_cold.as_secs_f64() * 1e3,
+            host_cold.as_secs_f64() * 1e3,
+            length / 1024
+        );
+
+        // Memory.
+        let (mb, detail) = memory(opts, &data)?;
+        rss.rounds.push(mb);
+        rss.detail = detail;
+
+        // HTTP against rmcp's stateless JSON server.
+        let rmcp_addr = free_addr("127.0.0.1")?;
+        #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
+        let rmcp_server = Command::new(&opts.rmcp)
+            .args(["http", &rmcp_addr])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("start rmcp-baseline http: {e}"))?;
+        let rmcp_server = Proc(rmcp_server);
+        wait_listening(&rmcp_addr)?;
+        let (rmcp_http, rmcp_rate) = http(&rmcp_addr, "echo", n)?;
+        drop(rmcp_server);
+        let addr = free_addr("127.0.0.1")?;
+        let server = serve(&opts.host, &opts.pair, &addr, &["--data", &data], &[])?;
+        let (host_http, host_rate) = http(&addr, "fixture_echo", n)?;
+        drop(server);
+        http_p50.rounds.push(us(host_http) / us(rmcp_http));
+        http_p50.detail = format!(
+            "rmcp {:.1} us, coremcp {:.1} us",
+            us(rmcp_http),
+            us(host_http)
+        );
+        http_rate.rounds.push(host_rate / rmcp_rate);
+        http_rate.detail = format!("rmcp {rmcp_rate:.0}/s, coremcp {host_rate:.0}/s");
+
+        // The upstream hop.
+        if let Some(everything) = &opts.everything {
+            let (direct, direct_rate) = upstream(everything, None, n)?;
+            let (through, through_rate) = upstream(everything, Some((opts, &data)), n)?;
+            hop.rounds.push(us(through) - us(direct));
+            hop.detail = format!("direct {:.1} us, through {:.1} us", us(direct), us(through));
+            hop_rate.rounds.push(through_rate / direct_rate);
+            hop_rate.detail = format!("direct {direct_rate:.0}/s, through {through_rate:.0}/s");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    println!(
+        "\nmedians of {} interleaved rounds ({} serial calls per figure; each round's ratio is within that round)",
+        opts.rounds, n
+    );
+    println!(
+        "| {:<58} | {:>9} | {:>10} | {:<5} | rounds, last round's figures",
+        "figure", "median", "goal", "holds"
+    );
+    println!(
+        "|{}|{}|{}|{}|---",
+        "-".repeat(60),
+        "-".repeat(11),
+        "-".repeat(12),
+        "-".repeat(7)
+    );
+    for row in [
+        &stdio_p50, &cold_row, &rss, &hop, &hop_rate, &cpu, &http_p50, &http_rate, &notepad,
+    ] {
+        row.print();
+    }
+    if opts.everything.is_none() {
+        println!("(the upstream rows need --everything: server-everything was not given)");
+    }
+    Ok(())
+}
+
+/// server-everything's `echo`: directly, or through `coremcp stdio` as `mcp__everything__echo`.
+fn upstream(
+    everything: &Path,
+    through: Option<(&Options, &str)>,
+    n: usize,
+) -> Result<(Duration, f64), String> {
+    let args = json!({"message": "goals"});
+    let (mut client, tool) = match through {
+        None => (stdio(everything, &["stdio"], &[])?, "echo"),
+        Some((opts, data)) => {
+            let servers = format!("everything={} stdio", everything.display());
+            let empty = Path::new(data).join("no-plugins");
+            std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+            let client = stdio(
+                &opts.host,
+                &[
+                    "stdio",
+                    "--plugins",
+                    &empty.to_string_lossy(),
+                    "--data",
+                    data,
+                ],
+                &[
+                    ("COREMCP_MCP_CONFIG", ""),
+                    ("COREMCP_MCP_SERVERS", &servers),
+                    ("COREMCP_MCP_GRANTS", "stdio=everything"),
+                    ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+                ],
+            )?;
+            (client, "mcp__everything__echo")
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let listing = client.request("tools/list", json!({}))?;
+        let listed = listing["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == tool));
+        if listed {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{tool} was not listed within 30 s"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (p50, _) = serial(&mut client, tool, &args, n)?;
+    let total = n * 2;
+    let took = client.pipelined(tool, &args, total, IN_FLIGHT)?;
+    Ok((p50, total as f64 / took.as_secs_f64()))
+}
