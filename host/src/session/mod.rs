@@ -630,6 +630,12 @@ impl Session {
                     responses: params.input_responses,
                     state: params.request_state,
                 });
+                // Sent on from this thread when nothing about it can wait.
+                if mrtr.is_none() {
+                    if let Some(outcome) = job_inner.upstream_now(&call, &target, &args) {
+                        return job_inner.finish_upstream(&call, outcome);
+                    }
+                }
                 pool::global().spawn(Box::new(move || {
                     job_inner.answer_upstream(&call, &target, &args, mrtr.as_ref());
                 }));
@@ -848,7 +854,13 @@ impl Inner {
         args: &str,
         mrtr: Option<&modern_call::Mrtr>,
     ) {
-        let message = match self.run_upstream(call, target, args, mrtr) {
+        let outcome = self.run_upstream(call, target, args, mrtr);
+        self.finish_upstream(call, outcome);
+    }
+
+    /// Answers an upstream call with its outcome, unless the watchdog or a cancel did.
+    fn finish_upstream(&self, call: &Call, outcome: upstream::Outcome) {
+        let message = match outcome {
             upstream::Outcome::Result(result) => rpc::response(&call.id, &result),
             upstream::Outcome::Refused(refusal) => refusal.to_message(Some(&call.id)),
             // The cancel or the watchdog claimed it; nothing is left to answer.

@@ -153,15 +153,8 @@ impl Inner {
                 }
             }
         }
-        // (`request` adds a 2026 server's envelope; the detached path is for 2025 servers.)
-        // When the call's own deadline comes first, the watchdog times it out: nobody needs to
-        // wait, and the answer is sent by the thread that reads it.
         // (A 2026 client's call waits: an `input_required` answer is relayed from here.)
-        if conn.client.timeout() >= left
-            && conn.client.stdio().is_some()
-            && mrtr.is_none()
-            && !conn.client.is_modern()
-        {
+        if mrtr.is_none() && detachable(&conn, left) {
             return self.send_detached(call, &conn, id, params);
         }
         let timeout = conn.client.timeout().min(left);
@@ -190,6 +183,37 @@ impl Inner {
                 answer => return self.upstream_answer(answer, call, target, args, mrtr),
             }
         }
+    }
+
+    /// Sends a 2025 client's call on from the thread that read it when nothing about it can
+    /// wait: the server is connected now, over stdio, no human must be asked, and the answer
+    /// can be sent by the server's reader thread ([`detachable`]). The write never blocks
+    /// ([`crate::upstream::pipe`]). `None`: the call goes to a pool thread, which may wait.
+    pub(super) fn upstream_now(
+        self: &Arc<Self>,
+        call: &Arc<Call>,
+        target: &Target,
+        args: &str,
+    ) -> Option<Outcome> {
+        let conn = target.server.connected_now()?;
+        let id = target.server.id();
+        let left = call
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(MARGIN);
+        let asks = self.upstreams.policy().needs_approval(id) && !conn.approved_for(&self.caller);
+        let published = target.server.tools().names.contains_key(call.tool.as_str());
+        if asks || !published || !detachable(&conn, left) || call.cancelled.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
+        let params = json!({"name": target.tool, "arguments": arguments});
+        Some(match self.send_detached(call, &conn, id, params) {
+            Ok(outcome) => outcome,
+            Err(None) => Outcome::Cancelled,
+            Err(Some(text)) => Outcome::Result(render::call_error_text(&text)),
+        })
     }
 
     /// What an upstream `tools/call` answered, as the outcome of the call.
@@ -352,6 +376,14 @@ impl Inner {
 
 /// The text a failed call answers with; an answer discarded for its size is logged too (the
 /// server misbehaves, and whoever runs Core MCP should hear of it).
+/// Whether a call with `left` until its deadline can be sent without a waiting thread: on a
+/// 2025 stdio server (`request` adds a 2026 server's envelope), whose own timeout is not the
+/// first to come — the call's deadline is, and the watchdog times it out, so nobody needs to
+/// wait and the thread that reads the answer sends it.
+fn detachable(conn: &Connection, left: std::time::Duration) -> bool {
+    conn.client.timeout() >= left && conn.client.stdio().is_some() && !conn.client.is_modern()
+}
+
 fn failed(full: &str, server: &str, e: &UpstreamError) -> String {
     if let UpstreamError::TooLarge { bytes, .. } = e {
         tracing::warn!(server = %server, tool = %full, bytes, "an upstream answer over the size limit was discarded: {e}");

@@ -21,6 +21,7 @@ pub mod expand;
 pub mod http;
 pub mod hub;
 pub mod lines;
+pub mod pipe;
 pub mod probe;
 pub mod publish;
 pub mod ring;

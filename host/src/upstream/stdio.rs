@@ -19,8 +19,7 @@
 //!   wait is [`Pending::wait`], shared with the legacy SSE transport).
 //! - Dropping the transport kills the server's process group.
 
-use std::io::{BufReader, Read, Write};
-use std::process::ChildStdin;
+use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -30,6 +29,7 @@ use coremcp_spawn::{Running, Spec};
 use serde_json::{json, Value};
 
 use super::lines::{Line, Lines};
+use super::pipe::Pipe;
 use super::ring::Ring;
 use super::rpc::{classify, method_not_found, Incoming, Notices, Refused, UpstreamError};
 use super::wait::{lock, Call, Done, Peer, Pending};
@@ -43,7 +43,8 @@ const SETTLE: Duration = Duration::from_millis(1000);
 struct Shared {
     /// Closed when the server's stdout ends.
     pending: Pending,
-    stdin: Mutex<Option<ChildStdin>>,
+    /// Never blocks the thread that writes ([`super::pipe`]).
+    stdin: Pipe,
     stderr: Mutex<Ring>,
     stderr_done: AtomicBool,
     notices: Arc<Notices>,
@@ -53,11 +54,7 @@ impl Shared {
     fn write(&self, message: &Value) -> std::io::Result<()> {
         let mut line = message.to_string();
         line.push('\n');
-        let mut stdin = lock(&self.stdin);
-        let pipe = stdin
-            .as_mut()
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
-        pipe.write_all(line.as_bytes()).and_then(|()| pipe.flush())
+        self.stdin.write_line(line.as_bytes())
     }
 }
 
@@ -75,7 +72,7 @@ impl StdioTransport {
         let mut running = coremcp_spawn::start(spec)?;
         let shared = Arc::new(Shared {
             pending: Pending::default(),
-            stdin: Mutex::new(running.stdin.take()),
+            stdin: Pipe::new(running.stdin.take()),
             stderr: Mutex::new(Ring::new(STDERR_KEPT)),
             stderr_done: AtomicBool::new(false),
             notices,

@@ -254,6 +254,14 @@ impl Server {
         Ok(conn)
     }
 
+    /// The connection, if the server is connected and running right now (never waits).
+    pub fn connected_now(&self) -> Option<Arc<Connection>> {
+        match &*lock(&self.state) {
+            State::Connected(conn) if !conn.client.is_closed() => Some(Arc::clone(conn)),
+            _ => None,
+        }
+    }
+
     /// The connection of the state, waiting while connecting.
     fn live(&self, until: Instant) -> Result<Arc<Connection>, String> {
         let mut state = lock(&self.state);

@@ -1030,3 +1030,48 @@ fn the_real_servers_prompts_and_resources_pass_through_over_stdio_and_http() {
         );
     }
 }
+
+/// A stdio server that stops reading its input cannot hold the session up: its calls are sent
+/// from the thread that reads the client, and what does not fit in the pipe waits in a bounded
+/// backlog (host/src/upstream/pipe.rs) instead of blocking that thread.
+#[test]
+fn a_server_that_stops_reading_does_not_stall_the_session() {
+    let setup = Setup::calls_server();
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=m"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+    ]);
+    server.initialize();
+    wait_listed(&mut server, "mcp__m__stall");
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": "stall", "method": "tools/call",
+                        "params": {"name": "mcp__m__stall", "arguments": {"seconds": 3}}}),
+    );
+    // More than its input pipe holds (64 KB), and less than ours does: were our reader to
+    // block writing them, this test's own writes would still go through, and the ping show it.
+    let message = "m".repeat(19_000);
+    for n in 0..5 {
+        server.send(
+            &json!({"jsonrpc": "2.0", "id": format!("echo-{n}"), "method": "tools/call",
+                            "params": {"name": "mcp__m__echo", "arguments": {"message": message}}}),
+        );
+    }
+    let started = Instant::now();
+    let pong = server.request("ping", json!({}));
+    assert!(pong.get("result").is_some(), "{pong}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "ping waited {:?} behind a server that reads nothing",
+        started.elapsed()
+    );
+    let stalled = server.answer(&json!("stall"), Duration::from_secs(20));
+    assert_eq!(text(&stalled["result"]), "stalled", "{stalled}");
+    for n in 0..5 {
+        let echoed = server.answer(&json!(format!("echo-{n}")), Duration::from_secs(20));
+        assert_eq!(
+            text(&echoed["result"]),
+            message,
+            "echo-{n}: every byte arrived"
+        );
+    }
+}
