@@ -1036,7 +1036,8 @@ fn the_real_servers_prompts_and_resources_pass_through_over_stdio_and_http() {
 /// backlog (host/src/upstream/pipe.rs) instead of blocking that thread.
 #[test]
 fn a_server_that_stops_reading_does_not_stall_the_session() {
-    let setup = Setup::calls_server();
+    let setup = Setup::new(json!([]));
+    setup.write(json!([misbehave("m", "stall", &setup.calls())]));
     let (_plugins, mut server) = setup.stdio(&[
         ("COREMCP_MCP_GRANTS", "stdio=m"),
         ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
