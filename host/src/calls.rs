@@ -69,6 +69,9 @@ struct Table {
     watchdog_at: Option<Instant>,
     /// Calls registered and not yet answered (or given up by a cancel).
     unanswered: usize,
+    /// Threads in [`Calls::wait_idle`]: only they need the idle signal, whose every
+    /// `notify_all` is a syscall.
+    idle_waiters: usize,
     closed: bool,
 }
 
@@ -98,6 +101,7 @@ impl Calls {
                 seq: 0,
                 watchdog_at: None,
                 unanswered: 0,
+                idle_waiters: 0,
                 closed: false,
             }),
             wake: Condvar::new(),
@@ -177,7 +181,7 @@ impl Calls {
     pub fn answered(&self) {
         let mut table = self.lock();
         table.unanswered = table.unanswered.saturating_sub(1);
-        if table.unanswered == 0 {
+        if table.unanswered == 0 && table.idle_waiters > 0 {
             self.inner.idle.notify_all();
         }
     }
@@ -213,12 +217,14 @@ impl Calls {
 
     /// Waits until every call has been answered, at most `limit`. True if none is owed.
     pub fn wait_idle(&self, limit: Duration) -> bool {
-        let table = self.lock();
-        let (table, _) = self
+        let mut table = self.lock();
+        table.idle_waiters += 1;
+        let (mut table, _) = self
             .inner
             .idle
             .wait_timeout_while(table, limit, |t| t.unanswered > 0)
             .unwrap_or_else(PoisonError::into_inner);
+        table.idle_waiters -= 1;
         table.unanswered == 0
     }
 
@@ -270,7 +276,7 @@ fn run_watchdog(inner: &Inner) {
                 table = inner.table.lock().unwrap_or_else(PoisonError::into_inner);
                 if claimed {
                     table.unanswered = table.unanswered.saturating_sub(1);
-                    if table.unanswered == 0 {
+                    if table.unanswered == 0 && table.idle_waiters > 0 {
                         inner.idle.notify_all();
                     }
                 }

@@ -22,6 +22,7 @@ pub mod forward;
 mod fuzz;
 pub mod host_ops;
 pub mod http;
+pub mod inline;
 pub mod logging;
 pub mod mcp;
 pub mod metrics;

@@ -2,8 +2,8 @@
 //!
 //! Two kinds of family:
 //! - counted as things happen (calls, their latency, calls in flight, plugin load time), in one
-//!   process-wide registry: an update is a few atomic operations on a family entry found under
-//!   a read lock, and no lock is held across a call;
+//!   process-wide registry: a call's [`Subject`] finds its series once per name, so an update
+//!   is a few atomic operations, and no lock is held across a call;
 //! - read at scrape time from the `/api/status` document (sessions, relays, upstream servers),
 //!   so the numbers a person sees on the page and in a graph are the same numbers.
 //!
@@ -13,8 +13,8 @@
 //! `unknown`.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use prometheus_client::encoding::prometheus_text;
@@ -24,6 +24,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 use serde_json::Value;
+
+/// Built once: building a searcher costs more than searching a short text with it.
+static ERROR_HEAD: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"error\":{\"code\""));
 
 /// The content type of the exposition.
 pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
@@ -53,8 +57,7 @@ impl Outcome {
     /// (`render` puts `isError` last), or a JSON-RPC error. Reads only the answer's ends.
     pub fn of_answer(answer: &str) -> Self {
         let head = &answer.as_bytes()[..answer.len().min(96)];
-        let is_error = answer.ends_with(",\"isError\":true}}")
-            || memchr::memmem::find(head, b"\"error\":{\"code\"").is_some();
+        let is_error = answer.ends_with(",\"isError\":true}}") || ERROR_HEAD.find(head).is_some();
         match is_error {
             true => Outcome::ToolError,
             false => Outcome::Ok,
@@ -64,11 +67,22 @@ impl Outcome {
 
 type Label = (&'static str, Cow<'static, str>);
 
-/// Who a call is counted under: its group and tool.
+/// Who a call is counted under: its group and tool, with the series it updates, found once
+/// per name (a lookup by label set hashes every label; a call only clones an `Arc`).
 #[derive(Debug, Clone)]
 pub struct Subject {
+    series: Arc<Series>,
+}
+
+/// One subject's series, each taken from its family the first time it is updated (so that an
+/// outcome that never happened shows no zero series).
+#[derive(Debug)]
+struct Series {
     group: Cow<'static, str>,
     tool: Cow<'static, str>,
+    calls: [OnceLock<Counter>; 5],
+    latency: OnceLock<Histogram>,
+    upstream_latency: OnceLock<Histogram>,
 }
 
 impl Subject {
@@ -78,40 +92,64 @@ impl Subject {
             .strip_prefix("mcp__")
             .and_then(|rest| rest.split("__").next())
         {
-            return Self {
-                group: Cow::Borrowed("upstream"),
-                tool: Cow::Owned(format!("mcp__{server}")),
-            };
+            return Self::named(
+                Cow::Borrowed("upstream"),
+                Cow::Owned(format!("mcp__{server}")),
+            );
         }
         if let Some(catalog) = coremcp_catalog::group_of(tool) {
             let name = catalog
                 .names()
                 .find(|n| *n == tool)
                 .map_or(Cow::Owned(tool.to_owned()), Cow::Borrowed);
-            return Self {
-                group: Cow::Borrowed(catalog.id),
-                tool: name,
-            };
+            return Self::named(Cow::Borrowed(catalog.id), name);
         }
         match group {
-            Some(group) => Self {
-                group: Cow::Owned(group.to_owned()),
-                tool: Cow::Owned(tool.to_owned()),
-            },
+            Some(group) => Self::named(Cow::Owned(group.to_owned()), Cow::Owned(tool.to_owned())),
             None => Self::unknown(),
         }
     }
 
     /// A name nobody serves.
     pub fn unknown() -> Self {
-        Self {
-            group: Cow::Borrowed("unknown"),
-            tool: Cow::Borrowed("unknown"),
-        }
+        Self::named(Cow::Borrowed("unknown"), Cow::Borrowed("unknown"))
+    }
+
+    /// The subject of these labels, sharing the series of every earlier subject of them.
+    fn named(group: Cow<'static, str>, tool: Cow<'static, str>) -> Self {
+        static KNOWN: OnceLock<RwLock<HashMap<Cow<'static, str>, Arc<Series>>>> = OnceLock::new();
+        let known = KNOWN.get_or_init(RwLock::default);
+        let found = known
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(tool.as_ref())
+            .filter(|series| series.group == group)
+            .cloned();
+        let series = found.unwrap_or_else(|| {
+            let series = Arc::new(Series {
+                group,
+                tool: tool.clone(),
+                calls: Default::default(),
+                latency: OnceLock::new(),
+                upstream_latency: OnceLock::new(),
+            });
+            // A tool that changed groups (a reload) replaces its entry: the set stays bounded
+            // by the tools served.
+            known
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(tool, Arc::clone(&series));
+            series
+        });
+        Self { series }
+    }
+
+    fn group(&self) -> &str {
+        &self.series.group
     }
 
     fn upstream_server(&self) -> Option<&str> {
-        (self.group == "upstream").then(|| self.tool.trim_start_matches("mcp__"))
+        (self.group() == "upstream").then(|| self.series.tool.trim_start_matches("mcp__"))
     }
 }
 
@@ -210,7 +248,7 @@ pub fn failed(subject: &Subject, tool: &str, answer: &str) {
         recent.pop_front();
     }
     recent.push_back(serde_json::json!({
-        "at_unix_ms": at, "group": subject.group, "tool": tool, "message": message,
+        "at_unix_ms": at, "group": subject.group(), "tool": tool, "message": message,
     }));
 }
 
@@ -227,12 +265,23 @@ pub fn finished(subject: &Subject, outcome: Outcome, took: Duration) {
     count(subject, outcome);
     if outcome != Outcome::Cancelled {
         let seconds = took.as_secs_f64();
-        m.latency
-            .get_or_create(&[("group", subject.group.clone())])
+        let series = &subject.series;
+        series
+            .latency
+            .get_or_init(|| {
+                m.latency
+                    .get_or_create(&[("group", series.group.clone())])
+                    .clone()
+            })
             .observe(seconds);
         if let Some(server) = subject.upstream_server() {
-            m.upstream_latency
-                .get_or_create(&[("server", Cow::Owned(server.to_owned()))])
+            series
+                .upstream_latency
+                .get_or_init(|| {
+                    m.upstream_latency
+                        .get_or_create(&[("server", Cow::Owned(server.to_owned()))])
+                        .clone()
+                })
                 .observe(seconds);
         }
     }
@@ -244,13 +293,18 @@ pub fn refused(subject: &Subject) {
 }
 
 fn count(subject: &Subject, outcome: Outcome) {
-    metrics()
-        .calls
-        .get_or_create(&[
-            ("group", subject.group.clone()),
-            ("tool", subject.tool.clone()),
-            ("outcome", Cow::Borrowed(outcome.as_str())),
-        ])
+    let series = &subject.series;
+    series.calls[outcome as usize]
+        .get_or_init(|| {
+            metrics()
+                .calls
+                .get_or_create(&[
+                    ("group", series.group.clone()),
+                    ("tool", series.tool.clone()),
+                    ("outcome", Cow::Borrowed(outcome.as_str())),
+                ])
+                .clone()
+        })
         .inc();
 }
 
@@ -362,22 +416,22 @@ mod tests {
     #[test]
     fn labels_stay_bounded() {
         let s = Subject::of("git_status", Some("git"));
-        assert_eq!((s.group.as_ref(), s.tool.as_ref()), ("git", "git_status"));
+        assert_eq!((s.group(), s.series.tool.as_ref()), ("git", "git_status"));
         assert!(
-            matches!(s.tool, Cow::Borrowed(_)),
+            matches!(s.series.tool, Cow::Borrowed(_)),
             "catalog names are not copied"
         );
         let s = Subject::of("mcp__time__get_current_time", None);
         assert_eq!(
-            (s.group.as_ref(), s.tool.as_ref()),
+            (s.group(), s.series.tool.as_ref()),
             ("upstream", "mcp__time")
         );
         assert_eq!(s.upstream_server(), Some("time"));
         let s = Subject::of("made_up", None);
-        assert_eq!((s.group.as_ref(), s.tool.as_ref()), ("unknown", "unknown"));
+        assert_eq!((s.group(), s.series.tool.as_ref()), ("unknown", "unknown"));
         let s = Subject::of("fixture_echo", Some("fixture"));
         assert_eq!(
-            (s.group.as_ref(), s.tool.as_ref()),
+            (s.group(), s.series.tool.as_ref()),
             ("fixture", "fixture_echo")
         );
     }

@@ -181,7 +181,8 @@ impl Gate {
         }
     }
 
-    /// Runs `job` on `pool` when the group has room.
+    /// Runs `job` when the group has room: on this thread if it runs calls inline (see
+    /// [`crate::inline`]), else on `pool`.
     pub fn submit(self: &Arc<Self>, pool: &Pool, job: Job) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.running >= self.limit {
@@ -190,8 +191,26 @@ impl Gate {
         }
         state.running += 1;
         drop(state);
+        let job = match crate::inline::run(job) {
+            Ok(()) => return self.after_inline(pool),
+            Err(job) => job,
+        };
         let gate = Arc::clone(self);
         pool.spawn(Box::new(move || gate.run(job)));
+    }
+
+    /// Frees the slot an inline job held, or passes it to the next waiting job — on the pool,
+    /// since the inline thread has its transport to get back to.
+    fn after_inline(self: &Arc<Self>, pool: &Pool) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match state.waiting.pop_front() {
+            Some(next) => {
+                drop(state);
+                let gate = Arc::clone(self);
+                pool.spawn(Box::new(move || gate.run(next)));
+            }
+            None => state.running -= 1,
+        }
     }
 
     fn run(&self, mut job: Job) {

@@ -35,6 +35,10 @@ use crate::policy::{Caller, Decision, Subject};
 use crate::registry;
 use crate::upstream::hub::{Target, Upstreams};
 
+/// Built once: building a searcher costs more than searching a short text with it.
+static REMOTE_HOST_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"remote_host\""));
+
 /// Where a call goes.
 pub enum Route {
     /// A tool of an upstream MCP server (`mcp__<id>__<tool>`) the caller is granted.
@@ -267,7 +271,7 @@ pub fn unavailable(tool: &str, error: &LoadError) -> String {
 
 /// Splits `remote_host` off the arguments. An empty value counts as absent.
 fn take_remote_host(args: &str) -> Result<(Option<String>, String), String> {
-    if memchr::memmem::find(args.as_bytes(), b"\"remote_host\"").is_none() {
+    if REMOTE_HOST_KEY.find(args.as_bytes()).is_none() {
         return Ok((None, args.to_owned()));
     }
     let mut map: Map<String, Value> = serde_json::from_str(args)

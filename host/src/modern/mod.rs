@@ -14,6 +14,10 @@ use serde_json::value::RawValue;
 
 use crate::rpc::{self, json_string};
 
+/// Built once: building a searcher costs more than searching a short text with it.
+static VERSION_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(VERSION_KEY.as_bytes()));
+
 /// The modern versions we serve, newest last.
 pub const VERSIONS: &[&str] = &["2026-07-28"];
 
@@ -145,7 +149,7 @@ struct Capabilities<'a> {
 /// (not merely a `_meta`; pitfall 4 of the summary).
 pub fn is_tagged(params: Option<&RawValue>) -> bool {
     let Some(params) = params else { return false };
-    if memchr::memmem::find(params.get().as_bytes(), VERSION_KEY.as_bytes()).is_none() {
+    if VERSION_FINDER.find(params.get().as_bytes()).is_none() {
         return false;
     }
     serde_json::from_str::<Params<'_>>(params.get())

@@ -39,6 +39,10 @@ use crate::rpc::{self, Incoming};
 use crate::upstream::hub::{Listener, Target, Upstreams};
 use crate::{mcp, pool, render};
 
+/// Built once: building a searcher costs more than searching a short text with it.
+static TIMEOUT_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"timeout_s\""));
+
 /// Where a session's outgoing messages go. `message` is one JSON-RPC message, no newline.
 pub trait Outbox: Send + Sync + 'static {
     fn send(&self, message: String);
@@ -693,7 +697,7 @@ impl Session {
     /// The call's deadline: the default, or longer when the tool is given its own `timeout_s`.
     fn timeout_for(&self, args: &str) -> Duration {
         let default = self.inner.config.call_timeout;
-        if memchr::memmem::find(args.as_bytes(), b"\"timeout_s\"").is_none() {
+        if TIMEOUT_KEY.find(args.as_bytes()).is_none() {
             return default;
         }
         #[derive(Deserialize)]

@@ -257,7 +257,7 @@ pub struct Tx<'a> {
 }
 
 enum TxInner<'a> {
-    Sqlite(&'a rusqlite::Connection),
+    Sqlite(sqlite::Statements<'a>),
     Postgres(&'a mut postgres::Session),
 }
 

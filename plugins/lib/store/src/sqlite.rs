@@ -11,7 +11,12 @@
 //!   `TEXT`, `TEXT` and `BLOB` (see `sql::ddl_to_sqlite`).
 //! - SQLITE_BUSY and SQLITE_LOCKED become `StoreError::Busy`; other errors `Backend("SQLite: …")`.
 //! - The connection is never left inside a transaction when a call returns or unwinds.
+//! - A statement's SQLite text and column names are worked out once per SQL text (at most
+//!   [`TEXTS_KEPT`] texts; the set is cleared past that), and SQLite keeps it prepared, so a
+//!   repeated query costs no translation, parse or column-name copy.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +28,22 @@ use crate::{run_in_tx, Migration, Param, Row, StoreError, Tx, TxInner};
 
 pub(crate) struct Conn {
     conn: Connection,
+    texts: RefCell<HashMap<Box<str>, Arc<Text>>>,
 }
+
+/// What a SQL text becomes for SQLite.
+struct Text {
+    sqlite: Box<str>,
+    /// Its result columns, once a query has run.
+    columns: std::sync::OnceLock<Arc<[String]>>,
+}
+
+/// How many SQL texts a connection remembers (they are the plugins' own statements, so the
+/// bound is only against a caller that builds text per call).
+const TEXTS_KEPT: usize = 512;
+/// How many prepared statements SQLite keeps (rusqlite's default is 16, fewer than the
+/// statements of one busy plugin).
+const PREPARED_KEPT: usize = 128;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -44,9 +64,13 @@ impl Conn {
             StoreError::Backend(format!("SQLite: cannot open {}: {e}", path.display()))
         })?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(error)?;
+        conn.set_prepared_statement_cache_capacity(PREPARED_KEPT);
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             .map_err(error)?;
-        let mut this = Self { conn };
+        let mut this = Self {
+            conn,
+            texts: RefCell::default(),
+        };
         // While a new file is switched to WAL, SQLite answers some lock requests with BUSY at
         // once instead of waiting; every step here is idempotent, so it is simply retried.
         let mut attempt = 1;
@@ -134,14 +158,20 @@ impl Conn {
 
     /// `BEGIN IMMEDIATE` … `COMMIT` around `body`, rolled back on error or panic.
     fn locked<T>(
-        &mut self,
+        &self,
         body: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let conn = &self.conn;
-        conn.execute_batch("BEGIN IMMEDIATE").map_err(error)?;
+        // Prepared once and kept: BEGIN and COMMIT are on every call's path.
+        let run = |sql: &str| {
+            conn.prepare_cached(sql)
+                .and_then(|mut s| s.execute([]))
+                .map_err(error)
+        };
+        run("BEGIN IMMEDIATE")?;
         run_in_tx(
             || body(conn),
-            || conn.execute_batch("COMMIT").map_err(error),
+            || run("COMMIT").map(drop),
             || {
                 if !conn.is_autocommit() {
                     // Failing to roll back leaves the transaction open; the next BEGIN then
@@ -156,12 +186,37 @@ impl Conn {
         &mut self,
         f: &mut impl FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        let texts = &self.texts;
         self.locked(|conn| {
             let mut tx = Tx {
-                inner: TxInner::Sqlite(conn),
+                inner: TxInner::Sqlite(Statements { conn, texts }),
             };
             f(&mut tx)
         })
+    }
+}
+
+/// A connection inside a transaction, with what its SQL texts become.
+pub(crate) struct Statements<'a> {
+    conn: &'a Connection,
+    texts: &'a RefCell<HashMap<Box<str>, Arc<Text>>>,
+}
+
+impl Statements<'_> {
+    fn text(&self, sql: &str) -> Arc<Text> {
+        if let Some(text) = self.texts.borrow().get(sql) {
+            return Arc::clone(text);
+        }
+        let text = Arc::new(Text {
+            sqlite: crate::sql::to_sqlite(sql).into(),
+            columns: std::sync::OnceLock::new(),
+        });
+        let mut texts = self.texts.borrow_mut();
+        if texts.len() >= TEXTS_KEPT {
+            texts.clear();
+        }
+        texts.insert(sql.into(), Arc::clone(&text));
+        text
     }
 }
 
@@ -189,9 +244,9 @@ impl ToSql for Param {
     }
 }
 
-pub(crate) fn execute(conn: &Connection, sql: &str, params: &[Param]) -> Result<u64, StoreError> {
-    let sql = crate::sql::to_sqlite(sql);
-    let mut stmt = conn.prepare_cached(&sql).map_err(error)?;
+pub(crate) fn execute(on: &Statements<'_>, sql: &str, params: &[Param]) -> Result<u64, StoreError> {
+    let text = on.text(sql);
+    let mut stmt = on.conn.prepare_cached(&text.sqlite).map_err(error)?;
     let n = stmt
         .execute(rusqlite::params_from_iter(params))
         .map_err(error)?;
@@ -199,13 +254,16 @@ pub(crate) fn execute(conn: &Connection, sql: &str, params: &[Param]) -> Result<
 }
 
 pub(crate) fn query(
-    conn: &Connection,
+    on: &Statements<'_>,
     sql: &str,
     params: &[Param],
 ) -> Result<Vec<Row>, StoreError> {
-    let sql = crate::sql::to_sqlite(sql);
-    let mut stmt = conn.prepare_cached(&sql).map_err(error)?;
-    let columns: Arc<[String]> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    let text = on.text(sql);
+    let mut stmt = on.conn.prepare_cached(&text.sqlite).map_err(error)?;
+    let columns = text
+        .columns
+        .get_or_init(|| stmt.column_names().into_iter().map(str::to_owned).collect())
+        .clone();
     let width = columns.len();
     let mut rows = stmt
         .query(rusqlite::params_from_iter(params))

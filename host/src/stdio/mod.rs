@@ -1,8 +1,10 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout.
 //!
 //! Invariants:
-//! - The pipes are read and written directly: the reader thread hands each line to the session
-//!   itself, and answers are written by whichever thread produced them, one `write` each.
+//! - The pipes are read and written directly: the reading thread hands each line to the session
+//!   itself and runs a call there too, handing the reading to another thread if the call runs
+//!   long ([`readers`]); answers are written by whichever thread produced them, one `write`
+//!   each.
 //! - A line longer than [`MAX_LINE_BYTES`] without a newline is discarded as it streams in and
 //!   reported; memory stays bounded by the limit, whatever arrives.
 //! - Only the protocol writes to the real stdout: fd 1 is re-pointed at stderr before any
@@ -12,12 +14,14 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, Write};
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::mcp::MAX_LINE_BYTES;
+
+mod readers;
 use crate::session::{Outbox, Session};
 
 /// How long, after stdin closes, calls in flight get to answer before the process exits.
@@ -208,20 +212,8 @@ pub fn serve(make_session: impl FnOnce(Arc<dyn Outbox>) -> Session) -> io::Resul
     });
     let session = make_session(out);
     reload_on_sighup(sighup, session.clone())?;
-    let stdin = io::stdin();
-    let mut reader = LineReader::new(
-        io::BufReader::with_capacity(64 * 1024, stdin.lock()),
-        MAX_LINE_BYTES,
-    );
-    loop {
-        let more = reader.next(|event| match event {
-            Event::Line(line) => session.handle(line),
-            Event::Oversize(bytes) => session.report_oversize(bytes),
-        })?;
-        if !more {
-            break;
-        }
-    }
+    let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    readers::Readers::new(stdin, MAX_LINE_BYTES, session.clone())?.serve()?;
     tracing::debug!("stdin closed; waiting for calls in flight");
     if !session.drain(DRAIN_LIMIT) {
         tracing::warn!("calls still running after stdin closed; exiting without their answers");
