@@ -4,13 +4,13 @@
 //! watchdog, or nobody (the client cancelled it) — decided by [`Call::claim`]. The claimant
 //! reports [`Calls::answered`] only after its answer is written, and [`Calls::wait_idle`] waits
 //! for that, so a host that exits after stdin closes never drops an answer it owed. The watchdog is
-//! one thread that sleeps until the earliest deadline; registering a call wakes it only when
-//! that call's deadline is earlier than the one it sleeps towards, so the common path costs two
-//! short lock holds and no wake-up.
+//! one thread (started with the first call) that sleeps until the earliest deadline; registering
+//! a call wakes it only when that call's deadline is earlier than the one it sleeps towards, so
+//! the common path costs two short lock holds and no wake-up.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, Once, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -87,6 +87,7 @@ struct Inner {
 /// The calls of one session.
 pub struct Calls {
     inner: Arc<Inner>,
+    watchdog: Once,
 }
 
 impl Calls {
@@ -109,14 +110,24 @@ impl Calls {
             on_timeout,
             idle_wait,
         });
-        let watchdog = Arc::clone(&inner);
-        let started = thread::Builder::new()
-            .name("coremcp-deadlines".into())
-            .spawn(move || run_watchdog(&watchdog));
-        if let Err(e) = started {
-            tracing::error!("cannot start the deadline watchdog: {e}; calls will not time out");
+        Self {
+            inner,
+            watchdog: Once::new(),
         }
-        Self { inner }
+    }
+
+    /// Starts the watchdog with the first call: a session that only lists tools (a client
+    /// looking around, a cold start) never pays for its thread.
+    fn start_watchdog(&self) {
+        self.watchdog.call_once(|| {
+            let watchdog = Arc::clone(&self.inner);
+            let started = thread::Builder::new()
+                .name("coremcp-deadlines".into())
+                .spawn(move || run_watchdog(&watchdog));
+            if let Err(e) = started {
+                tracing::error!("cannot start the deadline watchdog: {e}; calls will not time out");
+            }
+        });
     }
 
     /// Registers a call of `tool` (served by `group`, when known); `None` when a call with
@@ -159,6 +170,7 @@ impl Calls {
         crate::metrics::started();
         let wake = table.watchdog_at.is_none_or(|at| deadline < at);
         drop(table);
+        self.start_watchdog();
         if wake {
             self.inner.wake.notify_one();
         }
