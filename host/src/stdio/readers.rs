@@ -1,11 +1,16 @@
 //! Who reads stdin, and who runs a call when it arrives.
 //!
 //! One thread at a time reads lines and runs each call itself (see [`crate::inline`]), so a
-//! trivial call costs the one wake-up that brought its line. A call that runs past [`GRACE`]
-//! hands the reading to another thread: before it runs, the reader arms a timer that a watcher
-//! thread sleeps on, and if it fires with the call still running, the watcher starts a new
-//! reader on the pool. So a slow or stuck call never keeps the session from its next message (a
-//! cancel, an answer to the server's own question, another call) for more than the grace.
+//! trivial call costs the one wake-up that brought its line. A call that runs past a grace of
+//! one to two [`TICK`]s hands the reading to another thread: a watcher thread wakes every tick
+//! while calls are flowing, and when it sees the same call running at two ticks at least a tick
+//! apart, it starts a new reader on the pool. So a slow or stuck call never keeps the session
+//! from its next message (a cancel, an answer to the server's own question, another call) for
+//! more than two ticks.
+//!
+//! A call costs no system call for this: it only writes its number where the watcher looks.
+//! The watcher parks (its timer disarmed) after [`PARK_AFTER`] ticks without a call, and the
+//! first call after that re-arms it, so an idle session wakes nobody.
 //!
 //! Invariants:
 //! - Exactly one thread reads at a time: the lines sit behind a mutex, and a thread reads only
@@ -13,23 +18,30 @@
 //!   thread running the call and the watcher race for, so exactly one of them has it after.
 //! - The thread that lost the role finishes its call (its answer is written as always) and then
 //!   leaves; it reads nothing more.
+//! - A call never runs inline unwatched: the reader publishes its number before it looks
+//!   whether the watcher is parked, and the watcher publishes that it parks before it looks for
+//!   a running call (both sequentially consistent), so at least one of them sees the other and
+//!   exactly one re-arms the timer.
 //! - The thread that started serving never reads: it waits for the end of input, so a stuck
 //!   call cannot keep the process from exiting once stdin closes.
 
 use std::fs::File;
 use std::io::{self, BufReader};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Event, LineReader};
 use crate::inline::{self, Runner};
 use crate::pool::{self, Job};
 use crate::session::Session;
 
-/// How long a call runs on the reading thread before another thread takes over the reading.
-pub const GRACE: Duration = Duration::from_millis(2);
+/// The watcher's period while calls flow: a call still running after one to two ticks hands
+/// the reading to another thread.
+pub const TICK: Duration = Duration::from_millis(1);
+/// Ticks without a call after which the watcher parks.
+const PARK_AFTER: u32 = 20;
 
 /// `turn` when no call runs inline.
 const IDLE: u64 = 0;
@@ -43,8 +55,10 @@ pub struct Readers {
     lines: Mutex<LineReader<BufReader<File>>>,
     session: Session,
     timer: Timer,
-    /// The number of the call running inline, [`IDLE`] or [`TAKEN`].
+    /// The number of the call running inline, [`IDLE`], [`TAKEN`] or [`ENDED`].
     turn: AtomicU64,
+    /// The watcher's timer is disarmed: the next call re-arms it.
+    parked: AtomicBool,
     /// The last number given to an inline call.
     numbered: AtomicU64,
     /// How reading ended, once it has.
@@ -63,6 +77,7 @@ impl Readers {
             session,
             timer: Timer::new()?,
             turn: AtomicU64::new(IDLE),
+            parked: AtomicBool::new(true),
             numbered: AtomicU64::new(IDLE),
             ended: Mutex::new(None),
             ended_signal: Condvar::new(),
@@ -123,14 +138,15 @@ impl Readers {
     fn end(&self, result: io::Result<()>) {
         *self.ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
         self.ended_signal.notify_all();
-        // Wakes the watcher to find the input over and leave.
-        self.turn.store(ENDED, Ordering::Release);
-        let _ = self.timer.set(Duration::from_nanos(1));
+        // Wakes the watcher (parked or not) to find the input over and leave.
+        self.turn.store(ENDED, Ordering::SeqCst);
+        let _ = self.timer.once(Duration::from_nanos(1));
     }
 
-    /// Sleeps on the timer; when it fires with a call still running inline, takes the role
-    /// from that call and starts a new reader.
+    /// Wakes every tick while calls flow; takes the role from a call seen running at two ticks
+    /// a tick apart and starts a new reader; parks when the calls stop.
     fn watch(self: Arc<Self>) {
+        let mut watch = Watch::new();
         loop {
             if let Err(e) = self.timer.wait() {
                 tracing::error!(
@@ -139,23 +155,108 @@ impl Readers {
                 );
                 return;
             }
-            let turn = self.turn.load(Ordering::Acquire);
-            if turn == ENDED {
-                return;
+            let turn = self.turn.load(Ordering::SeqCst);
+            match watch.tick(turn, Instant::now()) {
+                Tick::Wait => {}
+                Tick::Ended => return,
+                Tick::Take => {
+                    if self
+                        .turn
+                        .compare_exchange(turn, TAKEN, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                    {
+                        tracing::debug!("a call outlasted its grace on the reader; another reads");
+                        let reader = Arc::clone(&self);
+                        pool::global().spawn(Box::new(move || reader.read()));
+                    }
+                }
+                Tick::Park => {
+                    if let Err(e) = self.timer.disarm() {
+                        tracing::warn!("cannot park the stdin watcher ({e}); it keeps ticking");
+                        continue;
+                    }
+                    self.parked.store(true, Ordering::SeqCst);
+                    match self.turn.load(Ordering::SeqCst) {
+                        ENDED => return,
+                        // A call started before it could see the watcher parked: unless that
+                        // call re-armed the timer itself, the watcher does.
+                        IDLE | TAKEN => {}
+                        _ => {
+                            if self.parked.swap(false, Ordering::SeqCst) {
+                                self.arm();
+                            }
+                        }
+                    }
+                }
             }
-            // Re-armed since it fired: a new call started, and has its full grace.
-            if turn == IDLE || turn == TAKEN || self.timer.armed() {
-                continue;
+        }
+    }
+
+    /// Starts the watcher ticking.
+    fn arm(&self) -> bool {
+        match self.timer.every(TICK) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("cannot arm the stdin watcher ({e})");
+                self.parked.store(true, Ordering::SeqCst);
+                false
             }
-            if self
-                .turn
-                .compare_exchange(turn, TAKEN, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                tracing::debug!("a call outlasted {GRACE:?} on the reader; another thread reads");
-                let reader = Arc::clone(&self);
-                pool::global().spawn(Box::new(move || reader.read()));
+        }
+    }
+}
+
+/// What the watcher does at a tick.
+#[derive(Debug, PartialEq, Eq)]
+enum Tick {
+    Wait,
+    /// The call it saw last time, at least a tick ago, is still running.
+    Take,
+    /// No call for [`PARK_AFTER`] ticks.
+    Park,
+    Ended,
+}
+
+/// What the watcher remembers between ticks.
+struct Watch {
+    /// The `turn` it saw last, and when it first saw it.
+    last: u64,
+    since: Instant,
+    idle: u32,
+}
+
+impl Watch {
+    fn new() -> Self {
+        Self {
+            last: IDLE,
+            since: Instant::now(),
+            idle: 0,
+        }
+    }
+
+    fn tick(&mut self, turn: u64, now: Instant) -> Tick {
+        if turn == ENDED {
+            return Tick::Ended;
+        }
+        if turn == IDLE || turn == TAKEN {
+            self.last = IDLE;
+            self.idle += 1;
+            if self.idle >= PARK_AFTER {
+                self.idle = 0;
+                return Tick::Park;
             }
+            return Tick::Wait;
+        }
+        self.idle = 0;
+        if turn != self.last {
+            self.last = turn;
+            self.since = now;
+            return Tick::Wait;
+        }
+        // Ticks can bunch up behind a late wake-up: a tick's worth must really have passed.
+        if now.duration_since(self.since) >= TICK {
+            Tick::Take
+        } else {
+            Tick::Wait
         }
     }
 }
@@ -163,26 +264,24 @@ impl Readers {
 impl Runner for Readers {
     fn run(&self, job: Job) -> bool {
         let number = self.numbered.fetch_add(1, Ordering::Relaxed) + 1;
-        self.turn.store(number, Ordering::Release);
-        let armed = self.timer.set(GRACE);
-        if let Err(e) = &armed {
-            tracing::warn!("cannot arm the stdin watcher ({e}); this call runs on the pool");
-            self.turn.store(IDLE, Ordering::Release);
+        self.turn.store(number, Ordering::SeqCst);
+        if self.parked.load(Ordering::SeqCst)
+            && self.parked.swap(false, Ordering::SeqCst)
+            && !self.arm()
+        {
+            tracing::warn!("the stdin watcher cannot tick; this call runs on the pool");
+            self.turn.store(IDLE, Ordering::SeqCst);
             pool::global().spawn(job);
             return true;
         }
         job();
-        let kept = self
-            .turn
+        self.turn
             .compare_exchange(number, IDLE, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok();
-        // The timer is left armed: the next call re-arms it (one syscall a call, not two),
-        // and an expiry after the last call finds `IDLE` and is ignored.
-        kept
+            .is_ok()
     }
 }
 
-/// A one-shot monotonic timer whose expiry a thread can sleep on (a Linux `timerfd`).
+/// A monotonic timer a thread can sleep on (a Linux `timerfd`).
 struct Timer {
     fd: OwnedFd,
 }
@@ -199,17 +298,29 @@ impl Timer {
         Ok(Self { fd })
     }
 
-    /// Arms the timer to expire once after `after`.
-    fn set(&self, after: Duration) -> io::Result<()> {
+    /// Expires every `period`, the first time one period from now.
+    fn every(&self, period: Duration) -> io::Result<()> {
+        self.set(period, period)
+    }
+
+    /// Expires once, `after` from now.
+    fn once(&self, after: Duration) -> io::Result<()> {
+        self.set(after, Duration::ZERO)
+    }
+
+    /// Stops expiring.
+    fn disarm(&self) -> io::Result<()> {
+        self.set(Duration::ZERO, Duration::ZERO)
+    }
+
+    fn set(&self, first: Duration, period: Duration) -> io::Result<()> {
+        let spec = |d: Duration| libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        };
         let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: after.as_secs() as libc::time_t,
-                tv_nsec: after.subsec_nanos() as libc::c_long,
-            },
+            it_interval: spec(period),
+            it_value: spec(first),
         };
         // SAFETY: `spec` is a valid itimerspec and the old value is not asked for.
         let rc =
@@ -220,16 +331,7 @@ impl Timer {
         Ok(())
     }
 
-    /// Whether the timer is set to expire (again).
-    fn armed(&self) -> bool {
-        // SAFETY: all-zero is a valid itimerspec, which timerfd_gettime overwrites.
-        let mut spec: libc::itimerspec = unsafe { std::mem::zeroed() };
-        // SAFETY: `spec` is a valid, writable itimerspec.
-        let rc = unsafe { libc::timerfd_gettime(self.fd.as_raw_fd(), &mut spec) };
-        rc == 0 && (spec.it_value.tv_sec != 0 || spec.it_value.tv_nsec != 0)
-    }
-
-    /// Sleeps until the timer expires.
+    /// Sleeps until the timer expires (once or more).
     fn wait(&self) -> io::Result<()> {
         let mut expirations = 0u64;
         loop {
@@ -250,5 +352,41 @@ impl Timer {
             }
             return Err(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_is_taken_over_only_when_seen_running_a_tick_apart() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut watch = Watch::new();
+        assert_eq!(watch.tick(7, at(0)), Tick::Wait, "first seen");
+        assert_eq!(watch.tick(7, at(0)), Tick::Wait, "bunched ticks are not a tick apart");
+        assert_eq!(watch.tick(7, at(1)), Tick::Take);
+        // Another call each tick: never taken.
+        for n in 8..20 {
+            assert_eq!(watch.tick(n, at(n)), Tick::Wait);
+        }
+        assert_eq!(watch.tick(ENDED, at(30)), Tick::Ended);
+    }
+
+    #[test]
+    fn the_watcher_parks_after_idle_ticks_and_forgets_the_call_it_saw() {
+        let start = Instant::now();
+        let mut watch = Watch::new();
+        assert_eq!(watch.tick(3, start), Tick::Wait);
+        for i in 1..PARK_AFTER {
+            let turn = if i % 2 == 0 { IDLE } else { TAKEN };
+            assert_eq!(watch.tick(turn, start), Tick::Wait, "idle tick {i}");
+        }
+        assert_eq!(watch.tick(IDLE, start), Tick::Park);
+        // After parking, the next call seen gets its full grace again.
+        let later = start + TICK * 5;
+        assert_eq!(watch.tick(3, later), Tick::Wait);
+        assert_eq!(watch.tick(3, later + TICK), Tick::Take);
     }
 }
