@@ -19,8 +19,8 @@ use crate::metrics::Outcome;
 /// One call in flight.
 #[derive(Debug)]
 pub struct Call {
-    /// The request id as JSON text.
-    pub id: String,
+    /// The request id as JSON text (shared with the table of calls by id).
+    pub id: Arc<str>,
     pub tool: String,
     /// Who the call is counted under in the metrics.
     pub subject: crate::metrics::Subject,
@@ -63,7 +63,7 @@ type OnTimeout = Box<dyn Fn(&Call) + Send + Sync>;
 
 struct Table {
     by_deadline: BTreeMap<Key, Arc<Call>>,
-    by_id: HashMap<String, Key>,
+    by_id: HashMap<Arc<str>, Key>,
     seq: u64,
     /// When the watchdog will next wake by itself.
     watchdog_at: Option<Instant>,
@@ -149,8 +149,9 @@ impl Calls {
             return None;
         }
         table.seq += 1;
+        let id: Arc<str> = Arc::from(id);
         let call = Arc::new(Call {
-            id: id.to_owned(),
+            id: Arc::clone(&id),
             tool: tool.to_owned(),
             subject: crate::metrics::Subject::of(tool, group),
             started,
@@ -166,7 +167,7 @@ impl Calls {
         let key = (deadline, call.seq);
         table.unanswered += 1;
         table.by_deadline.insert(key, Arc::clone(&call));
-        table.by_id.insert(call.id.clone(), key);
+        table.by_id.insert(id, key);
         crate::metrics::started();
         let wake = table.watchdog_at.is_none_or(|at| deadline < at);
         drop(table);
@@ -243,8 +244,8 @@ impl Calls {
     fn remove(&self, call: &Call) {
         let key = (call.deadline, call.seq);
         let mut table = self.lock();
-        if table.by_deadline.remove(&key).is_some() && table.by_id.get(&call.id) == Some(&key) {
-            table.by_id.remove(&call.id);
+        if table.by_deadline.remove(&key).is_some() && table.by_id.get(&*call.id) == Some(&key) {
+            table.by_id.remove(&*call.id);
         }
     }
 
@@ -276,8 +277,8 @@ fn run_watchdog(inner: &Inner) {
                 let Some(call) = table.by_deadline.remove(&key) else {
                     continue;
                 };
-                if table.by_id.get(&call.id) == Some(&key) {
-                    table.by_id.remove(&call.id);
+                if table.by_id.get(&*call.id) == Some(&key) {
+                    table.by_id.remove(&*call.id);
                 }
                 drop(table);
                 call.cancelled.store(true, Ordering::Relaxed);
@@ -318,7 +319,7 @@ mod tests {
         let calls = Calls::new(
             Duration::from_secs(30),
             Box::new(move |call: &Call| {
-                let _ = tx.lock().expect("lock").send(call.id.clone());
+                let _ = tx.lock().expect("lock").send(call.id.to_string());
             }),
         );
         (calls, rx)

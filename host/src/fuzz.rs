@@ -82,6 +82,11 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
+    fn json_strings_are_escaped_as_serde_json_escapes_them(text in "(.|[\\x00-\\x1f\"\\\\\\x7f\u{2028}])*") {
+        prop_assert_eq!(crate::rpc::json_string(&text), serde_json::Value::from(text.as_str()).to_string());
+    }
+
+    #[test]
     fn rpc_parse_never_panics(bytes in vec(any::<u8>(), 0..512)) {
         let _ = rpc::parse(&bytes);
     }

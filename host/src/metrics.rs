@@ -88,24 +88,30 @@ struct Series {
 impl Subject {
     /// The subject of a call of `tool`, served by the group `group` (when known).
     pub fn of(tool: &str, group: Option<&str>) -> Self {
+        // Labels borrowed from the call first: only a subject seen for the first time owns
+        // copies of them.
         if let Some(server) = tool
             .strip_prefix("mcp__")
             .and_then(|rest| rest.split("__").next())
         {
-            return Self::named(
-                Cow::Borrowed("upstream"),
-                Cow::Owned(format!("mcp__{server}")),
-            );
+            let label = &tool[..5 + server.len()];
+            return Self::known("upstream", label).unwrap_or_else(|| {
+                Self::named(Cow::Borrowed("upstream"), Cow::Owned(label.to_owned()))
+            });
         }
         if let Some(catalog) = coremcp_catalog::group_of(tool) {
-            let name = catalog
-                .names()
-                .find(|n| *n == tool)
-                .map_or(Cow::Owned(tool.to_owned()), Cow::Borrowed);
-            return Self::named(Cow::Borrowed(catalog.id), name);
+            return Self::known(catalog.id, tool).unwrap_or_else(|| {
+                let name = catalog
+                    .names()
+                    .find(|n| *n == tool)
+                    .map_or(Cow::Owned(tool.to_owned()), Cow::Borrowed);
+                Self::named(Cow::Borrowed(catalog.id), name)
+            });
         }
         match group {
-            Some(group) => Self::named(Cow::Owned(group.to_owned()), Cow::Owned(tool.to_owned())),
+            Some(group) => Self::known(group, tool).unwrap_or_else(|| {
+                Self::named(Cow::Owned(group.to_owned()), Cow::Owned(tool.to_owned()))
+            }),
             None => Self::unknown(),
         }
     }
@@ -115,32 +121,42 @@ impl Subject {
         Self::named(Cow::Borrowed("unknown"), Cow::Borrowed("unknown"))
     }
 
-    /// The subject of these labels, sharing the series of every earlier subject of them.
-    fn named(group: Cow<'static, str>, tool: Cow<'static, str>) -> Self {
+    /// Every subject so far, by tool label.
+    fn subjects() -> &'static RwLock<HashMap<Cow<'static, str>, Arc<Series>>> {
         static KNOWN: OnceLock<RwLock<HashMap<Cow<'static, str>, Arc<Series>>>> = OnceLock::new();
-        let known = KNOWN.get_or_init(RwLock::default);
-        let found = known
+        KNOWN.get_or_init(RwLock::default)
+    }
+
+    /// The subject of these labels, if one was made before.
+    fn known(group: &str, tool: &str) -> Option<Self> {
+        Self::subjects()
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(tool.as_ref())
+            .get(tool)
             .filter(|series| series.group == group)
-            .cloned();
-        let series = found.unwrap_or_else(|| {
-            let series = Arc::new(Series {
-                group,
-                tool: tool.clone(),
-                calls: Default::default(),
-                latency: OnceLock::new(),
-                upstream_latency: OnceLock::new(),
-            });
-            // A tool that changed groups (a reload) replaces its entry: the set stays bounded
-            // by the tools served.
-            known
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(tool, Arc::clone(&series));
-            series
+            .map(|series| Self {
+                series: Arc::clone(series),
+            })
+    }
+
+    /// The subject of these labels, sharing the series of every earlier subject of them.
+    fn named(group: Cow<'static, str>, tool: Cow<'static, str>) -> Self {
+        if let Some(known) = Self::known(&group, &tool) {
+            return known;
+        }
+        let series = Arc::new(Series {
+            group,
+            tool: tool.clone(),
+            calls: Default::default(),
+            latency: OnceLock::new(),
+            upstream_latency: OnceLock::new(),
         });
+        // A tool that changed groups (a reload) replaces its entry: the set stays bounded by
+        // the tools served.
+        Self::subjects()
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tool, Arc::clone(&series));
         Self { series }
     }
 

@@ -146,10 +146,10 @@ pub fn call_success(json_text: &str) -> String {
         Ok(raw) => raw,
         Err(e) => return call_error_text(&format!("internal: the plugin returned bad JSON: {e}")),
     };
-    let structured = if trimmed.starts_with('{') {
-        raw.get().to_owned()
+    let structured: std::borrow::Cow<'_, str> = if trimmed.starts_with('{') {
+        raw.get().into()
     } else {
-        format!("{{\"result\":{}}}", raw.get())
+        format!("{{\"result\":{}}}", raw.get()).into()
     };
     text_result(raw.get(), Some(&structured), false)
 }
@@ -173,7 +173,7 @@ fn text_result(text: &str, structured: Option<&str>, is_error: bool) -> String {
     let (text, truncated) = truncate(text);
     let mut out = String::with_capacity(text.len() + structured.map_or(0, str::len) + 64);
     out.push_str("{\"content\":[{\"type\":\"text\",\"text\":");
-    out.push_str(&json_string(&text));
+    crate::rpc::push_json_string(&mut out, &text);
     out.push_str("}]");
     if let (Some(structured), false) = (structured, truncated) {
         out.push_str(",\"structuredContent\":");

@@ -185,7 +185,59 @@ pub fn notification_without_params(method: &str) -> String {
 
 /// A Rust string as a JSON string literal.
 pub fn json_string(text: &str) -> String {
-    serde_json::Value::from(text).to_string()
+    let mut out = String::with_capacity(text.len() + 2);
+    push_json_string(&mut out, text);
+    out
+}
+
+/// Appends `text` to `out` as a JSON string literal, escaped exactly as serde_json escapes it
+/// (`"`, `\\` and the control characters; `\u00xx` in lowercase hex where no short form
+/// exists). Every result the model sees goes through here (a tool's JSON result is mostly
+/// quotes), so the bytes are classified by a table and the runs between escapes copied whole.
+pub fn push_json_string(out: &mut String, text: &str) {
+    /// For each byte: 0 (as it is), the letter of its short escape, or `u` (`\u00xx`).
+    static ESCAPE: [u8; 256] = {
+        let mut table = [0u8; 256];
+        let mut byte = 0;
+        while byte < 0x20 {
+            table[byte] = b'u';
+            byte += 1;
+        }
+        table[0x08] = b'b';
+        table[0x09] = b't';
+        table[0x0a] = b'n';
+        table[0x0c] = b'f';
+        table[0x0d] = b'r';
+        table[b'"' as usize] = b'"';
+        table[b'\\' as usize] = b'\\';
+        table
+    };
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.reserve(text.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let escape = ESCAPE[usize::from(bytes[at])];
+        if escape == 0 {
+            at += 1;
+            continue;
+        }
+        // Every byte that needs escaping is ASCII, so `at` is a character boundary.
+        out.push_str(&text[start..at]);
+        out.push('\\');
+        out.push(char::from(escape));
+        if escape == b'u' {
+            out.push_str("00");
+            out.push(char::from(HEX[usize::from(bytes[at] >> 4)]));
+            out.push(char::from(HEX[usize::from(bytes[at] & 0xf)]));
+        }
+        at += 1;
+        start = at;
+    }
+    out.push_str(&text[start..]);
+    out.push('"');
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ impl Session {
                 let gone = timed_out
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&call.id);
+                    .remove(&*call.id);
                 if let Some(gone) = gone {
                     gone.abandon("no answer within the call's deadline");
                 }

@@ -264,7 +264,7 @@ impl Inner {
         };
         let id = transport.next_id();
         self.detached_lock().insert(
-            call.id.clone(),
+            call.id.to_string(),
             Detached {
                 conn: Arc::clone(conn),
                 id,
@@ -274,7 +274,7 @@ impl Inner {
         let (call_done, conn_done, server_done) =
             (Arc::clone(call), Arc::clone(conn), server.to_owned());
         let done: Done = Box::new(move |outcome| {
-            if inner.detached_lock().remove(&call_done.id).is_none() {
+            if inner.detached_lock().remove(&*call_done.id).is_none() {
                 return; // abandoned: cancelled, or past its deadline
             }
             let text = match outcome {
@@ -302,7 +302,7 @@ impl Inner {
         match transport.send_detached(id, "tools/call", params, done) {
             Ok(()) => Ok(Outcome::Detached),
             Err(e) => {
-                self.detached_lock().remove(&call.id);
+                self.detached_lock().remove(&*call.id);
                 Err(Some(failed(&call.tool, server, &e)))
             }
         }

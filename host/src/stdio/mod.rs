@@ -128,27 +128,35 @@ impl Outbox for StdoutOutbox {
         if self.broken.load(Ordering::Relaxed) {
             return;
         }
+        let mut batch = message.into_bytes();
+        batch.push(b'\n');
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        queue.bytes.extend_from_slice(message.as_bytes());
-        queue.bytes.push(b'\n');
         if queue.writing {
+            queue.bytes.extend_from_slice(&batch);
             return;
         }
+        // Nobody writes, so nothing waits (the writer leaves only with the queue empty): this
+        // message goes out as it is, without a copy, and what others queue meanwhile after it.
         queue.writing = true;
-        let mut batch = Vec::new();
         loop {
-            std::mem::swap(&mut batch, &mut queue.bytes);
             drop(queue);
-            if let Err(e) = (&self.file).write_all(&batch) {
-                if !self.broken.swap(true, Ordering::Relaxed) {
-                    tracing::warn!("stdout closed ({e}); answers are dropped from now on");
-                }
-            }
+            self.write(&batch);
             batch.clear();
             queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             if queue.bytes.is_empty() {
                 queue.writing = false;
                 return;
+            }
+            std::mem::swap(&mut batch, &mut queue.bytes);
+        }
+    }
+}
+
+impl StdoutOutbox {
+    fn write(&self, bytes: &[u8]) {
+        if let Err(e) = (&self.file).write_all(bytes) {
+            if !self.broken.swap(true, Ordering::Relaxed) {
+                tracing::warn!("stdout closed ({e}); answers are dropped from now on");
             }
         }
     }

@@ -365,7 +365,11 @@ mod tests {
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut watch = Watch::new();
         assert_eq!(watch.tick(7, at(0)), Tick::Wait, "first seen");
-        assert_eq!(watch.tick(7, at(0)), Tick::Wait, "bunched ticks are not a tick apart");
+        assert_eq!(
+            watch.tick(7, at(0)),
+            Tick::Wait,
+            "bunched ticks are not a tick apart"
+        );
         assert_eq!(watch.tick(7, at(1)), Tick::Take);
         // Another call each tick: never taken.
         for n in 8..20 {

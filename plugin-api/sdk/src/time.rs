@@ -58,11 +58,67 @@ pub fn now() -> String {
 }
 
 /// Milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+///
+/// Written digit by digit: every stored row carries timestamps, and the formatting machinery
+/// costs more than the query that reads them.
 pub fn timestamp(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
-    let base = rfc3339(secs);
-    // `rfc3339` ends in `Z`: put the milliseconds before it.
-    format!("{}.{:03}Z", &base[..base.len() - 1], ms.rem_euclid(1000))
+    let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
+    if !(0..=9999).contains(&year) {
+        let base = rfc3339(secs);
+        // `rfc3339` ends in `Z`: put the milliseconds before it.
+        return format!("{}.{:03}Z", &base[..base.len() - 1], ms.rem_euclid(1000));
+    }
+    let of_day = secs.rem_euclid(86_400);
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut value: i64| {
+        for slot in text[at..at + width].iter_mut().rev() {
+            *slot = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, i64::from(month));
+    put(8, 2, i64::from(day));
+    put(11, 2, of_day / 3600);
+    put(14, 2, of_day % 3600 / 60);
+    put(17, 2, of_day % 60);
+    put(20, 3, ms.rem_euclid(1000));
+    // ASCII digits and separators only: always valid, so never lossy.
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// Whether `text` is already a timestamp as [`timestamp`] writes it: the fixed-width form, with
+/// every field in its range, so reading it and writing it again would give it back unchanged.
+fn is_normal(text: &str) -> bool {
+    let b = text.as_bytes();
+    let shape = b.len() == 24
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 => c == b'-',
+            10 => c == b'T',
+            13 | 16 => c == b':',
+            19 => c == b'.',
+            23 => c == b'Z',
+            _ => c.is_ascii_digit(),
+        });
+    if !shape {
+        return false;
+    }
+    let num = |from: usize, to: usize| {
+        b[from..to]
+            .iter()
+            .fold(0i64, |n, &c| n * 10 + i64::from(c - b'0'))
+    };
+    let (year, month, day) = (num(0, 4), num(5, 7), num(8, 10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days_in_month).contains(&day) && num(11, 13) < 24 && num(14, 16) < 60 && num(17, 19) < 60
 }
 
 /// Parses an RFC 3339 timestamp (any offset, any fraction) into milliseconds since the epoch.
@@ -137,6 +193,9 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 /// A timestamp read from either backend, in the groups' fixed-width form.
 pub fn timestamp_out(stored: &str) -> String {
+    if is_normal(stored) {
+        return stored.to_owned();
+    }
     parse_timestamp(stored).map_or_else(|| stored.to_owned(), timestamp)
 }
 
@@ -256,6 +315,44 @@ mod tests {
             "x025-12-02T14:04:06Z",
         ] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
+        }
+    }
+
+    /// The fast paths give what the general ones gave: formatting through `rfc3339`, and
+    /// normalising through a parse and a format.
+    #[test]
+    fn the_fast_paths_agree_with_the_general_ones() {
+        let slow = |ms: i64| {
+            let base = rfc3339(ms.div_euclid(1000));
+            format!("{}.{:03}Z", &base[..base.len() - 1], ms.rem_euclid(1000))
+        };
+        let mut ms: i64 = -62_167_219_200_000; // 0000-01-01
+        let mut step: i64 = 1;
+        while ms < 253_402_300_800_000 {
+            assert_eq!(timestamp(ms), slow(ms), "{ms}");
+            ms += step;
+            step = step * 3 + 7;
+        }
+        for text in [
+            "2026-12-02T14:04:06.123Z",
+            "2024-02-29T23:59:59.999Z",
+            "2023-02-29T00:00:00.000Z",
+            "2026-02-30T00:00:00.000Z",
+            "2026-13-01T00:00:00.000Z",
+            "2026-00-10T00:00:00.000Z",
+            "2026-04-31T00:00:00.000Z",
+            "2026-04-00T00:00:00.000Z",
+            "2026-01-01T24:00:00.000Z",
+            "2026-01-01T23:60:00.000Z",
+            "2026-01-01T23:59:60.000Z",
+            "1900-02-29T00:00:00.000Z",
+            "2000-02-29T00:00:00.000Z",
+            "2026-01-01 00:00:00.000Z",
+            "2026-01-01T00:00:00.000+00:00",
+            "not a time at all, no...",
+        ] {
+            let general = parse_timestamp(text).map_or_else(|| text.to_owned(), timestamp);
+            assert_eq!(timestamp_out(text), general, "{text}");
         }
     }
 

@@ -177,7 +177,7 @@ impl Handler for LevelTool {
             Op::List => self.list(&mut args),
             Op::Get => {
                 let get = GetArgs::parse_at(&mut args, "")?;
-                SERVICE.run(|tx| self.get(tx, &get))
+                SERVICE.read(|tx| self.get(tx, &get))
             }
             Op::Create => self.create(&mut args),
             Op::Update => self.update(&mut args),
@@ -242,7 +242,7 @@ impl LevelTool {
         }
         let list = ListArgs::parse_at(args, "")?;
         let level = self.level;
-        SERVICE.run(|tx| {
+        SERVICE.read(|tx| {
             let mut q = Query::new();
             q.eq("i.level", level.as_str());
             for (name, key) in &filters {

@@ -23,6 +23,8 @@
 //!   one exception, full-text search, is [`search`]: a migration declares its indexes and each
 //!   backend gets its own DDL and query.
 //! - `transaction` commits only when the closure returns `Ok`; an `Err` or a panic rolls back.
+//!   A [`Store::read`] transaction takes no write lock (SQLite's deferred `BEGIN`: half the file
+//!   locks of `BEGIN IMMEDIATE`) and cannot write on PostgreSQL (`BEGIN READ ONLY`).
 //!   `StoreError::Busy` (SQLITE_BUSY/LOCKED, SQLSTATE 40001/40P01) reruns the whole closure, at
 //!   most [`BUSY_ATTEMPTS`] times in all, so closures must be safe to rerun (no side effects
 //!   outside the transaction). On PostgreSQL a failed statement aborts the transaction: return
@@ -194,7 +196,25 @@ impl Store {
     /// Runs `f` in a transaction: commit on `Ok`, roll back on `Err` or panic (the panic then
     /// continues). On `StoreError::Busy` the whole closure runs again, at most `BUSY_ATTEMPTS`
     /// times in all.
-    pub fn transaction<T, F>(&self, mut f: F) -> Result<T, StoreError>
+    pub fn transaction<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
+    {
+        self.run(Access::Write, f)
+    }
+
+    /// Runs `f` in a transaction that only reads, as [`Store::transaction`] runs one that may
+    /// write. On PostgreSQL a write inside it fails; on SQLite it would take the write lock
+    /// mid-way, so a closure that writes must use [`Store::transaction`].
+    pub fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
+    {
+        self.run(Access::Read, f)
+    }
+
+    /// Runs `f` in a transaction of `access`.
+    pub fn run<T, F>(&self, access: Access, mut f: F) -> Result<T, StoreError>
     where
         F: FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
     {
@@ -204,8 +224,8 @@ impl Store {
         let mut attempt = 1;
         loop {
             let outcome = match &mut *conn {
-                Conn::Sqlite(c) => c.transaction(&mut f),
-                Conn::Postgres(c) => c.transaction(&mut f),
+                Conn::Sqlite(c) => c.transaction(access, &mut f),
+                Conn::Postgres(c) => c.transaction(access, &mut f),
             };
             match outcome {
                 Err(StoreError::Busy) if attempt < BUSY_ATTEMPTS => {
@@ -216,6 +236,15 @@ impl Store {
             }
         }
     }
+}
+
+/// What a transaction may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only.
+    Read,
+    /// Reads and writes; holds the write lock from the start on SQLite.
+    Write,
 }
 
 /// 10 ms, 20 ms, 40 ms, … plus up to 10 ms of jitter so that rivals do not retry in step.

@@ -24,7 +24,7 @@ pub use coremcp_plugin_sdk::time::{now, now_ms, parse_timestamp, timestamp, time
 use coremcp_plugin_sdk::{self as sdk, codes, ToolError};
 use serde_json::Value;
 
-use crate::{Migration, Row, Store, StoreError, StoreUrl, Tx};
+use crate::{Access, Migration, Row, Store, StoreError, StoreUrl, Tx};
 
 /// A timestamp column, normalised to the fixed-width form whichever backend stored it.
 pub fn ts(row: &Row, column: &str) -> Result<String, StoreError> {
@@ -107,6 +107,15 @@ impl Service {
     pub fn run<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>) -> Result<T, ToolError> {
         run_on(&*self.store()?, f)
     }
+
+    /// Runs `f`, which only reads, in one read transaction of this service's store (see
+    /// [`Store::read`]): what the tools that change nothing use.
+    pub fn read<T>(
+        &self,
+        f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>,
+    ) -> Result<T, ToolError> {
+        run_with(&*self.store()?, Access::Read, f)
+    }
 }
 
 #[cfg(feature = "testing")]
@@ -127,10 +136,19 @@ pub fn serve_on_this_thread(store: Arc<Store>) {
 /// error. A [`TxError::Tool`] comes back as it is.
 pub fn run_on<T>(
     store: &Store,
+    f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>,
+) -> Result<T, ToolError> {
+    run_with(store, Access::Write, f)
+}
+
+/// Runs `f` in one transaction of `access` (see [`run_on`]).
+pub fn run_with<T>(
+    store: &Store,
+    access: Access,
     mut f: impl FnMut(&mut Tx<'_>) -> Result<T, TxError>,
 ) -> Result<T, ToolError> {
     let mut refused: Option<ToolError> = None;
-    let outcome = store.transaction(|tx| match f(tx) {
+    let outcome = store.run(access, |tx| match f(tx) {
         Ok(value) => Ok(value),
         Err(TxError::Store(e)) => Err(e),
         Err(TxError::Tool(e)) => {

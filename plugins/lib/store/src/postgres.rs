@@ -29,7 +29,7 @@ use ::postgres::types::{FromSql, ToSql, Type};
 use ::postgres::{Client, NoTls, Statement};
 
 use crate::pg_wire::{describe_db_error, error_chain, fixed, timestamp, uuid, TextParam};
-use crate::{run_in_tx, Migration, Param, Row, StoreError, Tx, TxInner};
+use crate::{run_in_tx, Access, Migration, Param, Row, StoreError, Tx, TxInner};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -117,17 +117,21 @@ impl Conn {
         Ok(())
     }
 
-    fn begin(&mut self) -> Result<(), StoreError> {
+    fn begin(&mut self, access: Access) -> Result<(), StoreError> {
+        let begin = match access {
+            Access::Read => "BEGIN READ ONLY",
+            Access::Write => "BEGIN",
+        };
         if self.session.client.is_closed() {
             self.reconnect()?;
-            return self.session.client.batch_execute("BEGIN").map_err(error);
+            return self.session.client.batch_execute(begin).map_err(error);
         }
-        match self.session.client.batch_execute("BEGIN") {
+        match self.session.client.batch_execute(begin) {
             Ok(()) => Ok(()),
             // Nothing ran yet, so a dead connection can be replaced and BEGIN sent again.
             Err(e) if connection_lost(&e) || self.session.client.is_closed() => {
                 self.reconnect()?;
-                self.session.client.batch_execute("BEGIN").map_err(error)
+                self.session.client.batch_execute(begin).map_err(error)
             }
             Err(e) => Err(error(e)),
         }
@@ -135,9 +139,10 @@ impl Conn {
 
     pub(crate) fn transaction<T>(
         &mut self,
+        access: Access,
         f: &mut impl FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.begin()?;
+        self.begin(access)?;
         let session = std::cell::RefCell::new(&mut self.session);
         run_in_tx(
             || {

@@ -4,7 +4,8 @@
 //! - One file per service, `<dir>/<service>.sqlite3` (the directory is created), in WAL mode,
 //!   with `busy_timeout` 5 s and `foreign_keys` on for the connection.
 //! - Every write transaction starts with `BEGIN IMMEDIATE`, so it holds the write lock from the
-//!   start and a lock conflict shows at `BEGIN` (as `Busy`), not half-way through.
+//!   start and a lock conflict shows at `BEGIN` (as `Busy`), not half-way through. A read
+//!   transaction starts with a deferred `BEGIN`: WAL readers take no write lock.
 //! - Each migration runs in its own `BEGIN IMMEDIATE` transaction and first re-checks
 //!   `schema_migrations`, so concurrent openers apply it exactly once.
 //! - Migrations are written for PostgreSQL; `TIMESTAMPTZ`, `JSONB` and `BYTEA` are stored as
@@ -24,7 +25,7 @@ use std::time::Duration;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, ErrorCode, ToSql};
 
-use crate::{run_in_tx, Migration, Param, Row, StoreError, Tx, TxInner};
+use crate::{run_in_tx, Access, Migration, Param, Row, StoreError, Tx, TxInner};
 
 pub(crate) struct Conn {
     conn: Connection,
@@ -161,6 +162,16 @@ impl Conn {
         &self,
         body: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        self.within(Access::Write, body)
+    }
+
+    /// `BEGIN` (deferred for [`Access::Read`], `IMMEDIATE` otherwise) … `COMMIT` around `body`,
+    /// rolled back on error or panic.
+    fn within<T>(
+        &self,
+        access: Access,
+        body: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let conn = &self.conn;
         // Prepared once and kept: BEGIN and COMMIT are on every call's path.
         let run = |sql: &str| {
@@ -168,7 +179,10 @@ impl Conn {
                 .and_then(|mut s| s.execute([]))
                 .map_err(error)
         };
-        run("BEGIN IMMEDIATE")?;
+        run(match access {
+            Access::Read => "BEGIN",
+            Access::Write => "BEGIN IMMEDIATE",
+        })?;
         run_in_tx(
             || body(conn),
             || run("COMMIT").map(drop),
@@ -184,10 +198,11 @@ impl Conn {
 
     pub(crate) fn transaction<T>(
         &mut self,
+        access: Access,
         f: &mut impl FnMut(&mut Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let texts = &self.texts;
-        self.locked(|conn| {
+        self.within(access, |conn| {
             let mut tx = Tx {
                 inner: TxInner::Sqlite(Statements { conn, texts }),
             };

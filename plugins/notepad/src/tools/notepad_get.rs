@@ -15,16 +15,20 @@ pub const TOOL: Tool = Tool::new(
 )
 .hints(Hints::READ);
 
-fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
-    let (scope, key) = (note.scope.as_str(), note.key.as_str());
-    let now = now();
-    let sql = format!(
+/// Built once: the statement is the same for every call.
+static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
         "SELECT scope, key, value, version, updated_at, updated_by, expires_at FROM notepad_entry
          WHERE scope = $1 AND key = $2 AND {}",
         live("$3")
-    );
-    let note = SERVICE.run(|tx| {
-        let Some(row) = tx.query_opt(&sql, &[scope.into(), key.into(), now.as_str().into()])?
+    )
+});
+
+fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
+    let (scope, key) = (note.scope.as_str(), note.key.as_str());
+    let now = now();
+    let note = SERVICE.read(|tx| {
+        let Some(row) = tx.query_opt(&SQL, &[scope.into(), key.into(), now.as_str().into()])?
         else {
             return Ok(None);
         };

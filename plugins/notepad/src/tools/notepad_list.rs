@@ -59,7 +59,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     q.eq_opt("scope", scope);
     q.prefix_opt("scope", scope_prefix);
     q.prefix_opt("key", key_prefix);
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         ORDER.list(tx, &select, &q, &args.page, |row| {
             Ok(Record::of(row, fields)?.done())
         })

@@ -55,5 +55,5 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
         HostsShown::All => {}
     }
     q.contains(&["h.name", "h.address"], args.query.as_deref());
-    SERVICE.run(|tx| HOST.list(tx, &q, &args.page, None))
+    SERVICE.read(|tx| HOST.list(tx, &q, &args.page, None))
 }

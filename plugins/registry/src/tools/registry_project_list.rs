@@ -38,7 +38,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     let sources = args
         .include_sources
         .then_some(("sources", source::active_by_project as Relate));
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();
         if let Some(theme) = &args.theme {

@@ -48,7 +48,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
     let prefixes: Vec<String> = args.paths.iter().map(|p| snap::path_prefix(p)).collect();
     let detail = args.detail;
     let budget = args.max_chars.min(RESULT_BUDGET);
-    let (row, commits) = SERVICE.run(|tx| -> Result<(Row, Option<Vec<Value>>), TxError> {
+    let (row, commits) = SERVICE.read(|tx| -> Result<(Row, Option<Vec<Value>>), TxError> {
         let source_id = SOURCE.id(tx, "source", &args.source.key(), false)?;
         let all = tx.query(
             "SELECT commit_sha, branch, created_at FROM registry_snapshot \

@@ -38,7 +38,7 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     let checkouts = args
         .include_checkouts
         .then_some(("checkouts", source::checkouts as Relate));
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         // The closure may run again (a busy store): start from the same filters each time.
         let mut q = q.clone();
         if let Some(key) = &args.project {

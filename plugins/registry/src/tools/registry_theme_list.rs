@@ -27,5 +27,5 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     q.eq_opt("key", args.key.as_ref().map(ThemeKey::as_str));
     q.eq_opt("status", args.status.status());
     q.contains(&["key", "name"], args.query.as_deref());
-    SERVICE.run(|tx| THEME.list(tx, &q, &args.page, None))
+    SERVICE.read(|tx| THEME.list(tx, &q, &args.page, None))
 }

@@ -40,7 +40,7 @@ pub enum Action {
 fn handler(_: &Ctx<'_>, args: Activity) -> Result<Value, ToolError> {
     let actions: Vec<String> = args.actions.iter().map(|a| a.as_str().to_owned()).collect();
     let since = args.since.map(|t| t.stored());
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let scope = match &args.scope {
             Some(key) => Some(views::Subtree::of(&items::find(
                 tx,

@@ -21,7 +21,7 @@ pub struct Get {
 }
 
 fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let row = AGENT.find(tx, "name", &[args.name.as_str()])?;
         let mut agent = AGENT.json(&row)?;
         if args.include_work {

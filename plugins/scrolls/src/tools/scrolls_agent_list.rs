@@ -32,7 +32,7 @@ pub enum Shown {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let mut q = Query::new();
         q.eq_opt(
             "a.status",

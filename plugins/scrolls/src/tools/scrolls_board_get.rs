@@ -39,7 +39,7 @@ fn handler(_: &Ctx<'_>, args: Board) -> Result<Value, ToolError> {
         Shown::Subtask => vec![Level::Subtask],
         Shown::All => vec![Level::Story, Level::Task, Level::Subtask],
     };
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let scope = items::find(tx, "scope", args.scope.as_str())?;
         if !matches!(items::level_of(&scope)?, Level::Project | Level::Epic) {
             let problem = format!("{} is not a project or an epic", args.scope.as_str());

@@ -17,7 +17,7 @@ pub struct List {
 }
 
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let item = super::item_id(tx, "id", args.id.as_str())?;
         views::comments(tx, &item, &args.page)
     })

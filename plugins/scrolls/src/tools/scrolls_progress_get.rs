@@ -50,7 +50,7 @@ fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
     };
     let today: String = now().chars().take(10).collect();
     let since = args.since.map(|t| t.stored());
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let tree = views::Subtree::of(&items::find(tx, "id", args.id.as_str())?)?;
         let rollup = views::rollup(tx, &tree, &today, since.as_deref())?;
         let t = Totals::of(&rollup);

@@ -29,7 +29,7 @@ fn handler(_: &Ctx<'_>, args: Ready) -> Result<Value, ToolError> {
         true => vec![Level::Story, Level::Task, Level::Subtask],
         false => args.levels,
     };
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let project = match &args.project {
             Some(key) => Some(super::item_id(tx, "project", key.as_str())?),
             None => None,

@@ -34,7 +34,7 @@ pub struct Search {
 
 fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
     let statuses: Vec<String> = args.status.iter().map(|s| s.as_str().to_owned()).collect();
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let project = match &args.project {
             Some(key) => Some(super::item_id(tx, "project", key.as_str())?),
             None => None,

@@ -47,7 +47,7 @@ fn handler(_: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
     if args.id.is_some() == args.path.is_some() {
         return Err(invalid("id", "give exactly one of id and path"));
     }
-    SERVICE.run(|tx| read(tx, &args))
+    SERVICE.read(|tx| read(tx, &args))
 }
 
 fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {

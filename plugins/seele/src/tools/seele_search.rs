@@ -56,7 +56,7 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
             ),
         ));
     }
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         let mut q = coremcp_store::query::Query::new();
         let Some(m) = NODE_SEARCH.matching(tx.kind(), &mut q, &words) else {
             return Ok(json!({"items": []}));

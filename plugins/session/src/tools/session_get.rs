@@ -34,7 +34,7 @@ pub struct Get {
 fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
     let id = args.session_id.as_str();
     let (include_recording, max_chars) = (args.include_recording, args.max_chars);
-    let (session, recording) = SERVICE.run(|tx| {
+    let (session, recording) = SERVICE.read(|tx| {
         let c = bytewise(tx);
         let row = tx
             .query_opt(

@@ -37,7 +37,7 @@ fn handler(_: &Ctx<'_>, args: ListActive) -> Result<Value, ToolError> {
     q.and("status = 'active'");
     args.filter.apply(&mut q, "");
     let select = format!("SELECT {ACTIVE_COLUMNS} FROM session");
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         ORDER.list(tx, &select, &q, &args.page, |row| {
             let item = listing_json(row)?;
             let last = item.0["last_heartbeat_at"]

@@ -59,7 +59,7 @@ fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
         r.size_bytes, r.stats, s.agent, s.host, s.project_key \
         FROM session_recording r JOIN session s ON s.id = r.session_id";
     let fields = format!("{RECORDING} session_id agent host project=project_key?");
-    SERVICE.run(|tx| {
+    SERVICE.read(|tx| {
         ORDER.list(tx, select, &q, &args.page, |row| {
             Ok(Record::of(row, &fields)?.done())
         })
