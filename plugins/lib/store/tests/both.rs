@@ -15,6 +15,7 @@ coremcp_store::both!(
     migrations_are_applied_once_and_recorded,
     concurrent_opens_apply_each_migration_once,
     err_rolls_back,
+    a_read_takes_no_write_lock_and_cannot_write_on_postgres,
     failed_statement_rolls_back,
     panic_rolls_back_and_the_store_stays_usable,
     version_conflict,
@@ -206,6 +207,44 @@ fn err_rolls_back(env: &Env) {
         .transaction(|tx| insert_item(tx, "a", "first"))
         .expect("insert commits");
     assert_eq!(count_items(&store), 1);
+}
+
+fn a_read_takes_no_write_lock_and_cannot_write_on_postgres(env: &Env) {
+    let store = env.open(&[ITEMS]);
+    let writer = env.open(&[ITEMS]);
+    store
+        .transaction(|tx| insert_item(tx, "a", "first"))
+        .expect("insert");
+    // Another connection writes while the read is open: a write lock held by the read (as
+    // `BEGIN IMMEDIATE` takes) would keep it waiting until its busy timeout.
+    let started = std::time::Instant::now();
+    let seen = store
+        .read(|tx| {
+            let before = count(tx, "SELECT count(*) FROM items");
+            writer
+                .transaction(|w| insert_item(w, "b", "second"))
+                .expect("a writer is not blocked by a reader");
+            Ok(before)
+        })
+        .expect("read");
+    assert_eq!(seen, 1);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "the writer waited {:?}",
+        started.elapsed()
+    );
+    assert_eq!(count_items(&store), 2);
+    let written = store.read(|tx| insert_item(tx, "c", "third"));
+    match env.kind() {
+        BackendKind::Postgres => match written {
+            Err(StoreError::Backend(message)) => {
+                assert!(message.contains("read-only"), "{message}")
+            }
+            other => panic!("a write in a read transaction: {other:?}"),
+        },
+        // SQLite does not refuse it: the deferred transaction takes the write lock.
+        BackendKind::Sqlite => assert_eq!(written.expect("written"), 1),
+    }
 }
 
 fn failed_statement_rolls_back(env: &Env) {
