@@ -112,7 +112,7 @@ fn with_remote_host(spec: &ToolSpec) -> Option<Value> {
 
 /// A `tools/list` result holding `entries` (each JSON text), with `next_cursor` only when
 /// there is a next page.
-pub fn tools_list(entries: &[String], next_cursor: Option<&str>) -> String {
+pub fn tools_list(entries: &[&str], next_cursor: Option<&str>) -> String {
     let mut out = String::with_capacity(entries.iter().map(|e| e.len() + 1).sum::<usize>() + 40);
     out.push_str("{\"tools\":[");
     for (i, entry) in entries.iter().enumerate() {
@@ -307,7 +307,7 @@ mod tests {
     fn list_pages() {
         assert_eq!(tools_list(&[], None), r#"{"tools":[]}"#);
         assert_eq!(
-            tools_list(&["{}".into(), "{}".into()], Some("2")),
+            tools_list(&["{}", "{}"], Some("2")),
             r#"{"tools":[{},{}],"nextCursor":"2"}"#
         );
     }

@@ -1,11 +1,15 @@
 //! The manifest kept beside each plugin library, so that a listing needs no plugin code.
 //!
-//! `libcoremcp_<group>.so.manifest.json` is two lines of JSON. The first holds what identifies
-//! the library the manifest was read from (its size, its mtime and the SHA-256 of its bytes)
-//! and its tools' `tools/list` entries as the host that wrote it renders them; the second holds
-//! the group's manifest, read only when the entries must be rendered again. It is written by
-//! `coremcp plugins install`, by `coremcp plugins index` (which `scripts/build` runs), and by
-//! the host itself whenever it loaded a library whose sidecar was missing or stale.
+//! `libcoremcp_<group>.so.manifest.json` is lines of JSON (format 2). The first, the head,
+//! holds what identifies the library the manifest was read from (its size, its mtime and the
+//! SHA-256 of its bytes), the host build that rendered the entries, and each tool's name with
+//! the length of its `tools/list` entry; the second holds the group's manifest, read only when
+//! the entries must be rendered again; then one line per listed tool holds its entry, exactly
+//! as the host that wrote it renders it. A listing parses the small head and takes the entry
+//! lines as they are (checked against the lengths, never parsed), so listing 107 tools costs a
+//! few reads, not a JSON parse of every schema. It is written by `coremcp plugins install`, by
+//! `coremcp plugins index` (which `scripts/build` runs), and by the host itself whenever it
+//! loaded a library whose sidecar was missing or stale.
 //!
 //! Invariants:
 //! - A sidecar is trusted only for the library it describes: size and mtime equal (the fast
@@ -13,7 +17,9 @@
 //!   content hash (a library rebuilt or copied to identical bytes). Anything else is stale, and
 //!   the group is loaded to learn its manifest, as without a sidecar.
 //! - The rendered entries are used only by the host build that rendered them (same version,
-//!   same executable); any other build renders them again from the manifest.
+//!   same executable), and only when every entry line has the length the head gives and is one
+//!   JSON object's braces (a file cut short, or lines moved, is stale); any other build renders
+//!   them again from the manifest.
 //! - A sidecar only ever lists tools. What a call runs, and every check of the library
 //!   (vetting, API version, layout, `init`), comes from loading the library itself; when the
 //!   loaded manifest differs from the sidecar's, the loaded one wins.
@@ -29,7 +35,6 @@ use std::sync::OnceLock;
 
 use coremcp_plugin_api::{ApiVersion, Manifest};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use super::vetting::file_sha256 as sha256;
 
@@ -37,14 +42,16 @@ use super::vetting::file_sha256 as sha256;
 pub const SUFFIX: &str = ".manifest.json";
 /// A sidecar larger than this is not read (a manifest is tens of kilobytes).
 const MAX_LEN: u64 = 4 << 20;
+/// The layout described in the module documentation; another is stale.
+const FORMAT: u32 = 2;
 
 /// One tool as a listing shows it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct ListedTool {
     pub name: String,
-    /// Its `tools/list` entry (JSON text); `None`: it is not listed (the reason was logged
-    /// when it was rendered).
-    pub entry: Option<Box<RawValue>>,
+    /// Its `tools/list` entry (JSON text, as [`crate::render::tool_entry`] writes it); `None`:
+    /// it is not listed (the reason was logged when it was rendered).
+    pub entry: Option<std::sync::Arc<str>>,
 }
 
 impl ListedTool {
@@ -61,7 +68,7 @@ impl ListedTool {
             .map(|spec| Self {
                 name: spec.name.clone(),
                 entry: match crate::render::tool_entry(spec) {
-                    Ok(entry) => RawValue::from_string(entry).ok(),
+                    Ok(entry) => Some(entry.into()),
                     Err(why) => {
                         if log {
                             tracing::warn!(tool = %spec.name, "not listed: {why}");
@@ -76,25 +83,87 @@ impl ListedTool {
     /// Whether two listings show the same tools the same way.
     pub fn same(a: &[Self], b: &[Self]) -> bool {
         a.len() == b.len()
-            && a.iter().zip(b).all(|(x, y)| {
-                x.name == y.name
-                    && x.entry.as_ref().map(|e| e.get()) == y.entry.as_ref().map(|e| e.get())
-            })
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.name == y.name && x.entry == y.entry)
     }
 }
 
-/// The sidecar's first line; the manifest is its second, so that a listing reads only this.
+/// The sidecar's first line; the manifest is its second, the entries follow.
 #[derive(Debug, Serialize, Deserialize)]
 struct Head {
+    /// [`FORMAT`].
+    format: u32,
     /// The library's size, mtime (ns since the epoch) and content hash when it was read.
     len: u64,
     mtime_ns: i128,
     sha256: String,
     group: String,
     api_version: String,
-    /// The host build that rendered `tools` ([`host_build`]).
+    /// The host build that rendered the entries ([`host_build`]).
     rendered_by: String,
-    tools: Vec<ListedTool>,
+    tools: Vec<HeadTool>,
+}
+
+/// A tool in the head: its name and, when it is listed, the length of its entry line.
+#[derive(Debug, Serialize, Deserialize)]
+struct HeadTool {
+    name: String,
+    entry_len: Option<usize>,
+}
+
+impl Head {
+    fn new(
+        meta: &std::fs::Metadata,
+        sha256: String,
+        manifest: &Manifest,
+    ) -> (Self, Vec<ListedTool>) {
+        let tools = ListedTool::render_logged(manifest, true);
+        let head = Self {
+            format: FORMAT,
+            len: meta.len(),
+            mtime_ns: mtime_ns(meta),
+            sha256,
+            group: manifest.group.clone(),
+            api_version: manifest.api_version.clone(),
+            rendered_by: host_build().to_owned(),
+            tools: tools
+                .iter()
+                .map(|t| HeadTool {
+                    name: t.name.clone(),
+                    entry_len: t.entry.as_ref().map(|e| e.len()),
+                })
+                .collect(),
+        };
+        (head, tools)
+    }
+
+    /// The tools with their entries, taken from `lines` (what follows the manifest line), or
+    /// `None` when the lines are not the ones the head describes.
+    fn tools(&self, mut lines: &[u8]) -> Option<Vec<ListedTool>> {
+        let mut tools = Vec::with_capacity(self.tools.len());
+        for tool in &self.tools {
+            let entry = match tool.entry_len {
+                None => None,
+                Some(len) => {
+                    let line = lines.get(..len)?;
+                    if lines.get(len) != Some(&b'\n')
+                        || line.first() != Some(&b'{')
+                        || line.last() != Some(&b'}')
+                    {
+                        return None;
+                    }
+                    lines = &lines[len + 1..];
+                    Some(std::str::from_utf8(line).ok()?.into())
+                }
+            };
+            tools.push(ListedTool {
+                name: tool.name.clone(),
+                entry,
+            });
+        }
+        lines.is_empty().then_some(tools)
+    }
 }
 
 /// Why no sidecar was written.
@@ -135,10 +204,10 @@ fn host_build() -> &'static str {
 pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
     let meta = std::fs::metadata(library).ok()?;
     let bytes = read_bytes(&path_of(library))?;
-    // The fast path: the first line only.
-    let (head, manifest) = split(&bytes)?;
+    let (head, manifest, entries) = split(&bytes)?;
     let head: Head = serde_json::from_slice(head).ok()?;
-    let usable = head.group == group
+    let usable = head.format == FORMAT
+        && head.group == group
         && ApiVersion::parse(&head.api_version)
             .is_some_and(|plugin| ApiVersion::current().accepts(plugin));
     if !usable || head.len != meta.len() {
@@ -146,7 +215,10 @@ pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
     }
     let same_file = head.mtime_ns == mtime_ns(&meta);
     if same_file && head.rendered_by == host_build() {
-        return Some(head.tools);
+        // The fast path: the head and the entry lines, no manifest.
+        if let Some(tools) = head.tools(entries) {
+            return Some(tools);
+        }
     }
     if !same_file {
         let hash = File::open(library).and_then(|mut f| sha256(&mut f)).ok()?;
@@ -155,15 +227,11 @@ pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
         }
     }
     let manifest: Manifest = serde_json::from_slice(manifest).ok()?;
-    let tools = ListedTool::render_logged(&manifest, true);
-    let refreshed = Head {
-        len: meta.len(),
-        mtime_ns: mtime_ns(&meta),
-        tools: tools.clone(),
-        rendered_by: host_build().to_owned(),
-        ..head
-    };
-    if let Err(e) = write_sidecar(library, &refreshed, &manifest) {
+    let (refreshed, tools) = Head::new(&meta, head.sha256, &manifest);
+    if refreshed.group != group {
+        return None;
+    }
+    if let Err(e) = write_sidecar(library, &refreshed, &tools, &manifest) {
         tracing::debug!(file = %library.display(), "sidecar manifest not refreshed: {e}");
     }
     Some(tools)
@@ -176,7 +244,7 @@ pub fn holds(library: &Path, manifest: &Manifest) -> bool {
     else {
         return false;
     };
-    let Some((head, written)) = split(&bytes) else {
+    let Some((head, written, entries)) = split(&bytes) else {
         return false;
     };
     let (Ok(head), Ok(written)) = (
@@ -185,11 +253,14 @@ pub fn holds(library: &Path, manifest: &Manifest) -> bool {
     ) else {
         return false;
     };
-    head.len == meta.len()
+    head.format == FORMAT
+        && head.len == meta.len()
         && head.mtime_ns == mtime_ns(&meta)
         && head.rendered_by == host_build()
         && written == *manifest
-        && ListedTool::same(&head.tools, &ListedTool::render(manifest))
+        && head
+            .tools(entries)
+            .is_some_and(|tools| ListedTool::same(&tools, &ListedTool::render(manifest)))
 }
 
 /// Writes the sidecar of `library`, which `manifest` describes (read from it by the caller).
@@ -201,30 +272,33 @@ pub fn write(library: &Path, manifest: &Manifest) -> Result<(), WriteError> {
     if before.len() != after.len() || mtime_ns(&before) != mtime_ns(&after) {
         return Err(WriteError::Changed);
     }
-    let head = Head {
-        len: before.len(),
-        mtime_ns: mtime_ns(&before),
-        sha256,
-        group: manifest.group.clone(),
-        api_version: manifest.api_version.clone(),
-        rendered_by: host_build().to_owned(),
-        tools: ListedTool::render_logged(manifest, true),
-    };
-    write_sidecar(library, &head, manifest)
+    let (head, tools) = Head::new(&before, sha256, manifest);
+    write_sidecar(library, &head, &tools, manifest)
 }
 
-fn write_sidecar(library: &Path, head: &Head, manifest: &Manifest) -> Result<(), WriteError> {
+fn write_sidecar(
+    library: &Path,
+    head: &Head,
+    tools: &[ListedTool],
+    manifest: &Manifest,
+) -> Result<(), WriteError> {
     let mut bytes = serde_json::to_vec(head).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     serde_json::to_writer(&mut bytes, manifest).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
+    for entry in tools.iter().filter_map(|t| t.entry.as_deref()) {
+        bytes.extend_from_slice(entry.as_bytes());
+        bytes.push(b'\n');
+    }
     write_whole(&path_of(library), &bytes)
 }
 
-/// The head line and the manifest line (compact JSON holds no raw newline).
-fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
-    let at = memchr::memchr(b'\n', bytes)?;
-    Some((&bytes[..at], &bytes[at + 1..]))
+/// The head line, the manifest line and the entry lines (compact JSON holds no raw newline).
+fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let head = memchr::memchr(b'\n', bytes)?;
+    let rest = &bytes[head + 1..];
+    let manifest = memchr::memchr(b'\n', rest)?;
+    Some((&bytes[..head], &rest[..manifest], &rest[manifest + 1..]))
 }
 
 fn read_bytes(path: &Path) -> Option<Vec<u8>> {
@@ -346,6 +420,37 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn damaged_entry_lines_are_rendered_again_from_the_manifest() {
+        let dir = folder("entries");
+        let library = dir.join("libcoremcp_demo.so");
+        std::fs::write(&library, b"library bytes").expect("library");
+        write(&library, &manifest("demo")).expect("written");
+        let path = path_of(&library);
+        let whole = std::fs::read(&path).expect("read");
+        let rendered = ListedTool::render(&manifest("demo"));
+        // Cut short, an entry lengthened, an extra line: each is noticed, and the entries come
+        // from the manifest line instead, which also repairs the file.
+        let entry_at = whole.len() - 2;
+        let mut longer = whole.clone();
+        longer.insert(entry_at, b' ');
+        let mut extra = whole.clone();
+        extra.extend_from_slice(b"{}\n");
+        for damaged in [whole[..whole.len() - 3].to_vec(), longer, extra] {
+            std::fs::write(&path, &damaged).expect("damage");
+            assert!(!holds(&library, &manifest("demo")));
+            let tools = read(&library, "demo").expect("listed from the manifest");
+            assert!(ListedTool::same(&tools, &rendered));
+            assert!(holds(&library, &manifest("demo")), "repaired");
+            assert_eq!(std::fs::read(&path).expect("read"), whole);
+        }
+        // Without its manifest line too, nothing is trusted.
+        let head_only = &whole[..=memchr::memchr(b'\n', &whole).expect("head")];
+        std::fs::write(&path, head_only).expect("damage");
+        assert!(read(&library, "demo").is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -86,7 +86,7 @@ struct Inner {
     calls: Calls,
     /// The rendered `tools/list` entries, built by the first listing (and again after a reload
     /// changed a group), with the plugin set's generation they were built at.
-    tools: RwLock<Option<(u64, Arc<Vec<String>>)>>,
+    tools: RwLock<Option<(u64, Entries)>>,
     /// 0: the client has not asked for log messages; n: forward those of rank >= n - 1.
     client_log: AtomicU8,
     upstreams: Arc<Upstreams>,
@@ -108,6 +108,9 @@ struct Inner {
     /// With `--groups dynamic`: the groups this session has enabled.
     enabled: Option<groups::Enabled>,
 }
+
+/// Rendered `tools/list` entries, shared with the groups' listings they come from.
+type Entries = Arc<Vec<Arc<str>>>;
 
 /// The detached upstream calls of a session, shared with its deadline watchdog.
 type Detachments = Arc<Mutex<std::collections::HashMap<String, upstream::Detached>>>;
@@ -440,7 +443,7 @@ impl Session {
         )
     }
 
-    fn tool_entries(&self) -> Arc<Vec<String>> {
+    fn tool_entries(&self) -> Entries {
         self.inner.tool_entries()
     }
 
@@ -475,17 +478,11 @@ impl Session {
         };
         let plugin_entries = self.tool_entries();
         let upstream_entries = self.upstream_entries();
-        let combined: Vec<String>;
-        let entries = if upstream_entries.is_empty() {
-            plugin_entries.as_slice()
-        } else {
-            combined = plugin_entries
-                .iter()
-                .chain(&upstream_entries)
-                .cloned()
-                .collect();
-            combined.as_slice()
-        };
+        let entries: Vec<&str> = plugin_entries
+            .iter()
+            .map(|entry| &**entry)
+            .chain(upstream_entries.iter().map(String::as_str))
+            .collect();
         let start = match cursor.as_deref() {
             None => 0,
             Some(c) => c
@@ -733,7 +730,7 @@ impl Listener for Inner {
 }
 
 impl Inner {
-    fn tool_entries(&self) -> Arc<Vec<String>> {
+    fn tool_entries(&self) -> Entries {
         let generation = self.plugins.generation();
         if let Some((built, entries)) = self
             .tools
@@ -753,7 +750,7 @@ impl Inner {
 
     /// Every tool of the session's groups, rendered. Groups are listed from their sidecar
     /// manifests where those describe their libraries, and loaded otherwise.
-    fn render_tools(&self) -> Vec<String> {
+    fn render_tools(&self) -> Vec<Arc<str>> {
         let plugins = &self.plugins;
         let (grants, caller) = (&self.config.grants, &self.caller);
         let enabled = self.enabled.as_ref();
@@ -762,7 +759,7 @@ impl Inner {
         let mut entries = Vec::new();
         if enabled.is_some() && self.meta_tools {
             for spec in groups::specs() {
-                entries.extend(render::tool_entry(&spec).ok());
+                entries.extend(render::tool_entry(&spec).ok().map(Arc::from));
             }
         }
         for (index, slot) in plugins.slots().iter().enumerate() {
@@ -773,7 +770,7 @@ impl Inner {
                 plugins.route(name) == Some(index) && !grants.takes_away(caller, &slot.id, name)
             };
             let render = |spec: &ToolSpec| match render::tool_entry(spec) {
-                Ok(entry) => Some(entry),
+                Ok(entry) => Some(Arc::from(entry)),
                 Err(why) => {
                     tracing::warn!(tool = %spec.name, "not listed: {why}");
                     None
@@ -784,7 +781,7 @@ impl Inner {
                     tools
                         .iter()
                         .filter(|tool| served(&tool.name))
-                        .filter_map(|tool| tool.entry.as_ref().map(|e| e.get().to_owned())),
+                        .filter_map(|tool| tool.entry.clone()),
                 ),
                 Some(Listing::Loaded(loaded)) => entries.extend(
                     loaded

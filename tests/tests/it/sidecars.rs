@@ -80,16 +80,18 @@ fn a_sidecar_that_lies_is_corrected_by_the_library_at_the_first_call() {
     // A tool the library does not have, with the library's size and mtime left as they are.
     let path = sidecar(dir.path(), "fixture");
     let text = std::fs::read_to_string(&path).expect("read");
-    let (head, manifest) = text
+    let (head, rest) = text
         .split_once('\n')
-        .expect("two lines: the head, the manifest");
+        .expect("lines: the head, the manifest, the entries");
     let mut record: Value = serde_json::from_str(head).expect("json");
+    let ghost = json!({"name": "fixture_ghost", "description": "Not in the library.",
+                       "inputSchema": {"type": "object"}})
+    .to_string();
     record["tools"].as_array_mut().expect("tools").push(json!({
         "name": "fixture_ghost",
-        "entry": {"name": "fixture_ghost", "description": "Not in the library.",
-                  "inputSchema": {"type": "object"}}
+        "entry_len": ghost.len()
     }));
-    std::fs::write(&path, format!("{record}\n{manifest}")).expect("write");
+    std::fs::write(&path, format!("{record}\n{rest}{ghost}\n")).expect("write");
 
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
