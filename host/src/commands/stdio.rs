@@ -16,6 +16,7 @@ const SHUTDOWN: Duration = Duration::from_secs(2);
 
 /// Runs the session; with `status_listen`, also its status listener (and its address file).
 pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Failure> {
+    one_malloc_arena();
     if let Some(listen) = status_listen {
         // Refused before anything starts, like every other bad flag.
         let addr =
@@ -26,14 +27,15 @@ pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Fail
         }
     }
     let plugins = Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
-    tracing::info!(
-        plugins = %plugins.dir().display(),
-        groups = %plugins.installed_ids().join(","),
-        "coremcp stdio ready"
-    );
     let mut hub = None;
     let mut status = Ok(None);
     let served = crate::stdio::serve(|out| {
+        // Said once SIGHUP is blocked: from here on a SIGHUP reloads, and never ends the process.
+        tracing::info!(
+            plugins = %plugins.dir().display(),
+            groups = %plugins.installed_ids().join(","),
+            "coremcp stdio ready"
+        );
         // Here, after SIGHUP is blocked, so that no server's thread can take it.
         let upstreams = Upstreams::start(&config.upstream);
         hub = Some(Arc::clone(&upstreams));
@@ -58,6 +60,19 @@ pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Fail
     }
     served.map_err(|e| Failure::runtime(format!("stdio: {e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One session, mostly one call at a time: every thread allocates from glibc's main arena.
+/// Otherwise each thread that allocates (the reader, each group's first call) gets an arena of
+/// its own, mapped and touched anew, which costs page faults at start-up and resident memory
+/// for as long as the process lives. Called before any other thread starts.
+fn one_malloc_arena() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only sets an allocator parameter; no thread other than this one exists
+    // yet, so no allocation races with the change.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
 }
 
 /// Starts the status listener and writes the address file (kept until the returned guard is

@@ -74,13 +74,18 @@ pub struct Fingerprint {
 
 impl Fingerprint {
     fn of(path: &Path) -> Option<Self> {
-        let meta = std::fs::metadata(path).ok()?;
-        Some(Self {
+        std::fs::metadata(path)
+            .ok()
+            .map(|meta| Self::of_meta(&meta))
+    }
+
+    fn of_meta(meta: &std::fs::Metadata) -> Self {
+        Self {
             dev: meta.dev(),
             ino: meta.ino(),
             len: meta.len(),
             mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        })
+        }
     }
 }
 
@@ -571,8 +576,11 @@ impl PluginSet {
         if slot.state().is_some() {
             return slot.listing().is_some();
         }
-        let fingerprint = Fingerprint::of(&slot.path);
-        let Some(tools) = sidecar::read(&slot.path, &slot.id) else {
+        let Ok(meta) = std::fs::metadata(&slot.path) else {
+            return false;
+        };
+        let fingerprint = Some(Fingerprint::of_meta(&meta));
+        let Some(tools) = sidecar::read_for(&slot.path, &meta, &slot.id) else {
             return false;
         };
         // Tools another group owns: loading the group reports the conflict.

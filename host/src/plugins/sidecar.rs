@@ -202,7 +202,11 @@ fn host_build() -> &'static str {
 /// library as it is now (see the module invariants). A sidecar that only needed its hash to
 /// match, or that another host build rendered, is rewritten when the folder can be written.
 pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
-    let meta = std::fs::metadata(library).ok()?;
+    read_for(library, &std::fs::metadata(library).ok()?, group)
+}
+
+/// [`read`], for the library whose metadata the caller read (`meta`).
+pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option<Vec<ListedTool>> {
     let bytes = read_bytes(&path_of(library))?;
     let (head, manifest, entries) = split(&bytes)?;
     let head: Head = serde_json::from_slice(head).ok()?;
@@ -213,7 +217,7 @@ pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
     if !usable || head.len != meta.len() {
         return None;
     }
-    let same_file = head.mtime_ns == mtime_ns(&meta);
+    let same_file = head.mtime_ns == mtime_ns(meta);
     if same_file && head.rendered_by == host_build() {
         // The fast path: the head and the entry lines, no manifest.
         if let Some(tools) = head.tools(entries) {
@@ -227,7 +231,7 @@ pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
         }
     }
     let manifest: Manifest = serde_json::from_slice(manifest).ok()?;
-    let (refreshed, tools) = Head::new(&meta, head.sha256, &manifest);
+    let (refreshed, tools) = Head::new(meta, head.sha256, &manifest);
     if refreshed.group != group {
         return None;
     }
@@ -301,14 +305,26 @@ fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     Some((&bytes[..head], &rest[..manifest], &rest[manifest + 1..]))
 }
 
+/// The file's bytes, as long as it was when opened: one `open`, one `stat`, usually one
+/// `read` (a listing reads eleven of these at start-up). A file rewritten meanwhile is renamed
+/// over, so the open one does not change; one cut short reads short, and is stale.
 fn read_bytes(path: &Path) -> Option<Vec<u8>> {
     let mut file = File::open(path).ok()?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_LEN {
         return None;
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    file.read_to_end(&mut bytes).ok()?;
+    let mut bytes = vec![0; meta.len() as usize];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    bytes.truncate(filled);
     Some(bytes)
 }
 

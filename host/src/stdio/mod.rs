@@ -9,8 +9,8 @@
 //!   reported; memory stays bounded by the limit, whatever arrives.
 //! - Only the protocol writes to the real stdout: fd 1 is re-pointed at stderr before any
 //!   plugin loads, so stray prints (a plugin's, a child's) land in the log.
-//! - SIGHUP reloads the plugins ([`Session::reload`]); it is blocked in every thread and taken
-//!   by one thread with `sigwait`, so no code runs in a signal handler.
+//! - SIGHUP reloads the plugins ([`Session::reload`]); it is blocked in every thread and read
+//!   from a `signalfd` by the watcher of [`readers`], so no code runs in a signal handler.
 
 use std::fs::File;
 use std::io::{self, BufRead, Write};
@@ -106,6 +106,13 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+impl<R: io::Read> LineReader<io::BufReader<R>> {
+    /// Whether input is waiting to be cut into lines (the next [`Self::next`] reads nothing).
+    pub fn has_buffered(&self) -> bool {
+        !self.inner.buffer().is_empty()
+    }
+}
+
 /// Writes protocol messages to the real stdout.
 ///
 /// Senders never wait for one another's `write`: a sender appends its message to the queue and,
@@ -174,9 +181,17 @@ fn take_stdout() -> io::Result<File> {
     if unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) } < 0 {
         return Err(io::Error::last_os_error());
     }
+    // A full tool listing is about 90 KB: with room for it in the pipe, the answer is written
+    // in one go instead of waiting for the client to read the first 64 KB. Not a pipe, or a
+    // size above what the system allows: nothing changes.
+    // SAFETY: fcntl on the descriptor just created; F_SETPIPE_SZ only resizes a pipe's buffer.
+    unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES) };
     // SAFETY: `fd` is a valid descriptor we just created and nothing else owns.
     Ok(unsafe { File::from_raw_fd(fd) })
 }
+
+/// The stdout pipe's buffer, when it is a pipe.
+const PIPE_BYTES: libc::c_int = 256 * 1024;
 
 /// Blocks SIGHUP in this thread (and so in every thread started after) and returns its set.
 fn block_sighup() -> io::Result<libc::sigset_t> {
@@ -194,22 +209,6 @@ fn block_sighup() -> io::Result<libc::sigset_t> {
     }
 }
 
-/// Reloads the session's plugins on every SIGHUP, from a thread of its own.
-fn reload_on_sighup(set: libc::sigset_t, session: Session) -> io::Result<()> {
-    std::thread::Builder::new()
-        .name("coremcp-sighup".into())
-        .spawn(move || loop {
-            let mut signal = 0;
-            // SAFETY: `set` is an initialised signal set that every thread blocks; sigwait
-            // writes the signal number into a local.
-            if unsafe { libc::sigwait(&set, &mut signal) } == 0 && signal == libc::SIGHUP {
-                tracing::info!("SIGHUP: reloading plugins");
-                session.reload();
-            }
-        })
-        .map(drop)
-}
-
 /// Serves one session on stdin/stdout until stdin closes.
 pub fn serve(make_session: impl FnOnce(Arc<dyn Outbox>) -> Session) -> io::Result<()> {
     let sighup = block_sighup()?;
@@ -219,9 +218,8 @@ pub fn serve(make_session: impl FnOnce(Arc<dyn Outbox>) -> Session) -> io::Resul
         broken: AtomicBool::new(false),
     });
     let session = make_session(out);
-    reload_on_sighup(sighup, session.clone())?;
     let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-    readers::Readers::new(stdin, MAX_LINE_BYTES, session.clone())?.serve()?;
+    readers::Readers::new(stdin, MAX_LINE_BYTES, session.clone(), &sighup)?.serve()?;
     tracing::debug!("stdin closed; waiting for calls in flight");
     if !session.drain(DRAIN_LIMIT) {
         tracing::warn!("calls still running after stdin closed; exiting without their answers");

@@ -10,7 +10,10 @@
 //!
 //! A call costs no system call for this: it only writes its number where the watcher looks.
 //! The watcher parks (its timer disarmed) after [`PARK_AFTER`] ticks without a call, and the
-//! first call after that re-arms it, so an idle session wakes nobody.
+//! first call after that re-arms it, so an idle session wakes nobody. The same thread takes
+//! SIGHUP (through a `signalfd`) and hands the reload to the pool. It starts once the session
+//! has answered its first message and waits for more, or before the first call runs inline,
+//! whichever comes first: a client's first round trip pays for no thread but the reader.
 //!
 //! Invariants:
 //! - Exactly one thread reads at a time: the lines sit behind a mutex, and a thread reads only
@@ -18,10 +21,12 @@
 //!   thread running the call and the watcher race for, so exactly one of them has it after.
 //! - The thread that lost the role finishes its call (its answer is written as always) and then
 //!   leaves; it reads nothing more.
-//! - A call never runs inline unwatched: the reader publishes its number before it looks
-//!   whether the watcher is parked, and the watcher publishes that it parks before it looks for
-//!   a running call (both sequentially consistent), so at least one of them sees the other and
-//!   exactly one re-arms the timer.
+//! - A call never runs inline unwatched: the watcher runs before the first one does; the reader
+//!   publishes a call's number before it looks whether the watcher is parked, and the watcher
+//!   publishes that it parks before it looks for a running call (both sequentially
+//!   consistent), so at least one of them sees the other and exactly one re-arms the timer.
+//! - SIGHUP stays blocked in every thread; one that arrives before the watcher runs waits,
+//!   pending, and is taken when it does. Reloads run one at a time.
 //! - The thread that started serving never reads: it waits for the end of input, so a stuck
 //!   call cannot keep the process from exiting once stdin closes.
 
@@ -29,7 +34,7 @@ use std::fs::File;
 use std::io::{self, BufReader};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, Once, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use super::{Event, LineReader};
@@ -52,13 +57,22 @@ const ENDED: u64 = u64::MAX - 1;
 
 /// The readers of one stdio session.
 pub struct Readers {
+    /// This value's own `Arc`, for the threads it starts.
+    me: Weak<Self>,
     lines: Mutex<LineReader<BufReader<File>>>,
     session: Session,
     timer: Timer,
+    hangups: Hangups,
+    /// Starts the watcher, once.
+    watcher: Once,
+    /// Held by the reload that runs (a second SIGHUP waits for it).
+    reloading: Mutex<()>,
     /// The number of the call running inline, [`IDLE`], [`TAKEN`] or [`ENDED`].
     turn: AtomicU64,
     /// The watcher's timer is disarmed: the next call re-arms it.
     parked: AtomicBool,
+    /// The watcher thread runs (it clears this if it has to stop).
+    watcher_alive: AtomicBool,
     /// The last number given to an inline call.
     numbered: AtomicU64,
     /// How reading ended, once it has.
@@ -67,29 +81,37 @@ pub struct Readers {
 }
 
 impl Readers {
-    /// Readers of `input`, a line at most `limit` bytes, for `session`.
-    pub fn new(input: File, limit: usize, session: Session) -> io::Result<Arc<Self>> {
-        Ok(Arc::new(Self {
+    /// Readers of `input`, a line at most `limit` bytes, for `session`; `hangup` is the
+    /// blocked SIGHUP whose arrival reloads the session's plugins.
+    pub fn new(
+        input: File,
+        limit: usize,
+        session: Session,
+        hangup: &libc::sigset_t,
+    ) -> io::Result<Arc<Self>> {
+        let (timer, hangups) = (Timer::new()?, Hangups::new(hangup)?);
+        Ok(Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             lines: Mutex::new(LineReader::new(
                 BufReader::with_capacity(64 * 1024, input),
                 limit,
             )),
             session,
-            timer: Timer::new()?,
+            timer,
+            hangups,
+            watcher: Once::new(),
+            reloading: Mutex::new(()),
             turn: AtomicU64::new(IDLE),
             parked: AtomicBool::new(true),
+            watcher_alive: AtomicBool::new(false),
             numbered: AtomicU64::new(IDLE),
             ended: Mutex::new(None),
             ended_signal: Condvar::new(),
         }))
     }
 
-    /// Reads until the input ends: starts the first reader and the watcher, and waits.
+    /// Reads until the input ends: starts the first reader, and waits.
     pub fn serve(self: &Arc<Self>) -> io::Result<()> {
-        let watcher = Arc::clone(self);
-        std::thread::Builder::new()
-            .name("coremcp-stdin-watch".into())
-            .spawn(move || watcher.watch())?;
         let reader = Arc::clone(self);
         pool::global().spawn(Box::new(move || reader.read()));
         let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
@@ -108,10 +130,15 @@ impl Readers {
     fn read(self: Arc<Self>) {
         let _inline = inline::install(Arc::clone(&self) as Arc<dyn Runner>);
         let mut line = Vec::new();
+        let mut answered = false;
         loop {
             let mut oversize = None;
             let more = {
                 let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+                if answered && !lines.has_buffered() {
+                    // Waiting for the client now: the moment to start the watcher.
+                    self.start_watcher();
+                }
                 lines.next(|event| match event {
                     Event::Line(text) => line.extend_from_slice(text),
                     Event::Oversize(bytes) => oversize = Some(bytes),
@@ -124,6 +151,7 @@ impl Readers {
                 }
                 None => {}
             }
+            answered = true;
             line.clear();
             match more {
                 Ok(true) if inline::installed() => {}
@@ -143,17 +171,52 @@ impl Readers {
         let _ = self.timer.once(Duration::from_nanos(1));
     }
 
-    /// Wakes every tick while calls flow; takes the role from a call seen running at two ticks
-    /// a tick apart and starts a new reader; parks when the calls stop.
+    /// Starts the watcher thread unless it runs already. A failure to start it leaves the
+    /// session without a watcher: calls then run on the pool (see [`Runner::run`]).
+    fn start_watcher(&self) {
+        self.watcher.call_once(|| {
+            let Some(me) = self.me.upgrade() else { return };
+            let started = std::thread::Builder::new()
+                .name("coremcp-stdin-watch".into())
+                .spawn(move || me.watch());
+            match started {
+                Ok(_) => self.watcher_alive.store(true, Ordering::Release),
+                Err(e) => {
+                    tracing::error!(
+                        "cannot start the stdin watcher ({e}): calls run on the pool, and \
+                         SIGHUP reloads nothing"
+                    );
+                }
+            }
+        });
+    }
+
+    /// Whether the watcher thread runs.
+    fn watching(&self) -> bool {
+        self.watcher_alive.load(Ordering::Acquire)
+    }
+
+    /// Wakes every tick while calls flow and at every SIGHUP; takes the role from a call seen
+    /// running at two ticks a tick apart and starts a new reader; parks when the calls stop.
     fn watch(self: Arc<Self>) {
         let mut watch = Watch::new();
         loop {
-            if let Err(e) = self.timer.wait() {
-                tracing::error!(
-                    "the stdin watcher's timer failed ({e}); a long call now keeps the \
-                     session from reading until it ends"
-                );
-                return;
+            let woken = match wait(&self.timer, &self.hangups) {
+                Ok(woken) => woken,
+                Err(e) => {
+                    self.watcher_alive.store(false, Ordering::Release);
+                    tracing::error!(
+                        "the stdin watcher failed ({e}); calls run on the pool from now on, and \
+                         SIGHUP reloads nothing"
+                    );
+                    return;
+                }
+            };
+            if woken.hangup {
+                self.reload();
+            }
+            if !woken.tick {
+                continue;
             }
             let turn = self.turn.load(Ordering::SeqCst);
             match watch.tick(turn, Instant::now()) {
@@ -190,6 +253,17 @@ impl Readers {
                 }
             }
         }
+    }
+
+    /// Reloads the session's plugins on the pool, one reload at a time, so the watcher keeps
+    /// watching meanwhile.
+    fn reload(&self) {
+        let Some(me) = self.me.upgrade() else { return };
+        pool::global().spawn(Box::new(move || {
+            let _one = me.reloading.lock().unwrap_or_else(PoisonError::into_inner);
+            tracing::info!("SIGHUP: reloading plugins");
+            me.session.reload();
+        }));
     }
 
     /// Starts the watcher ticking.
@@ -263,6 +337,12 @@ impl Watch {
 
 impl Runner for Readers {
     fn run(&self, job: Job) -> bool {
+        self.start_watcher();
+        if !self.watching() {
+            // Nobody could take over a stuck call here: it goes where it cannot block reading.
+            pool::global().spawn(job);
+            return true;
+        }
         let number = self.numbered.fetch_add(1, Ordering::Relaxed) + 1;
         self.turn.store(number, Ordering::SeqCst);
         if self.parked.load(Ordering::SeqCst)
@@ -289,7 +369,12 @@ struct Timer {
 impl Timer {
     fn new() -> io::Result<Self> {
         // SAFETY: plain syscall; a non-negative result is a new descriptor owned here alone.
-        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
+            )
+        };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -331,28 +416,102 @@ impl Timer {
         Ok(())
     }
 
-    /// Sleeps until the timer expires (once or more).
-    fn wait(&self) -> io::Result<()> {
+    /// Takes the expirations so far; whether there were any.
+    fn expired(&self) -> io::Result<bool> {
         let mut expirations = 0u64;
-        loop {
-            // SAFETY: reads 8 bytes into a local u64, as timerfd requires.
-            let n = unsafe {
-                libc::read(
-                    self.fd.as_raw_fd(),
-                    (&mut expirations as *mut u64).cast(),
-                    std::mem::size_of::<u64>(),
-                )
-            };
-            if n == std::mem::size_of::<u64>() as isize {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if n < 0 && e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
+        drain(&self.fd, &mut expirations)
+    }
+}
+
+/// SIGHUP, blocked in every thread, read from a `signalfd`.
+struct Hangups {
+    fd: OwnedFd,
+}
+
+impl Hangups {
+    fn new(set: &libc::sigset_t) -> io::Result<Self> {
+        // SAFETY: `set` is an initialised signal set; a non-negative result is a new descriptor
+        // owned here alone.
+        let fd = unsafe { libc::signalfd(-1, set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nothing else.
+        let fd = unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) };
+        Ok(Self { fd })
+    }
+
+    /// Takes the signals that arrived; whether there were any.
+    fn arrived(&self) -> io::Result<bool> {
+        // SAFETY: all-zero is a valid signalfd_siginfo, which the read overwrites.
+        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+        let mut any = false;
+        while drain(&self.fd, &mut info)? {
+            any = true;
+        }
+        Ok(any)
+    }
+}
+
+/// Reads one record of `T` from the non-blocking `fd`; false when there is none.
+fn drain<T>(fd: &OwnedFd, record: &mut T) -> io::Result<bool> {
+    loop {
+        // SAFETY: reads at most size_of::<T>() bytes into `record`, a plain-data local whose
+        // every bit pattern is valid (a counter, a signalfd_siginfo).
+        let n = unsafe {
+            libc::read(
+                fd.as_raw_fd(),
+                (record as *mut T).cast(),
+                std::mem::size_of::<T>(),
+            )
+        };
+        if n == std::mem::size_of::<T>() as isize {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted if n < 0 => continue,
+            io::ErrorKind::WouldBlock if n < 0 => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// What woke the watcher.
+struct Woken {
+    tick: bool,
+    hangup: bool,
+}
+
+/// Sleeps until the timer expires or SIGHUP arrives.
+fn wait(timer: &Timer, hangups: &Hangups) -> io::Result<Woken> {
+    let mut fds = [
+        libc::pollfd {
+            fd: timer.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: hangups.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    loop {
+        // SAFETY: `fds` is a valid array of two pollfd for the duration of the call.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if rc >= 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
             return Err(e);
         }
     }
+    // A timer re-armed between the poll and the read shows no expiration: not a tick.
+    let tick = fds[0].revents != 0 && timer.expired()?;
+    let hangup = fds[1].revents != 0 && hangups.arrived()?;
+    Ok(Woken { tick, hangup })
 }
 
 #[cfg(test)]

@@ -30,6 +30,23 @@ fn install_plugin(bin: &Path, file: &Path) -> (i32, String, String) {
 }
 
 #[test]
+fn a_sighup_before_the_first_message_is_taken_when_the_session_starts_watching() {
+    let (_dir, bin) = install();
+    let (code, _, err) = install_plugin(&bin, &library("fixture_swap_v1"));
+    assert_eq!(code, 0, "{err}");
+    let mut server = Server::start_program(&bin, &[], &[]);
+    // Logged once SIGHUP is blocked: the signal waits, pending, for the thread that takes it.
+    server.wait_stderr("coremcp stdio ready", WAIT);
+    server.signal(libc::SIGHUP);
+    server.initialize();
+    server.wait_stderr("reload: no plugin changed", WAIT);
+    assert_eq!(
+        server.call("swap_hello", json!({}))["structuredContent"],
+        json!({"version": 1})
+    );
+}
+
+#[test]
 fn a_group_is_swapped_on_a_running_host() {
     let (dir, bin) = install();
     let host_bytes = std::fs::read(&bin).expect("read host");
