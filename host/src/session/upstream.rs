@@ -155,7 +155,7 @@ impl Inner {
         }
         // (A 2026 client's call waits: an `input_required` answer is relayed from here.)
         if mrtr.is_none() && detachable(&conn, left) {
-            return self.send_detached(call, &conn, id, params);
+            return self.send_detached(call, &conn, id, &params.to_string());
         }
         let timeout = conn.client.timeout().min(left);
         let mut params = params;
@@ -207,9 +207,15 @@ impl Inner {
         {
             return None;
         }
-        let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
-        let params = json!({"name": target.tool, "arguments": arguments});
-        Some(match self.send_detached(call, &conn, id, params) {
+        // The arguments as the client wrote them (a JSON object the envelope's parse checked):
+        // no `Value` is built on this path.
+        let mut params = String::with_capacity(32 + target.tool.len() + args.len());
+        params.push_str("{\"name\":");
+        rpc::push_json_string(&mut params, &target.tool);
+        params.push_str(",\"arguments\":");
+        params.push_str(args);
+        params.push('}');
+        Some(match self.send_detached(call, &conn, id, &params) {
             Ok(outcome) => outcome,
             Err(None) => Outcome::Cancelled,
             Err(Some(text)) => Outcome::Result(render::call_error_text(&text)),
@@ -257,7 +263,7 @@ impl Inner {
         call: &Arc<Call>,
         conn: &Arc<Connection>,
         server: &str,
-        params: Value,
+        params: &str,
     ) -> Result<Outcome, Option<String>> {
         let Some(transport) = conn.client.stdio() else {
             return Err(Some(format!("{}: not a stdio server", call.tool)));
@@ -278,10 +284,20 @@ impl Inner {
                 return; // abandoned: cancelled, or past its deadline
             }
             let text = match outcome {
-                Some(Ok(result)) if is_input_required(&result) => render::call_error_text(
-                    &super::modern_call::input_required_for_legacy(&call_done.tool, &server_done),
-                ),
-                Some(Ok(result)) => finish(conn_done.client.incoming(result)),
+                Some(Ok(raw)) => match as_written(raw.get()) {
+                    Some(result) => result.to_owned(),
+                    None => {
+                        let result: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                        if is_input_required(&result) {
+                            render::call_error_text(&super::modern_call::input_required_for_legacy(
+                                &call_done.tool,
+                                &server_done,
+                            ))
+                        } else {
+                            finish(conn_done.client.incoming(result))
+                        }
+                    }
+                },
                 Some(Err(refused)) => {
                     let e = refused.into_error("tools/call");
                     render::call_error_text(&failed(&call_done.tool, &server_done, &e))
@@ -396,6 +412,72 @@ fn is_input_required(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
+/// The server's result as it is, when [`finish`] would change nothing in it: an object with
+/// a `content` array, no `null` at its top level or in a content item, no `resultType` (what a
+/// 2026 server adds), and no more text than the cap even counted as written (escapes
+/// included, so never fewer characters than the text has). `None`: it goes through `finish`.
+fn as_written(result: &str) -> Option<&str> {
+    let top: Fields<'_> = serde_json::from_str(result).ok()?;
+    if top.has_null() || top.has_duplicates() || top.get("resultType").is_some() {
+        return None;
+    }
+    let items: Vec<Fields<'_>> = serde_json::from_str(top.get("content")?.get()).ok()?;
+    let mut text = 0;
+    for item in &items {
+        if item.has_null() {
+            return None;
+        }
+        // Written with its quotes; every character takes at least one byte.
+        text += item
+            .get("text")
+            .map_or(0, |t| t.get().len().saturating_sub(2));
+    }
+    (text <= crate::mcp::MAX_RESULT_CHARS).then_some(result)
+}
+
+/// A JSON object's members as written, in order, without building a `Value`.
+struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, &'a serde_json::value::RawValue)>);
+
+impl<'a> Fields<'a> {
+    fn get(&self, key: &str) -> Option<&'a serde_json::value::RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    fn has_null(&self) -> bool {
+        self.0.iter().any(|(_, v)| v.get() == "null")
+    }
+
+    fn has_duplicates(&self) -> bool {
+        self.0
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| self.0[..i].iter().any(|(earlier, _)| earlier == k))
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Fields<'a>, M::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    fields.push(entry);
+                }
+                Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
 /// The server's result as agents get it: optional `null`s left out, text capped.
 fn finish(mut result: Value) -> String {
     if let Some(object) = result.as_object_mut() {
@@ -431,5 +513,62 @@ mod tests {
         assert!(out["content"][0].get("annotations").is_none());
         let empty: Value = serde_json::from_str(&finish(json!({}))).expect("json");
         assert_eq!(empty, json!({"content": []}));
+    }
+
+    /// A result goes on as written exactly when `finish` would give the same JSON value.
+    #[test]
+    fn a_result_goes_on_as_written_only_when_finish_would_change_nothing() {
+        let long = "x".repeat(20_001);
+        let cases = [
+            (r#"{"content":[{"type":"text","text":"Echo: hi"}]}"#, true),
+            (
+                r#"{"content":[],"isError":true,"structuredContent":{"a":null}}"#,
+                true,
+            ),
+            (
+                r#"{ "content" : [ {"type":"image","data":"AA==","mimeType":"image/png"} ] }"#,
+                true,
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"a"}],"isError":null}"#,
+                false,
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"a","annotations":null}]}"#,
+                false,
+            ),
+            (r#"{"isError":false}"#, false),
+            (r#"{"content":{"type":"text"}}"#, false),
+            (r#"{"content":["text"]}"#, false),
+            (r#"{"content":[],"resultType":"input_required"}"#, false),
+            (
+                r#"{"content":[],"content":[{"type":"text","text":"b"}]}"#,
+                false,
+            ),
+            (
+                r#"{"con\u0074ent":[{"type":"text","text":"a","x":null}]}"#,
+                false,
+            ),
+            ("[1,2]", false),
+            ("null", false),
+        ];
+        for (result, unchanged) in cases {
+            assert_eq!(as_written(result).is_some(), unchanged, "{result}");
+            if unchanged {
+                let value: Value = serde_json::from_str(result).expect("json");
+                let finished: Value = serde_json::from_str(&finish(value.clone())).expect("json");
+                assert_eq!(finished, value, "{result}");
+            }
+        }
+        let capped = format!(r#"{{"content":[{{"type":"text","text":"{long}"}}]}}"#);
+        assert!(
+            as_written(&capped).is_none(),
+            "over the cap: finish cuts it"
+        );
+        let at_cap = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            &long[2..]
+        );
+        assert!(as_written(&at_cap).is_some());
     }
 }

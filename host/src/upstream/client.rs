@@ -303,7 +303,8 @@ impl Client {
             let filter = json!({"notifications": {"toolsListChanged": true,
                 "promptsListChanged": true, "resourcesListChanged": true}});
             let params = with_envelope(filter, None);
-            let _ = t.send_detached(id, "subscriptions/listen", params, Box::new(|_| {}));
+            let params = params.to_string();
+            let _ = t.send_detached(id, "subscriptions/listen", &params, Box::new(|_| {}));
         }
         true
     }

@@ -26,6 +26,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use coremcp_spawn::{Running, Spec};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::lines::{Line, Lines};
@@ -56,6 +58,20 @@ impl Shared {
         line.push('\n');
         self.stdin.write_line(line.as_bytes())
     }
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"method":METHOD,"params":PARAMS}` and a newline, where `params`
+/// is JSON text.
+fn request_line(id: u64, method: &str, params: &str) -> String {
+    let mut line = String::with_capacity(48 + method.len() + params.len());
+    line.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    line.push_str(&id.to_string());
+    line.push_str(",\"method\":");
+    crate::rpc::push_json_string(&mut line, method);
+    line.push_str(",\"params\":");
+    line.push_str(params);
+    line.push_str("}\n");
+    line
 }
 
 /// A running stdio server. Requests may come from many threads at once: each waits on its
@@ -138,21 +154,22 @@ impl StdioTransport {
     /// or with `None` if the server goes away first (then [`StdioTransport::closed_error`]
     /// says why). An error means it was not sent and `done` will not run. Nothing times it
     /// out: the caller gives up with [`StdioTransport::abandon`].
+    /// `params` is JSON text (an object), written as it is.
     pub fn send_detached(
         &self,
         id: u64,
         method: &str,
-        params: Value,
+        params: &str,
         done: Done,
     ) -> Result<(), UpstreamError> {
         let pending = &self.shared.pending;
         if pending.register_done(id, done).is_err() {
             return Err(self.closed(method));
         }
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let line = request_line(id, method, params);
         // A write that fails because the server went away: if the reader already ended the
         // request, `done` has run (with `None`) and answers for it.
-        if self.shared.write(&message).is_err() && pending.forget(id) {
+        if self.shared.stdin.write_line(line.as_bytes()).is_err() && pending.forget(id) {
             return Err(self.closed(method));
         }
         Ok(())
@@ -261,6 +278,11 @@ fn read_stdout(stdout: impl Read, shared: &Shared) {
         if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        // The common message, an answer with a result, goes on as text.
+        if let Some((id, result)) = result_of(&text) {
+            shared.pending.answer_raw(id, Ok(result));
+            continue;
+        }
         let message: Value = match serde_json::from_slice(&text) {
             Ok(message) => message,
             Err(e) => {
@@ -285,6 +307,31 @@ fn read_stdout(stdout: impl Read, shared: &Shared) {
     shared.pending.close();
 }
 
+/// The id and the `result` (as text) of a response to one of our requests, read without
+/// building a `Value`; `None` for any other message, which is then classified the general way
+/// ([`classify`], which reads this kind the same: a numeric id, no method, the result).
+fn result_of(text: &[u8]) -> Option<(u64, Box<RawValue>)> {
+    #[derive(Deserialize)]
+    struct Response<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        method: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        result: Option<&'a RawValue>,
+    }
+    // serde reads a struct from an array too: a message is an object.
+    if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    let response: Response<'_> = serde_json::from_slice(text).ok()?;
+    if response.method.is_some() {
+        return None;
+    }
+    let id = response.id?.get().parse::<u64>().ok()?;
+    Some((id, response.result?.to_owned()))
+}
+
 fn read_stderr(mut stderr: impl Read, shared: &Shared) {
     let mut buf = [0u8; 4096];
     loop {
@@ -301,6 +348,47 @@ fn read_stderr(mut stderr: impl Read, shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The answers read as text are exactly those `classify` reads as a response with a
+    /// result, with the same id and the same result.
+    #[test]
+    fn results_read_as_text_agree_with_classify() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#,
+            r#" {"id":8,"result":null}"#,
+            r#"{"result":{"a":[1,{"b":2}]},"id":9,"jsonrpc":"2.0"}"#,
+            r#"{"id":"7","result":{}}"#,
+            r#"{"id":7.5,"result":{}}"#,
+            r#"{"id":-1,"result":{}}"#,
+            r#"{"id":null,"result":{}}"#,
+            r#"{"id":3,"method":"roots/list"}"#,
+            r#"{"id":3,"method":"x","result":{}}"#,
+            r#"{"id":3,"error":{"code":-1,"message":"no"}}"#,
+            r#"{"id":3,"id":4,"result":{}}"#,
+            r#"{"method":"notifications/tools/list_changed"}"#,
+            r#"[3,null,{}]"#,
+            r#"{"id":3}"#,
+        ];
+        for line in lines {
+            let classified = serde_json::from_str::<Value>(line).map(|m| classify(&m));
+            let expected = match classified {
+                Ok(Incoming::Response {
+                    id,
+                    outcome: Ok(result),
+                }) => Some((id, result)),
+                _ => None,
+            };
+            let read = result_of(line.as_bytes())
+                .map(|(id, raw)| (id, serde_json::from_str::<Value>(raw.get()).expect("json")));
+            // A line with an id twice, and a `null` result (what `Option` reads as absent), are
+            // left to the general path.
+            if line.contains(r#""id":3,"id":4"#) || line.contains(r#""result":null"#) {
+                assert_eq!(read, None, "{line}");
+                continue;
+            }
+            assert_eq!(read, expected, "{line}");
+        }
+    }
 
     static NEVER: AtomicBool = AtomicBool::new(false);
 

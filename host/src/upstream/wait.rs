@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::rpc::{Refused, UpstreamError};
@@ -69,9 +70,13 @@ pub struct Call<'a> {
     pub cancel: &'a AtomicBool,
 }
 
+/// An answer as the server wrote it: its `result` as JSON text, not parsed (a detached call
+/// passes it on as it is where it can), or why there is none.
+pub type RawOutcome = Result<Box<RawValue>, Refused>;
+
 /// What runs with the answer to a detached request ([`Pending::register_done`]): the outcome,
 /// or `None` when the transport closed first.
-pub type Done = Box<dyn FnOnce(Option<Outcome>) + Send>;
+pub type Done = Box<dyn FnOnce(Option<RawOutcome>) + Send>;
 
 /// Who gets a request's answer.
 enum Waiter {
@@ -125,6 +130,27 @@ impl Pending {
         match waiter {
             Some(Waiter::Channel(tx)) => {
                 let _ = tx.send(outcome);
+            }
+            Some(Waiter::Done(done)) => done(Some(outcome.map(|result| {
+                // A `Value` always serialises to valid JSON text.
+                RawValue::from_string(result.to_string())
+                    .unwrap_or_else(|_| RawValue::NULL.to_owned())
+            }))),
+            None => {}
+        }
+    }
+
+    /// Hands the answer to request `id`, read as text, to its caller, if it still waits: a
+    /// waiting thread gets it parsed, a detached request's callback as it is.
+    pub fn answer_raw(&self, id: u64, outcome: RawOutcome) {
+        let waiter = lock(&self.waiting).remove(&id);
+        match waiter {
+            Some(Waiter::Channel(tx)) => {
+                let parsed = outcome.map(|result| {
+                    // Text that parsed as a JSON value parses as one again.
+                    serde_json::from_str(result.get()).unwrap_or(Value::Null)
+                });
+                let _ = tx.send(parsed);
             }
             Some(Waiter::Done(done)) => done(Some(outcome)),
             None => {}
