@@ -113,7 +113,7 @@ struct Inner {
 type Entries = Arc<Vec<Arc<str>>>;
 
 /// The detached upstream calls of a session, shared with its deadline watchdog.
-type Detachments = Arc<Mutex<std::collections::HashMap<String, upstream::Detached>>>;
+type Detachments = Arc<Mutex<std::collections::HashMap<Arc<str>, upstream::Detached>>>;
 
 /// An MCP session.
 #[derive(Clone)]
@@ -838,7 +838,7 @@ impl Inner {
 
     fn detached_lock(
         &self,
-    ) -> MutexGuard<'_, std::collections::HashMap<String, upstream::Detached>> {
+    ) -> MutexGuard<'_, std::collections::HashMap<Arc<str>, upstream::Detached>> {
         self.detached.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -270,7 +270,7 @@ impl Inner {
         };
         let id = transport.next_id();
         self.detached_lock().insert(
-            call.id.to_string(),
+            Arc::clone(&call.id),
             Detached {
                 conn: Arc::clone(conn),
                 id,
@@ -435,12 +435,13 @@ fn as_written(result: &str) -> Option<&str> {
     (text <= crate::mcp::MAX_RESULT_CHARS).then_some(result)
 }
 
-/// A JSON object's members as written, in order, without building a `Value`.
-struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, &'a serde_json::value::RawValue)>);
+/// A JSON object's members as written, in order, without building a `Value` (an object with
+/// an escaped key does not read: it goes through `finish`).
+struct Fields<'a>(Vec<(&'a str, &'a serde_json::value::RawValue)>);
 
 impl<'a> Fields<'a> {
     fn get(&self, key: &str) -> Option<&'a serde_json::value::RawValue> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
 
     fn has_null(&self) -> bool {
@@ -467,7 +468,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
                 self,
                 mut map: M,
             ) -> Result<Fields<'a>, M::Error> {
-                let mut fields = Vec::new();
+                let mut fields = Vec::with_capacity(4);
                 while let Some(entry) = map.next_entry()? {
                     fields.push(entry);
                 }

@@ -429,7 +429,7 @@ impl Upstreams {
         let (id, tool) = rest.split_once("__").ok_or_else(|| {
             format!("{full} is not an upstream {what} name (mcp__<id>__<{what}>)")
         })?;
-        let servers = self.servers();
+        let servers = self.servers.read().unwrap_or_else(|e| e.into_inner());
         let server = servers.iter().find(|s| s.id() == id).ok_or_else(|| {
             let known: Vec<&str> = servers.iter().map(|s| s.id()).collect();
             if known.is_empty() {

@@ -65,7 +65,8 @@ impl Shared {
 fn request_line(id: u64, method: &str, params: &str) -> String {
     let mut line = String::with_capacity(48 + method.len() + params.len());
     line.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    line.push_str(&id.to_string());
+    // Writing to a String cannot fail.
+    let _ = std::fmt::Write::write_fmt(&mut line, format_args!("{id}"));
     line.push_str(",\"method\":");
     crate::rpc::push_json_string(&mut line, method);
     line.push_str(",\"params\":");
