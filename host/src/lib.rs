@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod modern;
 pub mod net;
+pub mod pace;
 pub mod plugins;
 pub mod policy;
 pub mod pool;

@@ -80,6 +80,9 @@ pub struct Subject {
 struct Series {
     group: Cow<'static, str>,
     tool: Cow<'static, str>,
+    /// How quick the tool has been lately (kept here: this is the tool's state found once
+    /// per call).
+    pace: crate::pace::Pace,
     calls: [OnceLock<Counter>; 5],
     latency: OnceLock<Histogram>,
     upstream_latency: OnceLock<Histogram>,
@@ -147,6 +150,7 @@ impl Subject {
         let series = Arc::new(Series {
             group,
             tool: tool.clone(),
+            pace: crate::pace::Pace::default(),
             calls: Default::default(),
             latency: OnceLock::new(),
             upstream_latency: OnceLock::new(),
@@ -162,6 +166,11 @@ impl Subject {
 
     fn group(&self) -> &str {
         &self.series.group
+    }
+
+    /// How quick the subject's tool has been lately.
+    pub fn pace(&self) -> &crate::pace::Pace {
+        &self.series.pace
     }
 
     fn upstream_server(&self) -> Option<&str> {
@@ -279,6 +288,10 @@ pub fn finished(subject: &Subject, outcome: Outcome, took: Duration) {
     let m = metrics();
     m.in_flight.dec();
     count(subject, outcome);
+    // A completed call's pace is its plugin's run time, recorded where it ran.
+    if matches!(outcome, Outcome::Timeout | Outcome::Cancelled) {
+        subject.series.pace.record(took, false);
+    }
     if outcome != Outcome::Cancelled {
         let seconds = took.as_secs_f64();
         let series = &subject.series;

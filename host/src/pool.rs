@@ -181,9 +181,9 @@ impl Gate {
         }
     }
 
-    /// Runs `job` when the group has room: on this thread if it runs calls inline (see
-    /// [`crate::inline`]), else on `pool`.
-    pub fn submit(self: &Arc<Self>, pool: &Pool, job: Job) {
+    /// Runs `job` when the group has room: on this thread if it runs calls inline and takes
+    /// this one (see [`crate::inline`]; `pace` is how quick its tool has been), else on `pool`.
+    pub fn submit(self: &Arc<Self>, pool: &Pool, job: Job, pace: Option<&crate::pace::Pace>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.running >= self.limit {
             state.waiting.push_back(job);
@@ -191,7 +191,7 @@ impl Gate {
         }
         state.running += 1;
         drop(state);
-        let job = match crate::inline::run(job) {
+        let job = match crate::inline::run(job, pace) {
             Ok(()) => return self.after_inline(pool),
             Err(job) => job,
         };
@@ -259,6 +259,7 @@ mod tests {
                     now.fetch_sub(1, Ordering::SeqCst);
                     let _ = done.send(());
                 }),
+                None,
             );
         }
         for _ in 0..10 {

@@ -523,10 +523,12 @@ async fn answer(
         Err(ExpectError::Closed) => return gone(Some(&id)),
     };
     let core = session.session().clone();
-    // A call of a loaded tool only registers itself and goes to the pool: handle it here. Any
-    // other message may load a plugin, so it runs on a blocking thread.
+    // A call of a loaded tool only registers itself and goes to the pool (or runs here, if its
+    // tool has been quick lately): handle it here. Any other message may load a plugin, so it
+    // runs on a blocking thread.
     let handling = if core.is_quick(&message) {
-        core.handle(&message);
+        // A call of a tool quick lately may even run here ([`crate::inline::on_runtime`]).
+        crate::inline::with(crate::inline::on_runtime(), || core.handle(&message));
         None
     } else {
         Some(tokio::task::spawn_blocking(move || core.handle(&message)))

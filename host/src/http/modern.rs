@@ -170,7 +170,10 @@ impl super::endpoint::Endpoint<'_> {
             }
         };
         if core.is_quick(&request) {
-            core.handle_checked(&request, envelope);
+            // A call of a tool quick lately may even run here ([`crate::inline::on_runtime`]).
+            crate::inline::with(crate::inline::on_runtime(), || {
+                core.handle_checked(&request, envelope)
+            });
         } else {
             let handling =
                 tokio::task::spawn_blocking(move || core.handle_checked(&request, envelope));

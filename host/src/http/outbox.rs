@@ -375,8 +375,13 @@ impl Router {
 
 /// A message of subscription `ours` with the client's id `original` in its subscription tag.
 fn retag(message: String, ours: &str, original: &str) -> String {
+    /// Built once: every message a sessionless request gets looks for it.
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| {
+            memchr::memmem::Finder::new(crate::modern::SUBSCRIPTION_KEY.as_bytes())
+        });
     let key = crate::modern::SUBSCRIPTION_KEY;
-    if memchr::memmem::find(message.as_bytes(), key.as_bytes()).is_none() {
+    if KEY.find(message.as_bytes()).is_none() {
         return message;
     }
     let tag = format!("\"{key}\":{ours}");

@@ -224,7 +224,10 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         ));
     }
     // Most requests declare nothing: only look closer when the word is there.
-    let elicitation = match memchr::memmem::find(capabilities.as_bytes(), b"\"elicitation\"") {
+    /// Built once: every 2026 request's capabilities are looked at.
+    static ELICITATION: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"elicitation\""));
+    let elicitation = match ELICITATION.find(capabilities.as_bytes()) {
         None => None,
         Some(_) => serde_json::from_str::<Capabilities<'_>>(capabilities)
             .ok()

@@ -655,9 +655,11 @@ impl Session {
                 }
                 let job_inner = Arc::clone(inner);
                 let index = run.index;
+                let subject = call.subject.clone();
                 inner.plugins.slots()[index].gate.submit(
                     pool::global(),
                     Box::new(move || job_inner.run_call(&call, &run)),
+                    Some(subject.pace()),
                 );
             }
         }
@@ -897,7 +899,12 @@ impl Inner {
         let cx = self.route_cx();
         let deadline = route::peer_deadline(call.deadline, call.timeout);
         let message = match route::call_peer(&cx, run, &call.tool, deadline, &call.cancelled) {
-            None => rpc::response(&call.id, &self.run_plugin(run.index, call, &run.args)),
+            None => {
+                let started = std::time::Instant::now();
+                let result = self.run_plugin(run.index, call, &run.args);
+                call.subject.pace().record(started.elapsed(), true);
+                rpc::response(&call.id, &result)
+            }
             Some(outcome) => route::forwarded_answer(&call.id, &call.tool, outcome),
         };
         if self.calls.finish(call, &message) {
@@ -1022,8 +1029,13 @@ fn missing_gated_tools(catalog: Option<&coremcp_catalog::Group>) -> Vec<ToolSpec
 /// Whether a call's `_meta` says it was routed here by another Core MCP (looked at closely
 /// only when the key is there: a 2026 `_meta` is on every call).
 fn is_routed(meta: &RawValue) -> bool {
+    /// Built once: every 2026 call has a `_meta` to look through.
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| {
+            memchr::memmem::Finder::new(crate::forward::client::ROUTED_META.as_bytes())
+        });
     let key = crate::forward::client::ROUTED_META;
-    if memchr::memmem::find(meta.get().as_bytes(), key.as_bytes()).is_none() {
+    if KEY.find(meta.get().as_bytes()).is_none() {
         return false;
     }
     serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(meta.get())

@@ -336,12 +336,11 @@ impl Watch {
 }
 
 impl Runner for Readers {
-    fn run(&self, job: Job) -> bool {
+    fn run(&self, job: Job, _: Option<&crate::pace::Pace>) -> Result<bool, Job> {
         self.start_watcher();
         if !self.watching() {
             // Nobody could take over a stuck call here: it goes where it cannot block reading.
-            pool::global().spawn(job);
-            return true;
+            return Err(job);
         }
         let number = self.numbered.fetch_add(1, Ordering::Relaxed) + 1;
         self.turn.store(number, Ordering::SeqCst);
@@ -351,13 +350,13 @@ impl Runner for Readers {
         {
             tracing::warn!("the stdin watcher cannot tick; this call runs on the pool");
             self.turn.store(IDLE, Ordering::SeqCst);
-            pool::global().spawn(job);
-            return true;
+            return Err(job);
         }
         job();
-        self.turn
+        Ok(self
+            .turn
             .compare_exchange(number, IDLE, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+            .is_ok())
     }
 }
 

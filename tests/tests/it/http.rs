@@ -95,6 +95,67 @@ fn a_session_lists_and_calls_over_json() {
     assert_eq!(unknown["error"]["code"], -32601);
 }
 
+/// A tool that has been quick runs on an HTTP worker (one call at a time); when such a call
+/// overruns, the other requests are still answered meanwhile, the host says so once, and the
+/// tool's next calls run on the pool.
+#[test]
+fn a_quick_tool_that_overruns_on_a_worker_holds_up_nothing_else() {
+    let (_dir, server) = fixture_server();
+    let mut client = server.client();
+    client.initialize();
+    for _ in 0..20 {
+        let quick = client.call("fixture_sleep", json!({"ms": 0}));
+        assert_eq!(
+            quick["structuredContent"],
+            json!({"slept_ms": 0}),
+            "{quick}"
+        );
+    }
+    let mut slow_client = server.client();
+    slow_client.initialize();
+    let sent = std::time::Instant::now();
+    let slow = thread::spawn(move || {
+        let answer = slow_client.call("fixture_sleep", json!({"ms": 1500}));
+        (answer, std::time::Instant::now())
+    });
+    // While it runs, other requests of other sessions are answered promptly.
+    let mut other = server.client();
+    other.initialize();
+    let mut checked = Vec::new();
+    while sent.elapsed() < Duration::from_millis(1000) {
+        let asked = std::time::Instant::now();
+        let echo = other.call("fixture_echo", json!({"n": checked.len()}));
+        assert_eq!(echo["structuredContent"]["n"], checked.len(), "{echo}");
+        checked.push((asked, asked.elapsed()));
+    }
+    let (answer, answered) = slow.join().expect("slow call");
+    assert_eq!(
+        answer["structuredContent"],
+        json!({"slept_ms": 1500}),
+        "{answer}"
+    );
+    assert!(
+        answered.duration_since(sent) >= Duration::from_millis(1500),
+        "it ran"
+    );
+    let slowest = checked
+        .iter()
+        .map(|(_, took)| *took)
+        .max()
+        .unwrap_or_default();
+    assert!(
+        checked.len() > 10 && slowest < Duration::from_millis(500),
+        "{} calls beside the slow one, the slowest took {slowest:?}",
+        checked.len()
+    );
+    let stderr = server.wait_stderr("overran on an HTTP worker", WAIT);
+    assert_eq!(
+        stderr.matches("overran on an HTTP worker").count(),
+        1,
+        "{stderr}"
+    );
+}
+
 fn client_message(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
