@@ -1,6 +1,8 @@
 //! The performance goals of the second rung, each against its baseline, in one run: every
-//! comparison runs `--rounds` times (3) interleaved — baseline, then Core MCP, in each round —
-//! and the table shows the median of the rounds' ratios, the goal and whether it holds.
+//! comparison runs `--rounds` times (3), and the table shows the median of the rounds' ratios,
+//! the goal and whether it holds. Within a round, the baseline and Core MCP run side by side,
+//! both processes alive, in alternating blocks ([`BLOCKS`] each; one start each, alternately,
+//! for the cold starts), so a slow spell of a shared machine weighs on both alike.
 //!
 //! Baselines: the raw JSON-RPC echo floor, rmcp's echo server over `stdio_pipes` on a
 //! current-thread runtime and over its stateless Streamable HTTP server with JSON answers
@@ -10,6 +12,7 @@
 //! usage: goals-bench --host <coremcp> --floor <echo-floor> --rmcp <rmcp-baseline>
 //!        --all <plugins dir with every group, indexed> --pair <plugins dir: fixture, notepad>
 //!        [--everything <mcp-server-everything>] [--calls N] [--rounds N]
+//!        [--only stdio,cold,memory,http,upstream]   (default: every comparison)
 
 #![allow(clippy::print_stdout)]
 
@@ -27,6 +30,8 @@ use serde_json::{json, Value};
 
 const IN_FLIGHT: usize = 16;
 const WARM_UP: usize = 200;
+/// Blocks each side of a comparison runs in, alternating, within one round.
+const BLOCKS: usize = 10;
 
 struct Options {
     host: PathBuf,
@@ -37,6 +42,16 @@ struct Options {
     everything: Option<PathBuf>,
     calls: usize,
     rounds: usize,
+    /// The comparisons to run (`None`: all).
+    only: Option<Vec<String>>,
+}
+
+impl Options {
+    fn runs(&self, part: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|p| p == part))
+    }
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -44,7 +59,7 @@ fn parse_args() -> Result<Options, String> {
     let path = |v: Option<String>| v.map(PathBuf::from);
     let (mut host, mut floor, mut rmcp, mut all, mut pair, mut everything) =
         (None, None, None, None, None, None);
-    let (mut calls, mut rounds) = (3000, 3);
+    let (mut calls, mut rounds, mut only) = (3000, 3, None);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
@@ -56,6 +71,7 @@ fn parse_args() -> Result<Options, String> {
             "--everything" => everything = path(Some(value)),
             "--calls" => calls = value.parse().map_err(|e| format!("--calls: {e}"))?,
             "--rounds" => rounds = value.parse().map_err(|e| format!("--rounds: {e}"))?,
+            "--only" => only = Some(value.split(',').map(str::to_owned).collect()),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -68,6 +84,7 @@ fn parse_args() -> Result<Options, String> {
         everything,
         calls: calls.max(200),
         rounds: rounds.max(1),
+        only,
     })
 }
 
@@ -189,38 +206,68 @@ fn stdio(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<StdioCli
     StdioClient::spawn(command, "goals-bench")
 }
 
-/// Serial calls of `tool`: their latencies and the server's CPU per call (µs).
+/// One side of a serial comparison: a client (an index into the clients) and its call.
+struct Side<'a> {
+    client: usize,
+    tool: &'a str,
+    args: Value,
+}
+
+/// What one side measured: its p50 round trip and its server's CPU per call (µs).
+struct Serial {
+    p50: Duration,
+    cpu_us: f64,
+}
+
+/// `n` serial calls of every side, in [`BLOCKS`] alternating blocks (after a warm-up of each):
+/// each side's p50 and its server's CPU per call.
 fn serial(
-    client: &mut StdioClient,
-    tool: &str,
-    args: &Value,
+    clients: &mut [StdioClient],
+    sides: &[Side<'_>],
     n: usize,
-) -> Result<(Duration, f64), String> {
-    for _ in 0..WARM_UP {
-        client.request("tools/call", json!({"name": tool, "arguments": args}))?;
-    }
-    let cpu_before = cpu_ns(client.pid())?;
-    let mut times = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        let result = client.request("tools/call", json!({"name": tool, "arguments": args}))?;
-        times.push(t.elapsed());
-        if result["isError"] == json!(true) {
-            return Err(format!("{tool}: {result}"));
+) -> Result<Vec<Serial>, String> {
+    for side in sides {
+        for _ in 0..WARM_UP {
+            call(&mut clients[side.client], side.tool, &side.args)?;
         }
     }
-    let cpu = (cpu_ns(client.pid())? - cpu_before) as f64 / n as f64 / 1e3;
-    Ok((p50(&mut times), cpu))
+    let per_block = (n / BLOCKS).max(1);
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); sides.len()];
+    let mut cpu = vec![0u64; sides.len()];
+    for _ in 0..BLOCKS {
+        for (i, side) in sides.iter().enumerate() {
+            let client = &mut clients[side.client];
+            let before = cpu_ns(client.pid())?;
+            for _ in 0..per_block {
+                let t = Instant::now();
+                call(client, side.tool, &side.args)?;
+                times[i].push(t.elapsed());
+            }
+            cpu[i] += cpu_ns(client.pid())?.saturating_sub(before);
+        }
+    }
+    Ok(times
+        .iter_mut()
+        .zip(cpu)
+        .map(|(times, cpu)| Serial {
+            p50: p50(times),
+            cpu_us: cpu as f64 / times.len() as f64 / 1e3,
+        })
+        .collect())
+}
+
+/// One call that must answer a result that is not a tool error.
+fn call(client: &mut StdioClient, tool: &str, args: &Value) -> Result<(), String> {
+    let result = client.request("tools/call", json!({"name": tool, "arguments": args}))?;
+    if result["isError"] == json!(true) {
+        return Err(format!("{tool}: {result}"));
+    }
+    Ok(())
 }
 
 /// Spawn → `initialize` → `initialized` → the `tools/list` answer read whole (not parsed):
-/// the median of `n` starts, and the answer's length.
-fn cold(
-    program: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-    n: usize,
-) -> Result<(Duration, usize), String> {
+/// the time of one start, and the answer's length.
+fn cold(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<(Duration, usize), String> {
     let hello = concat!(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"goals-bench","version":"0"}}}"#,
         "\n"
@@ -231,42 +278,37 @@ fn cold(
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
         "\n"
     );
-    let mut times = Vec::with_capacity(n);
-    let mut length = 0;
-    for _ in 0..n {
-        let started = Instant::now();
-        #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
-        let child = Command::new(program)
-            .args(args)
-            .envs(env.iter().copied())
-            .env_remove("COREMCP_GROUPS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("start {}: {e}", program.display()))?;
-        let mut child = Proc(child);
-        let mut stdin = child.0.stdin.take().ok_or("no stdin")?;
-        let mut stdout = BufReader::new(child.0.stdout.take().ok_or("no stdout")?);
-        let mut line = String::new();
-        stdin
-            .write_all(hello.as_bytes())
-            .map_err(|e| e.to_string())?;
-        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
-        stdin
-            .write_all(list.as_bytes())
-            .map_err(|e| e.to_string())?;
-        line.clear();
-        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
-        times.push(started.elapsed());
-        if !line.contains("\"tools\"") {
-            return Err(format!("{}: no tool list: {line:.200}", program.display()));
-        }
-        length = line.len();
-        drop(stdin);
-        let _ = child.0.wait();
+    let started = Instant::now();
+    #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
+    let child = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("COREMCP_GROUPS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("start {}: {e}", program.display()))?;
+    let mut child = Proc(child);
+    let mut stdin = child.0.stdin.take().ok_or("no stdin")?;
+    let mut stdout = BufReader::new(child.0.stdout.take().ok_or("no stdout")?);
+    let mut line = String::new();
+    stdin
+        .write_all(hello.as_bytes())
+        .map_err(|e| e.to_string())?;
+    stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+    stdin
+        .write_all(list.as_bytes())
+        .map_err(|e| e.to_string())?;
+    line.clear();
+    stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+    let took = started.elapsed();
+    if !line.contains("\"tools\"") {
+        return Err(format!("{}: no tool list: {line:.200}", program.display()));
     }
-    Ok((p50(&mut times), length))
+    drop(stdin);
+    let _ = child.0.wait();
+    Ok((took, line.len()))
 }
 
 fn http_client(addr: &str) -> Result<McpClient, String> {
@@ -275,39 +317,61 @@ fn http_client(addr: &str) -> Result<McpClient, String> {
     ))
 }
 
-/// Serial p50 and the rate with 16 clients in flight, over Streamable HTTP.
-fn http(addr: &str, tool: &str, n: usize) -> Result<(Duration, f64), String> {
+/// Serial p50s and the rates with 16 clients in flight, over Streamable HTTP, of two servers
+/// (`(address, tool)` each) in alternating blocks.
+fn http(servers: [(&str, &str); 2], n: usize) -> Result<[(Duration, f64); 2], String> {
     let args = json!({"text": "x"});
-    let mut client = http_client(addr)?;
-    for _ in 0..WARM_UP {
-        http_call(&mut client, tool, &args)?;
+    let mut clients = [http_client(servers[0].0)?, http_client(servers[1].0)?];
+    for (client, (_, tool)) in clients.iter_mut().zip(servers) {
+        for _ in 0..WARM_UP {
+            http_call(client, tool, &args)?;
+        }
     }
-    let mut times = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        http_call(&mut client, tool, &args)?;
-        times.push(t.elapsed());
+    // The in-flight clients connect once (and learn the server's protocol) before any block.
+    let mut workers: [Vec<McpClient>; 2] = [Vec::new(), Vec::new()];
+    for (i, (addr, tool)) in servers.iter().enumerate() {
+        for _ in 0..IN_FLIGHT {
+            let mut client = http_client(addr)?;
+            http_call(&mut client, tool, &args)?;
+            workers[i].push(client);
+        }
     }
-    let per = (n / 4).max(50);
-    let started = Instant::now();
-    let workers: Vec<_> = (0..IN_FLIGHT)
-        .map(|_| {
-            let (addr, tool, args) = (addr.to_owned(), tool.to_owned(), args.clone());
-            std::thread::spawn(move || -> Result<(), String> {
-                let mut c = http_client(&addr)?;
-                for _ in 0..per {
-                    http_call(&mut c, &tool, &args)?;
-                }
-                Ok(())
-            })
-        })
-        .collect();
-    for w in workers {
-        w.join()
-            .map_err(|_| "an HTTP worker panicked".to_owned())??;
+    let per_block = (n / BLOCKS).max(1);
+    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    let (mut calls, mut spent) = ([0usize; 2], [Duration::ZERO; 2]);
+    for _ in 0..BLOCKS {
+        for (i, (_, tool)) in servers.iter().enumerate() {
+            for _ in 0..per_block {
+                let t = Instant::now();
+                http_call(&mut clients[i], tool, &args)?;
+                times[i].push(t.elapsed());
+            }
+            let per_worker = (per_block / 2).max(10);
+            let started = Instant::now();
+            let running: Vec<_> = std::mem::take(&mut workers[i])
+                .into_iter()
+                .map(|mut c| {
+                    let (tool, args) = (tool.to_string(), args.clone());
+                    std::thread::spawn(move || -> Result<McpClient, String> {
+                        for _ in 0..per_worker {
+                            http_call(&mut c, &tool, &args)?;
+                        }
+                        Ok(c)
+                    })
+                })
+                .collect();
+            for w in running {
+                workers[i].push(
+                    w.join()
+                        .map_err(|_| "an HTTP worker panicked".to_owned())??,
+                );
+            }
+            spent[i] += started.elapsed();
+            calls[i] += IN_FLIGHT * per_worker;
+        }
     }
-    let rate = (IN_FLIGHT * per) as f64 / started.elapsed().as_secs_f64();
-    Ok((p50(&mut times), rate))
+    let rate = |i: usize| calls[i] as f64 / spent[i].as_secs_f64();
+    Ok([(p50(&mut times[0]), rate(0)), (p50(&mut times[1]), rate(1))])
 }
 
 /// One call of a tool of every group (an error answer still loads the group), then the RSS,
@@ -374,9 +438,6 @@ fn run(opts: &Options) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let data = scratch.to_string_lossy().into_owned();
-    let pair = opts.pair.to_string_lossy().into_owned();
-    let all = opts.all.to_string_lossy().into_owned();
-    let echo = json!({"text": "x"});
 
     let mut stdio_p50 = Row::new(
         "stdio p50, fixture_echo / echo floor",
@@ -418,101 +479,24 @@ fn run(opts: &Options) -> Result<(), String> {
 
     for round in 1..=opts.rounds {
         eprintln!("goals-bench: round {round} of {}", opts.rounds);
-        // stdio round trips and CPU: the floor, rmcp, coremcp.
-        let mut floor = stdio(&opts.floor, &[], &[])?;
-        let (floor_p50, _) = serial(&mut floor, "fixture_echo", &echo, n)?;
-        drop(floor);
-        let mut rmcp = stdio(&opts.rmcp, &["stdio"], &[])?;
-        let (rmcp_p50, rmcp_cpu) = serial(&mut rmcp, "echo", &echo, n)?;
-        drop(rmcp);
-        let mut host = stdio(
-            &opts.host,
-            &["stdio", "--plugins", &pair, "--data", &data],
-            &[],
-        )?;
-        let (host_p50, host_cpu) = serial(&mut host, "fixture_echo", &echo, n)?;
-        stdio_p50.rounds.push(us(host_p50) / us(floor_p50));
-        stdio_p50.detail = format!(
-            "floor {:.1} us, coremcp {:.1} us, rmcp {:.1} us",
-            us(floor_p50),
-            us(host_p50),
-            us(rmcp_p50)
-        );
-        cpu.rounds.push(host_cpu / rmcp_cpu);
-        cpu.detail = format!("coremcp {host_cpu:.1} us, rmcp {rmcp_cpu:.1} us");
-
-        // notepad_get against fixture_echo, in the same process.
-        host.request("tools/call", json!({"name": "notepad_set", "arguments": {"scope": "global", "key": "bench", "value": "v"}}))?;
-        let (echo_p50, _) = serial(&mut host, "fixture_echo", &echo, n)?;
-        let (get_p50, _) = serial(
-            &mut host,
-            "notepad_get",
-            &json!({"scope": "global", "key": "bench"}),
-            n,
-        )?;
-        notepad.rounds.push(us(get_p50) / us(echo_p50));
-        notepad.detail = format!(
-            "fixture_echo {:.1} us, notepad_get {:.1} us",
-            us(echo_p50),
-            us(get_p50)
-        );
-        drop(host);
-
-        // Cold start.
-        let starts = 15;
-        let (rmcp_cold, _) = cold(&opts.rmcp, &["stdio"], &[], starts)?;
-        let (host_cold, length) = cold(
-            &opts.host,
-            &["stdio", "--plugins", &all, "--data", &data],
-            &[],
-            starts,
-        )?;
-        cold_row
-            .rounds
-            .push(host_cold.as_secs_f64() / rmcp_cold.as_secs_f64());
-        cold_row.detail = format!(
-            "rmcp {:.2} ms, coremcp {:.2} ms ({} KB listing)",
-            rmcp_cold.as_secs_f64() * 1e3,
-            host_cold.as_secs_f64() * 1e3,
-            length / 1024
-        );
-
-        // Memory.
-        let (mb, detail) = memory(opts, &data)?;
-        rss.rounds.push(mb);
-        rss.detail = detail;
-
-        // HTTP against rmcp's stateless JSON server.
-        let rmcp_addr = free_addr("127.0.0.1")?;
-        #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
-        let rmcp_server = Command::new(&opts.rmcp)
-            .args(["http", &rmcp_addr])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("start rmcp-baseline http: {e}"))?;
-        let rmcp_server = Proc(rmcp_server);
-        wait_listening(&rmcp_addr)?;
-        let (rmcp_http, rmcp_rate) = http(&rmcp_addr, "echo", n)?;
-        drop(rmcp_server);
-        let addr = free_addr("127.0.0.1")?;
-        let server = serve(&opts.host, &opts.pair, &addr, &["--data", &data], &[])?;
-        let (host_http, host_rate) = http(&addr, "fixture_echo", n)?;
-        drop(server);
-        http_p50.rounds.push(us(host_http) / us(rmcp_http));
-        http_p50.detail = format!(
-            "rmcp {:.1} us, coremcp {:.1} us",
-            us(rmcp_http),
-            us(host_http)
-        );
-        http_rate.rounds.push(host_rate / rmcp_rate);
-        http_rate.detail = format!("rmcp {rmcp_rate:.0}/s, coremcp {host_rate:.0}/s");
-
-        // The upstream hop.
-        if let Some(everything) = &opts.everything {
-            let (direct, direct_rate) = upstream(everything, None, n)?;
-            let (through, through_rate) = upstream(everything, Some((opts, &data)), n)?;
+        if opts.runs("stdio") {
+            stdio_rows(opts, &data, n, [&mut stdio_p50, &mut cpu, &mut notepad])?;
+        }
+        if opts.runs("cold") {
+            cold_rows(opts, &data, &mut cold_row)?;
+        }
+        if opts.runs("memory") {
+            let (mb, detail) = memory(opts, &data)?;
+            rss.rounds.push(mb);
+            rss.detail = detail;
+        }
+        if opts.runs("http") {
+            http_rows(opts, &data, n, [&mut http_p50, &mut http_rate])?;
+        }
+        // The upstream hop: server-everything directly and through coremcp, both alive.
+        if let Some(everything) = opts.everything.as_ref().filter(|_| opts.runs("upstream")) {
+            let [(direct, direct_rate), (through, through_rate)] =
+                upstream(everything, opts, &data, n)?;
             hop.rounds.push(us(through) - us(direct));
             hop.detail = format!("direct {:.1} us, through {:.1} us", us(direct), us(through));
             hop_rate.rounds.push(through_rate / direct_rate);
@@ -520,9 +504,143 @@ fn run(opts: &Options) -> Result<(), String> {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
+    print_table(
+        opts,
+        n,
+        &[
+            &stdio_p50, &cold_row, &rss, &hop, &hop_rate, &cpu, &http_p50, &http_rate, &notepad,
+        ],
+    );
+    Ok(())
+}
 
+/// The stdio round trips and CPU: the floor, rmcp and coremcp alive together, in blocks; then
+/// notepad_get against fixture_echo in one coremcp.
+fn stdio_rows(opts: &Options, data: &str, n: usize, rows: [&mut Row; 3]) -> Result<(), String> {
+    let [stdio_p50, cpu, notepad] = rows;
+    let pair = opts.pair.to_string_lossy().into_owned();
+    let echo = json!({"text": "x"});
+    let mut clients = vec![
+        stdio(&opts.floor, &[], &[])?,
+        stdio(&opts.rmcp, &["stdio"], &[])?,
+        stdio(
+            &opts.host,
+            &["stdio", "--plugins", &pair, "--data", data],
+            &[],
+        )?,
+    ];
+    let side = |client, tool| Side {
+        client,
+        tool,
+        args: echo.clone(),
+    };
+    let measured = serial(
+        &mut clients,
+        &[
+            side(0, "fixture_echo"),
+            side(1, "echo"),
+            side(2, "fixture_echo"),
+        ],
+        n,
+    )?;
+    let (floor, rmcp, host) = (&measured[0], &measured[1], &measured[2]);
+    stdio_p50.rounds.push(us(host.p50) / us(floor.p50));
+    stdio_p50.detail = format!(
+        "floor {:.1} us, coremcp {:.1} us, rmcp {:.1} us",
+        us(floor.p50),
+        us(host.p50),
+        us(rmcp.p50)
+    );
+    cpu.rounds.push(host.cpu_us / rmcp.cpu_us);
+    cpu.detail = format!("coremcp {:.1} us, rmcp {:.1} us", host.cpu_us, rmcp.cpu_us);
+    call(
+        &mut clients[2],
+        "notepad_set",
+        &json!({"scope": "global", "key": "bench", "value": "v"}),
+    )?;
+    let measured = serial(
+        &mut clients,
+        &[
+            side(2, "fixture_echo"),
+            Side {
+                client: 2,
+                tool: "notepad_get",
+                args: json!({"scope": "global", "key": "bench"}),
+            },
+        ],
+        n,
+    )?;
+    notepad
+        .rounds
+        .push(us(measured[1].p50) / us(measured[0].p50));
+    notepad.detail = format!(
+        "fixture_echo {:.1} us, notepad_get {:.1} us",
+        us(measured[0].p50),
+        us(measured[1].p50)
+    );
+    Ok(())
+}
+
+/// Cold starts of rmcp and of coremcp with every group, one of each in turn.
+fn cold_rows(opts: &Options, data: &str, row: &mut Row) -> Result<(), String> {
+    let all = opts.all.to_string_lossy().into_owned();
+    let starts = 15;
+    let (mut rmcp, mut host, mut length) = (Vec::new(), Vec::new(), 0);
+    for _ in 0..starts {
+        rmcp.push(cold(&opts.rmcp, &["stdio"], &[])?.0);
+        let (took, len) = cold(
+            &opts.host,
+            &["stdio", "--plugins", &all, "--data", data],
+            &[],
+        )?;
+        host.push(took);
+        length = len;
+    }
+    let (rmcp, host) = (p50(&mut rmcp), p50(&mut host));
+    row.rounds.push(host.as_secs_f64() / rmcp.as_secs_f64());
+    row.detail = format!(
+        "rmcp {:.2} ms, coremcp {:.2} ms ({} KB listing)",
+        rmcp.as_secs_f64() * 1e3,
+        host.as_secs_f64() * 1e3,
+        length / 1024
+    );
+    Ok(())
+}
+
+/// HTTP against rmcp's stateless JSON server, both listening.
+fn http_rows(opts: &Options, data: &str, n: usize, rows: [&mut Row; 2]) -> Result<(), String> {
+    let [http_p50, http_rate] = rows;
+    let rmcp_addr = free_addr("127.0.0.1")?;
+    #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
+    let rmcp_server = Command::new(&opts.rmcp)
+        .args(["http", &rmcp_addr])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("start rmcp-baseline http: {e}"))?;
+    let _rmcp_server = Proc(rmcp_server);
+    wait_listening(&rmcp_addr)?;
+    let addr = free_addr("127.0.0.1")?;
+    let _server = serve(&opts.host, &opts.pair, &addr, &["--data", data], &[])?;
+    let [(rmcp_http, rmcp_rate), (host_http, host_rate)] =
+        http([(&rmcp_addr, "echo"), (&addr, "fixture_echo")], n)?;
+    http_p50.rounds.push(us(host_http) / us(rmcp_http));
+    http_p50.detail = format!(
+        "rmcp {:.1} us, coremcp {:.1} us",
+        us(rmcp_http),
+        us(host_http)
+    );
+    http_rate.rounds.push(host_rate / rmcp_rate);
+    http_rate.detail = format!("rmcp {rmcp_rate:.0}/s, coremcp {host_rate:.0}/s");
+    Ok(())
+}
+
+/// The table: each row's median, goal and rounds.
+fn print_table(opts: &Options, n: usize, rows: &[&Row]) {
     println!(
-        "\nmedians of {} interleaved rounds ({} serial calls per figure; each round's ratio is within that round)",
+        "\nmedians of {} rounds ({} serial calls per figure, in {BLOCKS} blocks alternating with \
+         the baseline's; each ratio is within its round)",
         opts.rounds, n
     );
     println!(
@@ -536,65 +654,76 @@ fn run(opts: &Options) -> Result<(), String> {
         "-".repeat(12),
         "-".repeat(7)
     );
-    for row in [
-        &stdio_p50, &cold_row, &rss, &hop, &hop_rate, &cpu, &http_p50, &http_rate, &notepad,
-    ] {
+    for row in rows {
         row.print();
     }
     if opts.everything.is_none() {
         println!("(the upstream rows need --everything: server-everything was not given)");
     }
-    Ok(())
 }
 
-/// server-everything's `echo`: directly, or through `coremcp stdio` as `mcp__everything__echo`.
+/// server-everything's `echo` directly, and through `coremcp stdio` as
+/// `mcp__everything__echo`, both connected at once: each one's serial p50 and pipelined rate
+/// ([`IN_FLIGHT`] in flight), in alternating blocks.
 fn upstream(
     everything: &Path,
-    through: Option<(&Options, &str)>,
+    opts: &Options,
+    data: &str,
     n: usize,
-) -> Result<(Duration, f64), String> {
+) -> Result<[(Duration, f64); 2], String> {
     let args = json!({"message": "goals"});
-    let (mut client, tool) = match through {
-        None => (stdio(everything, &["stdio"], &[])?, "echo"),
-        Some((opts, data)) => {
-            let servers = format!("everything={} stdio", everything.display());
-            let empty = Path::new(data).join("no-plugins");
-            std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
-            let client = stdio(
-                &opts.host,
-                &[
-                    "stdio",
-                    "--plugins",
-                    &empty.to_string_lossy(),
-                    "--data",
-                    data,
-                ],
-                &[
-                    ("COREMCP_MCP_CONFIG", ""),
-                    ("COREMCP_MCP_SERVERS", &servers),
-                    ("COREMCP_MCP_GRANTS", "stdio=everything"),
-                    ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
-                ],
-            )?;
-            (client, "mcp__everything__echo")
-        }
-    };
+    let servers = format!("everything={} stdio", everything.display());
+    let empty = Path::new(data).join("no-plugins");
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let through = stdio(
+        &opts.host,
+        &[
+            "stdio",
+            "--plugins",
+            &empty.to_string_lossy(),
+            "--data",
+            data,
+        ],
+        &[
+            ("COREMCP_MCP_CONFIG", ""),
+            ("COREMCP_MCP_SERVERS", &servers),
+            ("COREMCP_MCP_GRANTS", "stdio=everything"),
+            ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+        ],
+    )?;
+    let mut clients = vec![stdio(everything, &["stdio"], &[])?, through];
+    let tools = ["echo", "mcp__everything__echo"];
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let listing = client.request("tools/list", json!({}))?;
+        let listing = clients[1].request("tools/list", json!({}))?;
         let listed = listing["tools"]
             .as_array()
-            .is_some_and(|t| t.iter().any(|t| t["name"] == tool));
+            .is_some_and(|t| t.iter().any(|t| t["name"] == tools[1]));
         if listed {
             break;
         }
         if Instant::now() > deadline {
-            return Err(format!("{tool} was not listed within 30 s"));
+            return Err(format!("{} was not listed within 30 s", tools[1]));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let (p50, _) = serial(&mut client, tool, &args, n)?;
-    let total = n * 2;
-    let took = client.pipelined(tool, &args, total, IN_FLIGHT)?;
-    Ok((p50, total as f64 / took.as_secs_f64()))
+    let sides: Vec<Side<'_>> = tools
+        .iter()
+        .enumerate()
+        .map(|(client, tool)| Side {
+            client,
+            tool,
+            args: args.clone(),
+        })
+        .collect();
+    let measured = serial(&mut clients, &sides, n)?;
+    let per_block = (2 * n / BLOCKS).max(IN_FLIGHT);
+    let mut spent = [Duration::ZERO; 2];
+    for _ in 0..BLOCKS {
+        for (i, tool) in tools.iter().enumerate() {
+            spent[i] += clients[i].pipelined(tool, &args, per_block, IN_FLIGHT)?;
+        }
+    }
+    let rate = |i: usize| (BLOCKS * per_block) as f64 / spent[i].as_secs_f64();
+    Ok([(measured[0].p50, rate(0)), (measured[1].p50, rate(1))])
 }
