@@ -176,6 +176,85 @@ pub enum Command {
     },
 }
 
+/// The command line parsed without clap copying every global flag into every subcommand, the
+/// largest part of a start-up (a third of its instructions): the global flags given after the
+/// subcommand are moved before it and the top command parses them as its own. `None` leaves
+/// the line to [`Cli::parse_from`] — help, version, `--`, short flags, anything unknown or
+/// refused — so that what clap prints stays exactly clap's.
+pub fn parse_fast(args: &[std::ffi::OsString]) -> Option<Cli> {
+    use clap::{CommandFactory, FromArgMatches};
+    let command = Cli::command();
+    let global = |name: &str| {
+        command
+            .get_arguments()
+            .find(|a| a.is_global_set() && a.get_long() == Some(name))
+            .map(|a| a.get_action().takes_values())
+    };
+    // Each global flag given, as (name, its words), before the subcommand and after it.
+    type Given<'a> = Vec<(&'a str, Vec<&'a str>)>;
+    let (mut before, mut after): (Given<'_>, Given<'_>) = (Vec::new(), Vec::new());
+    let mut rest = args.iter().skip(1);
+    let name = loop {
+        let arg = rest.next()?.to_str()?;
+        let Some(long) = arg.strip_prefix("--").filter(|l| !l.is_empty()) else {
+            break arg;
+        };
+        let flag = long.split_once('=').map_or(long, |(f, _)| f);
+        let mut words = vec![arg];
+        if global(flag)? && !long.contains('=') {
+            words.push(rest.next()?.to_str()?);
+        }
+        before.push((flag, words));
+    };
+    if name.starts_with('-') {
+        return None;
+    }
+    let sub = command.find_subcommand(name)?;
+    let own = |flag: &str| {
+        sub.get_arguments()
+            .find(|a| a.get_long() == Some(flag))
+            .map(|a| a.get_action().takes_values())
+    };
+    let mut words: Vec<&str> = Vec::new();
+    while let Some(arg) = rest.next() {
+        let arg = arg.to_str()?;
+        let Some(long) = arg.strip_prefix("--") else {
+            if arg.starts_with('-') || arg == "help" {
+                return None;
+            }
+            words.push(arg);
+            continue;
+        };
+        let flag = long.split_once('=').map_or(long, |(f, _)| f);
+        if matches!(flag, "" | "help" | "version") {
+            return None;
+        }
+        if let Some(takes_value) = own(flag) {
+            words.push(arg);
+            if takes_value && !long.contains('=') {
+                words.push(rest.next()?.to_str()?);
+            }
+            continue;
+        }
+        let mut given = vec![arg];
+        if global(flag)? && !long.contains('=') {
+            given.push(rest.next()?.to_str()?);
+        }
+        after.push((flag, given));
+    }
+    // Given after the subcommand, a global flag replaces what was given before it (clap's way).
+    before.retain(|(flag, _)| !after.iter().any(|(again, _)| again == flag));
+    let line = std::iter::once(args.first()?.to_str()?)
+        .chain(before.into_iter().chain(after).flat_map(|(_, words)| words))
+        .chain(std::iter::once(name))
+        .chain(words);
+    let matches = command
+        .mut_args(|a| a.global(false))
+        .try_get_matches_from(line)
+        .ok()?;
+    Cli::from_arg_matches(&matches).ok()
+}
+
 #[derive(Debug, Subcommand)]
 pub enum PluginsAction {
     /// Install a plugin library into the plugins folder safely (written beside, then renamed
@@ -343,7 +422,8 @@ fn extra_ca(file: Option<&std::path::Path>) -> Result<(), Failure> {
 
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = parse_fast(&args).unwrap_or_else(|| Cli::parse_from(&args));
     crate::logging::init(std::env::var(env::LOG).ok().as_deref());
     if let Command::ProbePlugin { file } = &cli.command {
         // Takes nothing from the configuration: it runs with a scrubbed environment.
@@ -396,6 +476,65 @@ pub fn main() -> ExitCode {
         Err(failure) => {
             eprintln!("coremcp: {}", failure.message());
             ExitCode::from(failure.code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn line(text: &str) -> Vec<std::ffi::OsString> {
+        std::iter::once("coremcp")
+            .chain(text.split_whitespace())
+            .map(Into::into)
+            .collect()
+    }
+
+    /// The fast parse gives what clap gives, wherever the global flags are, and leaves to clap
+    /// what it does not handle.
+    #[test]
+    fn the_fast_parse_agrees_with_clap() {
+        for text in [
+            "stdio --plugins /p --data /d",
+            "--plugins /p --data /d stdio",
+            "--plugins=/p stdio --data=/d --groups git,files",
+            "stdio --status-listen 127.0.0.1:0 --call-timeout 5",
+            "serve --listen 127.0.0.1:9 --service --groups git --tokens /t",
+            "--groups git serve --max-connections-per-client 3",
+            "call git_status {\"path\":\".\"} --root /a --root /b",
+            "--root /a call git_status --root /b",
+            "--root /a --data /d call git_status --root /b --root /c",
+            "plugins index --plugins /p",
+            "plugins install /x/lib.so --plugins /p --relay http://r/mcp",
+            "tools --json --page-size 3 --grants stdio=!git",
+            "status --url http://127.0.0.1:9 --json",
+            "hosts",
+            "upstream --json --store sqlite:",
+        ] {
+            let args = line(text);
+            let fast = parse_fast(&args).unwrap_or_else(|| panic!("not parsed fast: {text}"));
+            let clap = Cli::try_parse_from(&args).expect(text);
+            assert_eq!(format!("{fast:?}"), format!("{clap:?}"), "{text}");
+        }
+        for text in [
+            "",
+            "--help",
+            "stdio --help",
+            "stdio -h",
+            "-V",
+            "--version",
+            "stdio --bogus",
+            "stdio -x",
+            "stdio -- x",
+            "--plugins",
+            "--plugins /p",
+            "nothing-of-ours",
+            "stdio --call-timeout 0",
+            "plugins help",
+        ] {
+            assert!(parse_fast(&line(text)).is_none(), "parsed fast: {text:?}");
         }
     }
 }
