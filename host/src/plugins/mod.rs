@@ -448,7 +448,10 @@ impl PluginSet {
                 || tools.contains(&name.as_str())
         });
         for tool in tools {
-            routes.insert((*tool).to_owned(), index);
+            // Most are routed here already (the catalog's names): no new key for those.
+            if routes.get(*tool) != Some(&index) {
+                routes.insert((*tool).to_owned(), index);
+            }
         }
         Ok(())
     }

@@ -140,21 +140,25 @@ impl Head {
 
     /// The tools with their entries, taken from `lines` (what follows the manifest line), or
     /// `None` when the lines are not the ones the head describes.
-    fn tools(&self, mut lines: &[u8]) -> Option<Vec<ListedTool>> {
+    fn tools(&self, lines: &[u8]) -> Option<Vec<ListedTool>> {
+        // Checked as text once; each entry is then a slice of it at a line's bounds.
+        let lines = std::str::from_utf8(lines).ok()?;
+        let mut at: usize = 0;
         let mut tools = Vec::with_capacity(self.tools.len());
         for tool in &self.tools {
             let entry = match tool.entry_len {
                 None => None,
                 Some(len) => {
-                    let line = lines.get(..len)?;
-                    if lines.get(len) != Some(&b'\n')
-                        || line.first() != Some(&b'{')
-                        || line.last() != Some(&b'}')
+                    let end = at.checked_add(len)?;
+                    let line = lines.get(at..end)?;
+                    if lines.as_bytes().get(end) != Some(&b'\n')
+                        || !line.starts_with('{')
+                        || !line.ends_with('}')
                     {
                         return None;
                     }
-                    lines = &lines[len + 1..];
-                    Some(std::str::from_utf8(line).ok()?.into())
+                    at = end + 1;
+                    Some(line.into())
                 }
             };
             tools.push(ListedTool {
@@ -162,7 +166,7 @@ impl Head {
                 entry,
             });
         }
-        lines.is_empty().then_some(tools)
+        (at == lines.len()).then_some(tools)
     }
 }
 
@@ -309,22 +313,14 @@ fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
 /// `read` (a listing reads eleven of these at start-up). A file rewritten meanwhile is renamed
 /// over, so the open one does not change; one cut short reads short, and is stale.
 fn read_bytes(path: &Path) -> Option<Vec<u8>> {
-    let mut file = File::open(path).ok()?;
+    let file = File::open(path).ok()?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_LEN {
         return None;
     }
-    let mut bytes = vec![0; meta.len() as usize];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        match file.read(&mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    bytes.truncate(filled);
+    // Exactly the length it had (no zeroed buffer first, no read past the end to find it).
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(meta.len()).read_to_end(&mut bytes).ok()?;
     Some(bytes)
 }
 
