@@ -111,9 +111,11 @@ fn with_remote_host(spec: &ToolSpec) -> Option<Value> {
 }
 
 /// A `tools/list` result holding `entries` (each JSON text), with `next_cursor` only when
-/// there is a next page.
+/// there is a next page; built with [`crate::rpc::HEADROOM`] to spare, for its answer.
 pub fn tools_list(entries: &[&str], next_cursor: Option<&str>) -> String {
-    let mut out = String::with_capacity(entries.iter().map(|e| e.len() + 1).sum::<usize>() + 40);
+    let mut out = String::with_capacity(
+        entries.iter().map(|e| e.len() + 1).sum::<usize>() + 40 + crate::rpc::HEADROOM,
+    );
     out.push_str("{\"tools\":[");
     for (i, entry) in entries.iter().enumerate() {
         if i > 0 {

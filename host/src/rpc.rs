@@ -161,6 +161,23 @@ pub fn response(id: &str, result: &str) -> String {
     out
 }
 
+/// Spare room a large result is built with, so that [`response_in`] wraps it where it lies.
+pub const HEADROOM: usize = 64;
+
+/// [`response`] for a result the caller no longer needs: the message is made in the result's
+/// own buffer (moved along within it when it has [`HEADROOM`] to spare), so a large result
+/// such as a tool listing is not copied to a second one.
+pub fn response_in(id: &str, mut result: String) -> String {
+    let mut head = String::with_capacity(40 + id.len());
+    head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    head.push_str(id);
+    head.push_str(",\"result\":");
+    result.reserve(head.len() + 1);
+    result.insert_str(0, &head);
+    result.push('}');
+    result
+}
+
 /// `{"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MESSAGE}}`; `id` `None` is `null`.
 pub fn error(id: Option<&str>, code: i64, message: &str) -> String {
     format!(
@@ -243,6 +260,22 @@ pub fn push_json_string(out: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owned_result_is_answered_in_its_own_buffer() {
+        let entries = vec!["{\"name\":\"t\"}"; 2000];
+        let listing = crate::render::tools_list(&entries, None);
+        let (at, expected) = (listing.as_ptr(), response("\"an-id\"", &listing));
+        let answer = response_in("\"an-id\"", listing);
+        assert_eq!(answer, expected);
+        assert_eq!(
+            answer.as_ptr(),
+            at,
+            "moved within its buffer, not copied to another"
+        );
+        // Without room to spare it is the same message.
+        assert_eq!(response_in("7", "{}".to_owned()), response("7", "{}"));
+    }
 
     /// Parses `line` and describes the outcome in one short string.
     fn check(line: &str, expected: &str) {

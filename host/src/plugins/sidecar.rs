@@ -1,15 +1,17 @@
 //! The manifest kept beside each plugin library, so that a listing needs no plugin code.
 //!
-//! `libcoremcp_<group>.so.manifest.json` is lines of JSON (format 2). The first, the head,
+//! `libcoremcp_<group>.so.manifest.json` is lines of JSON (format 3). The first, the head,
 //! holds what identifies the library the manifest was read from (its size, its mtime and the
-//! SHA-256 of its bytes), the host build that rendered the entries, and each tool's name with
-//! the length of its `tools/list` entry; the second holds the group's manifest, read only when
-//! the entries must be rendered again; then one line per listed tool holds its entry, exactly
-//! as the host that wrote it renders it. A listing parses the small head and takes the entry
-//! lines as they are (checked against the lengths, never parsed), so listing 107 tools costs a
-//! few reads, not a JSON parse of every schema. It is written by `coremcp plugins install`, by
-//! `coremcp plugins index` (which `scripts/build` runs), and by the host itself whenever it
-//! loaded a library whose sidecar was missing or stale.
+//! SHA-256 of its bytes), the host build that rendered the entries, each tool's name with the
+//! length of its `tools/list` entry, and the length of the manifest line; then one line per
+//! listed tool holds its entry, exactly as the host that wrote it renders it; the last line
+//! holds the group's manifest, read only when the entries must be rendered again. A listing
+//! reads the head and the entry lines and stops there: it parses the small head and takes the
+//! entries as they are (checked against the lengths, never parsed, never copied: each is a
+//! slice of the one buffer they were read into), so listing 107 tools costs a few reads, not a
+//! JSON parse of every schema. It is written by `coremcp plugins install`, by `coremcp plugins
+//! index` (which `scripts/build` runs), and by the host itself whenever it loaded a library
+//! whose sidecar was missing or stale.
 //!
 //! Invariants:
 //! - A sidecar is trusted only for the library it describes: size and mtime equal (the fast
@@ -17,9 +19,9 @@
 //!   content hash (a library rebuilt or copied to identical bytes). Anything else is stale, and
 //!   the group is loaded to learn its manifest, as without a sidecar.
 //! - The rendered entries are used only by the host build that rendered them (same version,
-//!   same executable), and only when every entry line has the length the head gives and is one
-//!   JSON object's braces (a file cut short, or lines moved, is stale); any other build renders
-//!   them again from the manifest.
+//!   same executable), only when the file is exactly as long as its head says (a file cut
+//!   short or grown is stale), and only when every entry line has the length the head gives
+//!   and is one JSON object's braces; any other build renders them again from the manifest.
 //! - A sidecar only ever lists tools. What a call runs, and every check of the library
 //!   (vetting, API version, layout, `init`), comes from loading the library itself; when the
 //!   loaded manifest differs from the sidecar's, the loaded one wins.
@@ -28,10 +30,11 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
+use std::ops::{Deref, Range};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use coremcp_plugin_api::{ApiVersion, Manifest};
 use serde::{Deserialize, Serialize};
@@ -43,15 +46,58 @@ pub const SUFFIX: &str = ".manifest.json";
 /// A sidecar larger than this is not read (a manifest is tens of kilobytes).
 const MAX_LEN: u64 = 4 << 20;
 /// The layout described in the module documentation; another is stale.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
+/// What the first read of a sidecar asks for: the head, and usually the entries too.
+const FIRST_READ: usize = 8 << 10;
+
+/// A tool's `tools/list` entry (JSON text, as [`crate::render::tool_entry`] writes it): a
+/// slice of the text it was rendered or read in, so the entries read from one sidecar share
+/// that file's one buffer.
+#[derive(Clone)]
+pub struct Entry {
+    text: Arc<String>,
+    at: Range<usize>,
+}
+
+impl Entry {
+    /// An entry that is the whole of `text`.
+    pub fn new(text: String) -> Self {
+        let at = 0..text.len();
+        Self {
+            text: Arc::new(text),
+            at,
+        }
+    }
+}
+
+impl Deref for Entry {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        // In bounds and at character boundaries: checked where the entry was cut.
+        &self.text[self.at.clone()]
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
 
 /// One tool as a listing shows it.
 #[derive(Debug, Clone)]
 pub struct ListedTool {
     pub name: String,
-    /// Its `tools/list` entry (JSON text, as [`crate::render::tool_entry`] writes it); `None`:
-    /// it is not listed (the reason was logged when it was rendered).
-    pub entry: Option<std::sync::Arc<str>>,
+    /// Its `tools/list` entry; `None`: it is not listed (the reason was logged when it was
+    /// rendered).
+    pub entry: Option<Entry>,
 }
 
 impl ListedTool {
@@ -68,7 +114,7 @@ impl ListedTool {
             .map(|spec| Self {
                 name: spec.name.clone(),
                 entry: match crate::render::tool_entry(spec) {
-                    Ok(entry) => Some(entry.into()),
+                    Ok(entry) => Some(Entry::new(entry)),
                     Err(why) => {
                         if log {
                             tracing::warn!(tool = %spec.name, "not listed: {why}");
@@ -89,7 +135,7 @@ impl ListedTool {
     }
 }
 
-/// The sidecar's first line; the manifest is its second, the entries follow.
+/// The sidecar's first line; the entries follow, the manifest is the last line.
 #[derive(Debug, Serialize, Deserialize)]
 struct Head {
     /// [`FORMAT`].
@@ -103,6 +149,8 @@ struct Head {
     /// The host build that rendered the entries ([`host_build`]).
     rendered_by: String,
     tools: Vec<HeadTool>,
+    /// The length of the manifest line (without its newline).
+    manifest_len: usize,
 }
 
 /// A tool in the head: its name and, when it is listed, the length of its entry line.
@@ -113,10 +161,12 @@ struct HeadTool {
 }
 
 impl Head {
+    /// The head of `manifest`'s sidecar, whose manifest line is `manifest_len` long.
     fn new(
         meta: &std::fs::Metadata,
         sha256: String,
         manifest: &Manifest,
+        manifest_len: usize,
     ) -> (Self, Vec<ListedTool>) {
         let tools = ListedTool::render_logged(manifest, true);
         let head = Self {
@@ -134,31 +184,44 @@ impl Head {
                     entry_len: t.entry.as_ref().map(|e| e.len()),
                 })
                 .collect(),
+            manifest_len,
         };
         (head, tools)
     }
 
-    /// The tools with their entries, taken from `lines` (what follows the manifest line), or
-    /// `None` when the lines are not the ones the head describes.
-    fn tools(&self, lines: &[u8]) -> Option<Vec<ListedTool>> {
-        // Checked as text once; each entry is then a slice of it at a line's bounds.
-        let lines = std::str::from_utf8(lines).ok()?;
-        let mut at: usize = 0;
+    /// Where the entry lines end, counting from `start`, where they begin.
+    fn entries_end(&self, start: usize) -> Option<usize> {
+        self.tools
+            .iter()
+            .filter_map(|t| t.entry_len)
+            .try_fold(start, |at, len| at.checked_add(len)?.checked_add(1))
+    }
+
+    /// The tools with their entries, the lines of `text` at `lines`, or `None` when those are
+    /// not the lines the head describes.
+    fn tools(&self, text: &Arc<String>, lines: Range<usize>) -> Option<Vec<ListedTool>> {
+        let bytes = text.as_bytes();
+        let mut at = lines.start;
         let mut tools = Vec::with_capacity(self.tools.len());
         for tool in &self.tools {
             let entry = match tool.entry_len {
                 None => None,
                 Some(len) => {
                     let end = at.checked_add(len)?;
-                    let line = lines.get(at..end)?;
-                    if lines.as_bytes().get(end) != Some(&b'\n')
-                        || !line.starts_with('{')
-                        || !line.ends_with('}')
+                    // The braces are ASCII, so the slice's ends are character boundaries.
+                    if end >= lines.end
+                        || bytes.get(at) != Some(&b'{')
+                        || bytes.get(end - 1) != Some(&b'}')
+                        || bytes.get(end) != Some(&b'\n')
                     {
                         return None;
                     }
+                    let entry = Entry {
+                        text: Arc::clone(text),
+                        at: at..end,
+                    };
                     at = end + 1;
-                    Some(line.into())
+                    Some(entry)
                 }
             };
             tools.push(ListedTool {
@@ -166,7 +229,7 @@ impl Head {
                 entry,
             });
         }
-        (at == lines.len()).then_some(tools)
+        (at == lines.end).then_some(tools)
     }
 }
 
@@ -211,9 +274,10 @@ pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
 
 /// [`read`], for the library whose metadata the caller read (`meta`).
 pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option<Vec<ListedTool>> {
-    let bytes = read_bytes(&path_of(library))?;
-    let (head, manifest, entries) = split(&bytes)?;
-    let head: Head = serde_json::from_slice(head).ok()?;
+    let path = path_of(library);
+    let mut opened = Opened::open(&path)?;
+    let head_end = opened.line_end()?;
+    let head: Head = serde_json::from_slice(&opened.bytes[..head_end]).ok()?;
     let usable = head.format == FORMAT
         && head.group == group
         && ApiVersion::parse(&head.api_version)
@@ -223,8 +287,8 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
     }
     let same_file = head.mtime_ns == mtime_ns(meta);
     if same_file && head.rendered_by == host_build() {
-        // The fast path: the head and the entry lines, no manifest.
-        if let Some(tools) = head.tools(entries) {
+        // The fast path: the head and the entry lines; the manifest line is not read.
+        if let Some(tools) = opened.entries(&head, head_end) {
             return Some(tools);
         }
     }
@@ -234,12 +298,14 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
             return None;
         }
     }
-    let manifest: Manifest = serde_json::from_slice(manifest).ok()?;
-    let (refreshed, tools) = Head::new(meta, head.sha256, &manifest);
+    let whole = Opened::open(&path)?.whole()?;
+    let (_, _, manifest) = split(&whole)?;
+    let manifest: Manifest = serde_json::from_str(manifest).ok()?;
+    let (refreshed, tools) = Head::new(meta, head.sha256, &manifest, 0);
     if refreshed.group != group {
         return None;
     }
-    if let Err(e) = write_sidecar(library, &refreshed, &tools, &manifest) {
+    if let Err(e) = write_sidecar(library, refreshed, &tools, &manifest) {
         tracing::debug!(file = %library.display(), "sidecar manifest not refreshed: {e}");
     }
     Some(tools)
@@ -248,16 +314,18 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
 /// Whether the sidecar of `library` already holds `manifest` for the library as it is, as
 /// this host renders it (so there is nothing to write). Never hashes.
 pub fn holds(library: &Path, manifest: &Manifest) -> bool {
-    let (Ok(meta), Some(bytes)) = (std::fs::metadata(library), read_bytes(&path_of(library)))
-    else {
+    let (Ok(meta), Some(whole)) = (
+        std::fs::metadata(library),
+        Opened::open(&path_of(library)).and_then(Opened::whole),
+    ) else {
         return false;
     };
-    let Some((head, written, entries)) = split(&bytes) else {
+    let Some((head, entries, written)) = split(&whole) else {
         return false;
     };
-    let (Ok(head), Ok(written)) = (
-        serde_json::from_slice::<Head>(head),
-        serde_json::from_slice::<Manifest>(written),
+    let (Ok(head), Ok(written_manifest)) = (
+        serde_json::from_str::<Head>(head),
+        serde_json::from_str::<Manifest>(written),
     ) else {
         return false;
     };
@@ -265,9 +333,10 @@ pub fn holds(library: &Path, manifest: &Manifest) -> bool {
         && head.len == meta.len()
         && head.mtime_ns == mtime_ns(&meta)
         && head.rendered_by == host_build()
-        && written == *manifest
+        && head.manifest_len == written.len()
+        && written_manifest == *manifest
         && head
-            .tools(entries)
+            .tools(&whole, entries)
             .is_some_and(|tools| ListedTool::same(&tools, &ListedTool::render(manifest)))
 }
 
@@ -280,48 +349,120 @@ pub fn write(library: &Path, manifest: &Manifest) -> Result<(), WriteError> {
     if before.len() != after.len() || mtime_ns(&before) != mtime_ns(&after) {
         return Err(WriteError::Changed);
     }
-    let (head, tools) = Head::new(&before, sha256, manifest);
-    write_sidecar(library, &head, &tools, manifest)
+    let (head, tools) = Head::new(&before, sha256, manifest, 0);
+    write_sidecar(library, head, &tools, manifest)
 }
 
+/// Writes `head` (its manifest length set here), the entries of `tools`, then `manifest`.
 fn write_sidecar(
     library: &Path,
-    head: &Head,
+    mut head: Head,
     tools: &[ListedTool],
     manifest: &Manifest,
 ) -> Result<(), WriteError> {
-    let mut bytes = serde_json::to_vec(head).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    serde_json::to_writer(&mut bytes, manifest).map_err(std::io::Error::other)?;
+    let manifest = serde_json::to_vec(manifest).map_err(std::io::Error::other)?;
+    head.manifest_len = manifest.len();
+    let mut bytes = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     for entry in tools.iter().filter_map(|t| t.entry.as_deref()) {
         bytes.extend_from_slice(entry.as_bytes());
         bytes.push(b'\n');
     }
+    bytes.extend_from_slice(&manifest);
+    bytes.push(b'\n');
     write_whole(&path_of(library), &bytes)
 }
 
-/// The head line, the manifest line and the entry lines (compact JSON holds no raw newline).
-fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    let head = memchr::memchr(b'\n', bytes)?;
-    let rest = &bytes[head + 1..];
-    let manifest = memchr::memchr(b'\n', rest)?;
-    Some((&bytes[..head], &rest[..manifest], &rest[manifest + 1..]))
+/// A whole sidecar's head line, the range of its entry lines, and its manifest line (compact
+/// JSON holds no raw newline).
+fn split(whole: &str) -> Option<(&str, Range<usize>, &str)> {
+    let body = whole.strip_suffix('\n')?;
+    let head_end = body.find('\n')?;
+    let manifest_start = body.rfind('\n')? + 1;
+    Some((
+        &body[..head_end],
+        head_end + 1..manifest_start,
+        &body[manifest_start..],
+    ))
 }
 
-/// The file's bytes, as long as it was when opened: one `open`, one `stat`, usually one
-/// `read` (a listing reads eleven of these at start-up). A file rewritten meanwhile is renamed
-/// over, so the open one does not change; one cut short reads short, and is stale.
-fn read_bytes(path: &Path) -> Option<Vec<u8>> {
-    let file = File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_LEN {
-        return None;
+/// An open sidecar, and the bytes read from its start so far. A file rewritten meanwhile is
+/// renamed over, so the open one does not change; one cut short reads short, and is stale.
+struct Opened {
+    file: File,
+    /// The file's length when it was opened.
+    len: usize,
+    bytes: Vec<u8>,
+}
+
+impl Opened {
+    /// Opens the sidecar at `path` and reads its first [`FIRST_READ`] bytes.
+    fn open(path: &Path) -> Option<Self> {
+        let file = File::open(path).ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || meta.len() > MAX_LEN {
+            return None;
+        }
+        let len = usize::try_from(meta.len()).ok()?;
+        let mut opened = Self {
+            file,
+            len,
+            bytes: Vec::new(),
+        };
+        opened.fill(len.min(FIRST_READ))?;
+        Some(opened)
     }
-    // Exactly the length it had (no zeroed buffer first, no read past the end to find it).
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(meta.len()).read_to_end(&mut bytes).ok()?;
-    Some(bytes)
+
+    /// Reads on until the first `upto` bytes are in; `None` if the file ends before.
+    fn fill(&mut self, upto: usize) -> Option<()> {
+        let Some(more) = upto.checked_sub(self.bytes.len()).filter(|n| *n > 0) else {
+            return Some(());
+        };
+        // Exactly what is asked for: no zeroed buffer first, no read past it.
+        self.bytes.reserve_exact(more);
+        (&self.file)
+            .take(more as u64)
+            .read_to_end(&mut self.bytes)
+            .ok()?;
+        (self.bytes.len() == upto).then_some(())
+    }
+
+    /// Where the first line ends (its newline), reading on until it is in.
+    fn line_end(&mut self) -> Option<usize> {
+        let mut searched = 0;
+        loop {
+            if let Some(at) = memchr::memchr(b'\n', &self.bytes[searched..]) {
+                return Some(searched + at);
+            }
+            searched = self.bytes.len();
+            if searched == self.len {
+                return None;
+            }
+            self.fill(self.len.min(searched.saturating_mul(2)))?;
+        }
+    }
+
+    /// The tools the entry lines after the head (which ends at `head_end`) list: read, and
+    /// kept, in one buffer; `None` if the file is not what the head describes.
+    fn entries(&mut self, head: &Head, head_end: usize) -> Option<Vec<ListedTool>> {
+        let start = head_end + 1;
+        let end = head.entries_end(start)?;
+        if end.checked_add(head.manifest_len)?.checked_add(1)? != self.len {
+            return None;
+        }
+        self.fill(end)?;
+        let mut bytes = std::mem::take(&mut self.bytes);
+        // What the first read took of the manifest line is not kept.
+        bytes.truncate(end);
+        let text = Arc::new(String::from_utf8(bytes).ok()?);
+        head.tools(&text, start..end)
+    }
+
+    /// The whole file, as text.
+    fn whole(mut self) -> Option<Arc<String>> {
+        self.fill(self.len)?;
+        String::from_utf8(self.bytes).ok().map(Arc::new)
+    }
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
@@ -444,14 +585,21 @@ mod tests {
         let path = path_of(&library);
         let whole = std::fs::read(&path).expect("read");
         let rendered = ListedTool::render(&manifest("demo"));
-        // Cut short, an entry lengthened, an extra line: each is noticed, and the entries come
-        // from the manifest line instead, which also repairs the file.
-        let entry_at = whole.len() - 2;
+        let head_end = memchr::memchr(b'\n', &whole).expect("head");
+        let manifest_start = memchr::memrchr(b'\n', &whole[..whole.len() - 1]).expect("last") + 1;
+        let listed = read(&library, "demo").expect("listed");
+        assert!(ListedTool::same(&listed, &rendered), "the fast path");
+
+        // An entry lengthened, an extra line before the manifest, the entries gone: each is
+        // noticed, and the entries come from the manifest line instead, which also repairs
+        // the file.
         let mut longer = whole.clone();
-        longer.insert(entry_at, b' ');
+        longer.insert(head_end + 2, b' ');
         let mut extra = whole.clone();
-        extra.extend_from_slice(b"{}\n");
-        for damaged in [whole[..whole.len() - 3].to_vec(), longer, extra] {
+        extra.splice(manifest_start..manifest_start, b"{}\n".iter().copied());
+        let mut without = whole[..=head_end].to_vec();
+        without.extend_from_slice(&whole[manifest_start..]);
+        for damaged in [longer, extra, without] {
             std::fs::write(&path, &damaged).expect("damage");
             assert!(!holds(&library, &manifest("demo")));
             let tools = read(&library, "demo").expect("listed from the manifest");
@@ -459,10 +607,53 @@ mod tests {
             assert!(holds(&library, &manifest("demo")), "repaired");
             assert_eq!(std::fs::read(&path).expect("read"), whole);
         }
-        // Without its manifest line too, nothing is trusted.
-        let head_only = &whole[..=memchr::memchr(b'\n', &whole).expect("head")];
-        std::fs::write(&path, head_only).expect("damage");
-        assert!(read(&library, "demo").is_none());
+        // Cut short (the manifest line with it), or without its manifest line: nothing is
+        // trusted.
+        for damaged in [&whole[..whole.len() - 3], &whole[..manifest_start]] {
+            std::fs::write(&path, damaged).expect("damage");
+            assert!(read(&library, "demo").is_none());
+            assert!(!holds(&library, &manifest("demo")));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_listing_reads_neither_the_manifest_line_nor_past_a_large_head() {
+        let dir = folder("fast");
+        let library = dir.join("libcoremcp_demo.so");
+        std::fs::write(&library, b"library bytes").expect("library");
+        // Enough tools that the head alone outgrows the first read.
+        let mut many = manifest("demo");
+        let spec = many.tools[0].clone();
+        many.tools = (0..400)
+            .map(|i| {
+                let mut tool = spec.clone();
+                tool.name = format!("demo_tool_with_a_long_name_{i}");
+                tool
+            })
+            .collect();
+        write(&library, &many).expect("written");
+        let path = path_of(&library);
+        let whole = std::fs::read(&path).expect("read");
+        assert!(memchr::memchr(b'\n', &whole).expect("head") > FIRST_READ);
+        let rendered = ListedTool::render(&many);
+        assert!(ListedTool::same(
+            &read(&library, "demo").expect("listed"),
+            &rendered
+        ));
+        // The manifest line overwritten with as many other bytes: the fast path never looks.
+        let manifest_start = memchr::memrchr(b'\n', &whole[..whole.len() - 1]).expect("last") + 1;
+        let mut blanked = whole.clone();
+        blanked[manifest_start..whole.len() - 1].fill(b'x');
+        std::fs::write(&path, &blanked).expect("blank");
+        let tools = read(&library, "demo").expect("listed without the manifest");
+        assert!(ListedTool::same(&tools, &rendered));
+        assert_eq!(
+            &*tools[7].entry.clone().expect("entry"),
+            &*rendered[7].entry.clone().expect("entry")
+        );
+        // But a check of what the file holds does read it.
+        assert!(!holds(&library, &many));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -32,6 +32,7 @@ use serde_json::value::RawValue;
 
 use crate::calls::{Call, Calls};
 use crate::config::Config;
+use crate::plugins::sidecar::Entry;
 use crate::plugins::{host_api, Listing, PluginSet, ReloadReport};
 use crate::policy::Caller;
 use crate::route::{self, Route, Run};
@@ -110,7 +111,7 @@ struct Inner {
 }
 
 /// Rendered `tools/list` entries, shared with the groups' listings they come from.
-type Entries = Arc<Vec<Arc<str>>>;
+type Entries = Arc<Vec<Entry>>;
 
 /// The detached upstream calls of a session, shared with its deadline watchdog.
 type Detachments = Arc<Mutex<std::collections::HashMap<Arc<str>, upstream::Detached>>>;
@@ -353,7 +354,7 @@ impl Session {
             _ => Err((rpc::METHOD_NOT_FOUND, format!("method not found: {method}"))),
         };
         inner.out.send(match answer {
-            Ok(result) => rpc::response(id, &result),
+            Ok(result) => rpc::response_in(id, result),
             Err((code, message)) => rpc::error(Some(id), code, &message),
         });
     }
@@ -752,7 +753,7 @@ impl Inner {
 
     /// Every tool of the session's groups, rendered. Groups are listed from their sidecar
     /// manifests where those describe their libraries, and loaded otherwise.
-    fn render_tools(&self) -> Vec<Arc<str>> {
+    fn render_tools(&self) -> Vec<Entry> {
         let plugins = &self.plugins;
         let (grants, caller) = (&self.config.grants, &self.caller);
         let enabled = self.enabled.as_ref();
@@ -761,7 +762,7 @@ impl Inner {
         let mut entries = Vec::new();
         if enabled.is_some() && self.meta_tools {
             for spec in groups::specs() {
-                entries.extend(render::tool_entry(&spec).ok().map(Arc::from));
+                entries.extend(render::tool_entry(&spec).ok().map(Entry::new));
             }
         }
         for (index, slot) in plugins.slots().iter().enumerate() {
@@ -772,7 +773,7 @@ impl Inner {
                 plugins.route(name) == Some(index) && !grants.takes_away(caller, &slot.id, name)
             };
             let render = |spec: &ToolSpec| match render::tool_entry(spec) {
-                Ok(entry) => Some(Arc::from(entry)),
+                Ok(entry) => Some(Entry::new(entry)),
                 Err(why) => {
                     tracing::warn!(tool = %spec.name, "not listed: {why}");
                     None

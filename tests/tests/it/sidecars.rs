@@ -82,7 +82,11 @@ fn a_sidecar_that_lies_is_corrected_by_the_library_at_the_first_call() {
     let text = std::fs::read_to_string(&path).expect("read");
     let (head, rest) = text
         .split_once('\n')
-        .expect("lines: the head, the manifest, the entries");
+        .expect("lines: the head, the entries, the manifest");
+    let (entries, manifest) = rest
+        .trim_end_matches('\n')
+        .rsplit_once('\n')
+        .expect("the manifest is the last line");
     let mut record: Value = serde_json::from_str(head).expect("json");
     let ghost = json!({"name": "fixture_ghost", "description": "Not in the library.",
                        "inputSchema": {"type": "object"}})
@@ -91,7 +95,7 @@ fn a_sidecar_that_lies_is_corrected_by_the_library_at_the_first_call() {
         "name": "fixture_ghost",
         "entry_len": ghost.len()
     }));
-    std::fs::write(&path, format!("{record}\n{rest}{ghost}\n")).expect("write");
+    std::fs::write(&path, format!("{record}\n{entries}\n{ghost}\n{manifest}\n")).expect("write");
 
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
