@@ -196,12 +196,17 @@ pub struct ReloadReport {
     pub refused: Vec<(String, LoadError)>,
 }
 
+/// Tool name to slot index. Looked up on every call and at every listing; the keys are tool
+/// names from the catalog and from the libraries in the plugins folder, so a quick (seeded)
+/// hash serves.
+type Routes = HashMap<String, usize, foldhash::fast::RandomState>;
+
 /// The groups of one session.
 pub struct PluginSet {
     dir: PathBuf,
     vetting: Vetting,
     slots: Vec<Slot>,
-    routes: RwLock<HashMap<String, usize>>,
+    routes: RwLock<Routes>,
     /// Bumped when a loaded library's tools differ from what its sidecar listed, so that
     /// sessions list again.
     generation: AtomicU64,
@@ -261,7 +266,12 @@ impl PluginSet {
                 }
             }
         }
-        let mut routes = HashMap::new();
+        let names = slots
+            .iter()
+            .filter_map(|slot| slot.catalog)
+            .map(|g| g.tools.len())
+            .sum();
+        let mut routes = Routes::with_capacity_and_hasher(names, Default::default());
         for (index, slot) in slots.iter().enumerate() {
             for tool in slot.catalog.into_iter().flat_map(|g| g.names()) {
                 routes.insert(tool.to_owned(), index);
@@ -432,14 +442,25 @@ impl PluginSet {
     fn claim(&self, index: usize, tools: &[&str]) -> Result<(), LoadError> {
         let slot = &self.slots[index];
         let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+        let mut routed_here = 0;
         for tool in tools {
-            if let Some(owner) = routes.get(*tool).filter(|owner| **owner != index) {
-                return Err(LoadError::ToolConflict {
-                    path: slot.path.clone(),
-                    tool: (*tool).to_owned(),
-                    owner: self.slots[*owner].id.clone(),
-                });
+            match routes.get(*tool) {
+                Some(owner) if *owner != index => {
+                    return Err(LoadError::ToolConflict {
+                        path: slot.path.clone(),
+                        tool: (*tool).to_owned(),
+                        owner: self.slots[*owner].id.clone(),
+                    })
+                }
+                Some(_) => routed_here += 1,
+                None => {}
             }
+        }
+        // The usual case: exactly these names route here already (the catalog's).
+        if routed_here == tools.len()
+            && routes.values().filter(|owner| **owner == index).count() == routed_here
+        {
+            return Ok(());
         }
         let catalog = slot.catalog;
         routes.retain(|name, owner| {

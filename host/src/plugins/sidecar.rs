@@ -148,16 +148,13 @@ struct Head {
     api_version: String,
     /// The host build that rendered the entries ([`host_build`]).
     rendered_by: String,
-    tools: Vec<HeadTool>,
+    /// Each tool's name, in the manifest's order.
+    tools: Vec<String>,
+    /// The length of each tool's entry line, `None` for one that is not listed (two flat
+    /// arrays, not an object per tool: a listing parses this head at every start).
+    entry_lens: Vec<Option<usize>>,
     /// The length of the manifest line (without its newline).
     manifest_len: usize,
-}
-
-/// A tool in the head: its name and, when it is listed, the length of its entry line.
-#[derive(Debug, Serialize, Deserialize)]
-struct HeadTool {
-    name: String,
-    entry_len: Option<usize>,
 }
 
 impl Head {
@@ -177,12 +174,10 @@ impl Head {
             group: manifest.group.clone(),
             api_version: manifest.api_version.clone(),
             rendered_by: host_build().to_owned(),
-            tools: tools
+            tools: tools.iter().map(|t| t.name.clone()).collect(),
+            entry_lens: tools
                 .iter()
-                .map(|t| HeadTool {
-                    name: t.name.clone(),
-                    entry_len: t.entry.as_ref().map(|e| e.len()),
-                })
+                .map(|t| t.entry.as_ref().map(|e| e.len()))
                 .collect(),
             manifest_len,
         };
@@ -191,20 +186,24 @@ impl Head {
 
     /// Where the entry lines end, counting from `start`, where they begin.
     fn entries_end(&self, start: usize) -> Option<usize> {
-        self.tools
+        self.entry_lens
             .iter()
-            .filter_map(|t| t.entry_len)
-            .try_fold(start, |at, len| at.checked_add(len)?.checked_add(1))
+            .flatten()
+            .try_fold(start, |at, len| at.checked_add(*len)?.checked_add(1))
     }
 
     /// The tools with their entries, the lines of `text` at `lines`, or `None` when those are
-    /// not the lines the head describes.
-    fn tools(&self, text: &Arc<String>, lines: Range<usize>) -> Option<Vec<ListedTool>> {
+    /// not the lines the head describes. The names move out of the head.
+    fn tools(&mut self, text: &Arc<String>, lines: Range<usize>) -> Option<Vec<ListedTool>> {
+        if self.tools.len() != self.entry_lens.len() {
+            return None;
+        }
         let bytes = text.as_bytes();
         let mut at = lines.start;
         let mut tools = Vec::with_capacity(self.tools.len());
-        for tool in &self.tools {
-            let entry = match tool.entry_len {
+        let names = std::mem::take(&mut self.tools);
+        for (name, entry_len) in names.into_iter().zip(self.entry_lens.iter().copied()) {
+            let entry = match entry_len {
                 None => None,
                 Some(len) => {
                     let end = at.checked_add(len)?;
@@ -224,10 +223,7 @@ impl Head {
                     Some(entry)
                 }
             };
-            tools.push(ListedTool {
-                name: tool.name.clone(),
-                entry,
-            });
+            tools.push(ListedTool { name, entry });
         }
         (at == lines.end).then_some(tools)
     }
@@ -277,7 +273,7 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
     let path = path_of(library);
     let mut opened = Opened::open(&path)?;
     let head_end = opened.line_end()?;
-    let head: Head = serde_json::from_slice(&opened.bytes[..head_end]).ok()?;
+    let mut head: Head = serde_json::from_slice(&opened.bytes[..head_end]).ok()?;
     let usable = head.format == FORMAT
         && head.group == group
         && ApiVersion::parse(&head.api_version)
@@ -288,7 +284,7 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
     let same_file = head.mtime_ns == mtime_ns(meta);
     if same_file && head.rendered_by == host_build() {
         // The fast path: the head and the entry lines; the manifest line is not read.
-        if let Some(tools) = opened.entries(&head, head_end) {
+        if let Some(tools) = opened.entries(&mut head, head_end) {
             return Some(tools);
         }
     }
@@ -323,7 +319,7 @@ pub fn holds(library: &Path, manifest: &Manifest) -> bool {
     let Some((head, entries, written)) = split(&whole) else {
         return false;
     };
-    let (Ok(head), Ok(written_manifest)) = (
+    let (Ok(mut head), Ok(written_manifest)) = (
         serde_json::from_str::<Head>(head),
         serde_json::from_str::<Manifest>(written),
     ) else {
@@ -444,7 +440,7 @@ impl Opened {
 
     /// The tools the entry lines after the head (which ends at `head_end`) list: read, and
     /// kept, in one buffer; `None` if the file is not what the head describes.
-    fn entries(&mut self, head: &Head, head_end: usize) -> Option<Vec<ListedTool>> {
+    fn entries(&mut self, head: &mut Head, head_end: usize) -> Option<Vec<ListedTool>> {
         let start = head_end + 1;
         let end = head.entries_end(start)?;
         if end.checked_add(head.manifest_len)?.checked_add(1)? != self.len {

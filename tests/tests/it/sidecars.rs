@@ -91,10 +91,14 @@ fn a_sidecar_that_lies_is_corrected_by_the_library_at_the_first_call() {
     let ghost = json!({"name": "fixture_ghost", "description": "Not in the library.",
                        "inputSchema": {"type": "object"}})
     .to_string();
-    record["tools"].as_array_mut().expect("tools").push(json!({
-        "name": "fixture_ghost",
-        "entry_len": ghost.len()
-    }));
+    record["tools"]
+        .as_array_mut()
+        .expect("tools")
+        .push(json!("fixture_ghost"));
+    record["entry_lens"]
+        .as_array_mut()
+        .expect("entry lengths")
+        .push(json!(ghost.len()));
     std::fs::write(&path, format!("{record}\n{entries}\n{ghost}\n{manifest}\n")).expect("write");
 
     let mut server = Server::start(dir.path(), &[], &[]);
