@@ -93,10 +93,8 @@ impl Subject {
     pub fn of(tool: &str, group: Option<&str>) -> Self {
         // Labels borrowed from the call first: only a subject seen for the first time owns
         // copies of them.
-        if let Some(server) = tool
-            .strip_prefix("mcp__")
-            .and_then(|rest| rest.split("__").next())
-        {
+        if let Some(rest) = tool.strip_prefix("mcp__") {
+            let server = crate::upstream::publish::split_name(tool).map_or(rest, |(id, _)| id);
             let label = &tool[..5 + server.len()];
             return Self::known("upstream", label).unwrap_or_else(|| {
                 Self::named(Cow::Borrowed("upstream"), Cow::Owned(label.to_owned()))
@@ -174,7 +172,8 @@ impl Subject {
     }
 
     fn upstream_server(&self) -> Option<&str> {
-        (self.group() == "upstream").then(|| self.series.tool.trim_start_matches("mcp__"))
+        let tool = &self.series.tool;
+        (self.group() == "upstream").then(|| tool.strip_prefix("mcp__").unwrap_or(tool))
     }
 }
 

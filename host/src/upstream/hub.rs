@@ -423,10 +423,10 @@ impl Upstreams {
 
     /// [`Upstreams::resolve`] for a published `what` (a tool or a prompt), named in the errors.
     fn resolve_named(&self, full: &str, what: &str) -> Result<Target, String> {
-        let rest = full
-            .strip_prefix("mcp__")
-            .ok_or_else(|| format!("{full} is not an upstream {what} name"))?;
-        let (id, tool) = rest.split_once("__").ok_or_else(|| {
+        if !full.starts_with("mcp__") {
+            return Err(format!("{full} is not an upstream {what} name"));
+        }
+        let (id, tool) = super::publish::split_name(full).ok_or_else(|| {
             format!("{full} is not an upstream {what} name (mcp__<id>__<{what}>)")
         })?;
         let servers = self.servers.read().unwrap_or_else(|e| e.into_inner());

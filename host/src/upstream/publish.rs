@@ -52,6 +52,16 @@ pub fn full_name(id: &str, tool: &str) -> String {
     format!("mcp__{id}__{tool}")
 }
 
+/// The server id and the tool of a published name, `mcp__<id>__<tool>`. An id holds no `_`,
+/// so the first `_` after the prefix begins the separator (found without building a substring
+/// searcher: this runs for every upstream call).
+pub fn split_name(full: &str) -> Option<(&str, &str)> {
+    let rest = full.strip_prefix("mcp__")?;
+    let at = memchr::memchr(b'_', rest.as_bytes())?;
+    let tool = rest[at..].strip_prefix("__")?;
+    Some((&rest[..at], tool))
+}
+
 /// Publishes the `tools/list` entries of server `id`, at most `max_tools` of them.
 pub fn publish(id: &str, tools: &[Value], max_tools: usize) -> Publication {
     let mut out = Publication::default();
@@ -224,6 +234,22 @@ fn cap_result_at(result: &mut Value, limit: usize) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_published_name_splits_back_into_its_server_and_tool() {
+        for (id, tool) in [("everything", "echo"), ("a-1", "get__thing"), ("t", "_x")] {
+            assert_eq!(split_name(&full_name(id, tool)), Some((id, tool)));
+        }
+        for name in [
+            "echo",
+            "mcp__",
+            "mcp__everything",
+            "mcp__every_thing",
+            "mcp_x__y",
+        ] {
+            assert_eq!(split_name(name), None, "{name}");
+        }
+    }
 
     fn tool(name: &str) -> Value {
         json!({"name": name, "description": "d", "inputSchema": {"type": "object"}})

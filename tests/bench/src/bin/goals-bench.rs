@@ -185,13 +185,18 @@ fn cpu_ns(pid: u32) -> Result<u64, String> {
 }
 
 fn rss_kb(pid: u32) -> Result<u64, String> {
+    status_kb(pid, "VmRSS")
+}
+
+/// A kB figure of `/proc/PID/status`, e.g. `VmRSS`.
+fn status_kb(pid: u32, field: &str) -> Result<u64, String> {
     let status =
         std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .ok_or_else(|| "no VmRSS".to_owned())
+        .ok_or_else(|| format!("no {field}"))
 }
 
 /// `PROGRAM ARGS` on stdio pipes, with `env`, its stderr discarded, initialised.
@@ -422,10 +427,18 @@ fn memory(opts: &Options, data: &str) -> Result<(f64, String), String> {
     if loaded.len() < probes.len() {
         return Err(format!("only {} groups loaded: {loaded:?}", loaded.len()));
     }
+    // What the RSS is made of: the process's own (anonymous) pages, and pages of the
+    // libraries' files (clean code and constants, which the page cache holds anyway).
+    let (anon, file) = (
+        status_kb(client.pid(), "RssAnon")?,
+        status_kb(client.pid(), "RssFile")?,
+    );
     Ok((
         before as f64 / 1024.0,
         format!(
-            "start {:.1} MB; per group MB: {}",
+            "anonymous {:.1} MB + file-backed {:.1} MB; start {:.1} MB; per group MB: {}",
+            anon as f64 / 1024.0,
+            file as f64 / 1024.0,
             start as f64 / 1024.0,
             costs.join(", ")
         ),
