@@ -477,12 +477,35 @@ impl Server {
 
     /// The plugin libraries mapped into the server process right now.
     pub fn mapped_plugins(&self) -> Vec<String> {
+        self.mapped_files("libcoremcp_")
+    }
+
+    /// The distinct paths of the files whose name starts with `prefix` that the process has
+    /// mapped, sorted.
+    pub fn mapped_paths(&self, prefix: &str) -> Vec<String> {
         let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid()))
             .expect("read /proc/PID/maps");
         let mut found: Vec<String> = maps
             .lines()
-            .filter_map(|l| l.split('/').next_back())
-            .filter(|name| name.starts_with("libcoremcp_"))
+            .filter_map(|l| l.find('/').map(|at| &l[at..]))
+            .filter(|path| {
+                path.rsplit('/')
+                    .next()
+                    .is_some_and(|n| n.starts_with(prefix))
+            })
+            .map(str::to_owned)
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    }
+
+    /// The names of the files starting with `prefix` that the process has mapped, sorted.
+    pub fn mapped_files(&self, prefix: &str) -> Vec<String> {
+        let mut found: Vec<String> = self
+            .mapped_paths(prefix)
+            .iter()
+            .filter_map(|path| path.rsplit('/').next())
             .map(str::to_owned)
             .collect();
         found.sort();

@@ -32,6 +32,26 @@ fn no_library_loads_until_a_group_is_needed() {
 }
 
 #[test]
+fn the_store_groups_share_one_sqlite_library() {
+    // Each store plugin carrying its own SQLite cost ~1.6 MB of mapped code per group; they
+    // link the system's shared library instead, so the process maps it once.
+    let dir = plugins(&["notepad", "registry"]);
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    server.ok(
+        "notepad_set",
+        json!({"scope": "global", "key": "k", "value": "v"}),
+    );
+    server.ok("registry_theme_list", json!({}));
+    assert_eq!(
+        server.mapped_plugins(),
+        ["libcoremcp_notepad.so", "libcoremcp_registry.so"]
+    );
+    let sqlite = server.mapped_paths("libsqlite3");
+    assert_eq!(sqlite.len(), 1, "one SQLite for both groups: {sqlite:?}");
+}
+
+#[test]
 fn groups_limit_what_a_session_sees_and_loads() {
     let dir = plugins(&["publishing", "fixture"]);
     let mut server = Server::start(dir.path(), &["--groups", "publishing"], &[]);

@@ -1,6 +1,9 @@
 //! The embedded SQLite backend.
 //!
 //! Invariants:
+//! - SQLite is the system's shared library, so one copy serves every store plugin of a process;
+//!   a library older than [`MIN_VERSION`] (no JSON functions or `RETURNING`) is refused at open
+//!   with its version named, before any file is touched.
 //! - One file per service, `<dir>/<service>.sqlite3` (the directory is created), in WAL mode,
 //!   with `busy_timeout` 5 s and `foreign_keys` on for the connection.
 //! - Every write transaction starts with `BEGIN IMMEDIATE`, so it holds the write lock from the
@@ -48,12 +51,28 @@ const PREPARED_KEPT: usize = 128;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The oldest SQLite the stores run on: 3.38 made the JSON functions built in (`json_each`);
+/// `RETURNING` came in 3.35. (Full-text search needs FTS5, which a migration reports if absent.)
+pub(crate) const MIN_VERSION: (i32, &str) = (3_038_000, "3.38.0");
+
+/// Refuses a SQLite library older than [`MIN_VERSION`], naming both versions.
+fn check_version(number: i32, text: &str) -> Result<(), StoreError> {
+    if number >= MIN_VERSION.0 {
+        return Ok(());
+    }
+    Err(StoreError::Config(format!(
+        "the system SQLite is {text}; the stores need {} or newer (upgrade libsqlite3)",
+        MIN_VERSION.1
+    )))
+}
+
 impl Conn {
     pub(crate) fn open(
         dir: &Path,
         service: &str,
         migrations: &[Migration],
     ) -> Result<Self, StoreError> {
+        check_version(rusqlite::version_number(), rusqlite::version())?;
         std::fs::create_dir_all(dir).map_err(|e| {
             StoreError::Config(format!(
                 "cannot create the store directory {}: {e}",
@@ -307,4 +326,26 @@ pub(crate) fn query(
         out.push(Row::new(columns.clone(), values));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sqlite_older_than_the_minimum_is_refused_naming_both_versions() {
+        let err = check_version(3_037_002, "3.37.2").expect_err("3.37.2 is too old");
+        assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("3.37.2") && text.contains("3.38.0"), "{text}");
+        check_version(MIN_VERSION.0, MIN_VERSION.1).expect("the minimum itself is accepted");
+    }
+
+    #[test]
+    fn the_linked_sqlite_is_new_enough_and_has_full_text_search() {
+        check_version(rusqlite::version_number(), rusqlite::version()).expect("new enough");
+        let conn = Connection::open_in_memory().expect("an in-memory database");
+        conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(body)")
+            .expect("FTS5 is built in");
+    }
 }
