@@ -187,6 +187,31 @@ pub fn error(id: Option<&str>, code: i64, message: &str) -> String {
     )
 }
 
+/// The id of an answer as [`response`], [`response_in`] and [`error`] build it, read without
+/// parsing the message: `None` for anything else (a request or notification, or another
+/// spelling), which the caller then parses. The id is a JSON integer or string as it stands in
+/// the message.
+pub fn answer_id(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("{\"jsonrpc\":\"2.0\",\"id\":")?;
+    let bytes = rest.as_bytes();
+    let len = match bytes.first()? {
+        b'"' => {
+            let mut at = 1;
+            loop {
+                match bytes.get(at)? {
+                    b'\\' => at += 2,
+                    b'"' => break at + 1,
+                    _ => at += 1,
+                }
+            }
+        }
+        b'-' | b'0'..=b'9' => 1 + bytes[1..].iter().take_while(|b| b.is_ascii_digit()).count(),
+        _ => return None,
+    };
+    let after = &rest[len..];
+    (after.starts_with(",\"result\":") || after.starts_with(",\"error\":")).then(|| &rest[..len])
+}
+
 /// `{"jsonrpc":"2.0","method":METHOD,"params":PARAMS}` where `params` is JSON text.
 pub fn notification(method: &str, params: &str) -> String {
     format!(
@@ -259,6 +284,34 @@ pub fn push_json_string(out: &mut String, text: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_answer_id_is_read_as_it_stands_or_left_to_a_parse() {
+        use super::{answer_id, error, response};
+        assert_eq!(answer_id(&response("7", "{}")), Some("7"));
+        assert_eq!(answer_id(&response("-12", "{}")), Some("-12"));
+        assert_eq!(answer_id(&response("\"m-1\"", "{}")), Some("\"m-1\""));
+        let escaped = r#""a\"b\\""#;
+        assert_eq!(answer_id(&response(escaped, "{}")), Some(escaped));
+        assert_eq!(
+            answer_id(&error(Some("\"x\""), -32602, "no")),
+            Some("\"x\"")
+        );
+        // Not an answer, or not spelt as ours: the caller parses it.
+        assert_eq!(answer_id(&error(None, -32700, "bad")), None);
+        assert_eq!(
+            answer_id(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#),
+            None
+        );
+        assert_eq!(
+            answer_id(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#),
+            None
+        );
+        assert_eq!(answer_id(r#"{"id":3,"jsonrpc":"2.0","result":{}}"#), None);
+        assert_eq!(answer_id(r#"{"jsonrpc":"2.0","id":"unterminated"#), None);
+        assert_eq!(answer_id(r#"{"jsonrpc":"2.0","id":"a\"#), None);
+        assert_eq!(answer_id(r#"{"jsonrpc":"2.0","id":12"#), None);
+    }
+
     use super::*;
 
     #[test]

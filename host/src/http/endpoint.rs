@@ -74,21 +74,17 @@ impl Accepts {
             sse: false,
         };
         for value in values {
-            for item in String::from_utf8_lossy(value.as_bytes()).split(',') {
-                let media = item
-                    .split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase();
-                match media.as_str() {
-                    "*/*" => {
-                        accepts.json = true;
-                        accepts.sse = true;
-                    }
-                    "application/json" | "application/*" => accepts.json = true,
-                    "text/event-stream" | "text/*" => accepts.sse = true,
-                    _ => {}
+            for item in value.as_bytes().split(|b| *b == b',') {
+                let media = item.split(|b| *b == b';').next().unwrap_or_default();
+                let media = media.trim_ascii();
+                let is = |name: &str| media.eq_ignore_ascii_case(name.as_bytes());
+                if is("*/*") {
+                    accepts.json = true;
+                    accepts.sse = true;
+                } else if is("application/json") || is("application/*") {
+                    accepts.json = true;
+                } else if is("text/event-stream") || is("text/*") {
+                    accepts.sse = true;
                 }
             }
         }
@@ -116,8 +112,8 @@ enum Message {
         id: String,
         method: String,
         progress: Option<String>,
-        /// A `tools/call` of an upstream tool, which may ask the human for approval.
-        upstream: bool,
+        /// The tool of a `tools/call` (`params.name`).
+        tool: Option<String>,
     },
     /// A notification, or a response to a request of ours.
     Accepted {
@@ -151,12 +147,11 @@ fn classify(body: &[u8]) -> Message {
     }
     match rpc::parse(body) {
         rpc::Incoming::Request { id, method, params } => {
-            let params = params_of(params);
-            let upstream = method == "tools/call"
-                && params
-                    .as_ref()
-                    .and_then(|p| p.name.as_deref())
-                    .is_some_and(|name| name.starts_with("mcp__"));
+            let mut params = params_of(params);
+            let tool = match method == "tools/call" {
+                true => params.as_mut().and_then(|p| p.name.take()),
+                false => None,
+            };
             Message::Request {
                 id: id.get().to_owned(),
                 progress: params
@@ -164,7 +159,7 @@ fn classify(body: &[u8]) -> Message {
                     .and_then(|m| m.progress_token)
                     .map(|t| t.get().to_owned()),
                 method: method.into_owned(),
-                upstream,
+                tool: tool.map(std::borrow::Cow::into_owned),
             }
         }
         rpc::Incoming::Notification { method, params } => Message::Accepted {
@@ -325,7 +320,7 @@ impl Endpoint<'_> {
                 id,
                 method,
                 progress,
-                upstream,
+                tool,
             } => {
                 if method == "server/discover" && headers.get(SESSION_HEADER).is_none() {
                     return body::json(
@@ -368,9 +363,14 @@ impl Endpoint<'_> {
                 if method == "logging/setLevel" {
                     session.note_logging();
                 }
+                // A call of an upstream tool may ask the human for approval on its stream.
+                let upstream = tool
+                    .as_deref()
+                    .is_some_and(|name| name.starts_with("mcp__"));
                 let wants_stream = progress.is_some() || session.wants_logs() || upstream;
                 let mode = reply_mode(accepts, &method, wants_stream);
-                let mut response = answer(&session, id, progress, mode, message).await;
+                let quick = session.session().is_quick_call(&method, tool.as_deref());
+                let mut response = answer(&session, id, progress, mode, message, quick).await;
                 if created {
                     if let Ok(value) = HeaderValue::from_str(session.id()) {
                         response.headers_mut().insert(SESSION_HEADER, value);
@@ -508,6 +508,7 @@ async fn answer(
     progress: Option<String>,
     mode: Mode,
     message: Bytes,
+    quick: bool,
 ) -> Response<Body> {
     let router = Arc::clone(session.router());
     let expected = match router.expect(&id, mode == Mode::Sse, progress) {
@@ -525,8 +526,9 @@ async fn answer(
     let core = session.session().clone();
     // A call of a loaded tool only registers itself and goes to the pool (or runs here, if its
     // tool has been quick lately): handle it here. Any other message may load a plugin, so it
-    // runs on a blocking thread.
-    let handling = if core.is_quick(&message) {
+    // runs on a blocking thread. (`quick` is `Session::is_quick_call` of what the transport
+    // already read of `message`.)
+    let handling = if quick {
         // A call of a tool quick lately may even run here ([`crate::inline::on_runtime`]).
         crate::inline::with(crate::inline::on_runtime(), || core.handle(&message));
         None

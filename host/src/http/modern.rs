@@ -14,7 +14,7 @@
 //! - No `Mcp-Session-Id` is ever sent; GET and DELETE are 405.
 
 use hyper::body::Bytes;
-use hyper::header::{HeaderMap, HeaderValue, ALLOW};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, ALLOW};
 use hyper::{Response, StatusCode};
 use serde_json::value::RawValue;
 
@@ -64,20 +64,32 @@ fn reply(message: String) -> Response<Body> {
     )
 }
 
-fn routing_headers(headers: &HeaderMap) -> Headers<'_> {
-    let one = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let duplicated = [
-        (VERSION_HEADER, "MCP-Protocol-Version"),
-        ("mcp-method", "Mcp-Method"),
-        ("mcp-name", "Mcp-Name"),
+/// The routing headers by name, made once (a lookup by `&str` parses the name every time).
+static ROUTING: std::sync::LazyLock<[(HeaderName, &str); 3]> = std::sync::LazyLock::new(|| {
+    [
+        (
+            HeaderName::from_static(VERSION_HEADER),
+            "MCP-Protocol-Version",
+        ),
+        (HeaderName::from_static("mcp-method"), "Mcp-Method"),
+        (HeaderName::from_static("mcp-name"), "Mcp-Name"),
     ]
-    .into_iter()
-    .find(|(name, _)| headers.get_all(*name).iter().count() > 1)
-    .map(|(_, shown)| shown);
+});
+
+fn routing_headers(headers: &HeaderMap) -> Headers<'_> {
+    let mut duplicated = None;
+    let [version, method, name] = ROUTING.each_ref().map(|(header, shown)| {
+        let mut values = headers.get_all(header).iter();
+        let first = values.next();
+        if values.next().is_some() {
+            duplicated = duplicated.or(Some(*shown));
+        }
+        first.and_then(|v| v.to_str().ok())
+    });
     Headers {
-        version: one(VERSION_HEADER),
-        method: one("mcp-method"),
-        name: one("mcp-name"),
+        version,
+        method,
+        name,
         duplicated,
     }
 }
@@ -145,8 +157,6 @@ impl super::endpoint::Endpoint<'_> {
         };
         let session = self.sessions.modern(&principal);
         let ours = self.sessions.modern_request_id();
-        let at = id.get().as_ptr() as usize - message.as_ptr() as usize;
-        let request = with_request_id(&message, at, id.get().len(), &ours);
         let router = std::sync::Arc::clone(session.router());
         let expected =
             match router.expect_as(&ours, Some(original.clone()), mode == Mode::Sse, None) {
@@ -169,12 +179,17 @@ impl super::endpoint::Endpoint<'_> {
                 core.cancel(&ours);
             }
         };
-        if core.is_quick(&request) {
-            // A call of a tool quick lately may even run here ([`crate::inline::on_runtime`]).
+        if core.is_quick_call(&method, envelope.name()) {
+            // A call of a tool quick lately may even run here ([`crate::inline::on_runtime`]),
+            // from the request as read above (the envelope checked the name it carries).
             crate::inline::with(crate::inline::on_runtime(), || {
-                core.handle_checked(&request, envelope)
+                core.handle_checked_request(&ours, &method, params, envelope)
             });
         } else {
+            // The handler outlives this borrow of the message: it reads its own copy, which
+            // carries our id.
+            let at = id.get().as_ptr() as usize - message.as_ptr() as usize;
+            let request = with_request_id(&message, at, id.get().len(), &ours);
             let handling =
                 tokio::task::spawn_blocking(move || core.handle_checked(&request, envelope));
             let watch = (std::sync::Arc::clone(&router), ours.clone());

@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::rpc;
 use crate::session::Outbox;
 
 /// Messages a stream may have queued before more are dropped.
@@ -262,7 +263,34 @@ impl Router {
         self.lock().stream = None;
     }
 
+    /// Hands the answer `message` to the POST waiting for `id`, in the id it was sent with.
+    fn answer(&self, id: &str, message: String) {
+        let mut table = self.lock();
+        if table.closed {
+            return;
+        }
+        match table.waiting.remove(id) {
+            Some(waiter) => {
+                let message = match &waiter.original {
+                    Some(original) => {
+                        retag(crate::modern::with_id(message, original), id, original)
+                    }
+                    None => message,
+                };
+                if waiter.answer.send(message).is_err() {
+                    tracing::debug!(id, "the client went away before its answer");
+                }
+            }
+            None => tracing::debug!(id, "dropping an answer nobody waits for"),
+        }
+    }
+
     fn route(&self, message: String) {
+        // Most messages are answers built by `rpc`: their id is read where it stands.
+        if let Some(id) = rpc::answer_id(&message) {
+            let id = id.to_owned();
+            return self.answer(&id, message);
+        }
         #[derive(Deserialize)]
         struct Peek<'a> {
             #[serde(borrow, default)]
@@ -306,25 +334,11 @@ impl Router {
                 return;
             }
         };
-        let mut table = self.lock();
-        if table.closed {
-            return;
-        }
         if let (Some(id), None) = (&id, &method) {
-            match table.waiting.remove(id) {
-                Some(waiter) => {
-                    let message = match &waiter.original {
-                        Some(original) => {
-                            retag(crate::modern::with_id(message, original), id, original)
-                        }
-                        None => message,
-                    };
-                    if waiter.answer.send(message).is_err() {
-                        tracing::debug!(id, "the client went away before its answer");
-                    }
-                }
-                None => tracing::debug!(id, "dropping an answer nobody waits for"),
-            }
+            return self.answer(id, message);
+        }
+        let table = self.lock();
+        if table.closed {
             return;
         }
         let method = method.unwrap_or_default();

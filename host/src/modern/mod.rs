@@ -91,6 +91,11 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// `params.name` of the request, when it is a string.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// `name version` of the client, when it said.
     pub fn client(&self) -> Option<String> {
         let info: ClientInfo = serde_json::from_str(self.client.as_deref()?).ok()?;

@@ -204,31 +204,17 @@ impl Session {
         Self { inner }
     }
 
-    /// Whether handling `line` cannot block: a `tools/call` of a tool whose group is loaded, of
-    /// an upstream tool, or of a forwarded tool this process passes on, only registers the call and hands it to the pool. An async
+    /// Whether handling a request with `method` and `params.name` `name` cannot block: a
+    /// `tools/call` of a tool whose group is loaded, of an upstream tool, or of a forwarded
+    /// tool this process passes on, only registers the call and hands it to the pool. An async
     /// transport may then handle it on its own thread instead of a blocking one (one thread
-    /// hand-off less per call).
-    pub fn is_quick(&self, line: &[u8]) -> bool {
-        #[derive(Deserialize)]
-        struct Probe<'a> {
-            #[serde(borrow, default)]
-            method: Option<Cow<'a, str>>,
-            #[serde(borrow, default)]
-            params: Option<Params<'a>>,
-        }
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow, default)]
-            name: Option<Cow<'a, str>>,
-        }
-        match serde_json::from_slice::<Probe<'_>>(line) {
-            Ok(Probe {
-                method: Some(method),
-                params: Some(Params { name: Some(name) }),
-            }) if method == "tools/call" => {
-                self.inner.plugins.loaded_route(&name).is_some()
-                    || (name.starts_with("mcp__") && self.inner.plugins.route(&name).is_none())
-                    || self.goes_to_peers(&name)
+    /// hand-off less per call). The transport gives what it already read of the request.
+    pub fn is_quick_call(&self, method: &str, name: Option<&str>) -> bool {
+        match name {
+            Some(name) if method == "tools/call" => {
+                self.inner.plugins.loaded_route(name).is_some()
+                    || (name.starts_with("mcp__") && self.inner.plugins.route(name).is_none())
+                    || self.goes_to_peers(name)
             }
             _ => false,
         }
@@ -279,6 +265,18 @@ impl Session {
             }
             _ => self.handle(line),
         }
+    }
+
+    /// [`Session::handle_checked`] for a request the transport already read: answered as `id`,
+    /// with `params` as it arrived. Nothing is read twice.
+    pub fn handle_checked_request(
+        &self,
+        id: &str,
+        method: &str,
+        params: Option<&RawValue>,
+        envelope: crate::modern::Envelope,
+    ) {
+        self.modern_request_checked(id, method, params, Some(envelope))
     }
 
     /// Reports a line the transport discarded for being too long.

@@ -324,17 +324,41 @@ fn http_client(addr: &str) -> Result<McpClient, String> {
 
 /// Serial p50s and the rates with 16 clients in flight, over Streamable HTTP, of two servers
 /// (`(address, tool)` each) in alternating blocks.
-fn http(servers: [(&str, &str); 2], n: usize) -> Result<[(Duration, f64); 2], String> {
+/// What [`http`] measured of one server: its serial p50, its rate with [`IN_FLIGHT`] calls in
+/// flight, and the CPU per call (µs) it and this client process spent in that phase.
+struct HttpFigures {
+    p50: Duration,
+    rate: f64,
+    server_cpu_us: f64,
+    client_cpu_us: f64,
+}
+
+/// CPU time (ns) this process has run so far, its ended threads included.
+fn own_cpu_ns() -> Result<u64, String> {
+    let stat = std::fs::read_to_string("/proc/self/stat").map_err(|e| e.to_string())?;
+    // utime and stime are fields 14 and 15; the command name (field 2) ends at the last ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|n| n.parse::<u64>().ok())
+        .sum();
+    // USER_HZ is 100 on Linux whatever the kernel's own tick.
+    Ok(ticks * 10_000_000)
+}
+
+fn http(servers: [(&str, &str, u32); 2], n: usize) -> Result<[HttpFigures; 2], String> {
     let args = json!({"text": "x"});
     let mut clients = [http_client(servers[0].0)?, http_client(servers[1].0)?];
-    for (client, (_, tool)) in clients.iter_mut().zip(servers) {
+    for (client, (_, tool, _)) in clients.iter_mut().zip(servers) {
         for _ in 0..WARM_UP {
             http_call(client, tool, &args)?;
         }
     }
     // The in-flight clients connect once (and learn the server's protocol) before any block.
     let mut workers: [Vec<McpClient>; 2] = [Vec::new(), Vec::new()];
-    for (i, (addr, tool)) in servers.iter().enumerate() {
+    for (i, (addr, tool, _)) in servers.iter().enumerate() {
         for _ in 0..IN_FLIGHT {
             let mut client = http_client(addr)?;
             http_call(&mut client, tool, &args)?;
@@ -344,14 +368,16 @@ fn http(servers: [(&str, &str); 2], n: usize) -> Result<[(Duration, f64); 2], St
     let per_block = (n / BLOCKS).max(1);
     let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
     let (mut calls, mut spent) = ([0usize; 2], [Duration::ZERO; 2]);
+    let (mut server_cpu, mut client_cpu) = ([0u64; 2], [0u64; 2]);
     for _ in 0..BLOCKS {
-        for (i, (_, tool)) in servers.iter().enumerate() {
+        for (i, (_, tool, pid)) in servers.iter().enumerate() {
             for _ in 0..per_block {
                 let t = Instant::now();
                 http_call(&mut clients[i], tool, &args)?;
                 times[i].push(t.elapsed());
             }
             let per_worker = (per_block / 2).max(10);
+            let (server_before, client_before) = (cpu_ns(*pid)?, own_cpu_ns()?);
             let started = Instant::now();
             let running: Vec<_> = std::mem::take(&mut workers[i])
                 .into_iter()
@@ -372,11 +398,19 @@ fn http(servers: [(&str, &str); 2], n: usize) -> Result<[(Duration, f64); 2], St
                 );
             }
             spent[i] += started.elapsed();
+            server_cpu[i] += cpu_ns(*pid)?.saturating_sub(server_before);
+            client_cpu[i] += own_cpu_ns()?.saturating_sub(client_before);
             calls[i] += IN_FLIGHT * per_worker;
         }
     }
-    let rate = |i: usize| calls[i] as f64 / spent[i].as_secs_f64();
-    Ok([(p50(&mut times[0]), rate(0)), (p50(&mut times[1]), rate(1))])
+    let figures = |i: usize, times: &mut Vec<Duration>| HttpFigures {
+        p50: p50(times),
+        rate: calls[i] as f64 / spent[i].as_secs_f64(),
+        server_cpu_us: server_cpu[i] as f64 / calls[i] as f64 / 1e3,
+        client_cpu_us: client_cpu[i] as f64 / calls[i] as f64 / 1e3,
+    };
+    let [first, second] = &mut times;
+    Ok([figures(0, first), figures(1, second)])
 }
 
 /// One call of a tool of every group (an error answer still loads the group), then the RSS,
@@ -508,12 +542,17 @@ fn run(opts: &Options) -> Result<(), String> {
         }
         // The upstream hop: server-everything directly and through coremcp, both alive.
         if let Some(everything) = opts.everything.as_ref().filter(|_| opts.runs("upstream")) {
-            let [(direct, direct_rate), (through, through_rate)] =
-                upstream(everything, opts, &data, n)?;
+            let up = upstream(everything, opts, &data, n)?;
+            let [direct, through] = up.p50;
             hop.rounds.push(us(through) - us(direct));
             hop.detail = format!("direct {:.1} us, through {:.1} us", us(direct), us(through));
+            let [direct_rate, through_rate] = up.rate;
             hop_rate.rounds.push(through_rate / direct_rate);
-            hop_rate.detail = format!("direct {direct_rate:.0}/s, through {through_rate:.0}/s");
+            hop_rate.detail = format!(
+                "direct {direct_rate:.0}/s, through {through_rate:.0}/s; CPU per call: \
+                 server-everything {:.1} us (direct), coremcp {:.1} us (through)",
+                up.everything_cpu_us, up.coremcp_cpu_us
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -632,20 +671,35 @@ fn http_rows(opts: &Options, data: &str, n: usize, rows: [&mut Row; 2]) -> Resul
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("start rmcp-baseline http: {e}"))?;
-    let _rmcp_server = Proc(rmcp_server);
+    let rmcp_server = Proc(rmcp_server);
     wait_listening(&rmcp_addr)?;
     let addr = free_addr("127.0.0.1")?;
-    let _server = serve(&opts.host, &opts.pair, &addr, &["--data", data], &[])?;
-    let [(rmcp_http, rmcp_rate), (host_http, host_rate)] =
-        http([(&rmcp_addr, "echo"), (&addr, "fixture_echo")], n)?;
-    http_p50.rounds.push(us(host_http) / us(rmcp_http));
+    let server = serve(&opts.host, &opts.pair, &addr, &["--data", data], &[])?;
+    let [rmcp, host] = http(
+        [
+            (&rmcp_addr, "echo", rmcp_server.0.id()),
+            (&addr, "fixture_echo", server.0.id()),
+        ],
+        n,
+    )?;
+    http_p50.rounds.push(us(host.p50) / us(rmcp.p50));
     http_p50.detail = format!(
         "rmcp {:.1} us, coremcp {:.1} us",
-        us(rmcp_http),
-        us(host_http)
+        us(rmcp.p50),
+        us(host.p50)
     );
-    http_rate.rounds.push(host_rate / rmcp_rate);
-    http_rate.detail = format!("rmcp {rmcp_rate:.0}/s, coremcp {host_rate:.0}/s");
+    http_rate.rounds.push(host.rate / rmcp.rate);
+    // The client shares the machine: its CPU per call bounds what a faster server can gain.
+    http_rate.detail = format!(
+        "rmcp {:.0}/s, coremcp {:.0}/s; CPU per call: rmcp {:.1} us, coremcp {:.1} us, \
+         the client {:.1} us (against rmcp) and {:.1} us (against coremcp)",
+        rmcp.rate,
+        host.rate,
+        rmcp.server_cpu_us,
+        host.server_cpu_us,
+        rmcp.client_cpu_us,
+        host.client_cpu_us
+    );
     Ok(())
 }
 
@@ -678,12 +732,7 @@ fn print_table(opts: &Options, n: usize, rows: &[&Row]) {
 /// server-everything's `echo` directly, and through `coremcp stdio` as
 /// `mcp__everything__echo`, both connected at once: each one's serial p50 and pipelined rate
 /// ([`IN_FLIGHT`] in flight), in alternating blocks.
-fn upstream(
-    everything: &Path,
-    opts: &Options,
-    data: &str,
-    n: usize,
-) -> Result<[(Duration, f64); 2], String> {
+fn upstream(everything: &Path, opts: &Options, data: &str, n: usize) -> Result<Upstream, String> {
     let args = json!({"message": "goals"});
     let servers = format!("everything={} stdio", everything.display());
     let empty = Path::new(data).join("no-plugins");
@@ -732,11 +781,30 @@ fn upstream(
     let measured = serial(&mut clients, &sides, n)?;
     let per_block = (2 * n / BLOCKS).max(IN_FLIGHT);
     let mut spent = [Duration::ZERO; 2];
+    // The CPU of the process each side talks to: server-everything direct, coremcp through.
+    let mut cpu = [0u64; 2];
     for _ in 0..BLOCKS {
         for (i, tool) in tools.iter().enumerate() {
+            let before = cpu_ns(clients[i].pid())?;
             spent[i] += clients[i].pipelined(tool, &args, per_block, IN_FLIGHT)?;
+            cpu[i] += cpu_ns(clients[i].pid())?.saturating_sub(before);
         }
     }
-    let rate = |i: usize| (BLOCKS * per_block) as f64 / spent[i].as_secs_f64();
-    Ok([(measured[0].p50, rate(0)), (measured[1].p50, rate(1))])
+    let calls = (BLOCKS * per_block) as f64;
+    let rate = |i: usize| calls / spent[i].as_secs_f64();
+    Ok(Upstream {
+        p50: [measured[0].p50, measured[1].p50],
+        rate: [rate(0), rate(1)],
+        everything_cpu_us: cpu[0] as f64 / calls / 1e3,
+        coremcp_cpu_us: cpu[1] as f64 / calls / 1e3,
+    })
+}
+
+/// What [`upstream`] measured: p50 and in-flight rate direct and through coremcp, and the CPU
+/// per in-flight call (µs) of server-everything (direct) and of coremcp (through).
+struct Upstream {
+    p50: [Duration; 2],
+    rate: [f64; 2],
+    everything_cpu_us: f64,
+    coremcp_cpu_us: f64,
 }
