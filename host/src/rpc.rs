@@ -187,29 +187,40 @@ pub fn error(id: Option<&str>, code: i64, message: &str) -> String {
     )
 }
 
-/// The id of an answer as [`response`], [`response_in`] and [`error`] build it, read without
-/// parsing the message: `None` for anything else (a request or notification, or another
-/// spelling), which the caller then parses. The id is a JSON integer or string as it stands in
-/// the message.
-pub fn answer_id(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix("{\"jsonrpc\":\"2.0\",\"id\":")?;
+/// How every message this module builds with an id begins: the id comes right after.
+pub const ID_PREFIX: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
+
+/// Where the id of a message starting with [`ID_PREFIX`] ends (just past it), read without
+/// parsing; `None` for a message that does not start so.
+pub fn id_end(message: &str) -> Option<usize> {
+    let rest = message.strip_prefix(ID_PREFIX)?;
     let bytes = rest.as_bytes();
     let len = match bytes.first()? {
         b'"' => {
-            let mut at = 1;
+            let mut i = 1;
             loop {
-                match bytes.get(at)? {
-                    b'\\' => at += 2,
-                    b'"' => break at + 1,
-                    _ => at += 1,
+                match bytes.get(i)? {
+                    b'\\' => i += 2,
+                    b'"' => break i + 1,
+                    _ => i += 1,
                 }
             }
         }
-        b'-' | b'0'..=b'9' => 1 + bytes[1..].iter().take_while(|b| b.is_ascii_digit()).count(),
-        _ => return None,
+        _ => bytes
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b'-'))?,
     };
-    let after = &rest[len..];
-    (after.starts_with(",\"result\":") || after.starts_with(",\"error\":")).then(|| &rest[..len])
+    Some(ID_PREFIX.len() + len)
+}
+
+/// The id of an answer as [`response`], [`response_in`] and [`error`] build it (JSON text, as
+/// it stands), read without parsing; `None` for anything else — a request or notification,
+/// a `null` id, another spelling — which the caller then parses.
+pub fn answer_id(message: &str) -> Option<&str> {
+    let end = id_end(message).filter(|end| *end > ID_PREFIX.len())?;
+    let after = &message[end..];
+    (after.starts_with(",\"result\":") || after.starts_with(",\"error\":"))
+        .then(|| &message[ID_PREFIX.len()..end])
 }
 
 /// `{"jsonrpc":"2.0","method":METHOD,"params":PARAMS}` where `params` is JSON text.

@@ -420,43 +420,12 @@ pub fn cacheable(result: &str) -> String {
     format!("{{\"ttlMs\":{TTL_MS},\"cacheScope\":\"private\"{sep}{body}")
 }
 
-/// The prefix every answer of ours starts with.
-const RESPONSE_PREFIX: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
-
-/// Where the id of one of our messages ends (just past it), for a message that starts with
-/// [`RESPONSE_PREFIX`].
-fn id_end(message: &str) -> Option<usize> {
-    let rest = message.strip_prefix(RESPONSE_PREFIX)?;
-    let bytes = rest.as_bytes();
-    let len = match bytes.first()? {
-        b'"' => {
-            let mut i = 1;
-            loop {
-                match bytes.get(i)? {
-                    b'\\' => i += 2,
-                    b'"' => break i + 1,
-                    _ => i += 1,
-                }
-            }
-        }
-        _ => bytes
-            .iter()
-            .position(|b| !(b.is_ascii_digit() || *b == b'-'))?,
-    };
-    Some(RESPONSE_PREFIX.len() + len)
-}
-
-/// The id of one of our answers, as JSON text.
-pub fn answer_id(message: &str) -> Option<&str> {
-    id_end(message).map(|end| &message[RESPONSE_PREFIX.len()..end])
-}
-
 /// An answer of ours with its id replaced by `id` (JSON text); other messages unchanged.
 pub fn with_id(message: String, id: &str) -> String {
-    match id_end(&message) {
+    match rpc::id_end(&message) {
         Some(end) => {
             let mut out = String::with_capacity(message.len() + id.len());
-            out.push_str(RESPONSE_PREFIX);
+            out.push_str(rpc::ID_PREFIX);
             out.push_str(id);
             out.push_str(&message[end..]);
             out
@@ -469,7 +438,7 @@ pub fn with_id(message: String, id: &str) -> String {
 /// (an `input_required` result is built with its own); errors and notifications unchanged.
 pub fn completed(message: String) -> String {
     const RESULT: &str = ",\"result\":{";
-    let Some(end) = id_end(&message) else {
+    let Some(end) = rpc::id_end(&message) else {
         return message;
     };
     if !message[end..].starts_with(RESULT) {
@@ -495,7 +464,7 @@ pub fn completed(message: String) -> String {
 /// The JSON-RPC error code of one of our answers, if it is an error.
 pub fn error_code(message: &str) -> Option<i64> {
     const ERROR: &str = ",\"error\":{\"code\":";
-    let end = id_end(message)?;
+    let end = rpc::id_end(message)?;
     let rest = message[end..].strip_prefix(ERROR)?;
     let len = rest
         .bytes()
@@ -663,7 +632,7 @@ mod tests {
             with_id(rpc::response("\"~7\"", "{}"), "1"),
             rpc::response("1", "{}")
         );
-        assert_eq!(answer_id(&rpc::response("-12", "{}")), Some("-12"));
+        assert_eq!(rpc::answer_id(&rpc::response("-12", "{}")), Some("-12"));
         assert_eq!(cacheable("{}"), r#"{"ttlMs":0,"cacheScope":"private"}"#);
         assert_eq!(
             cacheable(r#"{"tools":[]}"#),
