@@ -1,4 +1,4 @@
-# The system SQLite the store plugins link, sourced by scripts/build, scripts/test and scripts/bench.
+# The system SQLite the store plugins link, sourced by every script that runs cargo.
 #
 #   sqlite_dev_install   installs Debian's libsqlite3-dev when SQLite's development files are
 #                        missing (as root), or fails saying how to install them.
