@@ -150,10 +150,13 @@ fn valid_id(id: &RawValue) -> bool {
     }
 }
 
+/// How every message this module builds with an id begins: the id comes right after.
+pub const ID_PREFIX: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
+
 /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` where `result` is JSON text.
 pub fn response(id: &str, result: &str) -> String {
     let mut out = String::with_capacity(40 + id.len() + result.len());
-    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    out.push_str(ID_PREFIX);
     out.push_str(id);
     out.push_str(",\"result\":");
     out.push_str(result);
@@ -169,7 +172,7 @@ pub const HEADROOM: usize = 64;
 /// such as a tool listing is not copied to a second one.
 pub fn response_in(id: &str, mut result: String) -> String {
     let mut head = String::with_capacity(40 + id.len());
-    head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    head.push_str(ID_PREFIX);
     head.push_str(id);
     head.push_str(",\"result\":");
     result.reserve(head.len() + 1);
@@ -181,14 +184,11 @@ pub fn response_in(id: &str, mut result: String) -> String {
 /// `{"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MESSAGE}}`; `id` `None` is `null`.
 pub fn error(id: Option<&str>, code: i64, message: &str) -> String {
     format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{code},\"message\":{}}}}}",
+        "{ID_PREFIX}{},\"error\":{{\"code\":{code},\"message\":{}}}}}",
         id.unwrap_or("null"),
         json_string(message)
     )
 }
-
-/// How every message this module builds with an id begins: the id comes right after.
-pub const ID_PREFIX: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
 
 /// Where the id of a message starting with [`ID_PREFIX`] ends (just past it), read without
 /// parsing; `None` for a message that does not start so.

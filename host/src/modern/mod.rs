@@ -68,7 +68,8 @@ pub fn error_with_data(id: Option<&str>, code: i64, message: &str, data: Option<
     match data {
         None => rpc::error(id, code, message),
         Some(data) => format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{code},\"message\":{},\"data\":{data}}}}}",
+            "{}{},\"error\":{{\"code\":{code},\"message\":{},\"data\":{data}}}}}",
+            rpc::ID_PREFIX,
             id.unwrap_or("null"),
             json_string(message)
         ),

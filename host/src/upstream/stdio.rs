@@ -64,7 +64,7 @@ impl Shared {
 /// is JSON text.
 fn request_line(id: u64, method: &str, params: &str) -> String {
     let mut line = String::with_capacity(48 + method.len() + params.len());
-    line.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    line.push_str(crate::rpc::ID_PREFIX);
     // Writing to a String cannot fail.
     let _ = std::fmt::Write::write_fmt(&mut line, format_args!("{id}"));
     line.push_str(",\"method\":");
