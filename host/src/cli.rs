@@ -61,6 +61,15 @@ pub struct Cli {
     /// GROUP=URL or GROUP=consul://SERVICE (repeatable; a group given twice fails over in order)
     #[arg(long = "route", global = true, value_name = "GROUP=TARGET")]
     pub routes: Vec<String>,
+    /// Another Core MCP trusted with COREMCP_RELAY_TOKEN and a call's principal, beside the
+    /// relays and routes: an http(s) URL prefix (repeatable); remote_host targets outside
+    /// these are called without a token
+    #[arg(long = "peer", global = true, value_name = "URL")]
+    pub peers: Vec<String>,
+    /// The NAME of a token (--tokens) another Core MCP calls this one with: only such a caller
+    /// may pass on the principal its calls are made for (repeatable)
+    #[arg(long = "peer-token", global = true, value_name = "NAME")]
+    pub peer_tokens: Vec<String>,
     /// The Consul agent consul:// targets are looked up in, on every call
     #[arg(long, global = true, env = env::CONSUL_HTTP_ADDR, value_name = "HOST:PORT",
           default_value = config::DEFAULT_CONSUL)]
@@ -325,6 +334,17 @@ impl Cli {
             self.routes.clone()
         };
         let routes = config::parse_routes(&routes).map_err(Failure::usage)?;
+        let from_env = |given: &[String], var: &str| -> Vec<String> {
+            if given.is_empty() {
+                std::env::var(var).map(|v| vec![v]).unwrap_or_default()
+            } else {
+                given.to_vec()
+            }
+        };
+        let peers =
+            config::parse_peers(&from_env(&self.peers, env::PEERS)).map_err(Failure::usage)?;
+        let peer_tokens = config::parse_peer_tokens(&from_env(&self.peer_tokens, env::PEER_TOKENS))
+            .map_err(Failure::usage)?;
         let service_mode = matches!(self.command, Command::Serve { service: true, .. });
         if !routes.is_empty() && !service_mode && !matches!(self.command, Command::Tools { .. }) {
             return Err(Failure::usage(
@@ -387,6 +407,8 @@ impl Cli {
             host_name: config::host_name(),
             relays: config::parse_relays(&relays).map_err(Failure::usage)?,
             relay_retry: Duration::from_secs(self.relay_retry),
+            peers,
+            peer_tokens,
             routes,
             consul,
             service_mode,

@@ -51,6 +51,13 @@ pub mod env {
     pub const RELAY_TOKEN: &str = "COREMCP_RELAY_TOKEN";
     /// The relays forwarded groups go to, in priority order, comma separated (`--relay`).
     pub const RELAYS: &str = "COREMCP_RELAYS";
+    /// Other Core MCPs trusted with `COREMCP_RELAY_TOKEN` and a call's principal beside the
+    /// relays and routes: URL prefixes, comma separated (`--peer`, repeatable). A `remote_host`
+    /// target outside them is called without a token.
+    pub const PEERS: &str = "COREMCP_PEERS";
+    /// The names of the tokens (`--tokens`) other Core MCPs call this one with: only such a
+    /// caller may pass on the principal a call is made for (`--peer-token`, repeatable).
+    pub const PEER_TOKENS: &str = "COREMCP_PEER_TOKENS";
     /// Seconds a relay that could not be connected to is skipped (`--relay-retry`, default 30).
     pub const RELAY_RETRY: &str = "COREMCP_RELAY_RETRY";
     /// Where a service-mode Core MCP sends a forwarded group's calls: `GROUP=TARGET` entries,
@@ -177,6 +184,11 @@ pub struct Config {
     pub relays: Vec<String>,
     /// How long a relay that could not be connected to is skipped.
     pub relay_retry: Duration,
+    /// URL prefixes of other Core MCPs trusted with the relay token and a call's principal,
+    /// beside the relays and routes (`--peer`).
+    pub peers: Vec<String>,
+    /// Token names of the Core MCPs that may pass on a call's principal (`--peer-token`).
+    pub peer_tokens: Vec<String>,
     /// Service mode: the forwarded groups whose calls go on to the Core MCP that owns them,
     /// each with its targets in priority order (`--route`); a group not listed is served from
     /// this process's store.
@@ -216,6 +228,8 @@ impl Config {
             host_name: None,
             relays: Vec::new(),
             relay_retry: Duration::from_secs(30),
+            peers: Vec::new(),
+            peer_tokens: Vec::new(),
             routes: Vec::new(),
             consul: ConsulAgent::default(),
             service_mode: false,
@@ -423,6 +437,47 @@ pub fn parse_relays(entries: &[String]) -> Result<Vec<String>, String> {
             return Err(format!("--relay {} is given twice", redact_url(entry)));
         }
         out.push(entry.to_owned());
+    }
+    Ok(out)
+}
+
+/// Parses `--peer` entries (repeatable, or comma separated in the variable): http(s) URLs
+/// (a prefix of the `remote_host` URLs allowed the credential), order kept, duplicates dropped.
+pub fn parse_peers(entries: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for entry in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
+        if entry.is_empty() {
+            continue;
+        }
+        crate::net::client::Url::parse(entry).map_err(|e| {
+            format!(
+                "--peer {}: {e} (a peer is an http(s) URL, e.g. http://devbox-2:7070)",
+                redact_url(entry)
+            )
+        })?;
+        if !out.iter().any(|p| p == entry) {
+            out.push(entry.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--peer-token` entries (repeatable, or comma separated in the variable): token names.
+pub fn parse_peer_tokens(entries: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
+        if name.is_empty() {
+            continue;
+        }
+        if !crate::policy::is_principal_name(name) || name == "stdio" || name == "*" {
+            return Err(format!(
+                "--peer-token \"{name}\": expected the NAME of a token of --tokens (letters, \
+                 digits, _ - .)"
+            ));
+        }
+        if !out.iter().any(|p| p == name) {
+            out.push(name.to_owned());
+        }
     }
     Ok(out)
 }

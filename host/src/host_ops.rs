@@ -159,6 +159,11 @@ fn session_record(
         .call(
             RECORD,
             &args.to_string(),
+            // The write of a transcript read on this machine, for this machine's own user.
+            &crate::forward::hop::Outgoing::new(
+                &crate::policy::Caller::Stdio,
+                &crate::forward::hop::Incoming::default(),
+            ),
             Instant::now() + timeout,
             &cancelled,
         )

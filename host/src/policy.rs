@@ -23,6 +23,8 @@
 //! rule that refused or the grant that would allow; a malformed rule is refused at start,
 //! naming its variable and number.
 
+use coremcp_catalog::Guarded;
+
 /// The environment variables of the policy.
 pub mod env {
     /// Grants for every kind of tool (`--grants`).
@@ -53,7 +55,7 @@ impl Caller {
     }
 
     /// The caller in a sentence.
-    fn described(&self) -> String {
+    pub fn described(&self) -> String {
         match self {
             Caller::Stdio => "the stdio client".to_owned(),
             Caller::Token(name) => format!("the token \"{name}\""),
@@ -71,12 +73,12 @@ pub enum Subject<'a> {
         tool: &'a str,
         full: &'a str,
     },
-    /// A built-in tool of group `group`; `changes_machine`: this call, run here, changes this
-    /// machine (its catalog guard said so for these arguments).
+    /// A built-in tool of group `group`; `guard`: what this call does that needs a grant over
+    /// HTTP (its catalog guard said so for these arguments), wherever it runs.
     BuiltIn {
         group: &'a str,
         tool: &'a str,
-        changes_machine: bool,
+        guard: Option<Guarded>,
     },
 }
 
@@ -175,35 +177,38 @@ impl Grants {
                 Decision::Refuse(not_granted_upstream(caller, server, full))
             }
             (
-                Subject::BuiltIn {
-                    changes_machine: false,
-                    ..
-                },
+                Subject::BuiltIn { guard: None, .. },
                 Caller::Stdio | Caller::Token(_) | Caller::Anonymous,
             ) => Decision::Allow,
-            (
-                Subject::BuiltIn {
-                    changes_machine: true,
-                    ..
-                },
-                Caller::Stdio,
-            ) => Decision::Allow,
+            (Subject::BuiltIn { guard: Some(_), .. }, Caller::Stdio) => Decision::Allow,
             (
                 Subject::BuiltIn {
                     group,
                     tool,
-                    changes_machine: true,
+                    guard: Some(guarded),
                 },
                 Caller::Token(_) | Caller::Anonymous,
-            ) => Decision::Refuse(format!(
-                "{tool} is refused to {}: called over HTTP it changes this machine, and no grant \
-                 names it. To allow it, start coremcp with {}=\"{p}={tool}\" (this tool) or \
-                 {}=\"{p}={group}\" (its group), or --grants.",
-                caller.described(),
-                env::GRANTS,
-                env::GRANTS,
-                p = caller.principal(),
-            )),
+            ) => {
+                let what = match guarded {
+                    Guarded::ChangesMachine => {
+                        "called over HTTP it changes this machine".to_owned()
+                    }
+                    Guarded::Redirects(names) => format!(
+                        "called over HTTP with {} it sets where forwarded calls or Docker \
+                         requests go",
+                        names.join(" or ")
+                    ),
+                };
+                Decision::Refuse(format!(
+                    "{tool} is refused to {}: {what}, and no grant names it. To allow it, start \
+                     coremcp with {}=\"{p}={tool}\" (this tool) or {}=\"{p}={group}\" (its \
+                     group), or --grants.",
+                    caller.described(),
+                    env::GRANTS,
+                    env::GRANTS,
+                    p = caller.principal(),
+                ))
+            }
         }
     }
 
@@ -213,7 +218,7 @@ impl Grants {
         let subject = Subject::BuiltIn {
             group,
             tool,
-            changes_machine: false,
+            guard: None,
         };
         matches!(self.decide(caller, subject), Decision::Refuse(_))
     }
@@ -305,12 +310,7 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
             "" => return Err(format!("{origin}: no principal before \"=\"")),
             "*" => Principal::Everyone,
             "stdio" => Principal::Stdio,
-            name if name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) =>
-            {
-                Principal::Token(name.to_owned())
-            }
+            name if is_principal_name(name) => Principal::Token(name.to_owned()),
             name => {
                 return Err(format!(
                     "{origin}: \"{name}\" is not a principal (stdio, *, or a token name of \
@@ -330,6 +330,17 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
         });
     }
     Ok(rules)
+}
+
+/// Whether `name` is a principal as grants write it: `stdio`, `*`, or a token name (letters,
+/// digits, `_`, `-`, `.`; at most 255 characters).
+pub fn is_principal_name(name: &str) -> bool {
+    name == "*"
+        || (!name.is_empty()
+            && name.len() <= 255
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
 }
 
 fn applies(principal: &Principal, caller: &Caller) -> bool {

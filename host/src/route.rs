@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::forward::client::Reply;
+use crate::forward::hop::{Incoming, Outgoing};
 use crate::forward::{self, ForwardError, Relays};
 use crate::plugins::loader::LoadError;
 use crate::plugins::PluginSet;
@@ -57,6 +58,8 @@ pub struct Run {
     pub index: usize,
     pub to: To,
     pub args: String,
+    /// What a peer is told of the call (its principal, its path so far).
+    pub hop: Outgoing,
 }
 
 /// Who runs a built-in tool's call.
@@ -128,12 +131,15 @@ pub struct Context<'a> {
     pub config: &'a Config,
     pub plugins: &'a Arc<PluginSet>,
     pub upstreams: &'a Upstreams,
+    /// Who the policy judges: the session's caller, or the principal a configured peer
+    /// passed on ([`Incoming::caller`]).
     pub caller: &'a Caller,
 }
 
-/// Decides where a call of `tool` with `args` (a JSON object's text) goes; `routed`: another
-/// Core MCP's route passed it on (`_meta` [`forward::client::ROUTED_META`]).
-pub fn decide(cx: &Context<'_>, tool: &str, args: &str, routed: bool) -> Route {
+/// Decides where a call of `tool` with `args` (a JSON object's text) goes; `hop`: what its
+/// `_meta` says of its way here (a route passed it on, the path so far).
+pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route {
+    let routed = hop.routed;
     let Some(index) = cx.plugins.route(tool).or_else(|| recording_write(cx, tool)) else {
         return not_built_in(cx, tool);
     };
@@ -184,20 +190,25 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, routed: bool) -> Route {
             }
         }
     };
-    let changes_machine = match &to {
-        To::Plugin => group
+    // Judged exactly as if it ran here, wherever it runs: a `remote_host` call is no way
+    // around a guard (the machine that runs it judges it again, for the same principal).
+    let guard = match &to {
+        To::Plugin | To::Relays(_) | To::Remote(_) => group
             .and_then(|g| g.entry(tool))
-            .is_some_and(|entry| changes_machine(entry.guard, &args)),
-        // The machine that runs it judges that for itself.
-        To::Relays(_) | To::Remote(_) => false,
+            .and_then(|entry| guard_of(entry.guard, &args)),
     };
     let subject = Subject::BuiltIn {
         group: &slot.id,
         tool,
-        changes_machine,
+        guard,
     };
     match cx.config.grants.decide(cx.caller, subject) {
-        Decision::Allow => Route::Run(Run { index, to, args }),
+        Decision::Allow => Route::Run(Run {
+            index,
+            to,
+            args,
+            hop: Outgoing::new(cx.caller, hop),
+        }),
         Decision::Refuse(text) => Route::Refused(Refusal::Denied(text)),
     }
 }
@@ -243,18 +254,22 @@ fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
     }
 }
 
-/// Whether this call, run here, changes this machine, as the tool's catalog guard says for
-/// these arguments. (A tool outside the catalog is not guarded: its operator installed it.)
-fn changes_machine(guard: coremcp_catalog::Guard, args: &str) -> bool {
+/// What this call needs a grant for over HTTP, as the tool's catalog guard says for these
+/// arguments (`None`: nothing). A tool outside the catalog is not guarded: its operator
+/// installed it.
+fn guard_of(guard: coremcp_catalog::Guard, args: &str) -> Option<coremcp_catalog::Guarded> {
     match guard {
-        coremcp_catalog::Guard::Reads => false,
-        coremcp_catalog::Guard::Always => true,
-        guard
-        @ (coremcp_catalog::Guard::WhenFalse(_) | coremcp_catalog::Guard::UnlessOneOf(..)) => {
-            // Arguments that are not an object count as changing it (fail closed); the
-            // plugin refuses them anyway.
-            serde_json::from_str::<Map<String, Value>>(args)
-                .map_or(true, |map| guard.changes_machine(&map))
+        coremcp_catalog::Guard::Reads => None,
+        coremcp_catalog::Guard::Always => Some(coremcp_catalog::Guarded::ChangesMachine),
+        guard @ (coremcp_catalog::Guard::WhenFalse(_)
+        | coremcp_catalog::Guard::UnlessOneOf(..)
+        | coremcp_catalog::Guard::WhenGiven(_)) => {
+            // Arguments that are not an object count as guarded (fail closed); the plugin
+            // refuses them anyway.
+            match serde_json::from_str::<Map<String, Value>>(args) {
+                Ok(map) => guard.guarded(&map),
+                Err(_) => Some(guard.kind()),
+            }
         }
     }
 }
@@ -312,7 +327,7 @@ pub fn call_peer(
 ) -> Option<Result<Reply, ForwardError>> {
     match &run.to {
         To::Plugin => None,
-        To::Relays(relays) => Some(relays.call(tool, &run.args, deadline, cancelled)),
+        To::Relays(relays) => Some(relays.call(tool, &run.args, &run.hop, deadline, cancelled)),
         To::Remote(host) => {
             let target = match registry::resolve(cx.plugins, host, cx.config.call_timeout) {
                 Ok(target) => target,
@@ -323,9 +338,11 @@ pub fn call_peer(
             };
             tracing::debug!(tool, host = %host, "forwarding to remote_host {host}");
             Some(forward::call_remote(
+                cx.config,
                 &target.url,
                 tool,
                 &run.args,
+                &run.hop,
                 deadline,
                 cancelled,
             ))

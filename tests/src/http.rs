@@ -638,3 +638,70 @@ pub fn single_answer(response: &Response) -> Value {
         other => panic!("unexpected content type {other:?}: {}", response.text()),
     }
 }
+
+/// A listener that records every HTTP request it receives (head and body, as text) and answers
+/// each with `answer` (a whole HTTP response): the stand-in for whoever a test must prove
+/// receives nothing it should not.
+pub struct Recorder {
+    pub addr: SocketAddr,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Recorder {
+    /// Listens on `ip` (a free port) and answers every request with `answer`.
+    pub fn start(ip: &str, answer: &'static [u8]) -> Self {
+        let listener = std::net::TcpListener::bind((ip, 0)).expect("bind recorder");
+        let addr = listener.local_addr().expect("addr");
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&requests);
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                let seen = Arc::clone(&seen);
+                thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                    // Requests on one kept-alive connection, one after another.
+                    loop {
+                        let mut head = String::new();
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            match reader.read_line(&mut line) {
+                                Ok(0) | Err(_) => return,
+                                Ok(_) => {}
+                            }
+                            head.push_str(&line);
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        let length = head
+                            .lines()
+                            .find_map(|l| {
+                                let (name, value) = l.split_once(':')?;
+                                name.eq_ignore_ascii_case("content-length")
+                                    .then(|| value.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        let mut body = vec![0u8; length];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        head.push_str(&String::from_utf8_lossy(&body));
+                        seen.lock().expect("requests").push(head);
+                        if stream.write_all(answer).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Self { addr, requests }
+    }
+
+    /// The requests received so far.
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().expect("requests").clone()
+    }
+}

@@ -24,11 +24,6 @@ use crate::mcp::PREFERRED_VERSION;
 use crate::net::client::{Conn, HttpError, Response, Url};
 use crate::net::events::Events;
 
-/// The `_meta` key of a call a service-mode route passed on: the Core MCP that receives it
-/// serves it from its own store or refuses it, and never routes it again (one hop, so two
-/// services routing a group to each other cannot bounce a call between them).
-pub const ROUTED_META: &str = "dev.coremcp/routed";
-
 /// How long `initialize` may take (ARCHITECTURE.md, "Limits": the handshake has 30 s).
 const HANDSHAKE: Duration = Duration::from_secs(30);
 
@@ -41,8 +36,9 @@ pub enum Reply {
     Error { code: i64, message: String },
 }
 
-/// The bearer token sent to every peer (relays, routes, `remote_host` targets), from
-/// `COREMCP_RELAY_TOKEN`; set once at start.
+/// The bearer token sent to the peers the operator configured (relays, routes, and the
+/// `remote_host` URLs `--peer` allows: [`super::peers`]), from `COREMCP_RELAY_TOKEN`; set once
+/// at start.
 static BEARER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// Sets the bearer token the peers are sent (`None`: none). The first call wins.
@@ -50,9 +46,16 @@ pub fn set_bearer(token: Option<String>) {
     let _ = BEARER.set(token.map(|t| format!("Bearer {t}")));
 }
 
+/// Whether a bearer token is configured for the peers.
+pub fn has_bearer() -> bool {
+    matches!(BEARER.get(), Some(Some(_)))
+}
+
 /// One MCP client of one peer.
 pub struct McpClient {
     url: Url,
+    /// Whether the operator configured this peer: only then is the bearer token sent.
+    trusted: bool,
     conn: Option<Conn>,
     session: Option<String>,
     /// Whether the peer speaks 2026-07-28; `None` until asked.
@@ -64,9 +67,12 @@ pub struct McpClient {
 const MODERN: &str = "2026-07-28";
 
 impl McpClient {
-    pub fn new(url: Url) -> Self {
+    /// A client of the peer at `url`; `trusted`: the operator configured it, so it is sent
+    /// the bearer token.
+    pub fn new(url: Url, trusted: bool) -> Self {
         Self {
             url,
+            trusted,
             conn: None,
             session: None,
             modern: None,
@@ -80,14 +86,13 @@ impl McpClient {
             && self.conn.as_mut().is_some_and(Conn::alive)
     }
 
-    /// Calls `tool` with `arguments` (a JSON object's text) on the peer.
-    /// `routed` marks the call as passed on by a service-mode route ([`ROUTED_META`]), so the
-    /// receiving Core MCP never routes it again.
+    /// Calls `tool` with `arguments` (a JSON object's text) on the peer, with `meta` (the
+    /// hop's keys, [`super::hop::Outgoing::meta`]) as the call's `_meta`.
     pub fn call_tool(
         &mut self,
         tool: &str,
         arguments: &str,
-        routed: bool,
+        meta: &serde_json::Map<String, Value>,
         deadline: Instant,
         cancelled: &AtomicBool,
         connect_timeout: Duration,
@@ -107,8 +112,8 @@ impl McpClient {
             let id = self.take_id();
             let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                                  "params": {"name": tool, "arguments": &arguments}});
-            if routed {
-                request["params"]["_meta"] = json!({ ROUTED_META: true });
+            if !meta.is_empty() {
+                request["params"]["_meta"] = Value::Object(meta.clone());
             }
             if modern {
                 request["params"] = crate::upstream::client::with_envelope(
@@ -242,7 +247,7 @@ impl McpClient {
         if let Some(session) = &self.session {
             headers.push(("Mcp-Session-Id", session.clone()));
         }
-        if let Some(Some(bearer)) = BEARER.get() {
+        if let (true, Some(Some(bearer))) = (self.trusted, BEARER.get()) {
             headers.push(("Authorization", bearer.clone()));
         }
         headers
@@ -272,7 +277,7 @@ impl McpClient {
             let mut response =
                 conn.exchange(&url, "POST", &headers, body.as_bytes(), deadline, cancelled)?;
             let session = response.header("mcp-session-id").map(str::to_owned);
-            let answer = read_answer(&mut response, id, deadline, cancelled)?;
+            let answer = read_answer(&mut response, self.trusted, id, deadline, cancelled)?;
             Ok((session, answer))
         })();
         match outcome {
@@ -299,6 +304,7 @@ enum Answer {
 /// The answer to request `id` in `response` (a JSON body or an SSE stream).
 fn read_answer(
     response: &mut Response<'_>,
+    trusted: bool,
     id: u64,
     deadline: Instant,
     cancelled: &AtomicBool,
@@ -321,7 +327,15 @@ fn read_answer(
         }
         let text = String::from_utf8_lossy(&body);
         let excerpt: String = text.chars().take(300).collect();
-        return Err(HttpError::Answer(format!("HTTP {status}: {excerpt}")));
+        let why = match (status, trusted) {
+            (401 | 403, false) => {
+                " (no token was sent: this URL comes from a Registry record and is not one the \
+                 operator allowed; start coremcp with --peer URL or COREMCP_PEERS to send it \
+                 COREMCP_RELAY_TOKEN)"
+            }
+            _ => "",
+        };
+        return Err(HttpError::Answer(format!("HTTP {status}: {excerpt}{why}")));
     }
     if !event_stream {
         let body = response.read_all(deadline, cancelled)?;

@@ -26,6 +26,8 @@
 
 pub mod client;
 pub mod consul;
+pub mod hop;
+pub mod peers;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -37,6 +39,7 @@ use serde_json::{json, Value};
 use crate::config::{redact_url, Config};
 use crate::net::client::{HttpError, Url};
 use client::{McpClient, Reply};
+use hop::Outgoing;
 
 /// How long one connect attempt may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -71,6 +74,8 @@ struct Peer {
     /// As configured, with any password hidden (for messages).
     shown: String,
     url: Result<Url, HttpError>,
+    /// The operator configured it ([`peers`]): it is sent the credential and the principal.
+    trusted: bool,
     idle: Mutex<Vec<McpClient>>,
     health: Mutex<Health>,
 }
@@ -90,10 +95,11 @@ struct Health {
 }
 
 impl Peer {
-    fn new(url: &str) -> Self {
+    fn new(url: &str, trusted: bool) -> Self {
         Self {
             shown: redact_url(url),
             url: Url::parse(url),
+            trusted,
             idle: Mutex::new(Vec::new()),
             health: Mutex::new(Health::default()),
         }
@@ -103,6 +109,7 @@ impl Peer {
         &self,
         tool: &str,
         arguments: &str,
+        hop: &Outgoing,
         routed: bool,
         deadline: Instant,
         cancelled: &AtomicBool,
@@ -113,11 +120,11 @@ impl Peer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
-        let mut client = reused.unwrap_or_else(|| McpClient::new(url));
+        let mut client = reused.unwrap_or_else(|| McpClient::new(url, self.trusted));
         let outcome = client.call_tool(
             tool,
             arguments,
-            routed,
+            &hop.meta(self.trusted && client::has_bearer(), routed),
             deadline,
             cancelled,
             CONNECT_TIMEOUT,
@@ -188,7 +195,7 @@ impl Relays {
                     instances: Mutex::new(HashMap::new()),
                     last: Mutex::new(Lookup::default()),
                 }),
-                None => Entry::Url(Arc::new(Peer::new(t))),
+                None => Entry::Url(Arc::new(Peer::new(t, true))),
             })
             .collect();
         Self {
@@ -200,11 +207,12 @@ impl Relays {
         }
     }
 
-    /// Calls `tool` on the first target that can be connected to.
+    /// Calls `tool` on the first target that can be connected to, carrying `hop`.
     pub fn call(
         &self,
         tool: &str,
         arguments: &str,
+        hop: &Outgoing,
         deadline: Instant,
         cancelled: &AtomicBool,
     ) -> Result<Reply, ForwardError> {
@@ -222,7 +230,7 @@ impl Relays {
             };
             for peer in peers {
                 if let Some(outcome) =
-                    self.try_peer(&peer, tool, arguments, deadline, cancelled, &mut down)
+                    self.try_peer(&peer, tool, arguments, hop, deadline, cancelled, &mut down)
                 {
                     return outcome;
                 }
@@ -269,7 +277,7 @@ impl Relays {
                         Arc::clone(
                             instances
                                 .entry(url.clone())
-                                .or_insert_with(|| Arc::new(Peer::new(url))),
+                                .or_insert_with(|| Arc::new(Peer::new(url, true))),
                         )
                     })
                     .collect();
@@ -281,11 +289,13 @@ impl Relays {
 
     /// One attempt on `peer`: `Some` with the outcome when it was reached (or failed after the
     /// request was sent), `None` when it could not be connected to (noted in `down`).
+    #[allow(clippy::too_many_arguments)]
     fn try_peer(
         &self,
         peer: &Peer,
         tool: &str,
         arguments: &str,
+        hop: &Outgoing,
         deadline: Instant,
         cancelled: &AtomicBool,
         down: &mut Vec<(String, String)>,
@@ -302,7 +312,7 @@ impl Relays {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .attempts += 1;
-        let outcome = peer.call(tool, arguments, self.routed, deadline, cancelled);
+        let outcome = peer.call(tool, arguments, hop, self.routed, deadline, cancelled);
         let mut health = peer.health.lock().unwrap_or_else(PoisonError::into_inner);
         health.probing = false;
         match outcome {
@@ -532,11 +542,26 @@ pub fn relay_status(config: &Config) -> Vec<Value> {
     relays(config).map_or_else(Vec::new, |r| r.status())
 }
 
-/// Calls `tool` on the Core MCP at `url` (a `remote_host` target): one peer, no failover.
+/// The peers the operator trusts with the credential ([`peers`]): the relays, the route
+/// targets and `--peer`, built once.
+pub fn trusted(config: &Config) -> &'static peers::Peers {
+    static PEERS: OnceLock<peers::Peers> = OnceLock::new();
+    PEERS.get_or_init(|| {
+        let routes = config.routes.iter().flat_map(|(_, targets)| targets);
+        let entries = config.relays.iter().chain(routes).chain(&config.peers);
+        // Every entry was parsed as a URL when the configuration was resolved.
+        peers::Peers::new(entries.map(String::as_str)).unwrap_or_default()
+    })
+}
+
+/// Calls `tool` on the Core MCP at `url` (a `remote_host` target): one peer, no failover. The
+/// credential and the principal go only to a URL the operator allowed ([`trusted`]).
 pub fn call_remote(
+    config: &Config,
     url: &str,
     tool: &str,
     arguments: &str,
+    hop: &Outgoing,
     deadline: Instant,
     cancelled: &AtomicBool,
 ) -> Result<Reply, ForwardError> {
@@ -546,9 +571,9 @@ pub fn call_remote(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .entry(url.to_owned())
-        .or_insert_with(|| Arc::new(Peer::new(url)))
+        .or_insert_with(|| Arc::new(Peer::new(url, trusted(config).allows(url))))
         .clone();
-    peer.call(tool, arguments, false, deadline, cancelled)
+    peer.call(tool, arguments, hop, false, deadline, cancelled)
         .map_err(|error| ForwardError::Peer {
             peer: peer.shown.clone(),
             error,
@@ -580,14 +605,14 @@ mod tests {
         let cancelled = AtomicBool::new(false);
         let deadline = || Instant::now() + Duration::from_secs(5);
         let err = relays
-            .call("x", "{}", deadline(), &cancelled)
+            .call("x", "{}", &Outgoing::default(), deadline(), &cancelled)
             .expect_err("all down");
         let text = err.to_string();
         assert!(text.starts_with("no relay could take the call: "), "{text}");
         assert!(text.contains(&dead) && text.contains(&other), "{text}");
         // Within the period nobody connects again.
         let err = relays
-            .call("x", "{}", deadline(), &cancelled)
+            .call("x", "{}", &Outgoing::default(), deadline(), &cancelled)
             .expect_err("down");
         assert!(err.to_string().contains("skipped for"), "{err}");
         let failures = |r: &Relays| -> Vec<u64> {
@@ -599,7 +624,9 @@ mod tests {
         assert_eq!(failures(&relays), [1, 1]);
         assert_eq!(relays.status()[0]["state"], "down");
         std::thread::sleep(Duration::from_millis(350));
-        assert!(relays.call("x", "{}", deadline(), &cancelled).is_err());
+        assert!(relays
+            .call("x", "{}", &Outgoing::default(), deadline(), &cancelled)
+            .is_err());
         assert_eq!(failures(&relays), [2, 2]);
     }
 
@@ -619,6 +646,7 @@ mod tests {
             .call(
                 "x",
                 "{}",
+                &Outgoing::default(),
                 Instant::now() + Duration::from_millis(300),
                 &cancelled,
             )

@@ -14,7 +14,7 @@ fn built_in<'a>(tool: &'a str, args: &str) -> Subject<'a> {
     Subject::BuiltIn {
         group: group.id,
         tool,
-        changes_machine: entry.guard.changes_machine(&args),
+        guard: entry.guard.guarded(&args),
     }
 }
 
@@ -48,8 +48,28 @@ fn the_default_table_of_principal_by_tool() {
             r#"{"action":"down"}"#,
             [true, false, false],
         ),
-        // The Registry and the forwarded groups keep serving relays' callers.
-        ("registry_host_add", "{}", [true, true, true]),
+        // The Registry and the forwarded groups keep serving relays' callers, but where calls
+        // and Docker requests go is written over HTTP only with a grant.
+        (
+            "registry_host_add",
+            r#"{"name":"a","address":"10.0.0.2"}"#,
+            [true, true, true],
+        ),
+        (
+            "registry_host_add",
+            r#"{"name":"a","core_mcp_url":"http://a/mcp"}"#,
+            [true, false, false],
+        ),
+        (
+            "registry_host_update",
+            r#"{"name":"a","docker_endpoint":"tcp://a:2375"}"#,
+            [true, false, false],
+        ),
+        (
+            "registry_host_update",
+            r#"{"name":"a","status":"enabled"}"#,
+            [true, true, true],
+        ),
         ("notepad_delete", "{}", [true, true, true]),
         ("scrolls_task_delete", "{}", [true, true, true]),
         ("publishing", "{}", [true, true, true]),
@@ -68,6 +88,26 @@ fn the_default_table_of_principal_by_tool() {
         let decision = none.decide(caller, upstream("time", "now", "mcp__time__now"));
         assert!(matches!(decision, Decision::Refuse(_)), "{caller:?}");
     }
+}
+
+#[test]
+fn a_host_address_written_over_http_needs_a_grant_that_names_it() {
+    let args = r#"{"name":"evil","core_mcp_url":"http://127.0.0.1:9/mcp"}"#;
+    let Decision::Refuse(text) =
+        Grants::default().decide(&token("bob"), built_in("registry_host_add", args))
+    else {
+        panic!("a host address over HTTP must need a grant");
+    };
+    assert!(
+        text.contains("with core_mcp_url or docker_endpoint it sets where forwarded calls")
+            && text.contains("COREMCP_GRANTS=\"bob=registry_host_add\""),
+        "{text}"
+    );
+    let grants = Grants::parse(Some("ops=registry_host_add"), None).expect("grants");
+    assert_eq!(
+        grants.decide(&token("ops"), built_in("registry_host_add", args)),
+        Decision::Allow
+    );
 }
 
 #[test]
@@ -153,7 +193,7 @@ fn a_bare_name_outside_the_catalog_names_a_server_or_an_outside_plugin() {
     let outside = Subject::BuiltIn {
         group: "hello",
         tool: "hello_tool",
-        changes_machine: true,
+        guard: Some(Guarded::ChangesMachine),
     };
     assert_eq!(grants.decide(&ci, outside), Decision::Allow);
     assert_eq!(

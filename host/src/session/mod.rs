@@ -592,8 +592,27 @@ impl Session {
                     .send(rpc::response(id, &render::call_error_text(&text)));
             }
         }
-        let routed = params.meta.is_some_and(is_routed);
-        let route = route::decide(&inner.route_cx(), name, args, routed);
+        let hop = match crate::forward::hop::Incoming::parse(params.meta) {
+            Ok(hop) => hop,
+            Err(e) => return reject(rpc::INVALID_PARAMS, format!("tools/call: {e}")),
+        };
+        // Who the policy judges: the session's caller, or the principal a configured peer
+        // passed on; a call that already passed through here is refused before anything.
+        let caller = match hop
+            .check_loop()
+            .and_then(|()| hop.caller(&inner.caller, &inner.config.peer_tokens))
+        {
+            Ok(caller) => caller,
+            Err(e) => {
+                crate::metrics::refused(&crate::metrics::Subject::of(name, None));
+                let text = e.to_string();
+                tracing::warn!(tool = %name, "call refused: {text}");
+                return inner
+                    .out
+                    .send(rpc::response(id, &render::call_error_text(&text)));
+            }
+        };
+        let route = route::decide(&inner.route_cx_for(&caller), name, args, &hop);
         tracing::debug!(tool = %name, route = route.kind(), "call {name}");
         match route {
             Route::Unknown(message) => {
@@ -878,11 +897,16 @@ impl Inner {
 
     /// What the route of a call depends on: this session's server and caller.
     fn route_cx(&self) -> route::Context<'_> {
+        self.route_cx_for(&self.caller)
+    }
+
+    /// What the route of a call made for `caller` depends on.
+    fn route_cx_for<'a>(&'a self, caller: &'a Caller) -> route::Context<'a> {
         route::Context {
             config: &self.config,
             plugins: &self.plugins,
             upstreams: &self.upstreams,
-            caller: &self.caller,
+            caller,
         }
     }
 
@@ -1023,22 +1047,6 @@ fn missing_gated_tools(catalog: Option<&coremcp_catalog::Group>) -> Vec<ToolSpec
             }),
         })
         .collect()
-}
-
-/// Whether a call's `_meta` says it was routed here by another Core MCP (looked at closely
-/// only when the key is there: a 2026 `_meta` is on every call).
-fn is_routed(meta: &RawValue) -> bool {
-    /// Built once: every 2026 call has a `_meta` to look through.
-    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| {
-            memchr::memmem::Finder::new(crate::forward::client::ROUTED_META.as_bytes())
-        });
-    let key = crate::forward::client::ROUTED_META;
-    if KEY.find(meta.get().as_bytes()).is_none() {
-        return false;
-    }
-    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(meta.get())
-        .is_ok_and(|m| m.get(key) == Some(&serde_json::Value::Bool(true)))
 }
 
 /// The rank of an MCP log level (0: debug), if it is one.

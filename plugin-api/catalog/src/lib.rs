@@ -7,8 +7,9 @@
 //! tool's manifest entry from it, and `assert_group` checks a group's table against it. Plugins
 //! keep the descriptions and schemas (they live beside the code that honours them).
 //!
-//! It also says which tools change the machine they run on ([`Guard`]): over HTTP the host
-//! refuses those to a principal not granted them (the policy lives in the host).
+//! It also says which tools change the machine they run on, or decide where calls and
+//! credentials go ([`Guard`]): over HTTP the host refuses those to a principal not granted
+//! them (the policy lives in the host).
 //!
 //! Invariants: names are unique across groups and match `^[a-z][a-z0-9_]{0,31}$`; a tool's
 //! settings are its group's defaults unless its entry overrides them; a tool that takes
@@ -47,26 +48,39 @@ pub struct Entry {
     pub guard: Guard,
 }
 
-/// Whether a call of a tool changes the machine it runs on (files, commits, pushes, databases,
-/// processes, containers). Such calls need a grant when they come over HTTP.
+/// Whether a call of a tool needs a grant when it comes over HTTP: it changes the machine it
+/// runs on (files, commits, pushes, databases, processes, containers), or it writes where
+/// other calls and credentials go (a Registry host's Core MCP or Docker address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Guard {
     /// Never: it reads, or it writes only to a store the group owns.
     Reads,
-    /// Every call.
+    /// Every call changes the machine.
     Always,
-    /// When the boolean argument is given as `false` (its default is `true`).
+    /// The call changes the machine when the boolean argument is given as `false` (its
+    /// default is `true`).
     WhenFalse(&'static str),
-    /// Unless the string argument is one of these values.
+    /// The call changes the machine unless the string argument is one of these values.
     UnlessOneOf(&'static str, &'static [&'static str]),
+    /// The call redirects other calls when it gives any of these arguments (not `null`).
+    WhenGiven(&'static [&'static str]),
+}
+
+/// What a guarded call does that needs a grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guarded {
+    /// It changes the machine it runs on.
+    ChangesMachine,
+    /// It sets where forwarded calls or Docker requests go (the arguments named).
+    Redirects(&'static [&'static str]),
 }
 
 impl Guard {
-    /// Whether a call with `args` (a JSON object) changes the machine. An argument of the wrong
-    /// type counts as changing it: the plugin will refuse it anyway, and the policy fails
-    /// closed.
-    pub fn changes_machine(&self, args: &serde_json::Map<String, serde_json::Value>) -> bool {
-        match self {
+    /// What a call with `args` (a JSON object) does that needs a grant, if anything. An
+    /// argument of the wrong type counts as guarded: the plugin will refuse it anyway, and the
+    /// policy fails closed.
+    pub fn guarded(&self, args: &serde_json::Map<String, serde_json::Value>) -> Option<Guarded> {
+        let changes = match self {
             Guard::Reads => false,
             Guard::Always => true,
             Guard::WhenFalse(name) => match args.get(*name) {
@@ -77,9 +91,30 @@ impl Guard {
                 .get(*name)
                 .and_then(serde_json::Value::as_str)
                 .is_some_and(|v| values.contains(&v)),
+            Guard::WhenGiven(names) => {
+                let given = names
+                    .iter()
+                    .any(|n| args.get(*n).is_some_and(|v| !v.is_null()));
+                return given.then_some(Guarded::Redirects(names));
+            }
+        };
+        changes.then_some(Guarded::ChangesMachine)
+    }
+
+    /// What a call of this guard needs a grant for when it needs one.
+    pub fn kind(&self) -> Guarded {
+        match self {
+            Guard::WhenGiven(names) => Guarded::Redirects(names),
+            Guard::Reads | Guard::Always | Guard::WhenFalse(_) | Guard::UnlessOneOf(..) => {
+                Guarded::ChangesMachine
+            }
         }
     }
 }
+
+/// The arguments of a Registry host that decide where calls go: writing them over HTTP needs
+/// a grant.
+pub const HOST_ADDRESSES: &[&str] = &["core_mcp_url", "docker_endpoint"];
 
 /// A catalog entry with its group's defaults filled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,8 +276,8 @@ pub static REGISTRY: Group = Group {
         tool("registry_source_add"),
         tool("registry_source_update"),
         tool("registry_host_list"),
-        tool("registry_host_add"),
-        tool("registry_host_update"),
+        tool("registry_host_add").guard(Guard::WhenGiven(HOST_ADDRESSES)),
+        tool("registry_host_update").guard(Guard::WhenGiven(HOST_ADDRESSES)),
         tool("registry_snapshot_save"),
         tool("registry_snapshot_get"),
     ],
@@ -572,6 +607,8 @@ mod tests {
         assert_eq!(
             names,
             [
+                "registry_host_add",
+                "registry_host_update",
                 "docs_write",
                 "git_add",
                 "git_commit",
@@ -584,21 +621,45 @@ mod tests {
                 "docker_compose"
             ]
         );
-        for (name, _) in &guarded {
+        for (name, guard) in &guarded {
             let (group, entry) = find(name).expect("listed");
-            assert_eq!(group.settings(entry).runs, Runs::Local, "{name}");
+            match guard.kind() {
+                Guarded::ChangesMachine => {
+                    assert_eq!(group.settings(entry).runs, Runs::Local, "{name}")
+                }
+                Guarded::Redirects(_) => assert_eq!(group.id, "registry", "{name}"),
+            }
         }
         let args = |text: &str| -> serde_json::Map<String, serde_json::Value> {
             serde_json::from_str(text).expect("object")
         };
+        let machine = Some(Guarded::ChangesMachine);
         let sql = find("sql_query").expect("sql").1.guard;
-        assert!(!sql.changes_machine(&args("{}")));
-        assert!(!sql.changes_machine(&args(r#"{"read_only":true}"#)));
-        assert!(sql.changes_machine(&args(r#"{"read_only":false}"#)));
-        assert!(sql.changes_machine(&args(r#"{"read_only":"no"}"#)));
+        assert_eq!(sql.guarded(&args("{}")), None);
+        assert_eq!(sql.guarded(&args(r#"{"read_only":true}"#)), None);
+        assert_eq!(sql.guarded(&args(r#"{"read_only":false}"#)), machine);
+        assert_eq!(sql.guarded(&args(r#"{"read_only":"no"}"#)), machine);
         let compose = find("docker_compose").expect("compose").1.guard;
-        assert!(!compose.changes_machine(&args(r#"{"action":"ps"}"#)));
-        assert!(compose.changes_machine(&args(r#"{"action":"up"}"#)));
-        assert!(compose.changes_machine(&args("{}")));
+        assert_eq!(compose.guarded(&args(r#"{"action":"ps"}"#)), None);
+        assert_eq!(compose.guarded(&args(r#"{"action":"up"}"#)), machine);
+        assert_eq!(compose.guarded(&args("{}")), machine);
+        let host = find("registry_host_update").expect("host").1.guard;
+        let redirects = Some(Guarded::Redirects(HOST_ADDRESSES));
+        assert_eq!(
+            host.guarded(&args(r#"{"name":"a","status":"disabled"}"#)),
+            None
+        );
+        assert_eq!(
+            host.guarded(&args(r#"{"name":"a","core_mcp_url":null}"#)),
+            None
+        );
+        assert_eq!(
+            host.guarded(&args(r#"{"core_mcp_url":"http://x/mcp"}"#)),
+            redirects
+        );
+        assert_eq!(
+            host.guarded(&args(r#"{"docker_endpoint":"tcp://x:1"}"#)),
+            redirects
+        );
     }
 }

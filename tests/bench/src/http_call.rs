@@ -15,7 +15,7 @@ pub fn http_call(client: &mut McpClient, tool: &str, args: &Value) -> Result<(),
         .call_tool(
             tool,
             &args.to_string(),
-            false,
+            &serde_json::Map::new(),
             deadline,
             &cancelled,
             Duration::from_secs(3),

@@ -34,5 +34,6 @@ mod status;
 mod stores;
 mod swap;
 mod tls;
+mod trust;
 mod upstream;
 mod upstream_calls;

@@ -94,6 +94,13 @@ fn render(tools: &[Value]) -> String {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+                Guard::WhenGiven(args) => format!(
+                    "no, but over HTTP giving {} (where calls go) needs a grant",
+                    args.iter()
+                        .map(|a| format!("`{a}`"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
             };
             let _ = writeln!(
                 out,

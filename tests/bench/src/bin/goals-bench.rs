@@ -319,6 +319,7 @@ fn cold(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<(Duration
 fn http_client(addr: &str) -> Result<McpClient, String> {
     Ok(McpClient::new(
         Url::parse(&format!("http://{addr}/mcp")).map_err(|e| e.to_string())?,
+        true,
     ))
 }
 

@@ -76,6 +76,7 @@ fn us(d: Duration) -> f64 {
 fn client(addr: &str) -> Result<McpClient, String> {
     Ok(McpClient::new(
         Url::parse(&format!("http://{addr}/mcp")).map_err(|e| e.to_string())?,
+        true,
     ))
 }
 

@@ -191,7 +191,7 @@ fn run(opts: &Options) -> Result<(), String> {
         workers.push(thread::spawn(move || {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let mut client = McpClient::new(url.clone());
+                let mut client = McpClient::new(url.clone(), true);
                 for _ in 0..200 {
                     if stop.load(Ordering::Relaxed) {
                         break;

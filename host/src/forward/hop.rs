@@ -1,0 +1,321 @@
+//! What one Core MCP tells another about a call it passes on, in the call's `_meta`:
+//!
+//! - [`ROUTED`] (`true`): passed on by a service-mode `--route`; the receiver serves it from
+//!   its store or refuses it, and never routes it again.
+//! - [`PRINCIPAL`]: on whose behalf the call is made — the principal the sender's own policy
+//!   judged it for, so the receiver's policy can judge the same principal.
+//! - [`VIA`]: the instance ids of the Core MCPs the call has passed through, in order. A Core
+//!   MCP that finds its own id there refuses the call at once: a relay, route or `remote_host`
+//!   leads back to it, and passing the call on again would only bounce it until its deadline.
+//!
+//! Invariants:
+//! - [`PRINCIPAL`] is written only for a peer the operator configured (see [`super::peers`]),
+//!   with the token that lets it know us, and only for a token principal; it is believed only
+//!   from a caller authenticated as a configured peer ([`Incoming::caller`]); from anyone else
+//!   it is refused, never ignored, so a client cannot pass for another principal.
+//! - A principal that speaks for this machine's own user (`stdio`, or the tokenless loopback
+//!   listener `*`) is never believed as such on the other side: there it is the peer itself.
+//! - [`VIA`] only ever restricts (a call it names us in is refused), so it is accepted from
+//!   anyone; it is bounded ([`MAX_VIA`]).
+
+use std::sync::OnceLock;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::policy::Caller;
+
+/// `_meta` key: the call was passed on by a service-mode route.
+pub const ROUTED: &str = "dev.coremcp/routed";
+/// `_meta` key: the principal the call is made for.
+pub const PRINCIPAL: &str = "dev.coremcp/principal";
+/// `_meta` key: the instance ids of the Core MCPs the call passed through.
+pub const VIA: &str = "dev.coremcp/via";
+/// Hops a call may have made; a longer path is refused as a loop.
+pub const MAX_VIA: usize = 8;
+
+/// The prefix every key of ours shares: a `_meta` without it needs no parse.
+const PREFIX: &[u8] = b"dev.coremcp/";
+
+/// This process's instance id (16 hex digits, random per process).
+pub fn instance_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let mut bytes = [0u8; 8];
+        // SAFETY: getrandom(2) writes at most `bytes.len()` bytes into the buffer we own.
+        let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+        if got != bytes.len() as isize {
+            // Unique enough among the Core MCPs one call passes: pid and the clock.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            bytes = (nanos ^ u64::from(std::process::id()) << 40).to_be_bytes();
+        }
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    })
+}
+
+/// What a call's `_meta` says about its way here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Incoming {
+    pub routed: bool,
+    pub principal: Option<String>,
+    pub via: Vec<String>,
+}
+
+/// Why a call's hop metadata is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HopError {
+    #[error("_meta \"{key}\" is malformed: {why}")]
+    Malformed { key: &'static str, why: String },
+    #[error(
+        "_meta \"{PRINCIPAL}\" names the principal a call is made for, and only another Core \
+         MCP configured as a peer may send it (its token named in COREMCP_PEER_TOKENS / \
+         --peer-token); {caller} is not one, so the call was not run"
+    )]
+    NotAPeer { caller: String },
+    #[error(
+        "route_loop: this call already passed through this Core MCP (via {path}); a relay, \
+         route or remote_host leads back here, so it was refused instead of being passed on \
+         again — fix the relay list or the Registry host's core_mcp_url"
+    )]
+    Loop { path: String },
+}
+
+impl Incoming {
+    /// Reads the keys of ours from a call's `_meta` (none: the default).
+    pub fn parse(meta: Option<&RawValue>) -> Result<Self, HopError> {
+        let Some(meta) = meta else {
+            return Ok(Self::default());
+        };
+        if memchr::memmem::find(meta.get().as_bytes(), PREFIX).is_none() {
+            return Ok(Self::default());
+        }
+        let map: Map<String, Value> =
+            serde_json::from_str(meta.get()).map_err(|e| HopError::Malformed {
+                key: "_meta",
+                why: e.to_string(),
+            })?;
+        let routed = map.get(ROUTED) == Some(&Value::Bool(true));
+        let principal = match map.get(PRINCIPAL) {
+            None => None,
+            Some(Value::String(name)) if crate::policy::is_principal_name(name) => {
+                Some(name.clone())
+            }
+            Some(other) => {
+                return Err(HopError::Malformed {
+                    key: PRINCIPAL,
+                    why: format!(
+                        "expected a principal name (stdio, * or a token name), got {other}"
+                    ),
+                })
+            }
+        };
+        let via = match map.get(VIA) {
+            None => Vec::new(),
+            Some(Value::Array(ids)) if ids.len() <= MAX_VIA => ids
+                .iter()
+                .map(|id| match id {
+                    Value::String(id) if id.len() <= 64 => Ok(id.clone()),
+                    other => Err(HopError::Malformed {
+                        key: VIA,
+                        why: format!("expected instance ids, got {other}"),
+                    }),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(Value::Array(ids)) => {
+                return Err(HopError::Loop {
+                    path: format!("{} Core MCPs, more than {MAX_VIA}", ids.len()),
+                })
+            }
+            Some(other) => {
+                return Err(HopError::Malformed {
+                    key: VIA,
+                    why: format!("expected an array of instance ids, got {other}"),
+                })
+            }
+        };
+        Ok(Self {
+            routed,
+            principal,
+            via,
+        })
+    }
+
+    /// Refuses a call that already passed through this process.
+    pub fn check_loop(&self) -> Result<(), HopError> {
+        if self.via.iter().any(|id| id == instance_id()) {
+            return Err(HopError::Loop {
+                path: self.via.join(" → "),
+            });
+        }
+        Ok(())
+    }
+
+    /// The caller the policy judges: `session` itself, or — when the call names a principal
+    /// and `session` is a configured peer (`peer_tokens`) — that principal. A principal that
+    /// is the other machine's own user (`stdio`, `*`) is the peer itself here.
+    pub fn caller(&self, session: &Caller, peer_tokens: &[String]) -> Result<Caller, HopError> {
+        let Some(principal) = &self.principal else {
+            return Ok(session.clone());
+        };
+        let peer = match session {
+            Caller::Token(name) => peer_tokens.iter().any(|p| p == name),
+            Caller::Stdio | Caller::Anonymous => false,
+        };
+        if !peer {
+            return Err(HopError::NotAPeer {
+                caller: session.described(),
+            });
+        }
+        Ok(match principal.as_str() {
+            "stdio" | "*" => session.clone(),
+            name => Caller::Token(name.to_owned()),
+        })
+    }
+}
+
+/// What a call carries on to the next Core MCP.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outgoing {
+    /// The token principal this process judged the call for; `None` for this machine's own
+    /// user (stdio, a tokenless loopback listener), who is the peer itself on the other side.
+    pub principal: Option<String>,
+    /// The path so far, this process last.
+    pub via: Vec<String>,
+}
+
+impl Outgoing {
+    /// The hop of a call judged for `caller` that arrived with `incoming`.
+    pub fn new(caller: &Caller, incoming: &Incoming) -> Self {
+        let mut via = incoming.via.clone();
+        via.push(instance_id().to_owned());
+        let principal = match caller {
+            Caller::Token(name) => Some(name.clone()),
+            Caller::Stdio | Caller::Anonymous => None,
+        };
+        Self { principal, via }
+    }
+
+    /// The `_meta` entries for a call to a peer; `credentialed`: the peer is one the operator
+    /// configured and it is sent this process's token (only then is the principal told: the
+    /// other side believes it only from a caller it authenticated as a peer); `routed`: a
+    /// route passes the call on.
+    pub fn meta(&self, credentialed: bool, routed: bool) -> Map<String, Value> {
+        let mut meta = Map::new();
+        if routed {
+            meta.insert(ROUTED.to_owned(), Value::Bool(true));
+        }
+        if let (true, Some(principal)) = (credentialed, &self.principal) {
+            meta.insert(PRINCIPAL.to_owned(), Value::from(principal.as_str()));
+        }
+        meta.insert(
+            VIA.to_owned(),
+            Value::Array(self.via.iter().map(|v| Value::from(v.as_str())).collect()),
+        );
+        meta
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Incoming, HopError> {
+        let raw = RawValue::from_string(text.to_owned()).expect("json");
+        Incoming::parse(Some(&raw))
+    }
+
+    #[test]
+    fn a_meta_without_our_keys_is_the_default() {
+        assert_eq!(Incoming::parse(None), Ok(Incoming::default()));
+        assert_eq!(
+            parse(r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#),
+            Ok(Incoming::default())
+        );
+    }
+
+    #[test]
+    fn keys_are_read_and_bad_ones_named() {
+        let hop = parse(r#"{"dev.coremcp/routed":true,"dev.coremcp/principal":"bob","dev.coremcp/via":["a","b"]}"#)
+            .expect("hop");
+        assert_eq!(
+            hop,
+            Incoming {
+                routed: true,
+                principal: Some("bob".into()),
+                via: vec!["a".into(), "b".into()],
+            }
+        );
+        let bad = parse(r#"{"dev.coremcp/principal":"a b"}"#).expect_err("name");
+        assert!(bad.to_string().contains(PRINCIPAL), "{bad}");
+        let bad = parse(r#"{"dev.coremcp/via":"x"}"#).expect_err("via");
+        assert!(bad.to_string().contains(VIA), "{bad}");
+        let long = format!(r#"{{"dev.coremcp/via":{:?}}}"#, vec!["x"; MAX_VIA + 1]);
+        assert!(matches!(parse(&long), Err(HopError::Loop { .. })));
+    }
+
+    #[test]
+    fn a_principal_is_believed_only_from_a_configured_peer() {
+        let hop = parse(r#"{"dev.coremcp/principal":"bob"}"#).expect("hop");
+        let peers = vec!["peer".to_owned()];
+        assert_eq!(
+            hop.caller(&Caller::Token("peer".into()), &peers),
+            Ok(Caller::Token("bob".into()))
+        );
+        for not_a_peer in [
+            Caller::Token("bob".into()),
+            Caller::Anonymous,
+            Caller::Stdio,
+        ] {
+            let err = hop.caller(&not_a_peer, &peers).expect_err("refused");
+            assert!(matches!(err, HopError::NotAPeer { .. }), "{err}");
+        }
+        // The other machine's own user is the peer itself here.
+        for local in ["stdio", "*"] {
+            let hop = Incoming {
+                principal: Some(local.into()),
+                ..Incoming::default()
+            };
+            assert_eq!(
+                hop.caller(&Caller::Token("peer".into()), &peers),
+                Ok(Caller::Token("peer".into()))
+            );
+        }
+        // Without a principal the session's caller stands.
+        assert_eq!(
+            Incoming::default().caller(&Caller::Anonymous, &peers),
+            Ok(Caller::Anonymous)
+        );
+    }
+
+    #[test]
+    fn a_call_that_passed_here_before_is_a_loop() {
+        let here = Incoming {
+            via: vec!["other".into(), instance_id().to_owned()],
+            ..Incoming::default()
+        };
+        assert!(matches!(here.check_loop(), Err(HopError::Loop { .. })));
+        let elsewhere = Incoming {
+            via: vec!["other".into()],
+            ..Incoming::default()
+        };
+        assert_eq!(elsewhere.check_loop(), Ok(()));
+        let out = Outgoing::new(&Caller::Token("bob".into()), &elsewhere);
+        assert_eq!(out.via, ["other", instance_id()]);
+        let meta = out.meta(false, true);
+        assert_eq!(meta.get(ROUTED), Some(&Value::Bool(true)));
+        assert!(
+            meta.get(PRINCIPAL).is_none(),
+            "never told to a peer nobody configured"
+        );
+        assert_eq!(out.meta(true, false)[PRINCIPAL], "bob");
+        // This machine's own user is the peer itself over there: nothing to tell.
+        let local = Outgoing::new(&Caller::Stdio, &Incoming::default());
+        assert!(local.meta(true, false).get(PRINCIPAL).is_none());
+        assert_eq!(
+            local.meta(true, false)[VIA],
+            serde_json::json!([instance_id()])
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! The trust boundaries of forwarding, through real processes: who may write where a
+//! `remote_host` call goes, where the relay token goes, that a `remote_host` call is judged as
+//! if it ran here and again, for the same principal, where it runs, and that a call that comes
+//! back to a Core MCP it passed through is refused at once.
+
+use std::time::{Duration, Instant};
+
+use coremcp_tests::http::{Client, Recorder, Serve};
+use coremcp_tests::{is_error, plugins, text, Server, TempDir};
+use serde_json::json;
+
+const ALICE: &str = "alice-token-0123456789";
+const BOB: &str = "bob-token-0123456789ab";
+const PEER: &str = "peer-token-0123456789a";
+
+/// A tokens file of alice, bob and peer in `dir`.
+fn tokens(dir: &TempDir) -> String {
+    let file = dir.path().join("tokens");
+    std::fs::write(&file, format!("alice {ALICE}\nbob {BOB}\npeer {PEER}\n")).expect("tokens");
+    file.to_string_lossy().into_owned()
+}
+
+/// A client of `serve` holding `token`, initialized.
+fn client(serve: &Serve, token: &str) -> Client {
+    let mut client = serve.client();
+    client.token = Some(token.to_owned());
+    client.initialize();
+    client
+}
+
+fn url(serve: &Serve) -> String {
+    format!("http://{}/mcp", serve.addr)
+}
+
+/// The Registry's host names.
+fn host_names(client: &mut Client) -> Vec<String> {
+    let listed = client.call("registry_host_list", json!({"status": "all"}));
+    listed["structuredContent"]["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .filter_map(|h| h["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_registry_record_earns_no_credential_and_remote_host_is_no_way_around_the_policy() {
+    let dir = plugins(&["registry", "notepad", "ops"]);
+    let secrets = TempDir::new("trust-tokens");
+    let data = TempDir::new("trust-data");
+    let tokens = tokens(&secrets);
+    let data_path = data.path().to_string_lossy().into_owned();
+    // The attack's set-up: alice and peer hold ops, the relay token is peer's, bob has no
+    // grant; alice may also write Registry host addresses.
+    let server = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &[
+            "--tokens",
+            &tokens,
+            "--data",
+            &data_path,
+            "--grants",
+            "alice=ops,registry_host_add;peer=ops",
+        ],
+        &[("COREMCP_RELAY_TOKEN", PEER)],
+    );
+    let stolen = Recorder::start(
+        "127.0.0.1",
+        b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+    );
+    let evil = format!("http://{}/mcp", stolen.addr);
+    let mut bob = client(&server, BOB);
+    let mut alice = client(&server, ALICE);
+
+    // Bob may not say where calls go: the write is refused and nothing is written.
+    let refused = bob.call(
+        "registry_host_add",
+        json!({"name": "evil", "address": "127.0.0.1", "core_mcp_url": evil}),
+    );
+    assert!(is_error(&refused), "{refused}");
+    let why = text(&refused);
+    assert!(
+        why.contains("registry_host_add is refused to the token \"bob\"")
+            && why.contains("core_mcp_url or docker_endpoint"),
+        "{why}"
+    );
+    let refused = bob.call(
+        "registry_host_add",
+        json!({"name": "box", "address": "127.0.0.1", "docker_endpoint": "tcp://127.0.0.1:9"}),
+    );
+    assert!(is_error(&refused), "{refused}");
+    assert!(host_names(&mut bob).is_empty());
+    // A host without an address is still bob's to add.
+    let plain = bob.call(
+        "registry_host_add",
+        json!({"name": "plain", "address": "127.0.0.9"}),
+    );
+    assert!(!is_error(&plain), "{plain}");
+
+    // A granted principal writes the record, but a record alone earns no credential: the call
+    // reaches the listener without a token, and the answer says why.
+    let added = alice.call(
+        "registry_host_add",
+        json!({"name": "evil", "address": "127.0.0.1", "core_mcp_url": evil}),
+    );
+    assert!(!is_error(&added), "{added}");
+    let answer = bob.call("notepad_list", json!({"remote_host": "evil"}));
+    assert!(is_error(&answer), "{answer}");
+    assert!(
+        text(&answer).contains("401") && text(&answer).contains("--peer"),
+        "{answer}"
+    );
+    let requests = stolen.requests();
+    assert!(!requests.is_empty(), "the listener was never called");
+    for request in &requests {
+        let lower = request.to_ascii_lowercase();
+        assert!(
+            !lower.contains("authorization") && !request.contains(PEER),
+            "a credential reached a Registry record's URL:\n{request}"
+        );
+        assert!(!request.contains("dev.coremcp/principal"), "{request}");
+    }
+
+    // remote_host is judged as if the call ran here: bob's shell_run is refused before it
+    // goes anywhere, exactly as without remote_host.
+    let this = url(&server);
+    let added = alice.call(
+        "registry_host_add",
+        json!({"name": "self", "address": "127.0.0.1", "core_mcp_url": this}),
+    );
+    assert!(!is_error(&added), "{added}");
+    let script = json!({"script": "echo ran > ran-by-bob.txt"});
+    let here = bob.call("shell_run", script.clone());
+    let mut there_args = script.clone();
+    there_args["remote_host"] = json!("self");
+    let there = bob.call("shell_run", there_args);
+    for refused in [&here, &there] {
+        assert!(is_error(refused), "{refused}");
+        assert!(
+            text(refused).contains("shell_run is refused to the token \"bob\""),
+            "{refused}"
+        );
+    }
+    // A granted principal's call goes, but without the relay token (this URL is no configured
+    // peer), so it cannot run as peer over there either.
+    let started = Instant::now();
+    let tokenless = alice.call(
+        "shell_run",
+        json!({"script": "echo x > ran-by-alice.txt", "remote_host": "self"}),
+    );
+    assert!(is_error(&tokenless), "{tokenless}");
+    assert!(text(&tokenless).contains("401"), "{tokenless}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!std::path::Path::new("ran-by-alice.txt").exists());
+    assert!(!std::path::Path::new("ran-by-bob.txt").exists());
+}
+
+#[test]
+fn a_configured_peer_gets_the_token_and_the_principal_and_judges_the_same_principal() {
+    // The far machine: a proxy-mode serve whose only grant is peer's, which knows the
+    // calling Core MCP's token as a peer.
+    let far_dir = plugins(&["ops"]);
+    let far_secrets = TempDir::new("trust-far-tokens");
+    let far_tokens = tokens(&far_secrets);
+    let far_root = TempDir::new("trust-far-root");
+    let far_root_path = far_root.path().to_string_lossy().into_owned();
+    let far = Serve::start_on(
+        far_dir.path(),
+        "127.0.0.2:0",
+        &[
+            "--tokens",
+            &far_tokens,
+            "--peer-token",
+            "peer",
+            "--grants",
+            "peer=ops;alice=shell_run",
+            "--root",
+            &far_root_path,
+        ],
+        &[],
+    );
+    let far_url = url(&far);
+    let near_dir = plugins(&["registry", "ops"]);
+    let near_secrets = TempDir::new("trust-near-tokens");
+    let near_tokens = tokens(&near_secrets);
+    let data = TempDir::new("trust-near-data");
+    let data_path = data.path().to_string_lossy().into_owned();
+    let near = Serve::start_on(
+        near_dir.path(),
+        "127.0.0.1:0",
+        &[
+            "--tokens",
+            &near_tokens,
+            "--data",
+            &data_path,
+            "--grants",
+            "alice=ops,registry;bob=ops",
+            "--peer",
+            &format!("http://{}", far.addr),
+        ],
+        &[("COREMCP_RELAY_TOKEN", PEER)],
+    );
+    let mut alice = client(&near, ALICE);
+    let added = alice.call(
+        "registry_host_add",
+        json!({"name": "far", "address": "127.0.0.2", "core_mcp_url": far_url}),
+    );
+    assert!(!is_error(&added), "{added}");
+
+    // Both are granted here; over there only alice is (peer's own grant does not stand in
+    // for bob: the far side judges the principal the call is made for).
+    let ran = alice.call(
+        "shell_run",
+        json!({"script": "echo far > by-alice.txt; pwd", "remote_host": "far"}),
+    );
+    assert!(!is_error(&ran), "{ran}");
+    assert!(far_root.path().join("by-alice.txt").exists());
+    let mut bob = client(&near, BOB);
+    let refused = bob.call(
+        "shell_run",
+        json!({"script": "echo far > by-bob.txt", "remote_host": "far"}),
+    );
+    assert!(is_error(&refused), "{refused}");
+    assert!(
+        text(&refused).contains("shell_run is refused to the token \"bob\""),
+        "{refused}"
+    );
+    assert!(!far_root.path().join("by-bob.txt").exists());
+
+    // A client that is not a configured peer cannot pass for another principal.
+    let mut direct = client(&far, BOB);
+    let answer = direct.request(
+        "tools/call",
+        json!({"name": "shell_run", "arguments": {"script": "echo x > spoofed.txt"},
+               "_meta": {"dev.coremcp/principal": "alice"}}),
+    );
+    let result = answer["result"].clone();
+    assert!(is_error(&result), "{answer}");
+    assert!(
+        text(&result).contains("only another Core MCP configured as a peer"),
+        "{answer}"
+    );
+    assert!(!far_root.path().join("spoofed.txt").exists());
+}
+
+#[test]
+fn a_relay_that_leads_back_to_the_proxy_is_refused_at_once() {
+    // A serve whose relay is itself: every forwarded call would bounce until its deadline.
+    let dir = plugins(&["notepad"]);
+    let port = coremcp_tests::free_port();
+    let own = format!("http://127.0.0.1:{port}/mcp");
+    let data = TempDir::new("trust-loop-data");
+    let data_path = data.path().to_string_lossy().into_owned();
+    let server = Serve::start_on(
+        dir.path(),
+        &format!("127.0.0.1:{port}"),
+        &["--relay", &own, "--data", &data_path],
+        &[],
+    );
+    let mut agent = server.client();
+    agent.initialize();
+    let started = Instant::now();
+    let answer = agent.call("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert!(is_error(&answer), "{answer}");
+    assert!(text(&answer).contains("route_loop"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // The same through a stdio proxy whose relay is that serve.
+    let mut proxy = Server::start(dir.path(), &["--relay", &own], &[]);
+    proxy.initialize();
+    let started = Instant::now();
+    let why = proxy.refused("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert!(why.contains("route_loop"), "{why}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
