@@ -444,9 +444,11 @@ fn extra_ca(file: Option<&std::path::Path>) -> Result<(), Failure> {
 
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
+    crate::hardening::at_start();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let cli = parse_fast(&args).unwrap_or_else(|| Cli::parse_from(&args));
     crate::logging::init(std::env::var(env::LOG).ok().as_deref());
+    crate::hardening::warn_about_credentials_in(&args);
     if let Command::ProbePlugin { file } = &cli.command {
         // Takes nothing from the configuration: it runs with a scrubbed environment.
         return crate::commands::probe::run(file);

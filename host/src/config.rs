@@ -23,6 +23,10 @@ pub mod env {
     /// The Compose command of `docker_compose` (default `docker compose` where the `docker` CLI
     /// has it, else `docker-compose`), passed to the Docker group as `compose.cmd`.
     pub const COMPOSE: &str = "COREMCP_COMPOSE";
+    /// `1` keeps the process dumpable (a debugger, a core dump, `/proc` readers of the same
+    /// user), which lets every child read its environment and memory too; by default it makes
+    /// itself undumpable at start (`crate::hardening`).
+    pub const DUMPABLE: &str = "COREMCP_DUMPABLE";
     /// The log filter (`info`, `debug`, `coremcp=debug,plugin=trace`, …).
     pub const LOG: &str = "COREMCP_LOG";
     /// The default deadline of one tool call, in seconds (`--call-timeout`).

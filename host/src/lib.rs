@@ -11,6 +11,8 @@
 //!   a call or a listing needs it, and a group that fails to load never stops the others.
 //! - Every call has a deadline; a tool that overruns it gets a timeout answer on time, whatever
 //!   the plugin does.
+//! - The process is undumpable from its first step ([`hardening`]): no child reads its
+//!   environment or memory.
 
 pub mod calls;
 pub mod cli;
@@ -20,6 +22,7 @@ pub mod config;
 pub mod forward;
 #[cfg(test)]
 mod fuzz;
+pub mod hardening;
 pub mod host_ops;
 pub mod http;
 pub mod inline;

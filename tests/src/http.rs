@@ -41,6 +41,7 @@ impl Serve {
             .args(["--listen", listen])
             .args(extra)
             .env("COREMCP_DATA", scratch_data_dir())
+            .envs(crate::harness_env().iter().copied())
             .envs(env.iter().copied())
             .env_remove("COREMCP_GROUPS")
             .env_remove("COREMCP_TOKENS")

@@ -133,6 +133,23 @@ pub fn library(group: &str) -> PathBuf {
     path
 }
 
+/// Whether the tests run as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid(2) takes nothing and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The environment every process a test starts gets first (a test's own `env` wins): as an
+/// ordinary user the tests read `/proc/<pid>/maps` of the processes they start, which an
+/// undumpable process refuses to its own user; root reads it anyway.
+pub fn harness_env() -> &'static [(&'static str, &'static str)] {
+    if is_root() {
+        &[]
+    } else {
+        &[("COREMCP_DUMPABLE", "1")]
+    }
+}
+
 /// The data folder of processes a test starts without its own (`--data` or `COREMCP_DATA` in
 /// their arguments win): under the build folder, never the user's XDG data dir.
 pub fn scratch_data_dir() -> PathBuf {
@@ -197,6 +214,7 @@ pub fn run_program(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32,
     let out = command
         .args(args)
         .env("COREMCP_DATA", scratch_data_dir())
+        .envs(harness_env().iter().copied())
         .envs(env.iter().copied())
         .env_remove("COREMCP_GROUPS")
         .stdin(Stdio::null())
@@ -250,6 +268,7 @@ impl Server {
             .arg("stdio")
             .args(args)
             .env("COREMCP_DATA", scratch_data_dir())
+            .envs(crate::harness_env().iter().copied())
             .envs(env.iter().copied())
             .env_remove("COREMCP_GROUPS")
             .stdin(Stdio::piped())

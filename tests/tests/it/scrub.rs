@@ -285,3 +285,173 @@ fn an_upstream_server_gets_the_base_list_unless_its_entry_asks_for_more() {
         "{err}"
     );
 }
+
+/// Secrets the host itself holds in its environment, which no child may read back.
+const HOST_SECRETS: &[(&str, &str)] = &[
+    (
+        "COREMCP_SQL",
+        "default=postgres://app:host-sql-password@127.0.0.1:1/app",
+    ),
+    ("COREMCP_RELAY_TOKEN", "host-relay-token-0123456789"),
+    ("AWS_SECRET_ACCESS_KEY", "host-aws-secret-value"),
+];
+
+/// The user the environment test runs Core MCP as when the tests run as root (a root child
+/// reads anything): `nobody`'s uid and gid.
+fn unprivileged() -> Option<(u32, u32)> {
+    if !coremcp_tests::is_root() {
+        return None;
+    }
+    // SAFETY: getpwnam(3) with a NUL-terminated name; the entry is read before any other call
+    // of the passwd functions.
+    let entry = unsafe { libc::getpwnam(c"nobody".as_ptr()) };
+    assert!(!entry.is_null(), "no user nobody to run Core MCP as");
+    // SAFETY: a non-null entry of getpwnam points to a valid passwd struct.
+    let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
+    Some((uid, gid))
+}
+
+/// What a child reported of each ancestor, as `(pid, environ or None when refused)`.
+fn ancestors_of(report: &str) -> Vec<(u32, Option<String>)> {
+    // Lines `== PID` then the environment (or the error) until the next.
+    let mut out: Vec<(u32, Option<String>)> = Vec::new();
+    for line in report.lines() {
+        if let Some(pid) = line.strip_prefix("== ") {
+            out.push((pid.trim().parse().expect("pid"), Some(String::new())));
+        } else if let Some((_, seen)) = out.last_mut() {
+            if line.contains("Permission denied") {
+                *seen = None;
+            } else if let Some(seen) = seen {
+                seen.push_str(line);
+                seen.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_child_reads_the_hosts_environment_or_an_ancestors() {
+    use std::os::unix::fs::PermissionsExt;
+    // An install every user can enter: the binary, the Ops plugin and the upstream fixture.
+    let install = TempDir::new("undumpable");
+    let open = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    open(install.path(), 0o755);
+    for dir in ["bin", "plugins", "data", "root"] {
+        std::fs::create_dir_all(install.path().join(dir)).expect("mkdir");
+        open(&install.path().join(dir), 0o755);
+    }
+    let binary = install.path().join("bin/coremcp");
+    std::fs::copy(coremcp_tests::coremcp(), &binary).expect("copy coremcp");
+    let library = coremcp_tests::library("ops");
+    std::fs::copy(
+        &library,
+        install
+            .path()
+            .join("plugins")
+            .join(library.file_name().expect("name")),
+    )
+    .expect("copy ops");
+    let fixture = install.path().join("misbehave.py");
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/upstream/misbehave.py"),
+        &fixture,
+    )
+    .expect("copy fixture");
+    open(&fixture, 0o644);
+    let user = unprivileged();
+    let python = match user {
+        // Root's own interpreter may live where nobody can reach it.
+        Some(_) => "/usr/bin/python3".to_owned(),
+        None => real_python(),
+    };
+    let program = match user {
+        Some((uid, gid)) => {
+            for dir in ["data", "root"] {
+                let path = install.path().join(dir);
+                let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).expect("path");
+                // SAFETY: chown(2) on a NUL-terminated path we own.
+                assert_eq!(unsafe { libc::chown(c.as_ptr(), uid, gid) }, 0, "chown");
+            }
+            install.script(
+                "as-nobody",
+                &format!(
+                    "#!/bin/sh\nexec setpriv --reuid={uid} --regid={gid} --clear-groups -- {} \"$@\"\n",
+                    binary.display()
+                ),
+            )
+        }
+        None => binary.clone(),
+    };
+    let data = install.path().join("data").to_string_lossy().into_owned();
+    let root = install.path().join("root").to_string_lossy().into_owned();
+    let plugins_dir = install
+        .path()
+        .join("plugins")
+        .to_string_lossy()
+        .into_owned();
+    let servers = format!("spy={python} {} calls", fixture.display());
+    let mut env: Vec<(&str, &str)> = HOST_SECRETS.to_vec();
+    env.extend([
+        ("COREMCP_DUMPABLE", "0"),
+        ("COREMCP_MCP_CONFIG", ""),
+        ("COREMCP_MCP_SERVERS", servers.as_str()),
+        ("COREMCP_MCP_GRANTS", "stdio=spy"),
+        ("COREMCP_MCP_PREAPPROVED", "spy"),
+        ("HOME", data.as_str()),
+    ]);
+    let mut host = Server::start_program(
+        &program,
+        &["--plugins", &plugins_dir, "--data", &data, "--root", &root],
+        &env,
+    );
+    host.initialize();
+    let host_pid = host.pid();
+    let check = |who: &str, seen: &[(u32, Option<String>)]| {
+        assert!(
+            seen.iter()
+                .any(|(pid, environ)| *pid == host_pid && environ.is_none()),
+            "{who} never tried the host ({host_pid}), or read it: {seen:?}"
+        );
+        for (pid, environ) in seen {
+            for (name, secret) in HOST_SECRETS {
+                assert!(
+                    !environ.as_deref().unwrap_or_default().contains(secret),
+                    "{who} read {name} in /proc/{pid}/environ"
+                );
+            }
+        }
+    };
+
+    // A shell_run script walks its ancestors up to init.
+    let walk = r#"p=$PPID
+while [ "$p" -gt 1 ]; do
+  echo "== $p"
+  cat /proc/$p/environ 2>&1 | tr '\0' '\n'
+  p=$(awk '{print $4}' /proc/$p/stat)
+done"#;
+    let ran = host.ok("shell_run", json!({"script": walk}));
+    let report = ran["stdout"].as_str().expect("stdout");
+    check("a shell_run script", &ancestors_of(report));
+
+    // An upstream server does the same.
+    let deadline = std::time::Instant::now() + coremcp_tests::WAIT;
+    let seen: Vec<Value> = loop {
+        let result = host.call("mcp__spy__ancestors", json!({}));
+        if let Ok(seen) = serde_json::from_str(text(&result)) {
+            break seen;
+        }
+        assert!(std::time::Instant::now() < deadline, "{result}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let seen: Vec<(u32, Option<String>)> = seen
+        .iter()
+        .map(|e| {
+            let pid = e["pid"].as_u64().expect("pid") as u32;
+            (pid, e["environ"].as_str().map(str::to_owned))
+        })
+        .collect();
+    check("an upstream server", &seen);
+}
