@@ -14,8 +14,11 @@
 //!   captured, so a child can never write into the MCP protocol stream.
 //! - Captured output is bounded ([`Spec::max_output`]): the rest is drained and counted, never
 //!   kept, so a chatty child cannot exhaust memory.
-//! - A child that outlives its deadline (or whose caller is cancelled) is killed with its whole
-//!   process group.
+//! - A child run to completion ([`run`]) leaves nothing behind: its own init ([`reaper`]) is
+//!   the subreaper of everything it starts, and when the program ends — or at its deadline,
+//!   or on a cancel — kills every process the program left, `setsid` ones included, so the
+//!   pipes reach their end and `run` returns at once. A long-lived child ([`start`]) is killed
+//!   with its whole process group.
 //!
 //! `Command::new` is disallowed everywhere else in the workspace (clippy.toml).
 
@@ -28,6 +31,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
+
+mod reaper;
 
 /// Words of a variable name (split on `_`, `-` and `.`, compared in upper case) that mark it as
 /// a credential: `GITLAB_PAT`, `SESSION_COOKIE`, `SLACK_WEBHOOK_URL`, `DOCKER_AUTH_CONFIG`.
@@ -294,6 +299,8 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// Runs a child to completion (or its deadline), capturing bounded output.
 ///
 /// `cancel`, when given, is polled; once set the child is killed and `Cancelled` returned.
+/// Whatever the program started is killed when it ends ([`reaper`]), so a background job
+/// never holds the answer (nor outlives it).
 pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnError> {
     let program = spec.program.to_string_lossy().into_owned();
     let started = Instant::now();
@@ -302,7 +309,7 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
     } else {
         Stdio::null()
     };
-    let mut child = start_child(spec, stdin)?;
+    let mut child = start_reaped(spec, stdin)?;
     let pid = child.id() as libc::pid_t;
 
     if let (Some(input), Some(mut pipe)) = (spec.stdin.clone(), child.stdin.take()) {
@@ -328,8 +335,7 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
     let status = loop {
         let now = Instant::now();
         if now >= deadline {
-            kill_group(pid);
-            let _ = done_rx.recv();
+            stop(pid, &done_rx);
             return Err(SpawnError::TimedOut {
                 program,
                 timeout: spec.timeout,
@@ -346,8 +352,7 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
             Ok(Err(source)) => return Err(SpawnError::Wait { program, source }),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                    kill_group(pid);
-                    let _ = done_rx.recv();
+                    stop(pid, &done_rx);
                     return Err(SpawnError::Cancelled { program });
                 }
             }
@@ -367,9 +372,37 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
     })
 }
 
+/// How long the reaper may take to kill what the program left before its group is killed
+/// over its head.
+const REAPER_GRACE: Duration = Duration::from_secs(2);
+
+/// Stops a child of [`run`]: its reaper kills everything the program started, then ends; if
+/// it has not within [`REAPER_GRACE`], the whole process group is killed.
+fn stop(pid: libc::pid_t, done: &mpsc::Receiver<io::Result<ExitStatus>>) {
+    // SAFETY: kill(2) of the reaper we started (not yet reaped: the waiting thread still
+    // waits for it, so the pid is ours); it touches no memory of ours.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    if done.recv_timeout(REAPER_GRACE).is_err() {
+        kill_group(pid);
+        let _ = done.recv();
+    }
+}
+
+/// The command for `spec`, started under its own reaper ([`reaper`]).
+fn start_reaped(spec: &Spec, stdin: Stdio) -> Result<Child, SpawnError> {
+    start_with(spec, stdin, true)
+}
+
 /// The command for `spec`: scrubbed environment plus its explicit `env`, stdout and stderr
 /// piped, its own process group (so killing it kills grandchildren too).
 fn start_child(spec: &Spec, stdin: Stdio) -> Result<Child, SpawnError> {
+    start_with(spec, stdin, false)
+}
+
+/// [`start_child`], under a reaper of its own when `reaped`.
+fn start_with(spec: &Spec, stdin: Stdio, reaped: bool) -> Result<Child, SpawnError> {
     let program = spec.program.to_string_lossy().into_owned();
     #[allow(clippy::disallowed_methods)] // This module is the one place children start.
     let mut command = Command::new(&spec.program);
@@ -384,6 +417,12 @@ fn start_child(spec: &Spec, stdin: Stdio) -> Result<Child, SpawnError> {
         .process_group(0);
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
+    }
+    if reaped {
+        // SAFETY: `reaper::split` makes only async-signal-safe calls (its invariants).
+        unsafe {
+            command.pre_exec(|| reaper::split());
+        }
     }
     spawn_retrying(&mut command).map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => SpawnError::NotFound { program },
@@ -484,11 +523,14 @@ fn kill_group(pid: libc::pid_t) {
     }
 }
 
+/// Reads a child's stream on a thread of its own, keeping at most `max` bytes; the result
+/// arrives on the returned channel once the stream ends.
 fn capture(
     mut pipe: impl Read + Send + 'static,
     max: usize,
     keep_end: bool,
-) -> thread::JoinHandle<Captured> {
+) -> mpsc::Receiver<Captured> {
+    let (tx, rx) = mpsc::sync_channel(1);
     thread::spawn(move || {
         let mut captured = Captured::default();
         let mut buf = [0u8; 64 * 1024];
@@ -518,12 +560,20 @@ fn capture(
             captured.bytes.drain(..cut);
             captured.dropped += cut as u64;
         }
-        captured
-    })
+        let _ = tx.send(captured);
+    });
+    rx
 }
 
-fn join(handle: Option<thread::JoinHandle<Captured>>) -> Captured {
-    handle.and_then(|h| h.join().ok()).unwrap_or_default()
+/// How long a stream may stay open after its child ended (its reaper killed everything that
+/// could hold it, so only a process stuck in the kernel can): then the call answers without it.
+const STREAM_GRACE: Duration = Duration::from_secs(2);
+
+/// What a capture kept, once its stream ended (or nothing, past [`STREAM_GRACE`]).
+fn join(captured: Option<mpsc::Receiver<Captured>>) -> Captured {
+    captured
+        .and_then(|rx| rx.recv_timeout(STREAM_GRACE).ok())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -690,6 +740,86 @@ mod tests {
         // The backgrounded grandchild holds the pipes; it was killed with the group, or the
         // capture threads would have waited 30 s.
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    /// Waits (up to 5 s) until process `pid` is gone; whether it is.
+    fn gone(pid: &str) -> bool {
+        let path = format!("/proc/{}", pid.trim());
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if !std::path::Path::new(&path).exists() {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    fn temp_file(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("coremcp-spawn-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn a_background_job_neither_holds_the_answer_nor_outlives_it() {
+        let pids = temp_file("background");
+        let mut spec = Spec::new("bash").args([
+            "-c",
+            &format!(
+                "sleep 60 & echo $! > {0}; setsid sleep 60 & echo $! >> {0}; \
+                 (setsid sh -c 'sleep 60 & echo $! >> {0}' &); sleep 0.2; echo started",
+                pids.display()
+            ),
+        ]);
+        spec.timeout = Duration::from_secs(30);
+        let started = Instant::now();
+        let done = run(&spec, None).expect("runs");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(done.status.success());
+        assert_eq!(done.stdout.bytes, b"started\n");
+        let pids = std::fs::read_to_string(&pids).expect("pids");
+        let _ = std::fs::remove_file(temp_file("background"));
+        assert_eq!(pids.lines().count(), 3, "{pids}");
+        for pid in pids.lines() {
+            assert!(gone(pid), "{pid} outlived the run: {pids}");
+        }
+    }
+
+    #[test]
+    fn at_the_deadline_what_left_the_group_dies_too() {
+        let pids = temp_file("deadline");
+        let mut spec = Spec::new("bash").args([
+            "-c",
+            &format!(
+                "setsid sleep 60 & echo $! > {}; echo waiting; sleep 60",
+                pids.display()
+            ),
+        ]);
+        spec.timeout = Duration::from_millis(500);
+        let started = Instant::now();
+        let err = run(&spec, None).expect_err("times out");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        match err {
+            SpawnError::TimedOut { stdout, .. } => assert_eq!(stdout.bytes, b"waiting\n"),
+            other => panic!("{other}"),
+        }
+        let pid = std::fs::read_to_string(&pids).expect("pid");
+        let _ = std::fs::remove_file(&pids);
+        assert!(gone(&pid), "the setsid sleep {pid} outlived the deadline");
+    }
+
+    #[test]
+    fn the_exit_status_and_a_killing_signal_are_the_programs() {
+        let done = run(&sh("exit 7"), None).expect("runs");
+        assert_eq!(done.status.code(), Some(7));
+        let done = run(&sh("kill -TERM $$"), None).expect("runs");
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&done.status),
+            Some(libc::SIGTERM)
+        );
     }
 
     #[test]

@@ -376,6 +376,82 @@ fn shell_run_runs_a_script_in_the_roots() {
     assert!(err.contains("cwd"), "{err}");
 }
 
+/// Whether process `pid` is gone, waiting up to 5 s for it to go.
+fn gone(pid: &str) -> bool {
+    let path = format!("/proc/{}", pid.trim());
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < until {
+        if !Path::new(&path).exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn shell_run_leaves_nothing_behind_and_background_jobs_hold_nothing_up() {
+    let dir = plugins(&["ops"]);
+    let root = TempDir::new("shell-background");
+    let mut s = Server::start(dir.path(), &["--root", &arg(root.path())], &[]);
+    s.initialize();
+    // The attack's reproducer: answered as soon as the script ends, the sleep gone with it.
+    let started = std::time::Instant::now();
+    let out = s.ok(
+        "shell_run",
+        json!({"script": "sleep 90 & echo $! > bg.pid; setsid sleep 90 & echo $! >> bg.pid; echo started",
+               "timeout_s": 1, "shell": "bash"}),
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out["stdout"], "started\n", "{out}");
+    assert_eq!(out["exit_code"], 0, "{out}");
+    let pids = std::fs::read_to_string(root.path().join("bg.pid")).expect("pids");
+    for pid in pids.lines() {
+        assert!(gone(pid), "{pid} outlived shell_run: {pids}");
+    }
+    // At timeout_s, what left the process group dies too, and the call answers then.
+    let started = std::time::Instant::now();
+    let err = s.refused(
+        "shell_run",
+        json!({"script": "setsid sleep 90 & echo $! > escaped.pid; sleep 90",
+               "timeout_s": 1, "shell": "bash"}),
+    );
+    assert!(err.contains("did not finish within"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let pid = std::fs::read_to_string(root.path().join("escaped.pid")).expect("pid");
+    assert!(gone(&pid), "the setsid sleep {pid} outlived the timeout");
+
+    // Sixteen of them at once neither jam the Ops group nor core_status.
+    let ids: Vec<serde_json::Value> = (0..16)
+        .map(|n| {
+            let id = json!(format!("bg-{n}"));
+            s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": {"name": "shell_run", "arguments":
+                               {"script": "sleep 90 & echo started", "timeout_s": 1}}}));
+            id
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    for id in &ids {
+        let answer = s.answer(id, std::time::Duration::from_secs(10));
+        assert_eq!(
+            answer["result"]["structuredContent"]["stdout"], "started\n",
+            "{answer}"
+        );
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(8));
+    let status = s.ok("core_status", json!({}));
+    assert!(status.is_object(), "{status}");
+}
+
 #[test]
 fn stale_containers_are_found_on_live_hosts_and_a_dead_one_is_reported() {
     let Some(d) = daemon() else { return };
