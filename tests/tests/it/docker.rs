@@ -439,3 +439,81 @@ fn without_a_daemon_the_error_names_the_endpoint() {
         "took {took:?}"
     );
 }
+
+/// A stand-in daemon on 127.0.0.1 whose every answer is 200 MB of JSON, streamed: with a
+/// `Content-Length` when `announce`, else chunked. It stops when the reader hangs up.
+fn flood(announce: bool) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    const TOTAL: usize = 200 << 20;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let head = if announce {
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {TOTAL}\r\n\r\n"
+                    )
+                } else {
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        .to_owned()
+                };
+                if stream.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                let piece = vec![b' '; 64 << 10];
+                let mut sent = 0;
+                while sent < TOTAL {
+                    let wrote = if announce {
+                        stream.write_all(&piece)
+                    } else {
+                        stream
+                            .write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+                            .and_then(|()| stream.write_all(&piece))
+                            .and_then(|()| stream.write_all(b"\r\n"))
+                    };
+                    if wrote.is_err() {
+                        return;
+                    }
+                    sent += piece.len();
+                }
+            });
+        }
+    });
+    format!("tcp://{addr}")
+}
+
+#[test]
+fn an_answer_over_8_mb_is_refused_with_its_size_and_never_held() {
+    let root = TempDir::new("docker-flood");
+    let dir = plugins(&["docker", "registry"]);
+    let root_arg = root.path().to_string_lossy().into_owned();
+    let data = TempDir::new("docker-flood-data");
+    let data_arg = data.path().to_string_lossy().into_owned();
+    let mut server = Server::start(dir.path(), &["--root", &root_arg, "--data", &data_arg], &[]);
+    server.initialize();
+    for (name, announce) in [("announced", true), ("chunked", false)] {
+        let endpoint = flood(announce);
+        server.ok(
+            "registry_host_add",
+            json!({"name": name, "address": "127.0.0.1", "docker_endpoint": endpoint}),
+        );
+        let err = server.refused("docker_container_list", json!({"host": name}));
+        assert!(
+            err.contains(&endpoint) && err.contains("over the 8388608-byte (8 MB) limit"),
+            "{name}: {err}"
+        );
+        if announce {
+            assert!(err.contains("of 209715200 bytes"), "{err}");
+        }
+    }
+    // Before the bound the host grew past 400 MB on such an answer.
+    let peak = server.memory_kb("VmHWM");
+    assert!(peak < 100 * 1024, "peak RSS {peak} kB");
+}

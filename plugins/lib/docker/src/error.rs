@@ -17,6 +17,11 @@ pub enum DockerError {
     NotFound { endpoint: String, what: String },
     #[error("the Docker daemon at {endpoint} refused: {message}")]
     Conflict { endpoint: String, message: String },
+    #[error("the Docker daemon at {endpoint}: {too_large}")]
+    TooLarge {
+        endpoint: String,
+        too_large: crate::transport::TooLarge,
+    },
     #[error("the Docker daemon at {endpoint} answered {status}: {message}")]
     Api {
         endpoint: String,
@@ -34,7 +39,7 @@ impl From<DockerError> for ToolError {
             DockerError::Cancelled { .. } => codes::CANCELLED,
             DockerError::NotFound { .. } => codes::NOT_FOUND,
             DockerError::Conflict { .. } => codes::CONFLICT,
-            DockerError::Api { .. } => codes::FAILED,
+            DockerError::Api { .. } | DockerError::TooLarge { .. } => codes::FAILED,
         };
         ToolError::new(code, e.to_string())
     }
@@ -45,6 +50,12 @@ impl DockerError {
     pub fn from_bollard(endpoint: &str, what: &str, e: bollard::errors::Error) -> Self {
         use bollard::errors::Error as B;
         let endpoint = endpoint.to_owned();
+        if let Some(too_large) = crate::transport::TooLarge::within(&e) {
+            return Self::TooLarge {
+                endpoint,
+                too_large,
+            };
+        }
         match e {
             B::DockerResponseServerError {
                 status_code: 404,

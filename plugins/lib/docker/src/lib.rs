@@ -1,7 +1,8 @@
 //! Docker Engine API access for Core MCP's plugins (the Docker group and Ops'
 //! `stale_containers_find`): which daemon a call talks to ([`endpoint`]), running one Engine API
-//! exchange inside a tool call ([`run`]), the Registry host a call names ([`target`]), and the container summary both groups answer with
-//! ([`summary`]).
+//! exchange inside a tool call ([`run`]) over a connection whose answers are bounded
+//! ([`transport`]), the Registry host a call names ([`target`]), and the container summary both
+//! groups answer with ([`summary`]).
 //!
 //! Invariants:
 //! - Every exchange runs on this library's own small tokio runtime and is bounded by the call's
@@ -10,12 +11,15 @@
 //! - The API version is negotiated once per endpoint (`/version`), so a daemon that accepts only
 //!   an older API (dockerd 20.10: ≤ 1.41) is spoken to in its own version.
 //! - Every error names the endpoint it came from.
+//! - No answer of a daemon over 8 MB is held ([`transport::MAX_ANSWER`]): it is refused with
+//!   its size.
 
 pub mod endpoint;
 pub mod error;
 pub mod run;
 pub mod summary;
 pub mod target;
+pub mod transport;
 
 pub use endpoint::Endpoint;
 pub use error::DockerError;

@@ -6,7 +6,8 @@
 //! cancel, and a request given up on is aborted, never left running.
 //!
 //! The runtime is this library's own (one worker thread, built on first use): the host's tokio
-//! is another copy in another library and never runs our futures. A client is kept per endpoint
+//! is another copy in another library and never runs our futures. Requests go over
+//! [`crate::transport`], which bounds every answer. A client is kept per endpoint
 //! once its API version is negotiated, so a call costs one exchange, not two; a client whose
 //! daemon could not be reached is dropped and negotiated afresh next time.
 
@@ -62,14 +63,8 @@ pub fn daemon(ctx: &Ctx<'_>, endpoint: &Endpoint) -> Result<Docker, DockerError>
     // The client is kept for later calls, whose deadlines differ: its own timeout is only a
     // backstop past the longest call (the call's deadline is what bounds a request).
     let timeout = BACKSTOP_SECS;
-    let version = bollard::API_DEFAULT_VERSION;
-    let client = match endpoint {
-        Endpoint::Unix(path) => Docker::connect_with_unix(path, timeout, version),
-        Endpoint::Tcp(authority) => {
-            Docker::connect_with_http(&format!("tcp://{authority}"), timeout, version)
-        }
-    }
-    .map_err(|e| DockerError::from_bollard(&name, "", e))?;
+    let client = crate::transport::client(endpoint, timeout)
+        .map_err(|e| DockerError::from_bollard(&name, "", e))?;
     let client = exchange(ctx, endpoint, "", async {
         client.negotiate_version().await
     })?;
