@@ -198,6 +198,18 @@ impl Grants {
                          requests go",
                         names.join(" or ")
                     ),
+                    Guarded::HostAccess(argument) => {
+                        return Decision::Refuse(format!(
+                            "{tool} with {argument} is refused to {}: it may hand a container \
+                             the whole host (/ or the Docker socket mounted, privileged), and \
+                             over HTTP only a grant that names the tool itself allows that (a \
+                             grant of its group does not). To allow it, start coremcp with \
+                             {}=\"{p}={tool}\", or --grants.",
+                            caller.described(),
+                            env::GRANTS,
+                            p = caller.principal(),
+                        ))
+                    }
                 };
                 Decision::Refuse(format!(
                     "{tool} is refused to {}: {what}, and no grant names it. To allow it, start \
@@ -365,7 +377,22 @@ fn covers(grant: &Grant, subject: Subject<'_>) -> bool {
         ) => id == server && t == tool,
         (Target::Named(name), Subject::Upstream { server, .. }) => name == server,
         (Target::Group(_) | Target::Tool(_), Subject::Upstream { .. }) => false,
-        (Target::Group(id), Subject::BuiltIn { group, .. }) => *id == group,
+        // Handing over the whole host is granted by naming the tool, never by its group.
+        (
+            Target::Group(_),
+            Subject::BuiltIn {
+                guard: Some(Guarded::HostAccess(_)),
+                ..
+            },
+        ) => false,
+        (
+            Target::Group(id),
+            Subject::BuiltIn {
+                group,
+                guard: None | Some(Guarded::ChangesMachine | Guarded::Redirects(_)),
+                ..
+            },
+        ) => *id == group,
         (Target::Tool(name), Subject::BuiltIn { tool, .. }) => *name == tool,
         (Target::Named(name), Subject::BuiltIn { group, tool, .. }) => {
             name == group || name == tool

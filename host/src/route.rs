@@ -195,7 +195,7 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
     let guard = match &to {
         To::Plugin | To::Relays(_) | To::Remote(_) => group
             .and_then(|g| g.entry(tool))
-            .and_then(|entry| guard_of(entry.guard, &args)),
+            .and_then(|entry| guard_of(entry, &args)),
     };
     let subject = Subject::BuiltIn {
         group: &slot.id,
@@ -254,23 +254,21 @@ fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
     }
 }
 
-/// What this call needs a grant for over HTTP, as the tool's catalog guard says for these
+/// What this call needs a grant for over HTTP, as the tool's catalog entry says for these
 /// arguments (`None`: nothing). A tool outside the catalog is not guarded: its operator
 /// installed it.
-fn guard_of(guard: coremcp_catalog::Guard, args: &str) -> Option<coremcp_catalog::Guarded> {
-    match guard {
-        coremcp_catalog::Guard::Reads => None,
-        coremcp_catalog::Guard::Always => Some(coremcp_catalog::Guarded::ChangesMachine),
-        guard @ (coremcp_catalog::Guard::WhenFalse(_)
-        | coremcp_catalog::Guard::UnlessOneOf(..)
-        | coremcp_catalog::Guard::WhenGiven(_)) => {
-            // Arguments that are not an object count as guarded (fail closed); the plugin
-            // refuses them anyway.
-            match serde_json::from_str::<Map<String, Value>>(args) {
-                Ok(map) => guard.guarded(&map),
-                Err(_) => Some(guard.kind()),
-            }
-        }
+fn guard_of(entry: &coremcp_catalog::Entry, args: &str) -> Option<coremcp_catalog::Guarded> {
+    if entry.guard == coremcp_catalog::Guard::Reads && entry.escalation.is_none() {
+        return None;
+    }
+    if entry.guard == coremcp_catalog::Guard::Always && entry.escalation.is_none() {
+        return Some(coremcp_catalog::Guarded::ChangesMachine);
+    }
+    // Arguments that are not an object count as guarded (fail closed); the plugin refuses
+    // them anyway.
+    match serde_json::from_str::<Map<String, Value>>(args) {
+        Ok(map) => entry.guarded(&map),
+        Err(_) => Some(entry.guard.kind()),
     }
 }
 

@@ -14,7 +14,7 @@ fn built_in<'a>(tool: &'a str, args: &str) -> Subject<'a> {
     Subject::BuiltIn {
         group: group.id,
         tool,
-        guard: entry.guard.guarded(&args),
+        guard: entry.guarded(&args),
     }
 }
 
@@ -106,6 +106,36 @@ fn a_host_address_written_over_http_needs_a_grant_that_names_it() {
     let grants = Grants::parse(Some("ops=registry_host_add"), None).expect("grants");
     assert_eq!(
         grants.decide(&token("ops"), built_in("registry_host_add", args)),
+        Decision::Allow
+    );
+}
+
+#[test]
+fn handing_over_the_host_needs_a_grant_that_names_the_tool() {
+    let up = r#"{"action":"up","allow_host_access":true}"#;
+    let group = Grants::parse(Some("ops=docker"), None).expect("grants");
+    assert_eq!(
+        group.decide(
+            &token("ops"),
+            built_in("docker_compose", r#"{"action":"up"}"#)
+        ),
+        Decision::Allow
+    );
+    let Decision::Refuse(text) = group.decide(&token("ops"), built_in("docker_compose", up)) else {
+        panic!("a group grant must not hand over the host");
+    };
+    assert!(
+        text.contains("only a grant that names the tool itself")
+            && text.contains("COREMCP_GRANTS=\"ops=docker_compose\""),
+        "{text}"
+    );
+    let named = Grants::parse(Some("ops=docker_compose"), None).expect("grants");
+    assert_eq!(
+        named.decide(&token("ops"), built_in("docker_compose", up)),
+        Decision::Allow
+    );
+    assert_eq!(
+        Grants::default().decide(&Caller::Stdio, built_in("docker_compose", up)),
         Decision::Allow
     );
 }

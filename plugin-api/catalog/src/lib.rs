@@ -46,6 +46,10 @@ pub struct Entry {
     pub feature: Option<(&'static str, &'static str)>,
     /// Whether a call changes the machine it runs on.
     pub guard: Guard,
+    /// The boolean argument that, given `true`, lets the call hand over the whole host (a
+    /// container with `/` or the Docker socket mounted): over HTTP only a grant that names the
+    /// tool itself allows it.
+    pub escalation: Option<&'static str>,
 }
 
 /// Whether a call of a tool needs a grant when it comes over HTTP: it changes the machine it
@@ -64,6 +68,10 @@ pub enum Guard {
     UnlessOneOf(&'static str, &'static [&'static str]),
     /// The call redirects other calls when it gives any of these arguments (not `null`).
     WhenGiven(&'static [&'static str]),
+    /// The call changes the machine when the boolean argument is given as `true`.
+    WhenTrue(&'static str),
+    /// The call is guarded when any of these guards says so (the first that does).
+    AnyOf(&'static [Guard]),
 }
 
 /// What a guarded call does that needs a grant.
@@ -73,6 +81,9 @@ pub enum Guarded {
     ChangesMachine,
     /// It sets where forwarded calls or Docker requests go (the arguments named).
     Redirects(&'static [&'static str]),
+    /// It may hand over the whole host (the argument named, given `true`): only a grant that
+    /// names the tool itself allows it over HTTP, never one of its group.
+    HostAccess(&'static str),
 }
 
 impl Guard {
@@ -97,6 +108,13 @@ impl Guard {
                     .any(|n| args.get(*n).is_some_and(|v| !v.is_null()));
                 return given.then_some(Guarded::Redirects(names));
             }
+            Guard::WhenTrue(name) => match args.get(*name) {
+                None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => {
+                    false
+                }
+                Some(_) => true,
+            },
+            Guard::AnyOf(guards) => return guards.iter().find_map(|g| g.guarded(args)),
         };
         changes.then_some(Guarded::ChangesMachine)
     }
@@ -105,9 +123,25 @@ impl Guard {
     pub fn kind(&self) -> Guarded {
         match self {
             Guard::WhenGiven(names) => Guarded::Redirects(names),
-            Guard::Reads | Guard::Always | Guard::WhenFalse(_) | Guard::UnlessOneOf(..) => {
-                Guarded::ChangesMachine
+            Guard::AnyOf(guards) => guards.first().map_or(Guarded::ChangesMachine, Guard::kind),
+            Guard::Reads
+            | Guard::Always
+            | Guard::WhenFalse(_)
+            | Guard::UnlessOneOf(..)
+            | Guard::WhenTrue(_) => Guarded::ChangesMachine,
+        }
+    }
+}
+
+impl Entry {
+    /// What a call of this tool with `args` needs a grant for over HTTP, if anything: its
+    /// escalation when the call asks for it, else its guard.
+    pub fn guarded(&self, args: &serde_json::Map<String, serde_json::Value>) -> Option<Guarded> {
+        match self.escalation {
+            Some(name) if args.get(name) == Some(&serde_json::Value::Bool(true)) => {
+                Some(Guarded::HostAccess(name))
             }
+            Some(_) | None => self.guard.guarded(args),
         }
     }
 }
@@ -133,6 +167,7 @@ pub const fn tool(name: &'static str) -> Entry {
         open_world: None,
         feature: None,
         guard: Guard::Reads,
+        escalation: None,
     }
 }
 
@@ -155,6 +190,12 @@ impl Entry {
     /// Marks the tool as changing the machine it runs on, as `guard` says.
     pub const fn guard(mut self, guard: Guard) -> Self {
         self.guard = guard;
+        self
+    }
+
+    /// Names the boolean argument with which a call may hand over the whole host.
+    pub const fn escalates_with(mut self, argument: &'static str) -> Self {
+        self.escalation = Some(argument);
         self
     }
 
@@ -503,7 +544,12 @@ pub static DOCKER: Group = Group {
         tool("docker_container_inspect"),
         tool("docker_container_logs"),
         tool("docker_container_action").guard(Guard::Always),
-        tool("docker_compose").guard(Guard::UnlessOneOf("action", &["ps", "config", "logs"])),
+        tool("docker_compose")
+            .guard(Guard::AnyOf(&[
+                Guard::UnlessOneOf("action", &["ps", "config", "logs"]),
+                Guard::WhenTrue("reach_outside_roots"),
+            ]))
+            .escalates_with("allow_host_access"),
     ],
 };
 
@@ -628,6 +674,7 @@ mod tests {
                     assert_eq!(group.settings(entry).runs, Runs::Local, "{name}")
                 }
                 Guarded::Redirects(_) => assert_eq!(group.id, "registry", "{name}"),
+                Guarded::HostAccess(_) => panic!("{name}: a guard's kind is never an escalation"),
             }
         }
         let args = |text: &str| -> serde_json::Map<String, serde_json::Value> {
@@ -639,10 +686,26 @@ mod tests {
         assert_eq!(sql.guarded(&args(r#"{"read_only":true}"#)), None);
         assert_eq!(sql.guarded(&args(r#"{"read_only":false}"#)), machine);
         assert_eq!(sql.guarded(&args(r#"{"read_only":"no"}"#)), machine);
-        let compose = find("docker_compose").expect("compose").1.guard;
+        let compose = find("docker_compose").expect("compose").1;
         assert_eq!(compose.guarded(&args(r#"{"action":"ps"}"#)), None);
         assert_eq!(compose.guarded(&args(r#"{"action":"up"}"#)), machine);
         assert_eq!(compose.guarded(&args("{}")), machine);
+        assert_eq!(
+            compose.guarded(&args(r#"{"action":"config","reach_outside_roots":true}"#)),
+            machine
+        );
+        assert_eq!(
+            compose.guarded(&args(r#"{"action":"config","reach_outside_roots":false}"#)),
+            None
+        );
+        assert_eq!(
+            compose.guarded(&args(r#"{"action":"up","allow_host_access":true}"#)),
+            Some(Guarded::HostAccess("allow_host_access"))
+        );
+        assert_eq!(
+            compose.guarded(&args(r#"{"action":"up","allow_host_access":false}"#)),
+            machine
+        );
         let host = find("registry_host_update").expect("host").1.guard;
         let redirects = Some(Guarded::Redirects(HOST_ADDRESSES));
         assert_eq!(

@@ -517,3 +517,101 @@ fn an_answer_over_8_mb_is_refused_with_its_size_and_never_held() {
     let peak = server.memory_kb("VmHWM");
     assert!(peak < 100 * 1024, "peak RSS {peak} kB");
 }
+
+#[test]
+fn compose_without_a_grant_reads_nothing_outside_the_roots_and_up_never_hands_over_the_host() {
+    let top = TempDir::new("compose-confined");
+    let root = top.path().join("root");
+    let outside = top.path().join("outside");
+    std::fs::create_dir_all(root.join("proj")).expect("mkdir");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    std::fs::write(
+        outside.join("secret.env"),
+        "API_TOKEN=outside-secret-value\n",
+    )
+    .expect("secret");
+    std::fs::write(
+        root.join("proj/compose.yml"),
+        "services:\n  web:\n    image: busybox\n    env_file: ../../outside/secret.env\n",
+    )
+    .expect("compose");
+    std::fs::create_dir_all(root.join("host")).expect("mkdir");
+    std::fs::write(
+        root.join("host/compose.yml"),
+        "services:\n  web:\n    image: busybox\n    volumes:\n      - /:/host\n",
+    )
+    .expect("compose");
+    let dir = plugins(&["docker"]);
+    let root_arg = root.to_string_lossy().into_owned();
+    // A daemon is never reached: the project is refused before Compose runs.
+    let socket = format!("unix://{}/none.sock", top.path().display());
+    let mut server = Server::start(
+        dir.path(),
+        &["--root", &root_arg],
+        &[
+            ("DOCKER_HOST", socket.as_str()),
+            ("COREMCP_COMPOSE", "docker-compose"),
+        ],
+    );
+    server.initialize();
+    for action in ["config", "ps", "logs"] {
+        let err = server.refused(
+            "docker_compose",
+            json!({"action": action, "project_dir": "proj"}),
+        );
+        assert!(
+            err.contains("services.web.env_file[0]")
+                && err.contains("outside the roots")
+                && !err.contains("outside-secret-value"),
+            "{action}: {err}"
+        );
+    }
+    let err = server.refused(
+        "docker_compose",
+        json!({"action": "up", "project_dir": "host"}),
+    );
+    assert!(
+        err.contains("mounts /") && err.contains("allow_host_access"),
+        "{err}"
+    );
+
+    // Over HTTP the ways past these checks need grants: reach_outside_roots is up's grant, and
+    // allow_host_access a grant naming docker_compose itself (a grant of the group is not).
+    let serve = coremcp_tests::http::Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &["--root", &root_arg, "--grants", "*=docker"],
+        &[
+            ("DOCKER_HOST", socket.as_str()),
+            ("COREMCP_COMPOSE", "docker-compose"),
+        ],
+    );
+    let mut client = serve.client();
+    client.initialize();
+    let refused = client.call(
+        "docker_compose",
+        json!({"action": "up", "project_dir": "host", "allow_host_access": true}),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        coremcp_tests::text(&refused).contains("only a grant that names the tool itself"),
+        "{refused}"
+    );
+    let plain = coremcp_tests::http::Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &["--root", &root_arg],
+        &[("DOCKER_HOST", socket.as_str())],
+    );
+    let mut reader = plain.client();
+    reader.initialize();
+    let refused = reader.call(
+        "docker_compose",
+        json!({"action": "config", "project_dir": "proj", "reach_outside_roots": true}),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        coremcp_tests::text(&refused).contains("docker_compose is refused"),
+        "{refused}"
+    );
+}

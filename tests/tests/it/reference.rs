@@ -82,26 +82,13 @@ fn render(tools: &[Value]) -> String {
                 Runs::Forwarded => "forwarded",
                 Runs::Registry => "registry",
             };
-            let guard = match entry.guard {
-                Guard::Reads => "no".to_owned(),
-                Guard::Always => "yes".to_owned(),
-                Guard::WhenFalse(arg) => format!("with `{arg}: false`"),
-                Guard::UnlessOneOf(arg, values) => format!(
-                    "unless `{arg}` is {}",
-                    values
-                        .iter()
-                        .map(|v| format!("`{v}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                Guard::WhenGiven(args) => format!(
-                    "no, but over HTTP giving {} (where calls go) needs a grant",
-                    args.iter()
-                        .map(|a| format!("`{a}`"))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                ),
-            };
+            let mut guard = describe(entry.guard);
+            if let Some(argument) = entry.escalation {
+                guard.push_str(&format!(
+                    "; with `{argument}: true` it may hand over the whole host, which over HTTP \
+                     only a grant naming the tool allows"
+                ));
+            }
             let _ = writeln!(
                 out,
                 "\n### `{}`\n\n{}\n\nRuns: {runs} · remote_host: {} · hints: {} · changes the \
@@ -210,4 +197,34 @@ fn kind(property: &Value) -> String {
         text = format!("{text}, default `{default}`");
     }
     text
+}
+
+/// A guard in words, for the reference.
+fn describe(guard: Guard) -> String {
+    match guard {
+        Guard::Reads => "no".to_owned(),
+        Guard::Always => "yes".to_owned(),
+        Guard::WhenFalse(arg) => format!("with `{arg}: false`"),
+        Guard::WhenTrue(arg) => format!("with `{arg}: true`"),
+        Guard::UnlessOneOf(arg, values) => format!(
+            "unless `{arg}` is {}",
+            values
+                .iter()
+                .map(|v| format!("`{v}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Guard::WhenGiven(args) => format!(
+            "no, but over HTTP giving {} (where calls go) needs a grant",
+            args.iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+        Guard::AnyOf(guards) => guards
+            .iter()
+            .map(|g| describe(*g))
+            .collect::<Vec<_>>()
+            .join(", or "),
+    }
 }

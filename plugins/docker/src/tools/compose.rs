@@ -5,7 +5,17 @@
 //! Invariants:
 //! - `project_dir` and every one of `files` are inside the roots; the command runs there, with
 //!   `DOCKER_HOST` set to the daemon the call names, through `coremcp-spawn` (scrubbed
-//!   environment, bounded output, killed at the call's deadline or on cancel).
+//!   environment, bounded output, killed at the call's deadline or on cancel), and always with
+//!   its Compose files named (`-f`, found in `project_dir` when none are given), so neither
+//!   `COMPOSE_FILE` nor a `.env` picks others.
+//! - `ps`, `config` and `logs` (which need no grant) reach nothing outside the roots: every
+//!   file the project reads (`env_file`, `extends`, `include`, `secrets`/`configs` files,
+//!   `label_file`, build contexts) and every bind mount on this machine's daemon is checked
+//!   first ([`reach`]), and one outside is refused, naming it — unless the call says
+//!   `reach_outside_roots`, which makes it need `up`'s grant.
+//! - `up` never mounts `/`, a folder holding the Docker socket or the socket itself, nor runs a
+//!   privileged service, unless the call says `allow_host_access` (which over HTTP only a
+//!   grant naming `docker_compose` allows).
 //! - `ps` answers the project's containers from the Engine API (`ps -a -q` gives their ids,
 //!   which every Compose version prints alike), in the same summary as
 //!   `docker_container_list`; `config` answers the resolved project as JSON (Compose's YAML
@@ -23,6 +33,8 @@ use coremcp_plugin_sdk::prelude::*;
 use coremcp_spawn::{Finished, SpawnError, Spec};
 
 use super::common::answer;
+
+mod reach;
 
 pub const TOOL: Tool = Tool::typed("docker_compose", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
@@ -63,6 +75,14 @@ pub struct Compose {
     /// logs: last lines (default 200)
     #[arg(min = 1, max = 5000, default = 200)]
     tail: u64,
+    /// ps/config/logs: let the project reach files or bind mounts outside the roots (the call
+    /// then needs up's grant)
+    #[arg(default)]
+    reach_outside_roots: bool,
+    /// up: allow mounting / or the Docker socket and privileged services (over HTTP, a grant
+    /// naming docker_compose)
+    #[arg(default)]
+    allow_host_access: bool,
 }
 
 /// A Compose command.
@@ -93,6 +113,7 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
         &args,
         coremcp_plugin_sdk::config(COMPOSE_KEY).as_deref(),
     )?;
+    check_reach(&roots, &args, &plan, &target.endpoint)?;
     let mut spec = Spec::new(&plan.program).args(&plan.args);
     spec.cwd = Some(plan.dir.clone());
     spec.env = vec![("DOCKER_HOST".into(), target.endpoint.to_string().into())];
@@ -171,12 +192,166 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
     Ok(out)
 }
 
+/// The environment Compose runs with, for its interpolation: what it inherits and
+/// `DOCKER_HOST`.
+fn compose_vars(dir: &Path, endpoint: &coremcp_docker_api::Endpoint) -> reach::Vars {
+    let inherited = coremcp_spawn::child_env(&coremcp_spawn::Inherit::Scrubbed)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .chain([("DOCKER_HOST".to_owned(), endpoint.to_string())]);
+    reach::vars(dir, inherited)
+}
+
+/// Refuses what the call may not reach (see the module invariants) before Compose runs.
+fn check_reach(
+    roots: &Roots,
+    args: &Compose,
+    plan: &Plan,
+    endpoint: &coremcp_docker_api::Endpoint,
+) -> Result<(), ToolError> {
+    let read_only = matches!(
+        args.action,
+        ComposeAction::Ps | ComposeAction::Config | ComposeAction::Logs
+    );
+    if args.reach_outside_roots && !read_only {
+        return Err(invalid(
+            "reach_outside_roots",
+            "applies to ps, config and logs only (the other actions need a grant, and may reach \
+             outside the roots)",
+        ));
+    }
+    if args.allow_host_access && args.action != ComposeAction::Up {
+        return Err(invalid("allow_host_access", "applies to action up only"));
+    }
+    let confined = read_only && !args.reach_outside_roots;
+    let outside = |field: &str, path: &str| {
+        invalid(
+            "project_dir",
+            format!(
+                "docker_compose {}: {field} reaches {path}, outside the roots; ps, config and \
+                 logs stay inside the roots like the files tools (pass reach_outside_roots: true, \
+                 which needs up's grant, to allow it)",
+                args.action.name()
+            ),
+        )
+    };
+    let may_read = |field: &str, path: &Path| -> Result<(), ToolError> {
+        if confined && !roots.contains(path) {
+            return Err(outside(field, &path.display().to_string()));
+        }
+        Ok(())
+    };
+    let vars = compose_vars(&plan.dir, endpoint);
+    let reached = reach::read(&plan.dir, &plan.files, &vars, &may_read)?;
+    // A bind mount's source is on the daemon's machine: this one's only for a local socket.
+    let local = matches!(endpoint, coremcp_docker_api::Endpoint::Unix(_));
+    if confined {
+        for r in reached.paths.iter().filter(|r| !r.mount || local) {
+            match &r.path {
+                Ok(path) if roots.contains(path) => {}
+                Ok(path) => return Err(outside(&r.field, &path.display().to_string())),
+                Err(why) => {
+                    return Err(invalid(
+                        "project_dir",
+                        format!(
+                            "docker_compose {}: {} cannot be placed ({why}), so it cannot be \
+                             kept inside the roots",
+                            args.action.name(),
+                            r.field
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+    if args.action == ComposeAction::Up && !args.allow_host_access {
+        let sockets = docker_sockets(endpoint, &vars, local);
+        for r in reached.paths.iter().filter(|r| r.mount) {
+            let Ok(path) = &r.path else { continue };
+            let hands_over = path == Path::new("/") || sockets.iter().any(|s| s.starts_with(path));
+            if hands_over {
+                return Err(host_access(&format!(
+                    "{} mounts {}, which gives the container the whole host",
+                    r.field,
+                    path.display()
+                )));
+            }
+        }
+        if let Some(service) = reached.privileged.first() {
+            return Err(host_access(&format!(
+                "service {service} runs privileged, which gives it the whole host"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of an `up` that would hand over the host.
+fn host_access(what: &str) -> ToolError {
+    ToolError::new(
+        codes::INVALID_ARGUMENTS,
+        format!(
+            "docker_compose up: {what}; it is refused unless the call says allow_host_access: true \
+             (over HTTP that needs a grant naming docker_compose itself)"
+        ),
+    )
+}
+
+/// Where a daemon's socket may be on the daemon's machine: the usual places, the endpoint's
+/// own, the rootless one; canonical too when the daemon is this machine's.
+fn docker_sockets(
+    endpoint: &coremcp_docker_api::Endpoint,
+    vars: &reach::Vars,
+    local: bool,
+) -> Vec<PathBuf> {
+    let mut sockets: Vec<PathBuf> = vec!["/var/run/docker.sock".into(), "/run/docker.sock".into()];
+    if let coremcp_docker_api::Endpoint::Unix(path) = endpoint {
+        sockets.push(path.into());
+    }
+    if let Some(runtime) = vars.get("XDG_RUNTIME_DIR") {
+        sockets.push(Path::new(runtime).join("docker.sock"));
+    }
+    if local {
+        let canonical: Vec<PathBuf> = sockets
+            .iter()
+            .filter_map(|s| s.canonicalize().ok())
+            .collect();
+        sockets.extend(canonical);
+    }
+    sockets
+}
+
+/// The Compose files Compose would pick in `dir` without `-f`: the first of its names that
+/// exists, and its override.
+fn default_files(dir: &Path) -> Vec<PathBuf> {
+    const FAMILIES: [(&str, &str); 4] = [
+        ("compose.yaml", "compose.override.yaml"),
+        ("compose.yml", "compose.override.yml"),
+        ("docker-compose.yaml", "docker-compose.override.yaml"),
+        ("docker-compose.yml", "docker-compose.override.yml"),
+    ];
+    for (main, extra) in FAMILIES {
+        let main = dir.join(main);
+        if main.is_file() {
+            let mut files = vec![main];
+            let extra = dir.join(extra);
+            if extra.is_file() {
+                files.push(extra);
+            }
+            return files;
+        }
+    }
+    Vec::new()
+}
+
 /// A Compose command line, ready to run.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Plan {
     pub program: String,
     pub args: Vec<String>,
     pub dir: PathBuf,
+    /// The Compose files, named with `-f` (canonical, inside the roots).
+    pub files: Vec<PathBuf>,
 }
 
 impl Plan {
@@ -202,13 +377,34 @@ pub fn plan(roots: &Roots, args: &Compose, configured: Option<&str>) -> Result<P
     }
     let mut line = words;
     line.extend(["--project-directory".into(), path_text(&dir)]);
+    let mut files = Vec::new();
     for (i, file) in args.files.iter().enumerate() {
         let field = format!("files[{i}]");
         let path = roots.resolve(&field, Some(file), Some(&dir))?;
         if !path.is_file() {
             return Err(invalid(&field, format!("{}: not a file", path.display())));
         }
-        line.extend(["-f".into(), path_text(&path)]);
+        files.push(path);
+    }
+    if files.is_empty() {
+        // Found here and named, as Compose would find them, so nothing else picks others.
+        for (i, found) in default_files(&dir).into_iter().enumerate() {
+            let field = format!("project_dir's Compose file {}", i + 1);
+            files.push(roots.resolve(&field, Some(&path_text(&found)), Some(&dir))?);
+        }
+        if files.is_empty() {
+            return Err(invalid(
+                "project_dir",
+                format!(
+                    "{}: no Compose file (compose.yaml, compose.yml, docker-compose.yaml, \
+                     docker-compose.yml); name one in files",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    for file in &files {
+        line.extend(["-f".into(), path_text(file)]);
     }
     if let Some(name) = &args.project_name {
         let ok = name
@@ -277,6 +473,7 @@ pub fn plan(roots: &Roots, args: &Compose, configured: Option<&str>) -> Result<P
         program,
         args: line,
         dir,
+        files,
     })
 }
 
@@ -350,6 +547,7 @@ mod tests {
     fn plans_are_confined_and_checked() {
         let tree = TempTree::new("compose", "inside", "x.yml", "services: {}\n");
         tree.write("proj/compose.yml", "services: {}\n");
+        tree.write("compose.yaml", "services: {}\n");
         let roots = tree.roots();
         let up = plan(
             &roots,
@@ -402,5 +600,153 @@ mod tests {
         }
         let e = command_words(Some("sh -c 'rm -rf /'")).expect_err("quotes");
         assert!(e.message.contains("COREMCP_COMPOSE"), "{}", e.message);
+    }
+
+    #[test]
+    fn without_files_the_ones_compose_would_pick_are_named() {
+        let tree = TempTree::new("compose-find", "inside", "x.yml", "services: {}\n");
+        tree.write("p/docker-compose.yml", "services: {}\n")
+            .write("p/docker-compose.override.yml", "services: {}\n")
+            .write("p/other.yml", "services: {}\n");
+        let ps = plan(
+            &tree.roots(),
+            &args(json!({"action": "ps", "project_dir": "p"})),
+            Some("docker-compose"),
+        )
+        .expect("plan");
+        let names: Vec<String> = ps
+            .files
+            .iter()
+            .map(|f| f.file_name().expect("name").to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["docker-compose.yml", "docker-compose.override.yml"]);
+        assert_eq!(ps.args.iter().filter(|a| *a == "-f").count(), 2);
+        tree.write("empty/readme", "");
+        let e = plan(
+            &tree.roots(),
+            &args(json!({"action": "ps", "project_dir": "empty"})),
+            Some("docker-compose"),
+        )
+        .expect_err("no file");
+        assert!(e.message.contains("no Compose file"), "{}", e.message);
+    }
+
+    /// The outcome of checking `compose` (the project's only file) for `call`.
+    fn reach_of(tree: &TempTree, compose: &str, call: Value) -> Result<(), ToolError> {
+        tree.write("proj/compose.yml", compose);
+        let mut call = call;
+        call["project_dir"] = json!("proj");
+        let args = args(call);
+        let roots = tree.roots();
+        let plan = plan(&roots, &args, Some("docker-compose"))?;
+        let local = coremcp_docker_api::Endpoint::Unix("/var/run/docker.sock".into());
+        check_reach(&roots, &args, &plan, &local)
+    }
+
+    #[test]
+    fn the_actions_without_a_grant_reach_nothing_outside_the_roots() {
+        let tree = TempTree::new("compose-reach", "inside", "secret.env", "TOKEN=s3cret\n");
+        let outside = tree.outside().canonicalize().expect("outside");
+        let secret = outside.join("secret.env");
+        std::fs::write(
+            outside.join("base.yml"),
+            "services:\n  web:\n    image: busybox\n",
+        )
+        .expect("write");
+        let config = json!({"action": "config"});
+        for (compose, field) in [
+            (
+                format!("services:\n  web:\n    image: busybox\n    env_file: {}\n", secret.display()),
+                "services.web.env_file[0]",
+            ),
+            (
+                "services:\n  web:\n    image: busybox\n    env_file:\n      - path: ../../outside/secret.env\n".to_owned(),
+                "services.web.env_file[0]",
+            ),
+            (
+                "x: &c\n  env_file: ../../outside/secret.env\nservices:\n  web:\n    <<: *c\n    image: busybox\n".to_owned(),
+                "services.web.env_file[0]",
+            ),
+            (
+                "services:\n  web:\n    extends:\n      file: ../../outside/base.yml\n      service: web\n".to_owned(),
+                "services.web.extends.file",
+            ),
+            (
+                "include:\n  - ../../outside/base.yml\nservices: {}\n".to_owned(),
+                "include[0].path",
+            ),
+            (
+                "services:\n  web:\n    build: ../..\n".to_owned(),
+                "services.web.build",
+            ),
+            (
+                "services:\n  web:\n    image: busybox\n    volumes:\n      - /etc:/host-etc:ro\n".to_owned(),
+                "services.web.volumes[0]",
+            ),
+            (
+                "secrets:\n  s:\n    file: ${OUTSIDE_DIR:-../../outside}/secret.env\nservices: {}\n".to_owned(),
+                "secrets.s.file",
+            ),
+        ] {
+            let e = reach_of(&tree, &compose, config.clone()).expect_err(&compose);
+            assert!(
+                e.message.contains(field) && e.message.contains("outside the roots"),
+                "{compose}: {}",
+                e.message
+            );
+            // Saying so makes the call need up's grant, and then it may.
+            let mut allowed = config.clone();
+            allowed["reach_outside_roots"] = json!(true);
+            assert!(reach_of(&tree, &compose, allowed).is_ok(), "{compose}");
+        }
+        // Inside the roots all is well, `..` and variables included.
+        tree.write("proj/.env", "DATA=./data\n")
+            .write("shared/app.env", "A=1\n");
+        let inside = "services:\n  web:\n    image: busybox\n    env_file: ../shared/app.env\n    volumes:\n      - ${DATA}:/data\n      - named:/n\n";
+        assert!(reach_of(&tree, inside, config.clone()).is_ok());
+        let e = reach_of(
+            &tree,
+            "services:\n  web:\n    env_file: ${MISSING:?set MISSING}\n",
+            config,
+        )
+        .expect_err("unplaceable");
+        assert!(e.message.contains("cannot be placed"), "{}", e.message);
+    }
+
+    #[test]
+    fn up_hands_over_the_host_only_when_the_call_says_so() {
+        let tree = TempTree::new("compose-host", "inside", "x", "");
+        let up = json!({"action": "up"});
+        for (compose, says) in [
+            ("services:\n  web:\n    image: busybox\n    volumes:\n      - /:/host\n", "mounts /"),
+            (
+                "services:\n  web:\n    image: busybox\n    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n",
+                "docker.sock",
+            ),
+            (
+                "services:\n  web:\n    image: busybox\n    volumes:\n      - type: bind\n        source: /var/run\n        target: /r\n",
+                "mounts",
+            ),
+            ("services:\n  web:\n    image: busybox\n    privileged: true\n", "privileged"),
+        ] {
+            let e = reach_of(&tree, compose, up.clone()).expect_err(compose);
+            assert!(
+                e.message.contains(says) && e.message.contains("allow_host_access"),
+                "{compose}: {}",
+                e.message
+            );
+            let allowed = json!({"action": "up", "allow_host_access": true});
+            assert!(reach_of(&tree, compose, allowed).is_ok(), "{compose}");
+        }
+        // A granted up may reach outside the roots otherwise.
+        let outside = "services:\n  web:\n    image: busybox\n    volumes:\n      - /etc:/e:ro\n";
+        assert!(reach_of(&tree, outside, up).is_ok());
+        let e = reach_of(
+            &tree,
+            outside,
+            json!({"action": "down", "allow_host_access": true}),
+        )
+        .expect_err("up only");
+        assert!(e.message.contains("allow_host_access"), "{}", e.message);
     }
 }
