@@ -198,14 +198,15 @@ impl Grants {
                          requests go",
                         names.join(" or ")
                     ),
-                    Guarded::HostAccess(argument) => {
+                    Guarded::Escalates(escalation) => {
                         return Decision::Refuse(format!(
-                            "{tool} with {argument} is refused to {}: it may hand a container \
-                             the whole host (/ or the Docker socket mounted, privileged), and \
-                             over HTTP only a grant that names the tool itself allows that (a \
-                             grant of its group does not). To allow it, start coremcp with \
-                             {}=\"{p}={tool}\", or --grants.",
+                            "{tool} with {}: true is refused to {}: {}, and over HTTP only a \
+                             grant that names the tool itself allows that (a grant of its group \
+                             does not). To allow it, start coremcp with {}=\"{p}={tool}\", or \
+                             --grants.",
+                            escalation.argument,
                             caller.described(),
+                            escalation.hands_over,
                             env::GRANTS,
                             p = caller.principal(),
                         ))
@@ -381,7 +382,7 @@ fn covers(grant: &Grant, subject: Subject<'_>) -> bool {
         (
             Target::Group(_),
             Subject::BuiltIn {
-                guard: Some(Guarded::HostAccess(_)),
+                guard: Some(Guarded::Escalates(_)),
                 ..
             },
         ) => false,

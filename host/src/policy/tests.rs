@@ -138,6 +138,25 @@ fn handing_over_the_host_needs_a_grant_that_names_the_tool() {
         Grants::default().decide(&Caller::Stdio, built_in("docker_compose", up)),
         Decision::Allow
     );
+    // Likewise the repository's own hooks, which run on every later commit.
+    let ops = Grants::parse(Some("ci=ops"), None).expect("grants");
+    assert_eq!(
+        ops.decide(&token("ci"), built_in("repo_setup", r#"{"source":"A/b"}"#)),
+        Decision::Allow
+    );
+    let hooks = r#"{"source":"A/b","hooks":true}"#;
+    let Decision::Refuse(text) = ops.decide(&token("ci"), built_in("repo_setup", hooks)) else {
+        panic!("a group grant must not enable a repository's hooks");
+    };
+    assert!(
+        text.contains("hook programs run on every later commit"),
+        "{text}"
+    );
+    let named = Grants::parse(Some("ci=repo_setup"), None).expect("grants");
+    assert_eq!(
+        named.decide(&token("ci"), built_in("repo_setup", hooks)),
+        Decision::Allow
+    );
 }
 
 #[test]

@@ -46,10 +46,11 @@ pub struct Entry {
     pub feature: Option<(&'static str, &'static str)>,
     /// Whether a call changes the machine it runs on.
     pub guard: Guard,
-    /// The boolean argument that, given `true`, lets the call hand over the whole host (a
-    /// container with `/` or the Docker socket mounted): over HTTP only a grant that names the
-    /// tool itself allows it.
-    pub escalation: Option<&'static str>,
+    /// The boolean argument that, given `true`, lets the call hand over much more than the
+    /// tool's guard says (the whole host to a container, the repository's own programs to
+    /// every later commit), and what it hands over: over HTTP only a grant that names the tool
+    /// itself allows it.
+    pub escalation: Option<Escalation>,
 }
 
 /// Whether a call of a tool needs a grant when it comes over HTTP: it changes the machine it
@@ -74,6 +75,15 @@ pub enum Guard {
     AnyOf(&'static [Guard]),
 }
 
+/// An argument that hands over more than the tool's guard says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Escalation {
+    /// The boolean argument, which escalates when given `true`.
+    pub argument: &'static str,
+    /// What the call then hands over, in words ("it may hand a container the whole host").
+    pub hands_over: &'static str,
+}
+
 /// What a guarded call does that needs a grant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Guarded {
@@ -81,9 +91,9 @@ pub enum Guarded {
     ChangesMachine,
     /// It sets where forwarded calls or Docker requests go (the arguments named).
     Redirects(&'static [&'static str]),
-    /// It may hand over the whole host (the argument named, given `true`): only a grant that
-    /// names the tool itself allows it over HTTP, never one of its group.
-    HostAccess(&'static str),
+    /// It hands over more than the guard says (its escalation, given `true`): only a grant
+    /// that names the tool itself allows it over HTTP, never one of its group.
+    Escalates(Escalation),
 }
 
 impl Guard {
@@ -138,8 +148,10 @@ impl Entry {
     /// escalation when the call asks for it, else its guard.
     pub fn guarded(&self, args: &serde_json::Map<String, serde_json::Value>) -> Option<Guarded> {
         match self.escalation {
-            Some(name) if args.get(name) == Some(&serde_json::Value::Bool(true)) => {
-                Some(Guarded::HostAccess(name))
+            Some(escalation)
+                if args.get(escalation.argument) == Some(&serde_json::Value::Bool(true)) =>
+            {
+                Some(Guarded::Escalates(escalation))
             }
             Some(_) | None => self.guard.guarded(args),
         }
@@ -193,9 +205,17 @@ impl Entry {
         self
     }
 
-    /// Names the boolean argument with which a call may hand over the whole host.
-    pub const fn escalates_with(mut self, argument: &'static str) -> Self {
-        self.escalation = Some(argument);
+    /// Names the boolean argument with which a call hands over more than its guard says, and
+    /// what it hands over.
+    pub const fn escalates_with(
+        mut self,
+        argument: &'static str,
+        hands_over: &'static str,
+    ) -> Self {
+        self.escalation = Some(Escalation {
+            argument,
+            hands_over,
+        });
         self
     }
 
@@ -513,7 +533,13 @@ pub static OPS: Group = Group {
             .open_world(true)
             .remote_host(false)
             .guard(Guard::Always),
-        tool("repo_setup").open_world(true).guard(Guard::Always),
+        tool("repo_setup")
+            .open_world(true)
+            .guard(Guard::Always)
+            .escalates_with(
+                "hooks",
+                "it makes the repository's own hook programs run on every later commit",
+            ),
         tool("stale_containers_find").open_world(true),
         tool("session_record"),
         tool("core_status"),
@@ -549,7 +575,11 @@ pub static DOCKER: Group = Group {
                 Guard::UnlessOneOf("action", &["ps", "config", "logs"]),
                 Guard::WhenTrue("reach_outside_roots"),
             ]))
-            .escalates_with("allow_host_access"),
+            .escalates_with(
+                "allow_host_access",
+                "it may hand a container the whole host (/ or the Docker socket mounted, \
+                 privileged)",
+            ),
     ],
 };
 
@@ -674,7 +704,7 @@ mod tests {
                     assert_eq!(group.settings(entry).runs, Runs::Local, "{name}")
                 }
                 Guarded::Redirects(_) => assert_eq!(group.id, "registry", "{name}"),
-                Guarded::HostAccess(_) => panic!("{name}: a guard's kind is never an escalation"),
+                Guarded::Escalates(_) => panic!("{name}: a guard's kind is never an escalation"),
             }
         }
         let args = |text: &str| -> serde_json::Map<String, serde_json::Value> {
@@ -698,10 +728,13 @@ mod tests {
             compose.guarded(&args(r#"{"action":"config","reach_outside_roots":false}"#)),
             None
         );
-        assert_eq!(
+        assert!(matches!(
             compose.guarded(&args(r#"{"action":"up","allow_host_access":true}"#)),
-            Some(Guarded::HostAccess("allow_host_access"))
-        );
+            Some(Guarded::Escalates(Escalation {
+                argument: "allow_host_access",
+                ..
+            }))
+        ));
         assert_eq!(
             compose.guarded(&args(r#"{"action":"up","allow_host_access":false}"#)),
             machine

@@ -1,7 +1,8 @@
 //! `repo_setup`'s git half against real repositories: a clone of a local bare repository
-//! (origin, branch, origin/HEAD, the repository's .githooks installed), a second run that only
-//! reports, and the paths it refuses (outside the roots, a folder with files, another
-//! repository's checkout).
+//! inside the roots (origin, branch, origin/HEAD, the repository's .githooks only when asked),
+//! a second run that only reports, and what it refuses (a path outside the roots or inside a
+//! `.git` folder, a folder with files, another repository's checkout, a local source outside
+//! the roots, a remote helper).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +45,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// A bare repository with one commit on main and a .githooks folder, and a root beside it.
+/// A bare repository with one commit on main and a .githooks folder, inside the root.
 fn fixture(label: &str) -> (Scratch, PathBuf, Source) {
     let top =
         std::env::temp_dir().join(format!("coremcp-repo-setup-{label}-{}", std::process::id()));
@@ -56,12 +57,15 @@ fn fixture(label: &str) -> (Scratch, PathBuf, Source) {
     git(&work, &["init", "-q"]);
     git(&work, &["add", "."]);
     git(&work, &["commit", "-q", "-m", "first"]);
-    git(&top, &["clone", "-q", "--bare", "work", "origin.git"]);
     let root = top.join("root");
-    std::fs::create_dir_all(&root).expect("root");
+    std::fs::create_dir_all(root.join("origins")).expect("root");
+    git(
+        &top,
+        &["clone", "-q", "--bare", "work", "root/origins/origin.git"],
+    );
     let source = Source {
         name: "demo".into(),
-        url: top.join("origin.git").display().to_string(),
+        url: root.join("origins/origin.git").display().to_string(),
         default_branch: "main".into(),
     };
     (
@@ -84,7 +88,12 @@ fn setup(root: &Path, source: &Source, args: Value) -> Result<Value, ToolError> 
 #[test]
 fn a_clone_is_set_up_once_and_then_only_reported() {
     let (_scratch, root, source) = fixture("clone");
-    let first = setup(&root, &source, json!({"source": "CORE/demo"})).expect("clone");
+    let first = setup(
+        &root,
+        &source,
+        json!({"source": "CORE/demo", "hooks": true}),
+    )
+    .expect("clone");
     assert_eq!(
         (first["action"].clone(), first["changed"].clone()),
         (json!("cloned"), json!(true)),
@@ -113,13 +122,59 @@ fn a_clone_is_set_up_once_and_then_only_reported() {
     assert_eq!(second["branch"], "main");
     assert_eq!(second["hooks"]["installed"], true);
 
+    // Without asking, the repository's hooks stay off.
     let bare = setup(
         &root,
         &source,
-        json!({"source": "CORE/demo", "path": "plain", "hooks": false}),
+        json!({"source": "CORE/demo", "path": "plain"}),
     )
     .expect("no hooks");
     assert_eq!(bare["hooks"]["installed"], false);
+    let plain = root.join("plain");
+    #[allow(clippy::disallowed_methods)] // Test set-up drives the real git directly.
+    let set = Command::new("git")
+        .args(["config", "--get", "core.hooksPath"])
+        .current_dir(&plain)
+        .status()
+        .expect("git");
+    assert!(!set.success(), "core.hooksPath is set without hooks: true");
+}
+
+#[test]
+fn a_local_source_outside_the_roots_and_a_remote_helper_are_refused() {
+    let (scratch, root, source) = fixture("outside");
+    let outside = scratch.0.join("elsewhere.git");
+    git(
+        &scratch.0,
+        &["clone", "-q", "--bare", "work", "elsewhere.git"],
+    );
+    for url in [
+        outside.display().to_string(),
+        format!("file://{}", outside.display()),
+        "ext::sh -c touch% /tmp/coremcp-ext-ran".to_owned(),
+    ] {
+        let from = Source {
+            url: url.clone(),
+            ..source.clone()
+        };
+        let err = setup(&root, &from, json!({"source": "CORE/demo", "path": "x"})).expect_err(&url);
+        assert!(
+            err.message.contains("outside the roots") || err.message.contains("remote helper"),
+            "{url}: {}",
+            err.message
+        );
+        assert!(!root.join("x").exists(), "{url} was cloned");
+    }
+    assert!(!Path::new("/tmp/coremcp-ext-ran").exists());
+    // A checkout never goes inside a .git folder.
+    git(&root, &["init", "-q", "inner"]);
+    let err = setup(
+        &root,
+        &source,
+        json!({"source": "CORE/demo", "path": "inner/.git/hooks/x"}),
+    )
+    .expect_err("inside .git");
+    assert!(err.message.contains(".git folder"), "{}", err.message);
 }
 
 #[test]
@@ -153,7 +208,7 @@ fn paths_that_are_not_this_checkout_are_refused() {
         "mine\n"
     );
     let missing = Source {
-        url: scratch.0.join("missing.git").display().to_string(),
+        url: root.join("origins/missing.git").display().to_string(),
         ..source
     };
     let err = setup(

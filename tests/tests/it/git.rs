@@ -997,6 +997,58 @@ fn git_push_creates_the_upstream_then_fast_forwards() {
 }
 
 #[test]
+fn git_push_never_writes_to_a_local_repository_outside_the_roots() {
+    let mut lab = Lab::new();
+    let outside = lab.outside().join("stolen.git");
+    lab.bare(&outside);
+    let repo = lab.root().join("repo");
+    lab.init(&repo);
+    lab.commit(&repo, &[("a.txt", "a\n")], "first");
+    // A configured remote whose URL is a path outside, a file:// URL, one rewritten there by
+    // pushInsteadOf, and a remote helper (which a repository could turn on for itself).
+    lab.git(&repo, &["remote", "add", "plain", &s(&outside)]);
+    lab.git(
+        &repo,
+        &["remote", "add", "file", &format!("file://{}", s(&outside))],
+    );
+    lab.git(&repo, &["remote", "add", "rewritten", "safe:stolen.git"]);
+    lab.git(
+        &repo,
+        &[
+            "config",
+            &format!("url.{}/.pushInsteadOf", s(&lab.outside())),
+            "safe:",
+        ],
+    );
+    lab.git(
+        &repo,
+        &["remote", "add", "helper", "ext::sh -c touch% ext-ran"],
+    );
+    lab.git(&repo, &["config", "protocol.ext.allow", "always"]);
+    for remote in ["plain", "file", "rewritten"] {
+        let why = lab.err("git_push", json!({"repo_path": "repo", "remote": remote}));
+        assert!(
+            why.contains(&format!("remote \"{remote}\" pushes to"))
+                && why.contains("outside the roots"),
+            "{remote}: {why}"
+        );
+    }
+    let why = lab.err("git_push", json!({"repo_path": "repo", "remote": "helper"}));
+    assert!(why.contains("remote helper"), "{why}");
+    assert!(!repo.join("ext-ran").exists());
+    assert_eq!(
+        lab.git(&outside, &["for-each-ref"]),
+        "",
+        "nothing was pushed outside"
+    );
+    // Inside the roots a local remote is fine.
+    let inside = lab.root().join("mirror.git");
+    lab.bare(&inside);
+    lab.git(&repo, &["remote", "add", "mirror", &s(&inside)]);
+    lab.ok("git_push", json!({"repo_path": "repo", "remote": "mirror"}));
+}
+
+#[test]
 fn git_push_rejects_non_fast_forward_and_honours_force_with_lease() {
     let mut lab = Lab::new();
     let root = lab.root();

@@ -252,23 +252,21 @@ fn git(dir: &Path, args: &[&str]) {
 #[test]
 fn bootstrap_registers_this_machine_and_repo_setup_records_its_checkout() {
     let dir = plugins(&["ops", "registry"]);
-    let (home, root, data, origin) = (
+    let (home, root, data) = (
         TempDir::new("boot-home"),
         TempDir::new("boot-root"),
         TempDir::new("boot-data"),
-        TempDir::new("boot-origin"),
     );
-    let work = origin.path().join("work");
+    // A local source is cloned only from inside the roots.
+    let origin = root.path().join("origins");
+    let work = origin.join("work");
     std::fs::create_dir_all(work.join(".githooks")).expect("mkdir");
     std::fs::write(work.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n").expect("hook");
     std::fs::write(work.join("README.md"), "hello\n").expect("file");
     git(&work, &["init", "-q", "-b", "main"]);
     git(&work, &["add", "."]);
     git(&work, &["commit", "-q", "-m", "first"]);
-    git(
-        origin.path(),
-        &["clone", "-q", "--bare", "work", "demo.git"],
-    );
+    git(&origin, &["clone", "-q", "--bare", "work", "demo.git"]);
     let home_arg = arg(home.path());
     let mut s = Server::start(
         dir.path(),
@@ -324,12 +322,26 @@ fn bootstrap_registers_this_machine_and_repo_setup_records_its_checkout() {
         "registry_project_add",
         json!({"key": "CORE", "name": "Core"}),
     );
-    let url = arg(&origin.path().join("demo.git"));
+    let url = arg(&origin.join("demo.git"));
     s.ok(
         "registry_source_add",
         json!({"project": "CORE", "name": "demo", "kind": "git", "url": url}),
     );
-    let set_up = s.ok("repo_setup", json!({"source": "CORE/demo"}));
+    // Anybody may register a source, but one on this machine outside the roots is not cloned.
+    let elsewhere = TempDir::new("boot-elsewhere");
+    git(
+        elsewhere.path(),
+        &["clone", "-q", "--bare", &arg(&work), "other.git"],
+    );
+    let outside = format!("file://{}", arg(&elsewhere.path().join("other.git")));
+    s.ok(
+        "registry_source_add",
+        json!({"project": "CORE", "name": "outside", "kind": "git", "url": outside}),
+    );
+    let refused = s.refused("repo_setup", json!({"source": "CORE/outside"}));
+    assert!(refused.contains("outside the roots"), "{refused}");
+    assert!(!root.path().join("outside").exists());
+    let set_up = s.ok("repo_setup", json!({"source": "CORE/demo", "hooks": true}));
     assert_eq!(set_up["action"], "cloned", "{set_up}");
     assert_eq!(set_up["hooks"]["installed"], true, "{set_up}");
     assert_eq!(set_up["registry"]["recorded"], true, "{set_up}");

@@ -83,10 +83,10 @@ fn render(tools: &[Value]) -> String {
                 Runs::Registry => "registry",
             };
             let mut guard = describe(entry.guard);
-            if let Some(argument) = entry.escalation {
+            if let Some(escalation) = entry.escalation {
                 guard.push_str(&format!(
-                    "; with `{argument}: true` it may hand over the whole host, which over HTTP \
-                     only a grant naming the tool allows"
+                    "; with `{}: true` {}, which over HTTP only a grant naming the tool allows",
+                    escalation.argument, escalation.hands_over
                 ));
             }
             let _ = writeln!(

@@ -2,7 +2,9 @@
 //! `git push --porcelain`.
 //!
 //! Invariants: there is no plain force, only `--force-with-lease`; `remote` must be a
-//! configured remote (not a URL or a path, which could write outside the roots); `remote` and
+//! configured remote (not a URL or a path, which could write outside the roots), and none of
+//! its push URLs (after `insteadOf` rewriting) may be a repository on this machine outside the
+//! roots or a remote helper; `remote` and
 //! `branch` can never be read as options; the upstream is set by default when the branch has
 //! none; a rejected ref is an error (`conflict` when the remote moved on) that says what to
 //! do; credential helpers and hooks apply, and git never prompts.
@@ -56,6 +58,19 @@ fn run(ctx: &Ctx<'_>, args: Push) -> Result<Value, ToolError> {
             codes::NOT_FOUND,
             format!("no remote named \"{remote}\" ({known}); git_push pushes only to configured remotes"),
         ));
+    }
+    // Where the push would write, as git will rewrite it.
+    let urls = repo
+        .read(&["remote", "get-url", "--push", "--all", remote])?
+        .text();
+    let roots = coremcp_plugin_kit::Roots::from_host()?;
+    for url in urls.lines().map(str::trim).filter(|u| !u.is_empty()) {
+        crate::git::check_url(
+            &roots,
+            url,
+            repo.top(),
+            &format!("remote \"{remote}\" pushes to"),
+        )?;
     }
     let branch = match &args.branch {
         Some(b) => b.clone(),

@@ -118,8 +118,15 @@ pub fn invoke(
     mode: Mode,
     args: &[String],
 ) -> Result<Output, ToolError> {
+    // A repository's config cannot turn the `ext::` transport (which runs a command) back on.
     let mut spec = Spec::new("git")
-        .args(["--no-pager", "-c", "color.ui=false"])
+        .args([
+            "--no-pager",
+            "-c",
+            "color.ui=false",
+            "-c",
+            "protocol.ext.allow=never",
+        ])
         .args(args);
     spec.cwd = Some(cwd.to_owned());
     // A push over SSH needs the agent; nothing else that could be a credential is passed.
@@ -213,6 +220,86 @@ fn spawn_error(err: SpawnError) -> ToolError {
     ToolError::new(code, message)
 }
 
+/// Where a git URL leads, as git itself tells it apart (`url_is_local_not_ssh`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlKind<'a> {
+    /// Another machine: `scheme://…` (but `file://`) or scp-like `host:path`.
+    Network,
+    /// A repository on this machine: a path, or a `file://` URL's path.
+    Local(&'a str),
+    /// `transport::address`: a remote helper (`ext::` runs a command).
+    Helper,
+}
+
+/// What kind of place `url` is.
+pub fn url_kind(url: &str) -> UrlKind<'_> {
+    if let Some(rest) = url.strip_prefix("file://") {
+        // `file://localhost/path` and `file:///path` alike.
+        let path = rest.strip_prefix("localhost").unwrap_or(rest);
+        return UrlKind::Local(path);
+    }
+    if url.contains("://") {
+        return UrlKind::Network;
+    }
+    if url.contains("::") {
+        return UrlKind::Helper;
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) if slash < colon => UrlKind::Local(url),
+        (Some(_), _) => UrlKind::Network,
+        (None, _) => UrlKind::Local(url),
+    }
+}
+
+/// Refuses `url` when it names a repository on this machine outside the roots (taken from
+/// `base` when relative), or a remote helper; `what` says whose URL it is.
+pub fn check_url(
+    roots: &coremcp_plugin_kit::Roots,
+    url: &str,
+    base: &Path,
+    what: &str,
+) -> Result<(), ToolError> {
+    match url_kind(url) {
+        UrlKind::Network => Ok(()),
+        UrlKind::Helper => Err(ToolError::new(
+            codes::INVALID_ARGUMENTS,
+            format!(
+                "{what} {url:?} is a remote helper (transport::address), which is not used here"
+            ),
+        )),
+        UrlKind::Local(path) => {
+            let joined = base.join(path);
+            let inside = joined
+                .canonicalize()
+                .or_else(|_| {
+                    // A repository that does not exist yet: its nearest existing folder.
+                    joined
+                        .ancestors()
+                        .find_map(|a| a.canonicalize().ok())
+                        .ok_or(())
+                })
+                .is_ok_and(|canonical| roots.contains(&canonical));
+            if inside {
+                Ok(())
+            } else {
+                Err(ToolError::new(
+                    codes::INVALID_ARGUMENTS,
+                    format!(
+                        "{what} {url:?} is a repository on this machine outside the roots; \
+                         local repositories are reached only inside the roots ({})",
+                        roots
+                            .paths()
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+}
+
 /// Refuses a revision-like value git could read as an option.
 pub fn not_an_option(argument: &str, value: &str) -> Result<(), ToolError> {
     if value.is_empty() {
@@ -233,6 +320,26 @@ pub fn not_an_option(argument: &str, value: &str) -> Result<(), ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_are_told_apart_as_git_does() {
+        for (url, kind) in [
+            ("https://github.com/a/b.git", UrlKind::Network),
+            ("ssh://git@host/a.git", UrlKind::Network),
+            ("git@github.com:a/b.git", UrlKind::Network),
+            ("host:repo", UrlKind::Network),
+            ("file:///srv/repo.git", UrlKind::Local("/srv/repo.git")),
+            ("file://localhost/srv/r", UrlKind::Local("/srv/r")),
+            ("/srv/repo.git", UrlKind::Local("/srv/repo.git")),
+            ("../sibling", UrlKind::Local("../sibling")),
+            ("./a:b", UrlKind::Local("./a:b")),
+            ("repo", UrlKind::Local("repo")),
+            ("ext::sh -c touch% /tmp/x", UrlKind::Helper),
+            ("fd::3", UrlKind::Helper),
+        ] {
+            assert_eq!(url_kind(url), kind, "{url}");
+        }
+    }
 
     fn check(said: &str, expected: bool) {
         assert_eq!(looks_not_found(said), expected, "{said}");

@@ -8,7 +8,12 @@
 //! - A second run on a present checkout changes nothing in git and only reports (the Registry
 //!   record is written again only when it is missing or different).
 //! - git never prompts (`GIT_TERMINAL_PROMPT=0`), runs under the call's deadline, and may not
-//!   use the `ext::` transport; the URL is passed after `--`.
+//!   use a remote helper (`ext::` runs a command); the URL is passed after `--`.
+//! - A source on this machine (a path or a `file://` URL) is cloned only from inside the roots,
+//!   and the checkout never lands inside a `.git` folder.
+//! - The repository's own hooks (`.githooks`, through `core.hooksPath`) are enabled only when
+//!   the call asks (`hooks: true`), which over HTTP only a grant naming `repo_setup` allows:
+//!   they run on every later commit.
 
 use std::path::{Path, PathBuf};
 
@@ -32,8 +37,9 @@ pub struct Setup {
     /// default: the source's default
     #[arg(min_len = 1, max_len = 255)]
     branch: Option<String>,
-    /// use its .githooks folder (default true)
-    #[arg(default = true)]
+    /// enable its .githooks folder (they run on every commit; over HTTP a grant naming
+    /// repo_setup)
+    #[arg(default)]
     hooks: bool,
 }
 
@@ -105,7 +111,7 @@ pub fn set_up(
     source: &Source,
 ) -> Result<Value, ToolError> {
     git::check_environment()?;
-    if source.url.is_empty() || source.url.starts_with('-') || source.url.starts_with("ext::") {
+    if source.url.is_empty() || source.url.starts_with('-') {
         return Err(ToolError::new(
             codes::FAILED,
             format!("the source's URL {:?} cannot be cloned", source.url),
@@ -126,6 +132,15 @@ pub fn set_up(
     }
     let default_path = source.name.clone();
     let path = roots.resolve_new("path", args.path.as_deref().unwrap_or(&default_path), None)?;
+    if path.components().any(|c| c.as_os_str() == ".git") {
+        return Err(invalid(
+            "path",
+            format!(
+                "{} is inside a .git folder, where a checkout must never go",
+                path.display()
+            ),
+        ));
+    }
     let ceilings = git::ceilings(roots);
     let run = |cwd: &Path, mode: Mode, argv: &[&str]| -> Result<git::Output, ToolError> {
         let all: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
@@ -152,6 +167,7 @@ pub fn set_up(
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("/"));
+    git::check_url(roots, &source.url, &parent, "the source's URL")?;
     std::fs::create_dir_all(&parent).map_err(|e| {
         ToolError::new(codes::FAILED, format!("creating {}: {e}", parent.display()))
     })?;
