@@ -95,7 +95,7 @@ fn render(settings: &crate::upstream::Settings, report: &ServerReport) -> String
             "  {} tools listed, {} would be published, {} withheld\n",
             report.tools,
             report.published.len(),
-            report.withheld.len()
+            report.withheld.len() + report.more_withheld + report.over_limit
         ));
     }
     for name in &report.published {
@@ -108,6 +108,19 @@ fn render(settings: &crate::upstream::Settings, report: &ServerReport) -> String
     }
     for withheld in &report.withheld {
         out.push_str(&format!("  - {}: {}\n", withheld.tool, withheld.reason));
+    }
+    if report.more_withheld > 0 {
+        out.push_str(&format!(
+            "  - {} more withheld for such reasons\n",
+            report.more_withheld
+        ));
+    }
+    if report.over_limit > 0 {
+        out.push_str(&format!(
+            "  - {} more past its limit of {} tools (maxTools in its mcp.json entry)\n",
+            report.over_limit,
+            report.published.len()
+        ));
     }
     for warning in &report.warnings {
         out.push_str(&format!("  ! {warning}\n"));

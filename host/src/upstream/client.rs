@@ -100,9 +100,19 @@ pub fn with_envelope(mut params: Value, capabilities: Option<Value>) -> Value {
 /// The tools a server listed.
 #[derive(Debug, Default)]
 pub struct ToolList {
+    /// The first items listed (at most what the caller asked to keep).
     pub tools: Vec<Value>,
+    /// Items listed past those, counted and dropped at once.
+    pub unread: usize,
     /// Why paging stopped before the server said it had no more, if it did.
     pub stopped: Option<PagingStop>,
+}
+
+impl ToolList {
+    /// Every item the server listed, kept or not.
+    pub fn listed(&self) -> usize {
+        self.tools.len() + self.unread
+    }
 }
 
 /// Why `tools/list` paging stopped early.
@@ -117,7 +127,7 @@ pub enum PagingStop {
 impl ToolList {
     /// The warning to report when paging stopped early.
     pub fn paging_warning(&self) -> Option<String> {
-        let count = self.tools.len();
+        let count = self.listed();
         self.stopped.as_ref().map(|stop| match stop {
             PagingStop::Limit => format!(
                 "tools/list stopped after {MAX_PAGES} pages ({count} tools); the server has \
@@ -398,9 +408,10 @@ impl Client {
         self.timeout
     }
 
-    /// Every tool the server lists, following `nextCursor` up to [`MAX_PAGES`] pages.
-    pub fn list_tools(&self) -> Result<ToolList, UpstreamError> {
-        self.list_paged("tools/list", "tools")
+    /// The tools the server lists, following `nextCursor` up to [`MAX_PAGES`] pages: the
+    /// first `keep` kept, the rest only counted.
+    pub fn list_tools(&self, keep: usize) -> Result<ToolList, UpstreamError> {
+        self.list_paged("tools/list", "tools", keep)
     }
 
     /// Takes note of the tools the server listed (a 2026 call over HTTP mirrors some of its
@@ -416,8 +427,15 @@ impl Client {
         self.capabilities.get(name).is_some_and(Value::is_object)
     }
 
-    /// Every item of a paged list (`prompts/list` → `prompts`, …), as [`Client::list_tools`].
-    pub fn list_paged(&self, method: &str, key: &str) -> Result<ToolList, UpstreamError> {
+    /// The items of a paged list (`prompts/list` → `prompts`, …), as [`Client::list_tools`]:
+    /// the first `keep` kept, the rest only counted (a server listing 100 000 costs one page's
+    /// parse at a time, never all of them).
+    pub fn list_paged(
+        &self,
+        method: &str,
+        key: &str,
+        keep: usize,
+    ) -> Result<ToolList, UpstreamError> {
         let mut list = ToolList::default();
         let mut cursor: Option<String> = None;
         let mut seen: Vec<String> = Vec::new();
@@ -426,11 +444,15 @@ impl Client {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let result = self.request(method, params, self.timeout, &NEVER)?;
-            let tools = result.get(key).and_then(Value::as_array).ok_or_else(|| {
-                UpstreamError::Protocol(format!("{method} answered without a {key} array"))
-            })?;
-            list.tools.extend(tools.iter().cloned());
+            let mut result = self.request(method, params, self.timeout, &NEVER)?;
+            let Some(Value::Array(tools)) = result.get_mut(key).map(Value::take) else {
+                return Err(UpstreamError::Protocol(format!(
+                    "{method} answered without a {key} array"
+                )));
+            };
+            let room = keep.saturating_sub(list.tools.len());
+            list.unread += tools.len().saturating_sub(room);
+            list.tools.extend(tools.into_iter().take(room));
             cursor = result
                 .get("nextCursor")
                 .and_then(Value::as_str)

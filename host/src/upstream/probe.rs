@@ -48,6 +48,9 @@ pub struct ServerReport {
     /// The published tools as agents would see them (only in `--json`).
     pub definitions: Vec<Value>,
     pub withheld: Vec<Withheld>,
+    /// Tools withheld past those kept, and tools past `maxTools`: counted only.
+    pub more_withheld: usize,
+    pub over_limit: usize,
     pub warnings: Vec<String>,
     /// Whether the server sent `notifications/tools/list_changed` during the probe.
     pub list_changed: bool,
@@ -70,6 +73,12 @@ impl ServerReport {
             "listChanged": self.list_changed,
             "elapsed_ms": self.elapsed_ms as u64,
         });
+        if self.more_withheld > 0 {
+            value["withheld_more"] = json!(self.more_withheld);
+        }
+        if self.over_limit > 0 {
+            value["over_limit"] = json!(self.over_limit);
+        }
         for (key, field) in [
             ("reason", &self.reason),
             ("server", &self.server),
@@ -124,6 +133,8 @@ fn empty(server: &ServerConfig, state: State) -> ServerReport {
         published: Vec::new(),
         definitions: Vec::new(),
         withheld: Vec::new(),
+        more_withheld: 0,
+        over_limit: 0,
         warnings: Vec::new(),
         list_changed: false,
         elapsed_ms: 0,
@@ -148,15 +159,18 @@ pub fn probe(server: &ServerConfig) -> ServerReport {
         Ok(client) => {
             report.server = client.server_info.clone();
             report.protocol_version = Some(client.version.clone());
-            match client.list_tools() {
+            match client.list_tools(super::supervisor::keep(server.max_tools)) {
                 Err(e) => report.reason = Some(format!("tools/list failed: {e}")),
                 Ok(list) => {
                     report.state = State::Connected;
-                    report.tools = list.tools.len();
-                    let publication = publish(&server.id, &list.tools, server.max_tools);
+                    report.tools = list.listed();
+                    let publication =
+                        publish(&server.id, &list.tools, server.max_tools, list.unread);
                     report.published = publication.names();
                     report.definitions = publication.published;
                     report.withheld = publication.withheld;
+                    report.more_withheld = publication.more_withheld;
+                    report.over_limit = publication.over_limit;
                     report.warnings.extend(list.paging_warning());
                 }
             }

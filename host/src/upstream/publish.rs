@@ -8,8 +8,11 @@
 //!   clients refuse, or that would take a built-in tool's name, is **withheld** with a reason,
 //!   never cut or repaired silently.
 //! - A description over [`MAX_DESCRIPTION_CHARS`] is cut, ending in `…`.
-//! - A server never publishes more than its `maxTools` (default 200): the rest are withheld
-//!   with the reason, so one server cannot flood every client's context.
+//! - A server never publishes more than its `maxTools` (default 200), so one server cannot flood
+//!   every client's context; the tools past it are only **counted** ([`Publication::over_limit`]),
+//!   never kept, and at most [`WITHHELD_KEPT`] tools withheld for another reason are kept with
+//!   it (the rest counted too): a server that lists 100 000 tools costs what one that lists
+//!   `maxTools` does.
 //! - A published tool never carries `null` for an optional field: absent or wrong-typed
 //!   optional fields are left out.
 
@@ -20,6 +23,8 @@ use coremcp_catalog::GROUPS;
 
 /// The longest full tool name clients accept.
 pub const MAX_NAME_CHARS: usize = 64;
+/// Tools withheld for a reason (not the limit) kept, with it, per server; the rest are counted.
+pub const WITHHELD_KEPT: usize = 50;
 
 /// A tool that is not published, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,10 +39,45 @@ pub struct Withheld {
 pub struct Publication {
     /// The tools as agents would see them (`name` is the full `mcp__<id>__<tool>`).
     pub published: Vec<Value>,
+    /// The first tools withheld for a reason other than the limit, with it.
     pub withheld: Vec<Withheld>,
+    /// Tools withheld for such a reason past those (counted only).
+    pub more_withheld: usize,
+    /// Tools past `maxTools` (counted only).
+    pub over_limit: usize,
+    /// The limit they are past.
+    pub max_tools: usize,
 }
 
 impl Publication {
+    /// One line for the log: what was published, withheld and left over the limit.
+    pub fn summary(&self, id: &str) -> String {
+        let mut line = format!(
+            "upstream server {id}: {} tools published",
+            self.published.len()
+        );
+        let withheld = self.withheld.len() + self.more_withheld;
+        if withheld > 0 {
+            let first: Vec<String> = self
+                .withheld
+                .iter()
+                .take(3)
+                .map(|w| format!("{} ({})", w.tool, w.reason))
+                .collect();
+            line.push_str(&format!(
+                ", {withheld} withheld (first: {})",
+                first.join("; ")
+            ));
+        }
+        if self.over_limit > 0 {
+            line.push_str(&format!(
+                ", {} more past its limit of {} (maxTools in its mcp.json entry), only counted",
+                self.over_limit, self.max_tools
+            ));
+        }
+        line
+    }
+
     /// The full names of the published tools.
     pub fn names(&self) -> Vec<String> {
         self.published
@@ -62,35 +102,36 @@ pub fn split_name(full: &str) -> Option<(&str, &str)> {
     Some((&rest[..at], tool))
 }
 
-/// Publishes the `tools/list` entries of server `id`, at most `max_tools` of them.
-pub fn publish(id: &str, tools: &[Value], max_tools: usize) -> Publication {
-    let mut out = Publication::default();
-    let mut seen: Vec<String> = Vec::new();
+/// Publishes the `tools/list` entries of server `id`, at most `max_tools` of them; `unread`
+/// more were listed past `tools` and only counted (they are past the limit).
+pub fn publish(id: &str, tools: &[Value], max_tools: usize, unread: usize) -> Publication {
+    let mut out = Publication {
+        over_limit: unread,
+        max_tools,
+        ..Publication::default()
+    };
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (index, tool) in tools.iter().enumerate() {
         let name = tool.get("name").and_then(Value::as_str);
-        let label = name.map_or_else(|| format!("(tool #{index} without a name)"), str::to_owned);
         let outcome = name
             .ok_or_else(|| "it has no name".to_owned())
             .and_then(|name| {
-                if seen.iter().any(|s| s == name) {
+                if seen.contains(name) {
                     return Err("the server lists this name twice; the first one is kept".into());
                 }
-                let published = publish_one(id, name, tool)?;
-                if out.published.len() >= max_tools {
-                    return Err(format!(
-                        "the server lists more than {max_tools} tools, its limit (maxTools in \
-                         its mcp.json entry); the first {max_tools} are published"
-                    ));
-                }
-                Ok(published)
+                publish_one(id, name, tool)
             });
         match outcome {
+            Ok(_) if out.published.len() >= max_tools => out.over_limit += 1,
             Ok(published) => {
-                seen.push(label);
+                if let Some(name) = name {
+                    seen.insert(name);
+                }
                 out.published.push(published);
             }
+            Err(_) if out.withheld.len() >= WITHHELD_KEPT => out.more_withheld += 1,
             Err(reason) => out.withheld.push(Withheld {
-                tool: label,
+                tool: name.map_or_else(|| format!("(tool #{index} without a name)"), str::to_owned),
                 reason,
             }),
         }
@@ -262,7 +303,7 @@ mod tests {
                             "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}},
                             "annotations": null, "outputSchema": null}),
         ];
-        let out = publish("everything", &tools, 200);
+        let out = publish("everything", &tools, 200, 0);
         assert!(out.withheld.is_empty(), "{:?}", out.withheld);
         assert_eq!(out.names(), ["mcp__everything__echo"]);
         let text = out.published[0].to_string();
@@ -274,7 +315,7 @@ mod tests {
     fn long_descriptions_are_capped_with_an_ellipsis() {
         let mut t = tool("long");
         t["description"] = Value::String("é".repeat(2000));
-        let out = publish("s", &[t], 200);
+        let out = publish("s", &[t], 200, 0);
         let description = out.published[0]["description"].as_str().expect("text");
         assert_eq!(description.chars().count(), MAX_DESCRIPTION_CHARS);
         assert!(description.ends_with('…'));
@@ -287,7 +328,7 @@ mod tests {
                           "description": "x".repeat(10_000)}});
         let array = json!({"name": "array", "inputSchema": {"type": "array"}});
         let none = json!({"name": "none"});
-        let out = publish("s", &[big, array, none, tool("fine")], 200);
+        let out = publish("s", &[big, array, none, tool("fine")], 200, 0);
         assert_eq!(out.names(), ["mcp__s__fine"]);
         let reasons: Vec<(&str, &str)> = out
             .withheld
@@ -313,6 +354,7 @@ mod tests {
             "s",
             &[tool(&long), tool(&fits), tool("a.b"), json!({"x": 1})],
             200,
+            0,
         );
         assert_eq!(out.names(), [format!("mcp__s__{fits}")]);
         assert!(out.withheld[0].reason.contains("78 characters"));
@@ -326,22 +368,45 @@ mod tests {
         let tools: Vec<Value> = (0..10).map(|i| tool(&format!("t{i}"))).collect();
         let mut with_broken = tools.clone();
         with_broken.insert(1, json!({"name": "bad", "inputSchema": {"type": "array"}}));
-        let out = publish("s", &with_broken, 3);
+        let out = publish("s", &with_broken, 3, 5);
         assert_eq!(out.names(), ["mcp__s__t0", "mcp__s__t1", "mcp__s__t2"]);
         assert_eq!(
             out.withheld.len(),
-            8,
-            "the broken one and seven over the limit"
+            1,
+            "the broken one, kept with its reason"
         );
-        assert!(out.withheld[1]
-            .reason
-            .contains("more than 3 tools, its limit (maxTools"));
-        assert_eq!(out.withheld[1].tool, "t3");
+        assert_eq!(out.withheld[0].tool, "bad");
+        assert_eq!(
+            out.over_limit,
+            7 + 5,
+            "seven kept past the limit and five unread"
+        );
+        let line = out.summary("s");
+        assert!(
+            line.contains("3 tools published")
+                && line.contains("1 withheld (first: bad (")
+                && line.contains("12 more past its limit of 3"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_server_listing_a_hundred_thousand_tools_keeps_only_a_count_past_its_limit() {
+        let mut tools: Vec<Value> = (0..100_000).map(|i| tool(&format!("t{i}"))).collect();
+        // Withheld ones past the first few are counted too.
+        for i in 0..200 {
+            tools[i * 2 + 1] = json!({"name": format!("bad{i}"), "inputSchema": {"type": "array"}});
+        }
+        let out = publish("s", &tools, 200, 0);
+        assert_eq!(out.published.len(), 200);
+        assert_eq!(out.withheld.len(), WITHHELD_KEPT);
+        assert_eq!(out.withheld.len() + out.more_withheld, 200);
+        assert_eq!(out.over_limit, 100_000 - 200 - 200);
     }
 
     #[test]
     fn duplicates_and_built_in_names_are_withheld() {
-        let out = publish("s", &[tool("a"), tool("a")], 200);
+        let out = publish("s", &[tool("a"), tool("a")], 200, 0);
         assert_eq!(out.names(), ["mcp__s__a"]);
         assert!(out.withheld[0].reason.contains("twice"));
         // No built-in starts with mcp__, so the check can only be exercised directly.

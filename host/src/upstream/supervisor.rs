@@ -48,6 +48,14 @@ const STABLE: Duration = Duration::from_secs(60);
 /// How often a Streamable HTTP server is pinged, and how long it has to answer.
 pub const PING_EVERY: Duration = Duration::from_secs(10);
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// Prompts, resources or templates kept of one server's list; the rest are counted.
+const MAX_SURFACE_ITEMS: usize = 1000;
+
+/// How many listed tools to keep for a limit of `max_tools`: room for the published ones
+/// and for the withheld ones kept with their reasons; the rest are only counted.
+pub fn keep(max_tools: usize) -> usize {
+    max_tools + super::publish::WITHHELD_KEPT
+}
 
 /// Called with the server's id whenever its state or tools changed.
 pub type OnChange = Arc<dyn Fn(&str) + Send + Sync>;
@@ -130,7 +138,13 @@ pub struct Tools {
     pub published: Vec<Value>,
     /// Full name → the server's own tool name.
     pub names: HashMap<String, String>,
+    /// The first tools withheld for a reason, with it.
     pub withheld: Vec<Withheld>,
+    /// Tools withheld past those, and tools past `maxTools`: counted only.
+    pub more_withheld: usize,
+    pub over_limit: usize,
+    /// All of that in one line, for the log.
+    pub summary: String,
     pub warnings: Vec<String>,
     /// Its prompts, resources and resource templates, as published.
     pub surface: super::surface::Surface,
@@ -324,6 +338,13 @@ impl Server {
                 .collect::<Vec<_>>(),
             "restarts": self.restarts.load(Ordering::Relaxed),
         });
+        if tools.more_withheld > 0 {
+            value["withheld_more"] = json!(tools.more_withheld);
+        }
+        if tools.over_limit > 0 {
+            value["over_limit"] = json!(tools.over_limit);
+            value["max_tools"] = json!(self.config.max_tools);
+        }
         match &state {
             State::Restarting { reason, retry_at } => {
                 value["reason"] = json!(reason);
@@ -461,11 +482,13 @@ impl Server {
             server = %self.config.id,
             info = client.server_info.as_deref().unwrap_or("(no serverInfo)"),
             published = tools.published.len(),
-            withheld = tools.withheld.len(),
+            withheld = tools.withheld.len() + tools.more_withheld,
+            over_limit = tools.over_limit,
             "upstream server connected"
         );
-        for withheld in &tools.withheld {
-            tracing::warn!(server = %self.config.id, tool = %withheld.tool, "upstream tool withheld: {}", withheld.reason);
+        // One line however many tools the server lists.
+        if !tools.withheld.is_empty() || tools.over_limit > 0 {
+            tracing::warn!(server = %self.config.id, "{}", tools.summary);
         }
         let conn = Arc::new(Connection {
             client,
@@ -480,10 +503,15 @@ impl Server {
 
     fn list(&self, client: &Client) -> Result<Tools, String> {
         let list = client
-            .list_tools()
+            .list_tools(keep(self.config.max_tools))
             .map_err(|e| format!("tools/list failed: {e}"))?;
         client.note_tools(&list.tools);
-        let publication = publish(&self.config.id, &list.tools, self.config.max_tools);
+        let publication = publish(
+            &self.config.id,
+            &list.tools,
+            self.config.max_tools,
+            list.unread,
+        );
         let mut warnings = client.warnings();
         if let Some(text) = list.paging_warning() {
             tracing::warn!(server = %self.config.id, "{text}");
@@ -504,9 +532,12 @@ impl Server {
         }
         warnings.extend(surface.warnings.iter().cloned());
         Ok(Tools {
+            summary: publication.summary(&self.config.id),
             published: publication.published,
             names,
             withheld: publication.withheld,
+            more_withheld: publication.more_withheld,
+            over_limit: publication.over_limit,
             warnings,
             surface,
         })
@@ -520,8 +551,17 @@ impl Server {
             if !declared {
                 return Vec::new();
             }
-            match client.list_paged(method, key) {
-                Ok(list) => list.tools,
+            match client.list_paged(method, key, MAX_SURFACE_ITEMS) {
+                Ok(list) => {
+                    if list.unread > 0 {
+                        warnings.push(format!(
+                            "{method}: the server lists {} items; the first {MAX_SURFACE_ITEMS} \
+                             are kept",
+                            list.listed()
+                        ));
+                    }
+                    list.tools
+                }
                 Err(e) => {
                     warnings.push(format!("{method} failed: {e}"));
                     Vec::new()

@@ -567,17 +567,9 @@ fn a_server_publishes_at_most_its_max_tools_and_a_repeated_cursor_is_named() {
     assert_eq!(flood["tools"], 10_000, "{flood}");
     assert_eq!(names(flood).len(), 200, "the default cap");
     assert_eq!(names(flood)[199], "mcp__flood__f00199");
-    let withheld = flood["withheld"].as_array().expect("withheld");
-    assert_eq!(withheld.len(), 9_800);
-    assert_eq!(withheld[0]["tool"], "f00200");
-    assert!(
-        withheld[0]["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("more than 200 tools, its limit (maxTools in its mcp.json entry)"),
-        "{}",
-        withheld[0]
-    );
+    // The ones past the limit are counted, never kept one by one.
+    assert_eq!(flood["over_limit"], 9_800, "{flood}");
+    assert_eq!(flood["withheld"], json!([]), "{flood}");
     assert_eq!(names(by_id(&servers, "capped")).len(), 50);
 
     let loops = by_id(&servers, "loops");
@@ -588,6 +580,41 @@ fn a_server_publishes_at_most_its_max_tools_and_a_repeated_cursor_is_named() {
         "{warnings}"
     );
     assert!(!warnings.contains("the server has more"), "{warnings}");
+}
+
+#[test]
+fn a_server_listing_a_hundred_thousand_tools_costs_a_count_and_one_log_line() {
+    let dir = coremcp_tests::plugins(&[]);
+    let servers = format!("big=python3 {} hundredk", fixture("misbehave.py"));
+    let mut host = coremcp_tests::Server::start(
+        dir.path(),
+        &["--status-listen", "127.0.0.1:0"],
+        &[
+            ("COREMCP_MCP_CONFIG", ""),
+            ("COREMCP_MCP_SERVERS", &servers),
+            ("COREMCP_MCP_GRANTS", "stdio=big"),
+        ],
+    );
+    host.initialize();
+    let log = host.wait_stderr("upstream server connected", Duration::from_secs(60));
+    let names = host.tool_names();
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("mcp__big__")).count(),
+        200,
+        "the default limit"
+    );
+    let withheld_lines = log
+        .lines()
+        .filter(|l| l.contains("withheld") || l.contains("past its limit"))
+        .count();
+    assert!(withheld_lines <= 2, "{withheld_lines} lines:\n{log}");
+    assert!(
+        log.contains("99800 more past its limit of 200"),
+        "no summary line:\n{log}"
+    );
+    // What it keeps: 200 tools and a count, not 100 000 entries.
+    let rss = host.memory_kb("VmRSS");
+    assert!(rss < 50 * 1024, "RSS {rss} kB after listing 100 000 tools");
 }
 
 #[test]
