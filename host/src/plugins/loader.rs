@@ -16,7 +16,7 @@ use abi_stable::library::{lib_header_from_path, LibraryError};
 use coremcp_plugin_api::{ApiVersion, Manifest, PluginModRef, ToolError};
 
 use super::host_api::host_api;
-use super::vetting::Vetting;
+use super::vetting::{Trust, Vetting};
 
 /// A loaded, initialised plugin.
 pub struct Library {
@@ -46,6 +46,8 @@ pub enum LoadError {
     Open { path: PathBuf, reason: String },
     #[error("{path}: not a whole plugin library, so it was not loaded: {reason}")]
     Malformed { path: PathBuf, reason: String },
+    #[error("{path}: changed since it was installed (its bytes are not the ones whose SHA-256 was recorded beside it), so it was not loaded: install it again with `coremcp plugins install FILE`, or, if this file is the one you mean, record it with `coremcp plugins index`")]
+    Changed { path: PathBuf },
     #[error("{path}: opening it in a probe process failed ({how}), so it was not loaded: the file is damaged or not a Core MCP plugin")]
     Crashed { path: PathBuf, how: String },
     #[error("{path}: built against plugin API {plugin}; this host speaks plugin API {host} (the major versions must match)")]
@@ -90,7 +92,7 @@ pub fn load_as(
     group: &str,
     vetting: &Vetting,
 ) -> Result<Library, LoadError> {
-    let (module, manifest) = open(path, shown, vetting)?;
+    let (module, manifest) = open(path, shown, vetting, Trust::Installed)?;
     if manifest.group != group {
         return Err(LoadError::GroupMismatch {
             path: shown.to_owned(),
@@ -107,10 +109,10 @@ pub fn load_as(
     Ok(Library { module, manifest })
 }
 
-/// Checks a library and reads its manifest without initialising it (for installing it); errors
-/// name `shown`.
+/// Checks a library and reads its manifest without initialising it (for installing or
+/// indexing it, which records its bytes anew); errors name `shown`.
 pub fn inspect(path: &Path, shown: &Path, vetting: &Vetting) -> Result<Manifest, LoadError> {
-    open(path, shown, vetting).map(|(_, manifest)| manifest)
+    open(path, shown, vetting, Trust::New).map(|(_, manifest)| manifest)
 }
 
 /// The vetting, the version gate, abi_stable's layout check and the manifest, in that order.
@@ -118,8 +120,9 @@ fn open(
     path: &Path,
     shown: &Path,
     vetting: &Vetting,
+    trust: Trust,
 ) -> Result<(PluginModRef, Manifest), LoadError> {
-    vetting.vet(path, shown)?;
+    vetting.vet(path, shown, trust)?;
     let host = ApiVersion::current();
     // dlopen runs the library's static initialisers (a Rust cdylib has none of its own);
     // nothing else of the plugin runs until the checks below pass.

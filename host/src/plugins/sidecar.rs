@@ -307,6 +307,19 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
     Some(tools)
 }
 
+/// The SHA-256 of the bytes `library` was installed or indexed with, as recorded in its
+/// sidecar's head (whatever the sidecar's format): `None` when nothing was recorded.
+pub fn installed_sha256(library: &Path) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Recorded {
+        sha256: String,
+    }
+    let mut opened = Opened::open(&path_of(library))?;
+    let head_end = opened.line_end()?;
+    let recorded: Recorded = serde_json::from_slice(&opened.bytes[..head_end]).ok()?;
+    (recorded.sha256.len() == 64).then_some(recorded.sha256)
+}
+
 /// Whether the sidecar of `library` already holds `manifest` for the library as it is, as
 /// this host renders it (so there is nothing to write). Never hashes.
 pub fn holds(library: &Path, manifest: &Manifest) -> bool {

@@ -1,11 +1,19 @@
 //! The gate every plugin file passes before this process maps it: a library that is not whole
 //! and well-formed must never be able to crash the host.
 //!
-//! Two checks, in order:
+//! Three checks, in order:
 //! 1. **Structure** ([`super::elf`]), every time: the file is a whole ELF shared object for
 //!    this machine. This catches the ordinary accident — a copy or download cut short — whose
 //!    mapping would raise `SIGBUS` in the process that maps it.
-//! 2. **A probe process**, for a file not seen to pass before: `coremcp probe-plugin FILE`
+//! 2. **The installed bytes**, when a library is loaded to serve ([`Trust::Installed`]): its
+//!    SHA-256 must be the one recorded beside it when it was installed or indexed (the sidecar
+//!    manifest's head), whatever its size and mtime say — a library damaged in place (two
+//!    bytes of a handler changed) is refused before it is mapped, rather than crash the host
+//!    at its first call. The hash is taken again unless the record of files that passed holds
+//!    this file with the same device, inode, size, mtime and ctime (which no user can set
+//!    back); a copied install is hashed on its first load. A library with no record beside it
+//!    (never installed or indexed) is vetted as before, and its sidecar written then.
+//! 3. **A probe process**, for a file not seen to pass before: `coremcp probe-plugin FILE`
 //!    opens the library and reads its manifest in a short-lived child, so whatever a damaged
 //!    library does while it is mapped and relocated kills only the probe. A file that passed is
 //!    remembered in `plugin-checks.json` under the data folder: its path, identity, size and
@@ -16,6 +24,7 @@
 //! Invariants:
 //! - No library is mapped in this process before its structure passed, and, when a probe
 //!   program is configured, before a probe survived it or its bytes match a file that did.
+//! - No library is loaded to serve whose bytes differ from the SHA-256 recorded beside it.
 //! - A refusal is one line that names the file and what is wrong with it.
 //! - The record is only ever replaced whole (written beside, then renamed); a record that is
 //!   missing, unreadable or malformed only costs a probe.
@@ -60,7 +69,19 @@ struct Passed {
     ino: u64,
     len: u64,
     mtime_ns: i128,
+    /// An older record has none (0): the file is hashed again once.
+    #[serde(default)]
+    ctime_ns: i128,
     sha256: String,
+}
+
+/// What a library's bytes are checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Loaded to serve: its bytes must be the ones recorded beside it, if any are.
+    Installed,
+    /// Being installed or indexed (its record is about to be written).
+    New,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -85,8 +106,9 @@ impl Vetting {
         Self::default()
     }
 
-    /// Vets the file at `path` (errors name `shown`, the file the user knows).
-    pub fn vet(&self, path: &Path, shown: &Path) -> Result<(), LoadError> {
+    /// Vets the file at `path` (errors name `shown`, the file the user knows, beside which its
+    /// installed bytes are recorded).
+    pub fn vet(&self, path: &Path, shown: &Path, trust: Trust) -> Result<(), LoadError> {
         let refuse = |reason: String| LoadError::Malformed {
             path: shown.to_owned(),
             reason,
@@ -100,19 +122,36 @@ impl Vetting {
             return Err(refuse("not a regular file".to_owned()));
         }
         elf::check(&file, meta.len()).map_err(refuse)?;
-        let Some(probe) = &self.probe else {
-            return Ok(());
-        };
         let mut seen = Passed {
             path: path.to_owned(),
             dev: meta.dev(),
             ino: meta.ino(),
             len: meta.len(),
             mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
             sha256: String::new(),
         };
         let record = self.read_record();
-        if record.passed.iter().any(|p| same_file(p, &seen)) {
+        let known = record.passed.iter().find(|p| same_file(p, &seen));
+        let installed = match trust {
+            Trust::Installed => super::sidecar::installed_sha256(shown),
+            Trust::New => None,
+        };
+        if let Some(installed) = installed {
+            let now = match known {
+                Some(known) => known.sha256.clone(),
+                None => file_sha256(&mut file).map_err(|e| refuse(format!("reading it: {e}")))?,
+            };
+            if now != installed {
+                return Err(LoadError::Changed {
+                    path: shown.to_owned(),
+                });
+            }
+        }
+        let Some(probe) = &self.probe else {
+            return Ok(());
+        };
+        if known.is_some() {
             return Ok(());
         }
         seen.sha256 = file_sha256(&mut file).map_err(|e| refuse(format!("reading it: {e}")))?;
@@ -152,12 +191,13 @@ fn same_file(known: &Passed, seen: &Passed) -> bool {
         && known.ino == seen.ino
         && known.len == seen.len
         && known.mtime_ns == seen.mtime_ns
+        && known.ctime_ns == seen.ctime_ns
 }
 
 /// The SHA-256 of an open file, remembered by file identity for this process: the vetting and
 /// the sidecar manifest of one library need it once, not twice.
 pub(super) fn file_sha256(file: &mut File) -> std::io::Result<String> {
-    type Identity = (u64, u64, u64, i64, i64);
+    type Identity = (u64, u64, u64, i64, i64, i64, i64);
     static KNOWN: Mutex<Vec<(Identity, String)>> = Mutex::new(Vec::new());
     let meta = file.metadata()?;
     let identity = (
@@ -166,6 +206,8 @@ pub(super) fn file_sha256(file: &mut File) -> std::io::Result<String> {
         meta.len(),
         meta.mtime(),
         meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
     );
     let known = |list: &Vec<(Identity, String)>| {
         list.iter()
@@ -288,8 +330,14 @@ mod tests {
             ino: n as u64,
             len: 2,
             mtime_ns: 3,
+            ctime_ns: 4,
             sha256: format!("{n:064x}"),
         };
+        // A file changed in place and its mtime set back is another file: its ctime moved.
+        let mut touched = entry(0);
+        touched.ctime_ns += 1;
+        assert!(same_file(&entry(0), &entry(0)));
+        assert!(!same_file(&entry(0), &touched));
         for n in 0..RECORD_LIMIT + 5 {
             vetting.remember(entry(n));
         }

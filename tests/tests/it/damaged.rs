@@ -252,3 +252,76 @@ fn a_file_that_passed_is_not_probed_again_even_when_copied_anew() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("plugin probe: ok: group swap"), "{err}");
 }
+
+#[test]
+fn a_library_changed_in_place_after_it_was_installed_is_refused_and_the_others_keep_serving() {
+    use std::os::unix::fs::FileExt;
+    let dir = plugins(&["fixture", "notepad"]);
+    let data = TempDir::new("changed-data");
+    let data_arg = dir_arg(&data);
+    // The install record: scripts/build and plugins install write it; index does the same here.
+    let (code, out, err) = run(
+        &[
+            "plugins",
+            "index",
+            "--plugins",
+            &dir_arg(&dir),
+            "--data",
+            &data_arg,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let file = dir.path().join("libcoremcp_fixture.so");
+    let original = std::fs::read(&file).expect("read");
+    let modified = std::fs::metadata(&file)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    // Two bytes of code changed in place: same size, and the mtime set back.
+    let (code_at, code_size) = section(&original, ".text");
+    let at = code_at + code_size / 2;
+    let handle = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .expect("open for writing");
+    handle
+        .write_all_at(&[original[at] ^ 0xff, original[at + 1] ^ 0xff], at as u64)
+        .expect("damage");
+    handle.set_modified(modified).expect("set mtime back");
+    drop(handle);
+    assert_eq!(
+        std::fs::metadata(&file).expect("meta").len(),
+        original.len() as u64
+    );
+
+    let mut server = Server::start(dir.path(), &["--data", &data_arg], &[]);
+    server.initialize();
+    let refused = server.call("fixture_echo", json!({"message": "hi"}));
+    assert!(is_error(&refused), "{refused}");
+    assert!(
+        text(&refused).contains("changed since it was installed")
+            && text(&refused).contains("coremcp plugins install")
+            && text(&refused).contains("coremcp plugins index"),
+        "{refused}"
+    );
+    // Nothing of it was mapped, and the other group serves.
+    assert!(
+        !server
+            .mapped_plugins()
+            .contains(&"libcoremcp_fixture.so".to_owned()),
+        "{:?}",
+        server.mapped_plugins()
+    );
+    server.ok(
+        "notepad_set",
+        json!({"scope": "global", "key": "still", "value": "serving"}),
+    );
+    drop(server);
+
+    // The installed bytes back: it serves again.
+    std::fs::write(&file, &original).expect("restore");
+    let mut server = Server::start(dir.path(), &["--data", &data_arg], &[]);
+    server.initialize();
+    let echoed = server.call("fixture_echo", json!({"message": "hi"}));
+    assert!(!is_error(&echoed), "{echoed}");
+}
