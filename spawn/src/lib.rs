@@ -6,10 +6,13 @@
 //! Invariants:
 //! - Every child gets a **scrubbed environment** ([`Inherit`]): variables whose name marks a
 //!   credential ([`is_credential_name`]: credential words such as `KEY`, `TOKEN`, `PAT`,
-//!   `COOKIE`, `AUTH`, every `COREMCP_*`, agent sockets) or whose value holds one
-//!   ([`is_credential_value`]: a URL with a password) are dropped; third-party children get
-//!   only a short base list. A caller passes a credential on only through an explicit `env`
-//!   entry.
+//!   `COOKIE`, `AUTH`, `JWT`, every `COREMCP_*`, agent sockets, files and programs that hand
+//!   one out such as `PGPASSFILE` or `GIT_ASKPASS`) or whose value holds one
+//!   ([`is_credential_value`]: a URL with a password or a token, a connection string's key)
+//!   are dropped; a family of variables that only work together (git's `GIT_CONFIG_COUNT`,
+//!   `GIT_CONFIG_KEY_n`, `GIT_CONFIG_VALUE_n`, `GIT_CONFIG_PARAMETERS`) is dropped whole, never
+//!   half; third-party children get only a short base list. A caller passes a credential on
+//!   only through an explicit `env` entry.
 //! - A child never inherits the caller's stdin or stdout: stdin is a pipe or null, stdout is
 //!   captured, so a child can never write into the MCP protocol stream.
 //! - Captured output is bounded ([`Spec::max_output`]): the rest is drained and counted, never
@@ -61,6 +64,7 @@ const SECRET_WORDS: &[&str] = &[
     "PRIVATE",
     "KEYRING",
     "DSN",
+    "JWT",
 ];
 
 /// Parts that mark a name as a credential wherever they appear, for names written without
@@ -77,10 +81,33 @@ const SECRET_PARTS: &[&str] = &[
     "ACCESSTOKEN",
     "APITOKEN",
     "AUTHKEY",
+    "ASKPASS",
+    "CONNECTION_STRING",
+    "CONNECTIONSTRING",
 ];
 
-/// Whole names that are credentials (or lead to them) without a telling word.
-const SECRET_NAMES: &[&str] = &["KUBECONFIG", "NETRC", "SSH_AGENT_PID", "GPG_AGENT_INFO"];
+/// Whole names that are credentials (or lead to them: files and programs that hold or hand
+/// out one) without a telling word.
+const SECRET_NAMES: &[&str] = &[
+    "KUBECONFIG",
+    "NETRC",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "SSHPASS",
+    "PGPASSFILE",
+    "PGSERVICEFILE",
+    "DOCKER_CONFIG",
+];
+
+/// Families of variables that only mean something together and whose values can carry a
+/// credential (`http.extraHeader`): git's configuration from the environment. A family is
+/// dropped whole — dropping half of one (a count without its keys) breaks every git command.
+fn in_dropped_family(upper: &str) -> bool {
+    upper == "GIT_CONFIG_COUNT"
+        || upper == "GIT_CONFIG_PARAMETERS"
+        || upper.starts_with("GIT_CONFIG_KEY_")
+        || upper.starts_with("GIT_CONFIG_VALUE_")
+}
 
 /// Names that keep the SSH agent reachable: scrubbed, except for git ([`Inherit::ScrubbedWithSsh`]).
 const SSH_AGENT_NAMES: &[&str] = &["SSH_AUTH_SOCK", "SSH_AGENT_PID"];
@@ -114,7 +141,17 @@ pub fn which(program: &str) -> Option<std::path::PathBuf> {
 /// settings carry connection URLs and token files), a credential word or part, or a known name.
 pub fn is_credential_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    if upper.starts_with("COREMCP_") || SECRET_NAMES.contains(&upper.as_str()) {
+    if upper.starts_with("COREMCP_")
+        || SECRET_NAMES.contains(&upper.as_str())
+        || in_dropped_family(&upper)
+    {
+        return true;
+    }
+    // Bundler's per-host credentials: `BUNDLE_GEMS__EXAMPLE__COM=user:password`.
+    if upper
+        .strip_prefix("BUNDLE_")
+        .is_some_and(|rest| rest.contains("__"))
+    {
         return true;
     }
     let words: Vec<&str> = upper
@@ -129,12 +166,20 @@ pub fn is_credential_name(name: &str) -> bool {
 }
 
 /// Whether a variable's *value* carries a credential: a URL with a password in it
-/// (`postgres://user:pw@host`, a proxy `http://user:pw@proxy:3128`), or a connection string
-/// with `password=`.
+/// (`postgres://user:pw@host`, a proxy `http://user:pw@proxy:3128`) or with a token in place
+/// of a user (`mongodb://TOKEN@host`, `https://ghp_…@github.com`), or a connection string with
+/// a password or a key (`password=`, `AccountKey=`, `SharedAccessKey=`).
 pub fn is_credential_value(value: &OsStr) -> bool {
     let text = value.to_string_lossy();
     let lower = text.to_ascii_lowercase();
-    if lower.contains("password=") || lower.contains("passwd=") {
+    let keyed = [
+        "password=",
+        "passwd=",
+        "accountkey=",
+        "sharedaccesskey=",
+        "sharedaccesssignature=",
+    ];
+    if keyed.iter().any(|k| lower.contains(k)) {
         return true;
     }
     let mut rest = text.as_ref();
@@ -145,12 +190,20 @@ pub fn is_credential_value(value: &OsStr) -> bool {
             .next()
             .unwrap_or_default();
         if let Some((userinfo, _host)) = authority.rsplit_once('@') {
-            if userinfo.contains(':') {
+            if userinfo.contains(':') || looks_like_a_token(userinfo) {
                 return true;
             }
         }
     }
     false
+}
+
+/// Whether a URL's user part is a token rather than a user name: long, or mixing letters and
+/// digits at a length no user name needs (`git`, `app` and `alice` are user names).
+fn looks_like_a_token(user: &str) -> bool {
+    let letters = user.chars().any(|c| c.is_ascii_alphabetic());
+    let digits = user.chars().any(|c| c.is_ascii_digit());
+    user.len() >= 24 || (user.len() >= 12 && letters && digits)
 }
 
 /// Whether a variable is scrubbed from children: by its name or by its value.
@@ -610,6 +663,21 @@ mod tests {
             "npm_config__auth",
             "npm_config__authToken",
             "MYAPITOKEN",
+            "CI_JOB_JWT",
+            "CI_JOB_JWT_V2",
+            "SSHPASS",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "BUNDLE_GEMS__CONTRIBSYS__COM",
+            "PGPASSFILE",
+            "PGSERVICEFILE",
+            "DOCKER_CONFIG",
+            "GIT_ASKPASS",
+            "SSH_ASKPASS",
+            "GIT_CONFIG_COUNT",
+            "GIT_CONFIG_KEY_0",
+            "GIT_CONFIG_VALUE_0",
+            "GIT_CONFIG_VALUE_12",
+            "GIT_CONFIG_PARAMETERS",
         ] {
             assert!(is_credential_name(name), "{name} should be scrubbed");
         }
@@ -626,6 +694,10 @@ mod tests {
             "GIT_SSH_COMMAND",
             "XDG_SESSION_ID",
             "LANG",
+            "BUNDLE_PATH",
+            "BUNDLE_GEMFILE",
+            "GIT_CONFIG_GLOBAL",
+            "GIT_CONFIG_NOSYSTEM",
         ] {
             assert!(!is_credential_name(name), "{name} should be kept");
         }
@@ -639,6 +711,10 @@ mod tests {
             "see https://a.example and redis://:hunter2@cache:6379/0",
             "host=db user=app password=x",
             "Server=x;Passwd=y",
+            "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=c2VjcmV0;EndpointSuffix=core",
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=abc",
+            "mongodb://Zk3n9QpLx2TgW7vB4mHs@cluster.example.net/db",
+            "https://ghp_0123456789abcdefghijABCDEFGHIJ0123@github.com/o/r.git",
         ] {
             assert!(is_credential_value(OsStr::new(value)), "{value}");
         }
@@ -646,6 +722,8 @@ mod tests {
             "http://proxy:3128",
             "postgres://app@db/app",
             "https://user@example.com/path:with:colons",
+            "ssh://git@github.com/o/r.git",
+            "https://alice.smith@example.com/",
             "/usr/bin:/bin",
             "mailto:someone@example.com",
         ] {

@@ -48,6 +48,34 @@ const SECRETS: &[(&str, &str)] = &[
     ("AWS_SECRET_ACCESS_KEY", "aws-value"),
     ("PGPASSWORD", "pg-value"),
     ("npm_config__authToken", "npm-value"),
+    ("CI_JOB_JWT", "ci-job-jwt-value"),
+    ("SSHPASS", "sshpass-value"),
+    (
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=azure-key-value",
+    ),
+    ("BUNDLE_GEMS__EXAMPLE__COM", "user:bundle-password"),
+    (
+        "MONGO_URL",
+        "mongodb://Zk3n9QpLx2TgW7vB4mHs@cluster.example.net/db",
+    ),
+    ("PGPASSFILE", "/keys/pgpass"),
+    ("DOCKER_CONFIG", "/keys/docker"),
+    ("GIT_ASKPASS", "/keys/askpass"),
+];
+
+/// git's configuration from the environment, as Copilot CLI starts servers with it (plus a
+/// header a value could carry): a family kept or dropped whole, checked by name (its values
+/// are ordinary words).
+const GIT_CONFIG_FAMILY: &[(&str, &str)] = &[
+    ("GIT_CONFIG_COUNT", "2"),
+    ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
+    ("GIT_CONFIG_VALUE_0", "explicit"),
+    ("GIT_CONFIG_KEY_1", "http.extraHeader"),
+    (
+        "GIT_CONFIG_VALUE_1",
+        "Authorization: Bearer git-header-secret",
+    ),
 ];
 
 /// Ordinary variables the scrubbed environment keeps.
@@ -59,6 +87,7 @@ const PLAIN: &[(&str, &str)] = &[
 fn environment_of_the_host(extra: &[(&str, &str)]) -> Vec<(String, String)> {
     SECRETS
         .iter()
+        .chain(GIT_CONFIG_FAMILY)
         .chain(PLAIN)
         .chain(extra)
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -70,7 +99,11 @@ fn leaked(seen: &BTreeMap<String, String>) -> Vec<String> {
     let values: Vec<&str> = SECRETS.iter().map(|(_, v)| *v).collect();
     seen.iter()
         .filter(|(name, value)| {
-            SECRETS.iter().any(|(s, _)| s == name) || values.contains(&value.as_str())
+            SECRETS
+                .iter()
+                .chain(GIT_CONFIG_FAMILY)
+                .any(|(s, _)| s == name)
+                || values.contains(&value.as_str())
         })
         .map(|(name, _)| name.clone())
         .collect()
@@ -107,6 +140,8 @@ fn the_publishing_cli_gets_no_secret() {
     assert!(seen.contains_key("HTTP_PROXY") && seen.contains_key("PATH"));
 }
 
+/// git's environment family, as Copilot CLI sets it, reaches git whole or not at all: with it
+/// in the host's environment every git tool works (half of it broke every one of them).
 #[test]
 fn git_and_its_hooks_get_no_secret_but_keep_the_ssh_agent() {
     let lab = TempDir::new("scrub-git");
@@ -141,6 +176,7 @@ fn git_and_its_hooks_get_no_secret_but_keep_the_ssh_agent() {
     ]);
     let root = lab.path().to_string_lossy().into_owned();
     let mut server = start(&dir, &["--root", &root], &env);
+    server.ok("git_status", json!({"repo_path": "repo"}));
     server.ok("git_add", json!({"repo_path": "repo", "paths": ["a.txt"]}));
     server.ok("git_commit", json!({"repo_path": "repo", "message": "m"}));
     let raw = std::fs::read(&dump).expect("the hook ran");
