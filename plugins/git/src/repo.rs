@@ -12,6 +12,9 @@
 //!   folders are allowed) relative to `repo_path`, must lie inside the work tree, and reaches git as a path
 //!   relative to the top level, after `--`, with literal pathspecs.
 //! - git always runs in the top level of the work tree.
+//! - A read runs no program the repository configures for itself: the filter drivers its own
+//!   config declares are switched off ([`git::read_guards`]), and `core.fsmonitor` and diff
+//!   drivers are off for every read ([`git::invoke_guarded`]).
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +33,8 @@ pub struct Repo<'c> {
     /// The top level of the work tree, canonical.
     top: PathBuf,
     ceilings: String,
+    /// The `-c` settings every read runs with (its own filter drivers off).
+    guards: Vec<String>,
 }
 
 impl<'c> Repo<'c> {
@@ -126,12 +131,14 @@ impl<'c> Repo<'c> {
                 Ok(store) => return Err(outside("alternate object store", &store)),
             }
         }
+        let guards = git::read_guards(ctx, &top, &ceilings, &[&git_dir, &common_dir])?;
         Ok(Self {
             ctx,
             roots,
             base,
             top,
             ceilings,
+            guards,
         })
     }
 
@@ -142,7 +149,14 @@ impl<'c> Repo<'c> {
 
     /// Runs git in the top level; any exit code is returned.
     pub fn run(&self, mode: Mode, args: &[String]) -> Result<Output, ToolError> {
-        git::invoke(self.ctx, &self.top, &self.ceilings, mode, args)
+        git::invoke_guarded(
+            self.ctx,
+            &self.top,
+            &self.ceilings,
+            mode,
+            args,
+            &self.guards,
+        )
     }
 
     /// Runs git in the top level; a non-zero exit is an error quoting git's stderr.

@@ -997,6 +997,65 @@ fn git_push_creates_the_upstream_then_fast_forwards() {
 }
 
 #[test]
+fn read_only_git_tools_run_no_program_the_repository_configures() {
+    let mut lab = Lab::new();
+    let repo = lab.root().join("repo");
+    lab.init(&repo);
+    write(
+        &repo.join(".gitattributes"),
+        "*.txt diff=evil filter=evil\n",
+    );
+    lab.commit(&repo, &[("a.txt", "one\n")], "first");
+    lab.commit(&repo, &[("a.txt", "two\n")], "second");
+    // Each program, were it run, leaves a marker beside the repository.
+    let ran = lab.dir.path().join("ran");
+    std::fs::create_dir_all(&ran).expect("mkdir");
+    let marker = |name: &str| format!("touch {}/{name}", ran.display());
+    let program = |name: &str| format!("sh -c '{}; cat' --", marker(name));
+    for (key, value) in [
+        ("core.fsmonitor", marker("fsmonitor")),
+        (
+            "diff.evil.textconv",
+            format!("sh -c '{}; cat \"$0\"'", marker("textconv")),
+        ),
+        ("diff.evil.command", marker("external-diff")),
+        ("diff.external", marker("diff-external")),
+        ("filter.evil.clean", program("clean")),
+        ("filter.evil.smudge", program("smudge")),
+    ] {
+        lab.git(&repo, &["config", key, &value]);
+    }
+    // A dirty, stat-changed file: status and diff would run the clean filter on it.
+    write(&repo.join("a.txt"), "three\n");
+    lab.ok("git_status", json!({"repo_path": "repo"}));
+    let diff = lab.ok("git_diff", json!({"repo_path": "repo"}));
+    assert!(diff.to_string().contains("three"), "{diff}");
+    lab.ok(
+        "git_diff",
+        json!({"repo_path": "repo", "target": "HEAD~1..HEAD"}),
+    );
+    lab.ok("git_diff", json!({"repo_path": "repo", "target": "HEAD~1"}));
+    lab.ok("git_log", json!({"repo_path": "repo", "path": "a.txt"}));
+    lab.ok("git_show", json!({"repo_path": "repo", "revision": "HEAD"}));
+    lab.ok(
+        "git_show",
+        json!({"repo_path": "repo", "revision": "HEAD", "path": "a.txt"}),
+    );
+    let markers: Vec<String> = std::fs::read_dir(&ran)
+        .expect("read")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        markers.is_empty(),
+        "programs the repository configured ran: {markers:?}"
+    );
+    // The same programs do run for plain git (the set-up is live).
+    lab.git(&repo, &["status"]);
+    lab.git(&repo, &["diff", "HEAD~1", "HEAD"]);
+    assert!(ran.join("fsmonitor").exists() || ran.join("clean").exists());
+}
+
+#[test]
 fn git_push_never_writes_to_a_local_repository_outside_the_roots() {
     let mut lab = Lab::new();
     let outside = lab.outside().join("stolen.git");

@@ -10,6 +10,9 @@
 //! - Read-only invocations run with `LC_ALL=C` (messages and `%(upstream:track)` are parsed)
 //!   and `GIT_OPTIONAL_LOCKS=0` (a status never takes the index lock); writing ones keep the
 //!   user's locale, since hooks run there.
+//! - A read-only invocation runs no program a repository configures for itself: no
+//!   `core.fsmonitor`, no diff driver (`--no-ext-diff --no-textconv` on `diff`, `log` and
+//!   `show`), and — given the repository's [`read_guards`] — no filter driver.
 //! - A failure message quotes an excerpt of git's stderr; an unknown revision or object is
 //!   `not_found`.
 
@@ -118,16 +121,46 @@ pub fn invoke(
     mode: Mode,
     args: &[String],
 ) -> Result<Output, ToolError> {
+    invoke_guarded(ctx, cwd, ceilings, mode, args, &[])
+}
+
+/// Subcommands that can run diff drivers, and so get `--no-ext-diff --no-textconv` to read.
+const DIFFING: &[&str] = &["diff", "log", "show"];
+
+/// [`invoke`], with `guards` (from [`read_guards`]) added to a read-only invocation.
+pub fn invoke_guarded(
+    ctx: &Ctx<'_>,
+    cwd: &Path,
+    ceilings: &str,
+    mode: Mode,
+    args: &[String],
+    guards: &[String],
+) -> Result<Output, ToolError> {
     // A repository's config cannot turn the `ext::` transport (which runs a command) back on.
-    let mut spec = Spec::new("git")
-        .args([
-            "--no-pager",
-            "-c",
-            "color.ui=false",
-            "-c",
-            "protocol.ext.allow=never",
-        ])
-        .args(args);
+    let mut spec = Spec::new("git").args([
+        "--no-pager",
+        "-c",
+        "color.ui=false",
+        "-c",
+        "protocol.ext.allow=never",
+    ]);
+    match mode {
+        Mode::Read => {
+            spec = spec.args(["-c", "core.fsmonitor=false"]);
+            for guard in guards {
+                spec = spec.args(["-c", guard.as_str()]);
+            }
+            match args.split_first() {
+                Some((sub, rest)) if DIFFING.contains(&sub.as_str()) => {
+                    spec = spec
+                        .args([sub.as_str(), "--no-ext-diff", "--no-textconv"])
+                        .args(rest);
+                }
+                _ => spec = spec.args(args),
+            }
+        }
+        Mode::Write => spec = spec.args(args),
+    }
     spec.cwd = Some(cwd.to_owned());
     // A push over SSH needs the agent; nothing else that could be a credential is passed.
     spec.inherit = Inherit::ScrubbedWithSsh;
@@ -151,6 +184,114 @@ pub fn invoke(
         stdout: done.stdout,
         stderr: done.stderr,
     })
+}
+
+/// The `-c` settings that switch off every filter driver the repository's own configuration
+/// declares (`[filter "name"]` in its `config` or `config.worktree`): a read of a file through
+/// it would run its `clean` program. The user's own (global) drivers are theirs to run.
+///
+/// A configuration that includes other files is asked of git itself (`git config --local
+/// --includes`), so nothing an include names is missed.
+pub fn read_guards(
+    ctx: &Ctx<'_>,
+    cwd: &Path,
+    ceilings: &str,
+    git_dirs: &[&Path],
+) -> Result<Vec<String>, ToolError> {
+    let mut names: Vec<String> = Vec::new();
+    let mut includes = false;
+    for dir in git_dirs {
+        for file in ["config", "config.worktree"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+                continue;
+            };
+            let found = filter_sections(&text);
+            includes |= found.includes;
+            names.extend(found.filters);
+        }
+    }
+    if includes {
+        let args: Vec<String> = [
+            "config",
+            "--local",
+            "--includes",
+            "--name-only",
+            "--get-regexp",
+            r"^filter\.",
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+        let out = invoke(ctx, cwd, ceilings, Mode::Read, &args)?;
+        for line in out.text().lines() {
+            // filter.<name>.<key>: the name may hold dots.
+            if let Some(name) = line
+                .strip_prefix("filter.")
+                .and_then(|rest| rest.rsplit_once('.'))
+                .map(|(name, _)| name)
+            {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    let mut guards = Vec::new();
+    for name in names {
+        if name.contains(['=', '\n', '\0']) {
+            return Err(ToolError::new(
+                codes::NOT_CONFIGURED,
+                format!(
+                    "the repository configures a filter driver named {name:?}, which cannot be \
+                     switched off for a read; rename it in its .git/config"
+                ),
+            ));
+        }
+        for key in ["clean", "smudge", "process"] {
+            guards.push(format!("filter.{name}.{key}="));
+        }
+        guards.push(format!("filter.{name}.required=false"));
+    }
+    Ok(guards)
+}
+
+/// What a git configuration file's text declares: its filter drivers' names, and whether it
+/// includes other files.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Sections {
+    filters: Vec<String>,
+    includes: bool,
+}
+
+fn filter_sections(text: &str) -> Sections {
+    let mut found = Sections::default();
+    for line in text.lines().map(str::trim_start) {
+        let Some(header) = line.strip_prefix('[') else {
+            continue;
+        };
+        let Some(header) = header.split(']').next() else {
+            continue;
+        };
+        let (section, subsection) = match header.split_once(char::is_whitespace) {
+            Some((section, rest)) => (section, Some(rest.trim())),
+            None => match header.split_once('.') {
+                // The old form, `[filter.name]`.
+                Some((section, name)) => (section, Some(name)),
+                None => (header, None),
+            },
+        };
+        let section = section.to_ascii_lowercase();
+        if section == "include" || section == "includeif" {
+            found.includes = true;
+        }
+        if section == "filter" {
+            if let Some(name) = subsection {
+                let name = name.trim_matches('"').replace("\\\"", "\"");
+                found.filters.push(name);
+            }
+        }
+    }
+    found
 }
 
 /// The error for a git invocation that exited non-zero.
@@ -320,6 +461,18 @@ pub fn not_an_option(argument: &str, value: &str) -> Result<(), ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configs_filter_drivers_and_includes_are_found() {
+        let found = filter_sections(
+            "[core]\n\tbare = false\n[filter \"lfs\"]\n\tclean = git-lfs clean\n\
+             [Filter \"a.b\"] smudge = evil\n[filter.old]\n[remote \"origin\"]\n",
+        );
+        assert_eq!(found.filters, ["lfs", "a.b", "old"]);
+        assert!(!found.includes);
+        assert!(filter_sections("[include]\n\tpath = other\n").includes);
+        assert!(filter_sections("[includeIf \"gitdir:~/w/\"]\n\tpath = x\n").includes);
+    }
 
     #[test]
     fn urls_are_told_apart_as_git_does() {
