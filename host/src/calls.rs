@@ -22,6 +22,8 @@ pub struct Call {
     /// The request id as JSON text (shared with the table of calls by id).
     pub id: Arc<str>,
     pub tool: String,
+    /// The principal the call is made for (as grants name it).
+    pub principal: Arc<str>,
     /// Who the call is counted under in the metrics.
     pub subject: crate::metrics::Subject,
     /// When it was registered.
@@ -130,14 +132,15 @@ impl Calls {
         });
     }
 
-    /// Registers a call of `tool` (served by `group`, when known); `None` when a call with
-    /// this id is already in flight.
+    /// Registers a call of `tool` (served by `group`, when known) made for `principal`;
+    /// `None` when a call with this id is already in flight.
     pub fn start(
         &self,
         id: &str,
         tool: &str,
         group: Option<&str>,
         timeout: Duration,
+        principal: &str,
     ) -> Option<Arc<Call>> {
         let started = Instant::now();
         let deadline = started + timeout;
@@ -153,6 +156,7 @@ impl Calls {
         let call = Arc::new(Call {
             id: Arc::clone(&id),
             tool: tool.to_owned(),
+            principal: Arc::from(principal),
             subject: crate::metrics::Subject::of(tool, group),
             started,
             timeout,
@@ -185,7 +189,7 @@ impl Calls {
         let outcome = Outcome::of_answer(answer);
         let claimed = call.claim_as(outcome);
         if claimed && outcome == Outcome::ToolError {
-            crate::metrics::failed(&call.subject, &call.tool, answer);
+            crate::metrics::failed(&call.subject, &call.tool, answer, &call.principal);
         }
         claimed
     }
@@ -329,10 +333,10 @@ mod tests {
     fn a_call_that_overruns_is_answered_by_the_watchdog_once() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start("1", "slow", None, Duration::from_millis(50))
+            .start("1", "slow", None, Duration::from_millis(50), "stdio")
             .expect("registered");
         let fast = calls
-            .start("2", "fast", None, Duration::from_secs(30))
+            .start("2", "fast", None, Duration::from_secs(30), "stdio")
             .expect("registered");
         assert!(
             !calls.wait_idle(Duration::from_millis(1)),
@@ -367,7 +371,7 @@ mod tests {
     fn cancelled_calls_are_never_answered() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start("\"a\"", "t", None, Duration::from_millis(100))
+            .start("\"a\"", "t", None, Duration::from_millis(100), "stdio")
             .expect("registered");
         assert!(calls.cancel("\"a\""));
         assert!(!calls.cancel("\"a\""), "already gone");
@@ -381,16 +385,16 @@ mod tests {
     fn an_id_in_flight_is_not_registered_twice() {
         let (calls, _timeouts) = calls();
         let first = calls
-            .start("7", "t", None, Duration::from_secs(30))
+            .start("7", "t", None, Duration::from_secs(30), "stdio")
             .expect("first");
         assert!(calls
-            .start("7", "t", None, Duration::from_secs(30))
+            .start("7", "t", None, Duration::from_secs(30), "stdio")
             .is_none());
         assert!(calls.finish(&first, ""));
         calls.answered();
         assert!(
             calls
-                .start("7", "t", None, Duration::from_secs(30))
+                .start("7", "t", None, Duration::from_secs(30), "stdio")
                 .is_some(),
             "free again once answered"
         );
@@ -400,12 +404,12 @@ mod tests {
     fn an_earlier_deadline_wakes_the_watchdog() {
         let (calls, timeouts) = calls();
         let _long = calls
-            .start("1", "t", None, Duration::from_secs(60))
+            .start("1", "t", None, Duration::from_secs(60), "stdio")
             .expect("registered");
         thread::sleep(Duration::from_millis(20));
         let started = Instant::now();
         let _short = calls
-            .start("2", "t", None, Duration::from_millis(30))
+            .start("2", "t", None, Duration::from_millis(30), "stdio")
             .expect("registered");
         assert_eq!(
             timeouts

@@ -70,6 +70,10 @@ pub struct Cli {
     /// may pass on the principal its calls are made for (repeatable)
     #[arg(long = "peer-token", global = true, value_name = "NAME")]
     pub peer_tokens: Vec<String>,
+    /// The NAME of a token (--tokens) whose holder sees every principal's recent errors on
+    /// /api/status and in core_status (repeatable); the others see only their own
+    #[arg(long = "operator", global = true, value_name = "NAME")]
+    pub operators: Vec<String>,
     /// The Consul agent consul:// targets are looked up in, on every call
     #[arg(long, global = true, env = env::CONSUL_HTTP_ADDR, value_name = "HOST:PORT",
           default_value = config::DEFAULT_CONSUL)]
@@ -345,6 +349,8 @@ impl Cli {
             config::parse_peers(&from_env(&self.peers, env::PEERS)).map_err(Failure::usage)?;
         let peer_tokens = config::parse_peer_tokens(&from_env(&self.peer_tokens, env::PEER_TOKENS))
             .map_err(Failure::usage)?;
+        let operators = config::parse_operators(&from_env(&self.operators, env::OPERATORS))
+            .map_err(Failure::usage)?;
         let service_mode = matches!(self.command, Command::Serve { service: true, .. });
         if !routes.is_empty() && !service_mode && !matches!(self.command, Command::Tools { .. }) {
             return Err(Failure::usage(
@@ -409,6 +415,7 @@ impl Cli {
             relay_retry: Duration::from_secs(self.relay_retry),
             peers,
             peer_tokens,
+            operators,
             routes,
             consul,
             service_mode,

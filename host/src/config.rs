@@ -62,6 +62,9 @@ pub mod env {
     /// The names of the tokens (`--tokens`) other Core MCPs call this one with: only such a
     /// caller may pass on the principal a call is made for (`--peer-token`, repeatable).
     pub const PEER_TOKENS: &str = "COREMCP_PEER_TOKENS";
+    /// The names of the tokens whose holders see every principal's recent errors on
+    /// `/api/status` and in `core_status` (`--operator`, repeatable); the others see their own.
+    pub const OPERATORS: &str = "COREMCP_OPERATORS";
     /// Seconds a relay that could not be connected to is skipped (`--relay-retry`, default 30).
     pub const RELAY_RETRY: &str = "COREMCP_RELAY_RETRY";
     /// Where a service-mode Core MCP sends a forwarded group's calls: `GROUP=TARGET` entries,
@@ -193,6 +196,8 @@ pub struct Config {
     pub peers: Vec<String>,
     /// Token names of the Core MCPs that may pass on a call's principal (`--peer-token`).
     pub peer_tokens: Vec<String>,
+    /// Token names that see every principal's recent errors (`--operator`).
+    pub operators: Vec<String>,
     /// Service mode: the forwarded groups whose calls go on to the Core MCP that owns them,
     /// each with its targets in priority order (`--route`); a group not listed is served from
     /// this process's store.
@@ -212,6 +217,17 @@ pub struct Config {
 }
 
 impl Config {
+    /// Whose recent errors `caller` may see: `None` for all (this machine's own user, or an
+    /// operator), else its own principal's.
+    pub fn errors_visible_to(&self, caller: &crate::policy::Caller) -> Option<String> {
+        use crate::policy::Caller;
+        match caller {
+            Caller::Stdio | Caller::Anonymous => None,
+            Caller::Token(name) if self.operators.contains(name) => None,
+            Caller::Token(name) => Some(name.clone()),
+        }
+    }
+
     /// Defaults for a host whose plugins are in `plugins_dir`; tests and commands adjust fields.
     pub fn with_plugins(plugins_dir: PathBuf) -> Self {
         Self {
@@ -234,6 +250,7 @@ impl Config {
             relay_retry: Duration::from_secs(30),
             peers: Vec::new(),
             peer_tokens: Vec::new(),
+            operators: Vec::new(),
             routes: Vec::new(),
             consul: ConsulAgent::default(),
             service_mode: false,
@@ -468,6 +485,16 @@ pub fn parse_peers(entries: &[String]) -> Result<Vec<String>, String> {
 
 /// Parses `--peer-token` entries (repeatable, or comma separated in the variable): token names.
 pub fn parse_peer_tokens(entries: &[String]) -> Result<Vec<String>, String> {
+    parse_token_names("--peer-token", entries)
+}
+
+/// Parses `--operator` entries like [`parse_peer_tokens`].
+pub fn parse_operators(entries: &[String]) -> Result<Vec<String>, String> {
+    parse_token_names("--operator", entries)
+}
+
+/// Token names given to `flag` (repeatable, or comma separated in its variable).
+fn parse_token_names(flag: &str, entries: &[String]) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
     for name in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
         if name.is_empty() {
@@ -475,8 +502,8 @@ pub fn parse_peer_tokens(entries: &[String]) -> Result<Vec<String>, String> {
         }
         if !crate::policy::is_principal_name(name) || name == "stdio" || name == "*" {
             return Err(format!(
-                "--peer-token \"{name}\": expected the NAME of a token of --tokens (letters, \
-                 digits, _ - .)"
+                "{flag} \"{name}\": expected the NAME of a token of --tokens (letters, digits, \
+                 _ - .)"
             ));
         }
         if !out.iter().any(|p| p == name) {

@@ -9,6 +9,8 @@
 //! Invariants:
 //! - They answer from the host's own functions, so a plugin never sees a second copy of a
 //!   fact the host shows elsewhere.
+//! - `status` shows the recent errors of the principal whose call asks, never another's
+//!   (every one to this machine's own user and to an operator).
 //! - A recording goes where the Session group's calls go: the relays of a proxy (with their
 //!   failover), or this process's Session plugin on its store.
 
@@ -31,13 +33,12 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest a plugin may ask a lookup to take.
 const MAX_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Builds the status document as a viewer may see it (`None`: every principal's errors).
+pub type StatusFn = Arc<dyn Fn(Option<&str>) -> Value + Send + Sync>;
+
 /// Registers the operations for a server configured by `config`, whose plugins are `plugins`
 /// and whose status document `status` builds.
-pub fn register(
-    config: &Config,
-    plugins: Arc<PluginSet>,
-    status: Arc<dyn Fn() -> Value + Send + Sync>,
-) {
+pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
     let relays = match config.service_mode {
         false => crate::forward::relays(config),
         true => None,
@@ -61,7 +62,9 @@ pub fn register(
     register_op(
         "status",
         Arc::new(move |payload: &Value| {
-            let mut doc = status();
+            // The principal of the call that asks (`core_status`) sees its own recent errors.
+            let viewer = crate::plugins::host_api::call_viewer();
+            let mut doc = status(viewer.as_deref());
             if payload.get("hosts").and_then(Value::as_bool) == Some(true) {
                 add_hosts(&mut doc, &registry);
             }

@@ -256,8 +256,9 @@ fn recent() -> &'static Mutex<VecDeque<Value>> {
 /// How many recent failures are kept.
 pub const RECENT_ERRORS: usize = 20;
 
-/// Remembers a failed call: `answer` is its JSON-RPC response.
-pub fn failed(subject: &Subject, tool: &str, answer: &str) {
+/// Remembers a failed call of `principal` (as grants name it): `answer` is its JSON-RPC
+/// response.
+pub fn failed(subject: &Subject, tool: &str, answer: &str, principal: &str) {
     let parsed: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
     let message = parsed["result"]["content"][0]["text"]
         .as_str()
@@ -273,13 +274,20 @@ pub fn failed(subject: &Subject, tool: &str, answer: &str) {
     }
     recent.push_back(serde_json::json!({
         "at_unix_ms": at, "group": subject.group(), "tool": tool, "message": message,
+        "principal": principal,
     }));
 }
 
-/// The recent failures, oldest first.
-pub fn recent_errors() -> Vec<Value> {
+/// The recent failures `viewer` may see, oldest first: all of them (`None`: this machine's
+/// own user, or an operator), or only the principal's own — an error's message can quote the
+/// call's arguments, which are never shown to another principal.
+pub fn recent_errors(viewer: Option<&str>) -> Vec<Value> {
     let recent = recent().lock().unwrap_or_else(PoisonError::into_inner);
-    recent.iter().cloned().collect()
+    recent
+        .iter()
+        .filter(|e| viewer.is_none_or(|who| e["principal"] == who))
+        .cloned()
+        .collect()
 }
 
 /// A call registered with [`started`] ended after `took`.
@@ -500,5 +508,30 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line} missing in:\n{text}");
         }
+    }
+
+    #[test]
+    fn each_principal_sees_only_its_own_recent_errors() {
+        let subject = Subject::of("fixture_echo", Some("fixture"));
+        let answer = |text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":true}}}}"#
+            )
+        };
+        failed(
+            &subject,
+            "fixture_echo",
+            &answer("alice-only-words"),
+            "alice",
+        );
+        failed(&subject, "fixture_echo", &answer("bob-only-words"), "bob");
+        let seen =
+            |viewer: Option<&str>| serde_json::to_string(&recent_errors(viewer)).expect("json");
+        let alice = seen(Some("alice"));
+        assert!(alice.contains("alice-only-words") && !alice.contains("bob-only-words"));
+        let bob = seen(Some("bob"));
+        assert!(bob.contains("bob-only-words") && !bob.contains("alice-only-words"));
+        let all = seen(None);
+        assert!(all.contains("alice-only-words") && all.contains("bob-only-words"));
     }
 }

@@ -46,9 +46,9 @@ pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Fail
         crate::host_ops::register(
             &config,
             Arc::clone(&plugins),
-            Arc::new(move || {
+            Arc::new(move |viewer: Option<&str>| {
                 let (config, plugins, upstreams) = &facts;
-                crate::http::status::status(config, plugins, upstreams, 1)
+                crate::http::status::status(config, plugins, upstreams, 1, viewer)
             }),
         );
         Session::new(config, plugins, upstreams, Caller::Stdio, out)

@@ -111,6 +111,11 @@ impl Tokens {
                     "the name \"{name}\" may hold only letters, digits, '-', '_' and '.'"
                 )));
             }
+            if name == "stdio" {
+                return Err(refuse(
+                    "the name stdio is the stdio client's principal; choose another".to_owned(),
+                ));
+            }
             if let Err(why) = check_token(token) {
                 return Err(refuse(format!("the token of {name} {why}")));
             }

@@ -219,9 +219,9 @@ async fn run(
         crate::host_ops::register(
             &recorder_config,
             Arc::clone(service.plugins()),
-            Arc::new(move || {
+            Arc::new(move |viewer: Option<&str>| {
                 weak.upgrade()
-                    .map_or(serde_json::Value::Null, |service| service.status())
+                    .map_or(serde_json::Value::Null, |service| service.status(viewer))
             }),
         );
     }

@@ -95,15 +95,22 @@ impl Service {
         &self.sessions
     }
 
-    /// The `/api/status` document (also what `core_status` answers).
-    pub fn status(&self) -> serde_json::Value {
+    /// The `/api/status` document (also what `core_status` answers), as `viewer` may see it
+    /// (`None`: every principal's recent errors).
+    pub fn status(&self, viewer: Option<&str>) -> serde_json::Value {
         // A stdio process serves exactly one session, on its stdin and stdout.
         let sessions = if self.status_only {
             1
         } else {
             self.sessions.len()
         };
-        super::status::status(&self.config, &self.plugins, &self.upstreams, sessions)
+        super::status::status(
+            &self.config,
+            &self.plugins,
+            &self.upstreams,
+            sessions,
+            viewer,
+        )
     }
 
     pub fn plugins(&self) -> &Arc<PluginSet> {
@@ -185,12 +192,21 @@ impl Service {
                 }
             }
         };
+        let viewer = match &principal {
+            Principal::Local => None,
+            Principal::Token(name) => self
+                .config
+                .errors_visible_to(&crate::policy::Caller::Token(name.clone())),
+        };
+        let viewer = viewer.as_deref();
         match route {
             Route::Status => match *request.method() {
                 Method::GET | Method::HEAD if wants_hosts(request.uri().query()) => {
-                    self.status_with_hosts().await
+                    self.status_with_hosts(viewer).await
                 }
-                Method::GET | Method::HEAD => body::json(StatusCode::OK, self.status().to_string()),
+                Method::GET | Method::HEAD => {
+                    body::json(StatusCode::OK, self.status(viewer).to_string())
+                }
                 _ => allow(
                     body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
                     "GET, HEAD",
@@ -198,7 +214,7 @@ impl Service {
             },
             Route::Metrics => match *request.method() {
                 Method::GET | Method::HEAD => {
-                    let text = crate::metrics::render(&self.status());
+                    let text = crate::metrics::render(&self.status(viewer));
                     body::full(StatusCode::OK, crate::metrics::CONTENT_TYPE, text)
                 }
                 _ => allow(
@@ -225,8 +241,8 @@ impl Service {
 
     /// `/api/status?hosts=true`: the document with the `remote_host` targets, read from the
     /// Registry (a plugin call, so on the blocking pool).
-    async fn status_with_hosts(&self) -> Response<Body> {
-        let mut doc = self.status();
+    async fn status_with_hosts(&self, viewer: Option<&str>) -> Response<Body> {
+        let mut doc = self.status(viewer);
         let plugins = Arc::clone(&self.plugins);
         let doc = tokio::task::spawn_blocking(move || {
             crate::host_ops::add_hosts(&mut doc, &plugins);

@@ -8,7 +8,9 @@
 //! forwarding layer (`crate::forward::relay_status`), and each forwarded group's route
 //! (`own_store`, or `forwarded` with its targets and, for a Consul service, what it resolved
 //! to last) from `crate::forward::route_status`; `recent_errors` holds the last failed calls
-//! (`crate::metrics`). No field is ever `null`.
+//! (`crate::metrics`) — each principal sees only its own (an error can quote the call's
+//! arguments), this machine's own user and the operators (`--operator`) every one. No field is
+//! ever `null`.
 
 use serde_json::{json, Value};
 
@@ -17,12 +19,14 @@ use crate::plugins::loader::LoadError;
 use crate::plugins::PluginSet;
 use crate::upstream::hub::Upstreams;
 
-/// The status document.
+/// The status document, as `viewer` may see it: every principal's recent errors (`None`), or
+/// only that principal's own.
 pub fn status(
     config: &Config,
     plugins: &PluginSet,
     upstreams: &Upstreams,
     sessions: usize,
+    viewer: Option<&str>,
 ) -> Value {
     let groups: Vec<Value> = plugins
         .slots()
@@ -65,7 +69,7 @@ pub fn status(
         "relays": crate::forward::relay_status(config),
         "routes": crate::forward::route_status(config),
         "upstream": upstreams.status(),
-        "recent_errors": crate::metrics::recent_errors(),
+        "recent_errors": crate::metrics::recent_errors(viewer),
     })
 }
 
@@ -79,7 +83,7 @@ mod tests {
         let mut config = Config::with_plugins(scratch.path().to_owned());
         config.service_mode = true;
         let plugins = PluginSet::discover(&config).expect("discover");
-        let doc = status(&config, &plugins, &Upstreams::none(), 3);
+        let doc = status(&config, &plugins, &Upstreams::none(), 3, None);
         assert_eq!(doc["mode"], "service");
         assert_eq!(doc["sessions"], 3);
         assert_eq!(doc["relays"], json!([]));

@@ -28,6 +28,31 @@ static OPS: OnceLock<RwLock<HashMap<&'static str, OpHandler>>> = OnceLock::new()
 thread_local! {
     /// The log destination of the plugin call running on this thread.
     static CALL_SINK: std::cell::RefCell<Option<LogSink>> = const { std::cell::RefCell::new(None) };
+    /// Whose recent errors the call running on this thread may see (`Some(None)`: all).
+    static CALL_VIEWER: std::cell::RefCell<Option<Option<String>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Whose recent errors the plugin call running on this thread may see: `None` for all, else
+/// that principal's own; outside a call, nobody's.
+pub fn call_viewer() -> Option<String> {
+    CALL_VIEWER
+        .with(|slot| slot.borrow().clone())
+        .unwrap_or_else(|| Some(String::new()))
+}
+
+/// Runs `f` (one plugin call) as a call whose principal may see `viewer`'s recent errors
+/// (`None`: all), for the host operations it asks for.
+pub fn with_viewer<T>(viewer: Option<String>, f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CALL_VIEWER.with(|slot| slot.borrow_mut().take());
+        }
+    }
+    CALL_VIEWER.with(|slot| *slot.borrow_mut() = Some(viewer));
+    let _reset = Reset;
+    f()
 }
 
 fn config_map() -> &'static RwLock<HashMap<String, String>> {

@@ -639,7 +639,10 @@ impl Session {
                     // A human answers in minutes, not seconds.
                     timeout += APPROVAL_WAIT;
                 }
-                let Some(call) = inner.calls.start(id, name, None, timeout) else {
+                let Some(call) = inner
+                    .calls
+                    .start(id, name, None, timeout, &caller.principal())
+                else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 let job_inner = Arc::clone(inner);
@@ -662,7 +665,11 @@ impl Session {
             Route::Run(run) => {
                 let group = inner.plugins.slots()[run.index].id.as_str();
                 let timeout = self.timeout_for(args);
-                let Some(call) = inner.calls.start(id, name, Some(group), timeout) else {
+                let Some(call) =
+                    inner
+                        .calls
+                        .start(id, name, Some(group), timeout, &caller.principal())
+                else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 if let Some(floor) = modern
@@ -944,7 +951,15 @@ impl Inner {
         let sink: host_api::LogSink = Arc::new(move |level, group: &str, message: &str| {
             inner.forward_log(&request, level, group, message, floor);
         });
-        host_api::with_log_sink(sink, || self.run_loaded(index, call, args))
+        let viewer = match call.principal.as_ref() {
+            "stdio" | "*" => None,
+            name => self
+                .config
+                .errors_visible_to(&Caller::Token(name.to_owned())),
+        };
+        host_api::with_log_sink(sink, || {
+            host_api::with_viewer(viewer, || self.run_loaded(index, call, args))
+        })
     }
 
     fn run_loaded(&self, index: usize, call: &Call, args: &str) -> String {

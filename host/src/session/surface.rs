@@ -108,7 +108,11 @@ impl Session {
         if inner.upstreams.policy().needs_approval(forward.server.id()) {
             timeout += super::APPROVAL_WAIT;
         }
-        let Some(call) = inner.calls.start(id, &forward.label, None, timeout) else {
+        let principal = inner.caller.principal();
+        let Some(call) = inner
+            .calls
+            .start(id, &forward.label, None, timeout, &principal)
+        else {
             return inner.out.send(rpc::error(
                 Some(id),
                 rpc::INVALID_REQUEST,

@@ -150,3 +150,69 @@ fn a_status_listener_off_loopback_is_refused_and_a_dead_url_reported() {
     let (code, _, stderr) = run(&["status", "--url", "ftp://example.com"], &[]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+#[test]
+fn each_principal_sees_only_its_own_recent_errors_and_an_operator_sees_all() {
+    use coremcp_tests::http::{request, Serve};
+    let dir = coremcp_tests::plugins(&["files", "ops"]);
+    let root = coremcp_tests::TempDir::new("errors-root");
+    let secrets = coremcp_tests::TempDir::new("errors-tokens");
+    let tokens = secrets.path().join("tokens");
+    std::fs::write(
+        &tokens,
+        "alice alice-token-0123456789\nbob bob-token-0123456789ab\nops ops-token-0123456789ab\n",
+    )
+    .expect("tokens");
+    let serve = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &[
+            "--tokens",
+            &tokens.to_string_lossy(),
+            "--root",
+            &root.path().to_string_lossy(),
+            "--operator",
+            "ops",
+        ],
+        &[],
+    );
+    let client = |token: &str| {
+        let mut c = serve.client();
+        c.token = Some(token.to_owned());
+        c.initialize();
+        c
+    };
+    let mut alice = client("alice-token-0123456789");
+    // A failing call whose message quotes its argument.
+    let failed = alice.call("files_list", json!({"path": "alice-private-folder"}));
+    assert_eq!(failed["isError"], true, "{failed}");
+    let errors = |token: &str| -> String {
+        let bearer = format!("Bearer {token}");
+        let status = request(
+            serve.addr,
+            "GET",
+            "/api/status",
+            &[("Authorization", &bearer)],
+            b"",
+        )
+        .json();
+        status["recent_errors"].to_string()
+    };
+    assert!(errors("alice-token-0123456789").contains("alice-private-folder"));
+    assert!(errors("ops-token-0123456789ab").contains("alice-private-folder"));
+    let bobs = errors("bob-token-0123456789ab");
+    assert!(!bobs.contains("alice-private-folder"), "{bobs}");
+    // core_status answers the same way, for the principal whose call asks.
+    let mut bob = client("bob-token-0123456789ab");
+    let status = bob.call("core_status", json!({}));
+    assert_eq!(status["isError"], Value::Null, "{status}");
+    assert!(
+        !status.to_string().contains("alice-private-folder"),
+        "{status}"
+    );
+    let status = alice.call("core_status", json!({}));
+    assert!(
+        status.to_string().contains("alice-private-folder"),
+        "{status}"
+    );
+}

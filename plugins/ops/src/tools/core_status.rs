@@ -6,11 +6,11 @@ use coremcp_plugin_sdk::prelude::*;
 pub const TOOL: Tool = Tool::typed("core_status", &typed(handler)).hints(Hints::READ);
 
 /// This Core MCP's state: version, mode, groups and load errors, relays and routes, remote_host
-/// targets, upstream servers (as /api/status).
+/// targets, upstream servers, your recent failed calls (as /api/status).
 #[derive(Debug, Args)]
 pub struct Status {
     /// default all
-    #[arg(max_items = 5)]
+    #[arg(max_items = 6)]
     include: Vec<Part>,
 }
 
@@ -22,6 +22,7 @@ pub enum Part {
     Relays,
     Hosts,
     Upstreams,
+    Errors,
 }
 
 fn handler(_: &Ctx<'_>, args: Status) -> Result<Value, ToolError> {
@@ -87,6 +88,14 @@ pub fn select(doc: &Value, wants: &dyn Fn(Part) -> bool) -> Value {
         let upstream = doc.get("upstream").cloned().unwrap_or_else(|| json!([]));
         out.insert("upstreams".into(), upstream);
     }
+    if wants(Part::Errors) {
+        // The host gives the calling principal only its own.
+        let errors = doc
+            .get("recent_errors")
+            .cloned()
+            .unwrap_or_else(|| json!([]));
+        out.insert("recent_errors".into(), errors);
+    }
     Value::Object(out)
 }
 
@@ -102,7 +111,8 @@ mod tests {
                         "features": [{"name": "docs-read", "enabled": true}]},
                        {"id": "git", "state": "not_loaded"}],
             "relays": [{"url": "http://r:1/mcp"}], "routes": [], "upstream": [{"id": "time"}],
-            "hosts_error": "the registry group is not part of this session"
+            "hosts_error": "the registry group is not part of this session",
+            "recent_errors": [{"tool": "git_push", "message": "rejected"}]
         });
         let all = select(&doc, &|_| true);
         assert_eq!(
@@ -110,6 +120,7 @@ mod tests {
             json!([{"name": "docs-read", "enabled": true, "group": "docs"}])
         );
         assert_eq!(all["upstreams"][0]["id"], "time");
+        assert_eq!(all["recent_errors"][0]["tool"], "git_push");
         assert_eq!(all["hosts"], json!([]));
         assert!(all["hosts_error"].as_str().is_some());
         let only = select(&doc, &|p| p == Part::Relays);
