@@ -1,5 +1,6 @@
 //! `coremcp hosts [--json]`: the Registry hosts that accept forwarded calls (`remote_host`
-//! targets), as the host resolves them.
+//! targets), as the host resolves them, and whether each is a peer the operator configured
+//! (`--peer`, a relay or a route: it is sent the relay token) or not (called without one).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,10 +19,11 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
         registry::LookupError::NotSelected => Failure::usage(e.to_string()),
         _ => Failure::runtime(e.to_string()),
     })?;
+    let peers = crate::forward::trusted(&config);
     let text = if as_json {
         let items: Vec<_> = hosts
             .iter()
-            .map(|h| json!({"name": h.name, "core_mcp_url": h.url}))
+            .map(|h| json!({"name": h.name, "core_mcp_url": h.url, "peer": peers.allows(&h.url)}))
             .collect();
         format!("{}\n", json!({ "hosts": items }))
     } else if hosts.is_empty() {
@@ -31,7 +33,13 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
         let width = hosts.iter().map(|h| h.name.len()).max().unwrap_or(0);
         hosts
             .iter()
-            .map(|h| format!("{:width$}  {}\n", h.name, h.url))
+            .map(|h| {
+                let how = match peers.allows(&h.url) {
+                    true => "peer: sent the relay token",
+                    false => "no token (not a --peer)",
+                };
+                format!("{:width$}  {}  ({how})\n", h.name, h.url)
+            })
             .collect()
     };
     super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;

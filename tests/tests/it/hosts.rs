@@ -36,8 +36,8 @@ fn hosts_lists_the_forwarding_targets_the_registry_holds() {
             assert_eq!(
                 hosts_json(&plugins_dir, args),
                 json!({"hosts": [
-                    {"name": "relay-a", "core_mcp_url": "http://127.0.0.2:7070/mcp"},
-                    {"name": "relay-b", "core_mcp_url": "http://127.0.0.3:7070/mcp"},
+                    {"name": "relay-a", "core_mcp_url": "http://127.0.0.2:7070/mcp", "peer": false},
+                    {"name": "relay-b", "core_mcp_url": "http://127.0.0.3:7070/mcp", "peer": false},
                 ]})
             );
             // Disabling a host, or clearing its address, takes it out of the targets.
@@ -58,7 +58,18 @@ fn hosts_lists_the_forwarding_targets_the_registry_holds() {
             list.extend_from_slice(args);
             let (code, stdout, stderr) = run(&list, &[]);
             assert_eq!(code, 0, "{stderr}");
-            assert_eq!(stdout.trim(), "laptop  https://laptop.example:7443/mcp");
+            assert_eq!(
+                stdout.trim(),
+                "laptop  https://laptop.example:7443/mcp  (no token (not a --peer))"
+            );
+            // A host the operator allowed is sent the relay token; the listing says so.
+            list.extend_from_slice(&["--peer", "https://laptop.example:7443"]);
+            let (code, stdout, stderr) = run(&list, &[]);
+            assert_eq!(code, 0, "{stderr}");
+            assert_eq!(
+                stdout.trim(),
+                "laptop  https://laptop.example:7443/mcp  (peer: sent the relay token)"
+            );
         });
     });
 }
