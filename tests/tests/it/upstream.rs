@@ -135,8 +135,8 @@ fn configured_servers_are_reported_in_the_status() {
             .is_some_and(|r| r.contains("/nonexistent/mcp-server")),
         "{missing}"
     );
-    assert_eq!(upstream[2]["tools"], 9, "{}", json!(upstream));
-    assert_eq!(upstream[2]["ungranted"], 9, "{}", json!(upstream));
+    assert_eq!(upstream[2]["tools"], 10, "{}", json!(upstream));
+    assert_eq!(upstream[2]["ungranted"], 10, "{}", json!(upstream));
 }
 
 fn fixture(name: &str) -> String {
