@@ -50,7 +50,9 @@ def transcript(cwd: str, turns: int) -> str:
 @pytest.fixture
 def server(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator[CoreMcpServer]:
     plugins = copy_libs(test_libs_dir, tmp_path / "ops-plugins", GROUP_LIBS)
-    root, home, data, origin = (tmp_path / name for name in ("root", "home", "data", "origin"))
+    root, home, data = (tmp_path / name for name in ("root", "home", "data"))
+    # A local source is cloned only from inside the roots.
+    origin = root / "origin"
     for folder in (root, home, data, origin / "work"):
         folder.mkdir(parents=True)
     (origin / "work" / "README.md").write_text("hello\n")
@@ -89,7 +91,8 @@ async def test_every_ops_tool_once(server: CoreMcpServer, tmp_path: Path) -> Non
 
             structured(await client.call_tool("registry_project_add", {"key": "CORE", "name": "Core"}))
             structured(await client.call_tool("registry_source_add", {
-                "project": "CORE", "name": "demo", "kind": "git", "url": str(tmp_path / "origin" / "demo.git")}))
+                "project": "CORE", "name": "demo", "kind": "git",
+                "url": str(tmp_path / "root" / "origin" / "demo.git")}))
             setup = structured(await client.call_tool("repo_setup", {"source": "CORE/demo"}))
             assert (setup["action"], setup["registry"]["recorded"]) == ("cloned", True)
             assert (tmp_path / "root" / "demo" / "README.md").is_file()

@@ -94,7 +94,7 @@ pub fn install(config: &Config, file: &Path) -> Result<ExitCode, Failure> {
         target.display()
     );
     // Without it the library still serves; the first listing loads it and writes the sidecar.
-    if let Err(e) = sidecar::write(&target, &manifest) {
+    if let Err(e) = sidecar::write(&target, &manifest, sidecar::Writer::Install) {
         text.push_str(&format!(
             "its manifest was not written beside it ({e}): listings load it until it is\n"
         ));
@@ -124,7 +124,7 @@ pub fn index(config: &Config) -> Result<ExitCode, Failure> {
                 )),
             })
             .and_then(|manifest| {
-                sidecar::write(path, &manifest)
+                sidecar::write(path, &manifest, sidecar::Writer::Install)
                     .map(|()| manifest)
                     .map_err(|e| format!("{}: manifest not written: {e}", path.display()))
             });

@@ -426,7 +426,7 @@ impl PluginSet {
         {
             return;
         }
-        match sidecar::write(&slot.path, manifest) {
+        match sidecar::write(&slot.path, manifest, sidecar::Writer::Host) {
             Ok(()) => tracing::debug!(group = %slot.id, "sidecar manifest written"),
             Err(sidecar::WriteError::ReadOnly(e)) => {
                 self.read_only.store(true, Ordering::Relaxed);

@@ -155,6 +155,11 @@ struct Head {
     entry_lens: Vec<Option<usize>>,
     /// The length of the manifest line (without its newline).
     manifest_len: usize,
+    /// Whether `sha256` records the bytes that were installed (`plugins install`, `plugins
+    /// index`, `scripts/build`): then a library with other bytes is refused at load. A sidecar
+    /// the host wrote after loading a library nobody recorded only lists.
+    #[serde(default)]
+    installed: bool,
 }
 
 impl Head {
@@ -164,6 +169,7 @@ impl Head {
         sha256: String,
         manifest: &Manifest,
         manifest_len: usize,
+        installed: bool,
     ) -> (Self, Vec<ListedTool>) {
         let tools = ListedTool::render_logged(manifest, true);
         let head = Self {
@@ -180,6 +186,7 @@ impl Head {
                 .map(|t| t.entry.as_ref().map(|e| e.len()))
                 .collect(),
             manifest_len,
+            installed,
         };
         (head, tools)
     }
@@ -297,7 +304,7 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
     let whole = Opened::open(&path)?.whole()?;
     let (_, _, manifest) = split(&whole)?;
     let manifest: Manifest = serde_json::from_str(manifest).ok()?;
-    let (refreshed, tools) = Head::new(meta, head.sha256, &manifest, 0);
+    let (refreshed, tools) = Head::new(meta, head.sha256, &manifest, 0, head.installed);
     if refreshed.group != group {
         return None;
     }
@@ -308,16 +315,29 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
 }
 
 /// The SHA-256 of the bytes `library` was installed or indexed with, as recorded in its
-/// sidecar's head (whatever the sidecar's format): `None` when nothing was recorded.
+/// sidecar's head (whatever the sidecar's format): `None` when nothing was recorded (no
+/// sidecar, or one the host wrote for a library nobody installed).
 pub fn installed_sha256(library: &Path) -> Option<String> {
     #[derive(Deserialize)]
     struct Recorded {
         sha256: String,
+        #[serde(default)]
+        installed: bool,
     }
     let mut opened = Opened::open(&path_of(library))?;
     let head_end = opened.line_end()?;
     let recorded: Recorded = serde_json::from_slice(&opened.bytes[..head_end]).ok()?;
-    (recorded.sha256.len() == 64).then_some(recorded.sha256)
+    (recorded.installed && recorded.sha256.len() == 64).then_some(recorded.sha256)
+}
+
+/// Who writes a sidecar, which decides whether it records the installed bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer {
+    /// `plugins install`, `plugins index` (and so `scripts/build`): the bytes are the
+    /// installed ones from now on.
+    Install,
+    /// The host, after loading the library: it keeps whatever the sidecar recorded before.
+    Host,
 }
 
 /// Whether the sidecar of `library` already holds `manifest` for the library as it is, as
@@ -350,7 +370,7 @@ pub fn holds(library: &Path, manifest: &Manifest) -> bool {
 }
 
 /// Writes the sidecar of `library`, which `manifest` describes (read from it by the caller).
-pub fn write(library: &Path, manifest: &Manifest) -> Result<(), WriteError> {
+pub fn write(library: &Path, manifest: &Manifest, writer: Writer) -> Result<(), WriteError> {
     let mut file = File::open(library)?;
     let before = file.metadata()?;
     let sha256 = sha256(&mut file)?;
@@ -358,7 +378,12 @@ pub fn write(library: &Path, manifest: &Manifest) -> Result<(), WriteError> {
     if before.len() != after.len() || mtime_ns(&before) != mtime_ns(&after) {
         return Err(WriteError::Changed);
     }
-    let (head, tools) = Head::new(&before, sha256, manifest, 0);
+    let installed = match writer {
+        Writer::Install => true,
+        // A record of installed bytes stays one while the bytes are the same.
+        Writer::Host => installed_sha256(library).is_some_and(|recorded| recorded == sha256),
+    };
+    let (head, tools) = Head::new(&before, sha256, manifest, 0, installed);
     write_sidecar(library, head, &tools, manifest)
 }
 
@@ -552,7 +577,7 @@ mod tests {
         std::fs::write(&library, b"library bytes, version one").expect("library");
         let listed = |group: &str| read(&library, group).map(|tools| names(&tools));
         assert_eq!(listed("demo"), None, "no sidecar yet");
-        write(&library, &manifest("demo")).expect("written");
+        write(&library, &manifest("demo"), Writer::Install).expect("written");
         assert_eq!(listed("demo"), Some(vec!["demo_tool".to_owned()]));
         let tools = read(&library, "demo").expect("listed");
         assert!(ListedTool::same(
@@ -586,11 +611,29 @@ mod tests {
     }
 
     #[test]
+    fn only_an_install_or_index_records_the_installed_bytes() {
+        let dir = folder("installed");
+        let library = dir.join("libcoremcp_demo.so");
+        std::fs::write(&library, b"library bytes").expect("library");
+        // The host's own sidecar, after loading a library nobody installed, records nothing.
+        write(&library, &manifest("demo"), Writer::Host).expect("written");
+        assert_eq!(installed_sha256(&library), None);
+        assert!(read(&library, "demo").is_some(), "it still lists");
+        // An install records the bytes, and a host rewrite of the same bytes keeps the record.
+        write(&library, &manifest("demo"), Writer::Install).expect("written");
+        let recorded = installed_sha256(&library).expect("recorded");
+        assert_eq!(recorded.len(), 64);
+        write(&library, &manifest("demo"), Writer::Host).expect("rewritten");
+        assert_eq!(installed_sha256(&library), Some(recorded));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn damaged_entry_lines_are_rendered_again_from_the_manifest() {
         let dir = folder("entries");
         let library = dir.join("libcoremcp_demo.so");
         std::fs::write(&library, b"library bytes").expect("library");
-        write(&library, &manifest("demo")).expect("written");
+        write(&library, &manifest("demo"), Writer::Install).expect("written");
         let path = path_of(&library);
         let whole = std::fs::read(&path).expect("read");
         let rendered = ListedTool::render(&manifest("demo"));
@@ -641,7 +684,7 @@ mod tests {
                 tool
             })
             .collect();
-        write(&library, &many).expect("written");
+        write(&library, &many, Writer::Install).expect("written");
         let path = path_of(&library);
         let whole = std::fs::read(&path).expect("read");
         assert!(memchr::memchr(b'\n', &whole).expect("head") > FIRST_READ);
@@ -673,7 +716,7 @@ mod tests {
         std::fs::write(&library, b"bytes").expect("library");
         let mut old = manifest("demo");
         old.api_version = "0.1.0".to_owned();
-        write(&library, &old).expect("written");
+        write(&library, &old, Writer::Install).expect("written");
         assert!(read(&library, "demo").is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -11,8 +11,9 @@
 //!    bytes of a handler changed) is refused before it is mapped, rather than crash the host
 //!    at its first call. The hash is taken again unless the record of files that passed holds
 //!    this file with the same device, inode, size, mtime and ctime (which no user can set
-//!    back); a copied install is hashed on its first load. A library with no record beside it
-//!    (never installed or indexed) is vetted as before, and its sidecar written then.
+//!    back); a copied install is hashed on its first load. A library with no such record
+//!    beside it (never installed or indexed: a sidecar the host itself wrote after a load
+//!    records no installed bytes) is vetted as before.
 //! 3. **A probe process**, for a file not seen to pass before: `coremcp probe-plugin FILE`
 //!    opens the library and reads its manifest in a short-lived child, so whatever a damaged
 //!    library does while it is mapped and relocated kills only the probe. A file that passed is
