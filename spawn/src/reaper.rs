@@ -128,24 +128,32 @@ unsafe fn reap_ready(program: libc::pid_t) -> Option<libc::c_int> {
 
 /// Kills every child until none is left: each one killed hands its own children to us (we
 /// are their subreaper), and the next round kills those. Notes the program's status if it
-/// is reaped here.
+/// is reaped here. When nothing was left behind (the usual case) no `/proc` scan is made:
+/// `waitpid` says there is no child.
 unsafe fn kill_every_child(program: libc::pid_t, ended: &mut Option<libc::c_int>) {
     // SAFETY: raw system calls on values and stack buffers of our own, as in `split`.
     unsafe {
         let me = libc::getpid();
         loop {
-            let killed = kill_children_of(me);
             let mut status = 0;
-            let flags = if killed > 0 { 0 } else { libc::WNOHANG };
-            let pid = libc::waitpid(-1, &mut status, flags);
+            let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
             if pid == program {
                 ended.get_or_insert(status);
+            }
+            if pid > 0 {
+                continue;
             }
             if pid < 0 {
                 // ECHILD: nobody is left.
                 return;
             }
-            if pid == 0 {
+            // Children are alive: kill them all, then wait for one to go.
+            if kill_children_of(me) > 0 {
+                let pid = libc::waitpid(-1, &mut status, 0);
+                if pid == program {
+                    ended.get_or_insert(status);
+                }
+            } else {
                 // Children we could not see yet (just forked): look again in a moment.
                 let pause = libc::timespec {
                     tv_sec: 0,

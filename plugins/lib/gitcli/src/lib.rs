@@ -159,7 +159,18 @@ pub fn invoke_guarded(
                 _ => spec = spec.args(args),
             }
         }
-        Mode::Write => spec = spec.args(args),
+        // Nothing a call starts outlives it (`coremcp-spawn`), so git's automatic
+        // housekeeping runs before it returns rather than detached (and killed half done).
+        Mode::Write => {
+            spec = spec
+                .args([
+                    "-c",
+                    "gc.autoDetach=false",
+                    "-c",
+                    "maintenance.autoDetach=false",
+                ])
+                .args(args)
+        }
     }
     spec.cwd = Some(cwd.to_owned());
     // A push over SSH needs the agent; nothing else that could be a credential is passed.
