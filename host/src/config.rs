@@ -217,15 +217,13 @@ pub struct Config {
 }
 
 impl Config {
-    /// Whose recent errors `caller` may see: `None` for all (this machine's own user, or an
-    /// operator), else its own principal's.
-    pub fn errors_visible_to(&self, caller: &crate::policy::Caller) -> Option<String> {
-        use crate::policy::Caller;
-        match caller {
-            Caller::Stdio | Caller::Anonymous => None,
-            Caller::Token(name) if self.operators.contains(name) => None,
-            Caller::Token(name) => Some(name.clone()),
-        }
+    /// Whose recent errors `principal` (as grants name it) may see: `None` for all (this
+    /// machine's own user — `stdio`, or `*` on a tokenless listener — or an operator), else
+    /// its own. (No token may be named `stdio`, and `*` is no token name.)
+    pub fn errors_visible_to<'a>(&self, principal: &'a str) -> Option<&'a str> {
+        let all =
+            matches!(principal, "stdio" | "*") || self.operators.iter().any(|o| o == principal);
+        (!all).then_some(principal)
     }
 
     /// Defaults for a host whose plugins are in `plugins_dir`; tests and commands adjust fields.
@@ -772,6 +770,17 @@ mod tests {
             Some(PathBuf::from("/h/.local/share/coremcp"))
         );
         assert_eq!(resolve_data_dir(None, None, None, cwd), None);
+    }
+
+    #[test]
+    fn recent_errors_are_all_for_the_local_user_and_operators_else_ones_own() {
+        let mut config = Config::with_plugins(PathBuf::from("/p"));
+        config.operators = vec!["ops".to_owned()];
+        assert_eq!(config.errors_visible_to("stdio"), None);
+        assert_eq!(config.errors_visible_to("*"), None);
+        assert_eq!(config.errors_visible_to("ops"), None);
+        assert_eq!(config.errors_visible_to("bob"), Some("bob"));
+        assert!(parse_operators(&["ops,stdio".to_owned()]).is_err());
     }
 
     #[test]

@@ -59,12 +59,18 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
         Arc::new(move |payload: &Value| registry_hosts(&listing, payload)),
     );
     let registry = Arc::clone(&plugins);
+    let facts = config.clone();
     register_op(
         "status",
         Arc::new(move |payload: &Value| {
-            // The principal of the call that asks (`core_status`) sees its own recent errors.
-            let viewer = crate::plugins::host_api::call_viewer();
-            let mut doc = status(viewer.as_deref());
+            // The principal of the call that asks (`core_status`) sees its own recent errors;
+            // outside a call, nobody's.
+            let principal = crate::plugins::host_api::call_principal();
+            let viewer = match principal.as_deref() {
+                Some(principal) => facts.errors_visible_to(principal),
+                None => Some(""),
+            };
+            let mut doc = status(viewer);
             if payload.get("hosts").and_then(Value::as_bool) == Some(true) {
                 add_hosts(&mut doc, &registry);
             }

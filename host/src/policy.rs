@@ -47,10 +47,15 @@ pub enum Caller {
 impl Caller {
     /// The principal as grants name it: `stdio`, the token's NAME, or `*` (no token).
     pub fn principal(&self) -> String {
+        self.name().to_owned()
+    }
+
+    /// [`Caller::principal`], borrowed.
+    pub fn name(&self) -> &str {
         match self {
-            Caller::Stdio => "stdio".to_owned(),
-            Caller::Token(name) => name.clone(),
-            Caller::Anonymous => "*".to_owned(),
+            Caller::Stdio => "stdio",
+            Caller::Token(name) => name,
+            Caller::Anonymous => "*",
         }
     }
 

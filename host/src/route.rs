@@ -58,7 +58,8 @@ pub struct Run {
     pub index: usize,
     pub to: To,
     pub args: String,
-    /// What a peer is told of the call (its principal, its path so far).
+    /// What a peer is told of the call (its principal, its path so far); empty for a call
+    /// this process's plugin runs.
     pub hop: Outgoing,
 }
 
@@ -203,12 +204,18 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
         guard,
     };
     match cx.config.grants.decide(cx.caller, subject) {
-        Decision::Allow => Route::Run(Run {
-            index,
-            to,
-            args,
-            hop: Outgoing::new(cx.caller, hop),
-        }),
+        Decision::Allow => {
+            let hop = match &to {
+                To::Plugin => Outgoing::default(),
+                To::Relays(_) | To::Remote(_) => Outgoing::new(cx.caller, hop),
+            };
+            Route::Run(Run {
+                index,
+                to,
+                args,
+                hop,
+            })
+        }
         Decision::Refuse(text) => Route::Refused(Refusal::Denied(text)),
     }
 }

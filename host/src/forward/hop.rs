@@ -18,7 +18,8 @@
 //! - [`VIA`] only ever restricts (a call it names us in is refused), so it is accepted from
 //!   anyone; it is bounded ([`MAX_VIA`]).
 
-use std::sync::OnceLock;
+use std::borrow::Cow;
+use std::sync::{LazyLock, OnceLock};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -34,8 +35,10 @@ pub const VIA: &str = "dev.coremcp/via";
 /// Hops a call may have made; a longer path is refused as a loop.
 pub const MAX_VIA: usize = 8;
 
-/// The prefix every key of ours shares: a `_meta` without it needs no parse.
-const PREFIX: &[u8] = b"dev.coremcp/";
+/// The prefix every key of ours shares: a `_meta` without it needs no parse. Its searcher is
+/// built once: a 2026 call carries a `_meta` every time.
+static PREFIX: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"dev.coremcp/"));
 
 /// This process's instance id (16 hex digits, random per process).
 pub fn instance_id() -> &'static str {
@@ -88,7 +91,7 @@ impl Incoming {
         let Some(meta) = meta else {
             return Ok(Self::default());
         };
-        if memchr::memmem::find(meta.get().as_bytes(), PREFIX).is_none() {
+        if PREFIX.find(meta.get().as_bytes()).is_none() {
             return Ok(Self::default());
         }
         let map: Map<String, Value> =
@@ -155,9 +158,13 @@ impl Incoming {
     /// The caller the policy judges: `session` itself, or — when the call names a principal
     /// and `session` is a configured peer (`peer_tokens`) — that principal. A principal that
     /// is the other machine's own user (`stdio`, `*`) is the peer itself here.
-    pub fn caller(&self, session: &Caller, peer_tokens: &[String]) -> Result<Caller, HopError> {
+    pub fn caller<'a>(
+        &self,
+        session: &'a Caller,
+        peer_tokens: &[String],
+    ) -> Result<Cow<'a, Caller>, HopError> {
         let Some(principal) = &self.principal else {
-            return Ok(session.clone());
+            return Ok(Cow::Borrowed(session));
         };
         let peer = match session {
             Caller::Token(name) => peer_tokens.iter().any(|p| p == name),
@@ -169,8 +176,8 @@ impl Incoming {
             });
         }
         Ok(match principal.as_str() {
-            "stdio" | "*" => session.clone(),
-            name => Caller::Token(name.to_owned()),
+            "stdio" | "*" => Cow::Borrowed(session),
+            name => Cow::Owned(Caller::Token(name.to_owned())),
         })
     }
 }
@@ -260,7 +267,8 @@ mod tests {
         let hop = parse(r#"{"dev.coremcp/principal":"bob"}"#).expect("hop");
         let peers = vec!["peer".to_owned()];
         assert_eq!(
-            hop.caller(&Caller::Token("peer".into()), &peers),
+            hop.caller(&Caller::Token("peer".into()), &peers)
+                .map(Cow::into_owned),
             Ok(Caller::Token("bob".into()))
         );
         for not_a_peer in [
@@ -278,13 +286,16 @@ mod tests {
                 ..Incoming::default()
             };
             assert_eq!(
-                hop.caller(&Caller::Token("peer".into()), &peers),
+                hop.caller(&Caller::Token("peer".into()), &peers)
+                    .map(Cow::into_owned),
                 Ok(Caller::Token("peer".into()))
             );
         }
         // Without a principal the session's caller stands.
         assert_eq!(
-            Incoming::default().caller(&Caller::Anonymous, &peers),
+            Incoming::default()
+                .caller(&Caller::Anonymous, &peers)
+                .map(Cow::into_owned),
             Ok(Caller::Anonymous)
         );
     }

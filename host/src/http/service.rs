@@ -194,11 +194,8 @@ impl Service {
         };
         let viewer = match &principal {
             Principal::Local => None,
-            Principal::Token(name) => self
-                .config
-                .errors_visible_to(&crate::policy::Caller::Token(name.clone())),
+            Principal::Token(name) => self.config.errors_visible_to(name),
         };
-        let viewer = viewer.as_deref();
         match route {
             Route::Status => match *request.method() {
                 Method::GET | Method::HEAD if wants_hosts(request.uri().query()) => {

@@ -28,31 +28,16 @@ static OPS: OnceLock<RwLock<HashMap<&'static str, OpHandler>>> = OnceLock::new()
 thread_local! {
     /// The log destination of the plugin call running on this thread.
     static CALL_SINK: std::cell::RefCell<Option<LogSink>> = const { std::cell::RefCell::new(None) };
-    /// Whose recent errors the call running on this thread may see (`Some(None)`: all).
-    static CALL_VIEWER: std::cell::RefCell<Option<Option<String>>> =
+    /// The principal of the plugin call running on this thread (for the host operations it
+    /// asks for).
+    static CALL_PRINCIPAL: std::cell::RefCell<Option<Arc<str>>> =
         const { std::cell::RefCell::new(None) };
 }
 
-/// Whose recent errors the plugin call running on this thread may see: `None` for all, else
-/// that principal's own; outside a call, nobody's.
-pub fn call_viewer() -> Option<String> {
-    CALL_VIEWER
-        .with(|slot| slot.borrow().clone())
-        .unwrap_or_else(|| Some(String::new()))
-}
-
-/// Runs `f` (one plugin call) as a call whose principal may see `viewer`'s recent errors
-/// (`None`: all), for the host operations it asks for.
-pub fn with_viewer<T>(viewer: Option<String>, f: impl FnOnce() -> T) -> T {
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            CALL_VIEWER.with(|slot| slot.borrow_mut().take());
-        }
-    }
-    CALL_VIEWER.with(|slot| *slot.borrow_mut() = Some(viewer));
-    let _reset = Reset;
-    f()
+/// The principal of the plugin call running on this thread, as grants name it (`None`
+/// outside a call).
+pub fn call_principal() -> Option<Arc<str>> {
+    CALL_PRINCIPAL.with(|slot| slot.borrow().clone())
 }
 
 fn config_map() -> &'static RwLock<HashMap<String, String>> {
@@ -74,17 +59,20 @@ pub fn set_value(key: &str, value: String) {
     }
 }
 
-/// Runs `f` (one plugin call) with `sink` as the second destination of the log messages the
-/// plugin writes on this thread meanwhile: each call's logs reach its own session, never
-/// another's. Messages outside a call (a plugin's `init`, its own threads) go to stderr only.
-pub fn with_log_sink<T>(sink: LogSink, f: impl FnOnce() -> T) -> T {
+/// Runs `f` (one plugin call made for `principal`) with `sink` as the second destination of
+/// the log messages the plugin writes on this thread meanwhile: each call's logs reach its
+/// own session, never another's. Messages outside a call (a plugin's `init`, its own threads)
+/// go to stderr only.
+pub fn with_call<T>(sink: LogSink, principal: Arc<str>, f: impl FnOnce() -> T) -> T {
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
             CALL_SINK.with(|slot| slot.borrow_mut().take());
+            CALL_PRINCIPAL.with(|slot| slot.borrow_mut().take());
         }
     }
     CALL_SINK.with(|slot| *slot.borrow_mut() = Some(sink));
+    CALL_PRINCIPAL.with(|slot| *slot.borrow_mut() = Some(principal));
     let _reset = Reset;
     f()
 }

@@ -639,10 +639,7 @@ impl Session {
                     // A human answers in minutes, not seconds.
                     timeout += APPROVAL_WAIT;
                 }
-                let Some(call) = inner
-                    .calls
-                    .start(id, name, None, timeout, &caller.principal())
-                else {
+                let Some(call) = inner.calls.start(id, name, None, timeout, caller.name()) else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 let job_inner = Arc::clone(inner);
@@ -665,10 +662,9 @@ impl Session {
             Route::Run(run) => {
                 let group = inner.plugins.slots()[run.index].id.as_str();
                 let timeout = self.timeout_for(args);
-                let Some(call) =
-                    inner
-                        .calls
-                        .start(id, name, Some(group), timeout, &caller.principal())
+                let Some(call) = inner
+                    .calls
+                    .start(id, name, Some(group), timeout, caller.name())
                 else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
@@ -951,14 +947,8 @@ impl Inner {
         let sink: host_api::LogSink = Arc::new(move |level, group: &str, message: &str| {
             inner.forward_log(&request, level, group, message, floor);
         });
-        let viewer = match call.principal.as_ref() {
-            "stdio" | "*" => None,
-            name => self
-                .config
-                .errors_visible_to(&Caller::Token(name.to_owned())),
-        };
-        host_api::with_log_sink(sink, || {
-            host_api::with_viewer(viewer, || self.run_loaded(index, call, args))
+        host_api::with_call(sink, Arc::clone(&call.principal), || {
+            self.run_loaded(index, call, args)
         })
     }
 

@@ -108,10 +108,9 @@ impl Session {
         if inner.upstreams.policy().needs_approval(forward.server.id()) {
             timeout += super::APPROVAL_WAIT;
         }
-        let principal = inner.caller.principal();
         let Some(call) = inner
             .calls
-            .start(id, &forward.label, None, timeout, &principal)
+            .start(id, &forward.label, None, timeout, inner.caller.name())
         else {
             return inner.out.send(rpc::error(
                 Some(id),
