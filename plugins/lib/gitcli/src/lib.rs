@@ -420,17 +420,13 @@ pub fn check_url(
             ),
         )),
         UrlKind::Local(path) => {
-            let joined = base.join(path);
-            let inside = joined
-                .canonicalize()
-                .or_else(|_| {
-                    // A repository that does not exist yet: its nearest existing folder.
-                    joined
-                        .ancestors()
-                        .find_map(|a| a.canonicalize().ok())
-                        .ok_or(())
-                })
-                .is_ok_and(|canonical| roots.contains(&canonical));
+            // A repository that does not exist yet is placed by its nearest existing folder;
+            // a `..` after a missing folder leads nowhere git could reach, and is refused.
+            let placed = coremcp_plugin_kit::canonical_prefix(&base.join(path));
+            let inside = !placed
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+                && roots.contains(&placed);
             if inside {
                 Ok(())
             } else {
@@ -483,6 +479,30 @@ mod tests {
         assert!(!found.includes);
         assert!(filter_sections("[include]\n\tpath = other\n").includes);
         assert!(filter_sections("[includeIf \"gitdir:~/w/\"]\n\tpath = x\n").includes);
+    }
+
+    #[test]
+    fn a_local_url_is_judged_where_it_leads() {
+        let top = std::env::temp_dir().join(format!("coremcp-check-url-{}", std::process::id()));
+        let root = top.join("root");
+        std::fs::create_dir_all(root.join("repo.git")).expect("mkdir");
+        std::fs::create_dir_all(top.join("outside.git")).expect("mkdir");
+        let roots = coremcp_plugin_kit::Roots::new(vec![root.clone()]).expect("roots");
+        let ok = |url: &str| check_url(&roots, url, &root, "url").is_ok();
+        assert!(ok("repo.git"));
+        assert!(ok("new.git"), "not there yet, but inside");
+        assert!(ok("https://example.com/a.git"));
+        assert!(!ok("../outside.git"));
+        assert!(!ok(&format!(
+            "file://{}",
+            top.join("outside.git").display()
+        )));
+        assert!(
+            !ok("missing/../../outside.git"),
+            "a .. after a missing folder"
+        );
+        assert!(!ok("ext::sh -c x"));
+        let _ = std::fs::remove_dir_all(&top);
     }
 
     #[test]

@@ -9,4 +9,4 @@ pub mod roots;
 pub mod testing;
 pub use coremcp_plugin_sdk::time;
 
-pub use roots::Roots;
+pub use roots::{canonical_prefix, Roots};

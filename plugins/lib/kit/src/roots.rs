@@ -185,6 +185,28 @@ impl Roots {
     }
 }
 
+/// `path` with its longest existing ancestor made canonical (symlinks resolved) and the
+/// missing rest appended: where a path that may not exist yet would be, for a containment
+/// check ([`Roots::contains`]). A path none of whose ancestors resolves is returned as given.
+pub fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(canonical) = at.canonicalize() {
+            let mut out = canonical;
+            out.extend(missing.iter().rev());
+            return out;
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_owned());
+                at = parent;
+            }
+            _ => return path.to_owned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +298,24 @@ mod tests {
         assert!(
             err.message.contains(&root.display().to_string()),
             "names the roots: {err}"
+        );
+    }
+
+    #[test]
+    fn a_path_is_placed_by_its_nearest_existing_ancestor() {
+        let (_tree, roots) = tree("prefix");
+        let inside = roots.default_dir().to_owned();
+        assert_eq!(canonical_prefix(&inside), inside);
+        assert_eq!(
+            canonical_prefix(&inside.join("new/deeper")),
+            inside.join("new/deeper")
+        );
+        // Through a symlink (`out` leads outside) the real place counts.
+        let placed = canonical_prefix(&inside.join("out/new.git"));
+        assert!(!roots.contains(&placed), "{}", placed.display());
+        assert_eq!(
+            canonical_prefix(Path::new("relative/none")),
+            PathBuf::from("relative/none")
         );
     }
 

@@ -374,27 +374,7 @@ pub fn place(base: &Path, text: &str, vars: &Vars) -> Result<PathBuf, String> {
             other => normal.push(other),
         }
     }
-    Ok(canonical_prefix(&normal))
-}
-
-/// `path` with its longest existing ancestor made canonical (symlinks resolved).
-fn canonical_prefix(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut at = path;
-    loop {
-        if let Ok(canonical) = at.canonicalize() {
-            let mut out = canonical;
-            out.extend(missing.iter().rev());
-            return out;
-        }
-        match (at.parent(), at.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_owned());
-                at = parent;
-            }
-            _ => return path.to_owned(),
-        }
-    }
+    Ok(coremcp_plugin_kit::canonical_prefix(&normal))
 }
 
 /// Compose's interpolation: `$$`, `$NAME`, `${NAME}`, `${NAME:-default}`, `${NAME-default}`,
