@@ -184,6 +184,7 @@ struct Metrics {
     upstream_latency: Family<[Label; 1], Histogram, fn() -> Histogram>,
     in_flight: Gauge,
     load_seconds: Family<[Label; 1], Gauge<f64, std::sync::atomic::AtomicU64>>,
+    oversized: Family<[Label; 2], Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -230,9 +231,17 @@ fn metrics() -> &'static Metrics {
             "How long the last load of each group's plugin library took",
             load_seconds.clone(),
         );
+        let oversized = Family::<[Label; 2], Counter>::default();
+        registry.register(
+            "coremcp_oversized_results",
+            "Built-in tool answers larger than the result limit, withheld by the host (a defect: \
+             every tool fits its own answers)",
+            oversized.clone(),
+        );
         Metrics {
             registry,
             calls,
+            oversized,
             latency,
             upstream_latency,
             in_flight,
@@ -341,6 +350,18 @@ fn count(subject: &Subject, outcome: Outcome) {
                 ])
                 .clone()
         })
+        .inc();
+}
+
+/// A built-in tool's answer was larger than the result limit and withheld (a defect).
+pub fn oversized(subject: &Subject) {
+    let series = &subject.series;
+    metrics()
+        .oversized
+        .get_or_create(&[
+            ("group", series.group.clone()),
+            ("tool", series.tool.clone()),
+        ])
         .inc();
 }
 

@@ -2,8 +2,9 @@
 //!
 //! Invariants (ARCHITECTURE.md, "What agent clients need": one slip and Claude Code or Gemini
 //! CLI show no tools at all): an optional field is omitted, never `null`; every listed `inputSchema` is a
-//! `"type": "object"` schema; a result's text is at most [`MAX_RESULT_CHARS`] characters plus a
-//! visible truncation marker, and a truncated result carries no `structuredContent`.
+//! `"type": "object"` schema; a result's text is at most [`MAX_RESULT_CHARS`] characters, a
+//! visible truncation marker included, and a truncated result carries no `structuredContent`.
+//! A built-in tool's answer is never cut into a broken document ([`plugin_success`]).
 
 use coremcp_plugin_api::{Annotations, ToolError, ToolSpec};
 use serde_json::value::RawValue;
@@ -188,7 +189,8 @@ fn text_result(text: &str, structured: Option<&str>, is_error: bool) -> String {
     out
 }
 
-/// Cuts `text` to [`MAX_RESULT_CHARS`] characters with a marker that says what was cut.
+/// Cuts `text` to at most [`MAX_RESULT_CHARS`] characters, the marker that says what was cut
+/// included.
 pub fn truncate(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
     // Byte length bounds the character count from above: most results skip the count.
     if text.len() <= MAX_RESULT_CHARS {
@@ -198,14 +200,50 @@ pub fn truncate(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
     if total <= MAX_RESULT_CHARS {
         return (text.into(), false);
     }
+    let marker_for = |shown: usize| {
+        format!(
+            "\n…[truncated: showing {shown} of {total} characters; narrow the request to see the rest]"
+        )
+    };
+    // The marker's length depends on the number it shows, which is at most the limit's.
+    let shown = MAX_RESULT_CHARS - marker_for(MAX_RESULT_CHARS).chars().count();
     let cut = text
         .char_indices()
-        .nth(MAX_RESULT_CHARS)
+        .nth(shown)
         .map_or(text.len(), |(i, _)| i);
-    let marker = format!(
-        "\n…[truncated: showing {MAX_RESULT_CHARS} of {total} characters; narrow the request to see the rest]"
-    );
-    (format!("{}{marker}", &text[..cut]).into(), true)
+    (
+        format!("{}{}", &text[..cut], marker_for(shown)).into(),
+        true,
+    )
+}
+
+/// A built-in tool's answer as its result; `Err` with the result that replaces it when the
+/// answer is larger than a result may hold. Every tool fits its own answers (ARCHITECTURE.md,
+/// "One result contract"), so this is a guard against a defect, never a way to page: a JSON
+/// answer is withheld whole rather than cut into a broken document, and a text answer keeps
+/// its first part with a marker.
+pub fn plugin_success(tool: &str, json_text: &str) -> Result<String, String> {
+    if json_text.len() <= MAX_RESULT_CHARS {
+        return Ok(call_success(json_text));
+    }
+    let total = json_text.chars().count();
+    if total <= MAX_RESULT_CHARS {
+        return Ok(call_success(json_text));
+    }
+    if json_text.trim_start().starts_with('"') {
+        return Err(call_success(json_text));
+    }
+    Err(call_error_text(&oversized_text(tool, total)))
+}
+
+/// What the agent reads in place of a built-in tool's answer that did not fit.
+pub fn oversized_text(tool: &str, total: usize) -> String {
+    format!(
+        "{tool} ran, but its answer ({total} characters) is larger than the {MAX_RESULT_CHARS} a \
+         result may hold, so Core MCP withheld it rather than send a broken document. This is a \
+         defect of Core MCP and was logged. Ask for less (a smaller limit, a narrower path or \
+         query, the tool's cursor or offset); a change the call made has been made."
+    )
 }
 
 #[cfg(test)]
@@ -366,13 +404,46 @@ mod tests {
         let long = "é".repeat(MAX_RESULT_CHARS + 5);
         let (text, cut) = truncate(&long);
         assert!(cut);
-        assert!(text.starts_with(&"é".repeat(MAX_RESULT_CHARS)));
-        assert!(text.ends_with(&format!("[truncated: showing {MAX_RESULT_CHARS} of {} characters; narrow the request to see the rest]", MAX_RESULT_CHARS + 5)));
+        assert_eq!(
+            text.chars().count(),
+            MAX_RESULT_CHARS,
+            "the marker is inside the limit"
+        );
+        let shown = MAX_RESULT_CHARS - 84;
+        assert!(text.starts_with(&"é".repeat(shown)));
+        assert!(
+            text.ends_with(&format!(
+                "[truncated: showing {shown} of {} characters; narrow the request to see the rest]",
+                MAX_RESULT_CHARS + 5
+            )),
+            "{}",
+            &text[text.len() - 200..]
+        );
         let big = format!("{{\"s\":\"{}\"}}", "x".repeat(30_000));
         let got: Value = serde_json::from_str(&call_success(&big)).expect("json");
         assert!(
             got.get("structuredContent").is_none(),
             "a truncated result drops structuredContent"
         );
+    }
+
+    #[test]
+    fn a_built_in_answer_too_large_is_withheld_whole_and_named() {
+        assert!(plugin_success("t", r#"{"a":1}"#).is_ok());
+        let big = format!("{{\"s\":\"{}\"}}", "x".repeat(30_000));
+        let replaced = plugin_success("files_list", &big).expect_err("too large");
+        let got: Value = serde_json::from_str(&replaced).expect("json");
+        let text = got["content"][0]["text"].as_str().expect("text");
+        assert!(
+            text.starts_with("files_list ran, but its answer (30008 characters)"),
+            "{text}"
+        );
+        assert_eq!(got["isError"], true);
+        assert!(got.get("structuredContent").is_none());
+        let text_answer = format!("\"{}\"", "y".repeat(30_000));
+        let kept = plugin_success("t", &text_answer).expect_err("too large");
+        let got: Value = serde_json::from_str(&kept).expect("json");
+        let text = got["content"][0]["text"].as_str().expect("text");
+        assert!(text.starts_with("yyy") && text.chars().count() <= MAX_RESULT_CHARS);
     }
 }

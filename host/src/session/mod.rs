@@ -971,7 +971,19 @@ impl Inner {
                 let outcome =
                     loaded.library.module.call()(&ctx, call.tool.as_str().into(), args.into());
                 match outcome.into_result() {
-                    Ok(json) => render::call_success(json.as_str()),
+                    Ok(json) => match render::plugin_success(&call.tool, json.as_str()) {
+                        Ok(result) => result,
+                        Err(replaced) => {
+                            crate::metrics::oversized(&call.subject);
+                            tracing::error!(
+                                tool = %call.tool,
+                                chars = json.as_str().chars().count(),
+                                "defect: a built-in tool answered more than a result may hold; \
+                                 the answer was withheld"
+                            );
+                            replaced
+                        }
+                    },
                     Err(e) => render::call_error(&call.tool, &e),
                 }
             }

@@ -216,11 +216,21 @@ pub fn cap_description(text: &str) -> String {
 }
 
 /// Cuts the text content of a `CallToolResult` to [`MAX_RESULT_CHARS`] characters in all,
-/// ending the last kept text with a marker that says how much was left out; text items past
-/// the limit are dropped. Other content (images, resources) is kept. Returns whether anything
-/// was cut.
+/// ending the last kept text with a marker (counted in the limit) that says how much was left
+/// out; text items past the limit are dropped. Other content (images, resources) is kept. A
+/// cut result, or one whose `structuredContent` alone outgrows the limit, loses its
+/// `structuredContent` (it would no longer match the text). Returns whether anything was cut.
 pub fn cap_result(result: &mut Value) -> bool {
-    cap_result_at(result, MAX_RESULT_CHARS)
+    let cut = cap_result_at(result, MAX_RESULT_CHARS);
+    let structured_too_big = result
+        .get("structuredContent")
+        .is_some_and(|s| s.to_string().chars().count() > MAX_RESULT_CHARS);
+    if cut || structured_too_big {
+        if let Some(object) = result.as_object_mut() {
+            object.remove("structuredContent");
+        }
+    }
+    cut || structured_too_big
 }
 
 fn cap_result_at(result: &mut Value, limit: usize) -> bool {
@@ -240,11 +250,14 @@ fn cap_result_at(result: &mut Value, limit: usize) -> bool {
     if total <= limit {
         return false;
     }
-    let marker = format!(
-        "\n\n[truncated by Core MCP: the result has {total} characters of text; the first \
-         {limit} are shown]"
-    );
-    let mut budget = limit;
+    let marker_for = |shown: usize| {
+        format!(
+            "\n\n[truncated by Core MCP: the result has {total} characters of text; the first \
+             {shown} are shown]"
+        )
+    };
+    let mut budget = limit.saturating_sub(marker_for(limit).chars().count());
+    let marker = marker_for(budget);
     let mut kept = Vec::with_capacity(content.len());
     let mut marked = false;
     for mut item in content.drain(..) {
@@ -431,21 +444,32 @@ mod tests {
         let content = big["content"].as_array().expect("content");
         assert_eq!(
             content.len(),
-            3,
-            "the third text is dropped, the image kept"
+            2,
+            "the later texts are dropped, the image kept"
         );
-        let second = content[2]["text"].as_str().expect("text");
-        assert!(second.starts_with(&"b".repeat(10)));
-        assert!(!second.starts_with(&"b".repeat(11)));
-        assert!(second.contains("the result has 20090 characters of text; the first 20000"));
+        let first = content[0]["text"].as_str().expect("text");
+        assert!(
+            first.ends_with("the result has 20090 characters of text; the first 19907 are shown]")
+        );
+        assert_eq!(
+            first.chars().count(),
+            MAX_RESULT_CHARS,
+            "the marker counts in the limit"
+        );
         assert_eq!(big["isError"], false);
 
-        let mut tiny = json!({"content": [{"type": "text", "text": "ééééé"}]});
-        assert!(cap_result_at(&mut tiny, 2));
-        assert!(tiny["content"][0]["text"]
-            .as_str()
-            .expect("text")
-            .starts_with("éé\n\n[truncated"));
+        let mut tiny = json!({"content": [{"type": "text", "text": "é".repeat(300)}],
+            "structuredContent": {"a": 1}});
+        assert!(cap_result_at(&mut tiny, 200));
+        let text = tiny["content"][0]["text"].as_str().expect("text");
+        assert!(
+            text.starts_with("éé\u{e9}") && text.chars().count() == 200,
+            "{text}"
+        );
+        let mut big_structured = json!({"content": [{"type": "text", "text": "ok"}],
+            "structuredContent": {"a": "x".repeat(30_000)}});
+        assert!(cap_result(&mut big_structured));
+        assert!(big_structured.get("structuredContent").is_none());
         let mut odd = json!({"content": "not a list"});
         assert!(!cap_result(&mut odd));
     }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use coremcp_tests::{is_error, plugin_status, plugins, run, text, Server, WAIT};
+use coremcp_tests::{is_error, plugin_status, plugins, run, text, Server, TempDir, WAIT};
 use serde_json::json;
 
 #[test]
@@ -268,20 +268,44 @@ fn calls_run_concurrently_and_out_of_order() {
 }
 
 #[test]
-fn a_huge_result_is_truncated_with_a_marker() {
+fn a_huge_result_is_a_counted_defect_and_never_a_broken_document() {
     let dir = plugins(&["fixture"]);
-    let mut server = Server::start(dir.path(), &[], &[]);
+    let data = TempDir::new("oversized-data");
+    let data_arg = data.path().to_string_lossy().into_owned();
+    let mut server = Server::start(
+        dir.path(),
+        &["--status-listen", "127.0.0.1:0"],
+        &[("COREMCP_DATA", &data_arg)],
+    );
     server.initialize();
+    // A text answer keeps its first part, the marker inside the limit.
     let result = server.call("fixture_big", json!({"bytes": 5_000_000}));
     let shown = text(&result);
-    assert!(shown.starts_with(&"x".repeat(20_000)));
+    assert!(shown.starts_with(&"x".repeat(19_000)));
     assert!(
-        shown.contains("[truncated: showing 20000 of 5000000 characters"),
+        shown.contains("of 5000000 characters; narrow the request"),
         "{}",
-        &shown[20_000..]
+        &shown[19_000..]
     );
-    assert!(shown.chars().count() < 20_200);
+    assert!(shown.chars().count() <= 20_000, "{}", shown.chars().count());
     assert!(result.get("structuredContent").is_none());
+    // A JSON answer is withheld whole, named, rather than cut mid-document.
+    let result = server.call("fixture_big", json!({"bytes": 30_000, "json": true}));
+    let shown = text(&result);
+    assert!(
+        shown.starts_with("fixture_big ran, but its answer (30011 characters) is larger"),
+        "{shown}"
+    );
+    assert_eq!(result["isError"], true);
+    let small = server.call("fixture_big", json!({"bytes": 10, "json": true}));
+    assert_eq!(small["structuredContent"]["text"], "xxxxxxxxxx");
+    let addr = crate::status::address_of(data.path(), server.pid());
+    let metrics = coremcp_tests::http::request(addr, "GET", "/metrics", &[], b"").text();
+    assert!(
+        metrics
+            .contains("coremcp_oversized_results_total{group=\"fixture\",tool=\"fixture_big\"} 2"),
+        "{metrics}"
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 const WAIT: Duration = Duration::from_secs(10);
 
 /// Waits for the address file of `pid` under `data` and returns the address it names.
-fn address_of(data: &Path, pid: u32) -> SocketAddr {
+pub(crate) fn address_of(data: &Path, pid: u32) -> SocketAddr {
     let file = data.join("status").join(format!("{pid}.json"));
     let deadline = Instant::now() + WAIT;
     loop {
