@@ -80,6 +80,105 @@ fn set_cut(target: &mut Value, field: &str, text: &str, limit: usize, total: usi
     target["total_chars"] = json!(total);
 }
 
+/// How much of a long text field a listed record shows (an item's description in a list, a
+/// comment's body); the tool that reads one record reads the whole of it.
+pub const LISTED_TEXT: usize = 1_000;
+
+/// Cuts the text `record[field]` to its first `max_chars` characters when it is longer,
+/// adding `<field>_truncated: true` and `<field>_total_chars` beside it. Returns whether it
+/// cut. A field that is absent or not text is left alone.
+pub fn cut_field(record: &mut Value, field: &str, max_chars: usize) -> bool {
+    let Some(text) = record.get(field).and_then(Value::as_str) else {
+        return false;
+    };
+    let Some((end, _)) = text.char_indices().nth(max_chars) else {
+        return false;
+    };
+    let total = text.chars().count();
+    let kept = text[..end].to_owned();
+    record[field] = Value::String(kept);
+    record[format!("{field}_truncated")] = Value::Bool(true);
+    record[format!("{field}_total_chars")] = json!(total);
+    true
+}
+
+/// Fits one record to `budget` characters by its long text `fields`, each shown from the
+/// character offset given with it: a field that does not fit whole is cut (the longest
+/// first, each in proportion to the excess) and says so with `<field>_truncated: true`,
+/// `<field>_total_chars` and `<field>_next_offset` (pass it back as the offset to read on).
+/// A field read from a non-zero offset also says `<field>_offset`. Every other field is kept
+/// as it is; a record whose other fields alone outgrow the budget keeps empty texts.
+pub fn fit_fields(record: &mut Value, fields: &[(&str, usize)], budget: usize) {
+    // (field, whole text, start, shown)
+    let mut texts: Vec<(&str, String, usize, usize)> = Vec::new();
+    for &(field, offset) in fields {
+        let Some(text) = record.get(field).and_then(Value::as_str) else {
+            continue;
+        };
+        let total = text.chars().count();
+        let start = offset.min(total);
+        texts.push((field, text.to_owned(), start, total - start));
+    }
+    let place = |record: &mut Value, texts: &[(&str, String, usize, usize)]| {
+        for (field, text, start, shown) in texts {
+            let total = text.chars().count();
+            let piece: String = text.chars().skip(*start).take(*shown).collect();
+            record[*field] = Value::String(piece);
+            let end = start + shown;
+            let cut = end < total;
+            let annotate = cut || *start > 0;
+            for (suffix, value) in [
+                ("_truncated", annotate.then(|| Value::Bool(cut))),
+                ("_total_chars", annotate.then(|| json!(total))),
+                ("_offset", (*start > 0).then(|| json!(start))),
+                ("_next_offset", cut.then(|| json!(end))),
+            ] {
+                let key = format!("{field}{suffix}");
+                match value {
+                    Some(value) => record[key] = value,
+                    None => {
+                        if let Some(map) = record.as_object_mut() {
+                            map.remove(&key);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    for _ in 0..24 {
+        place(record, &texts);
+        let size = chars(record);
+        if size <= budget {
+            return;
+        }
+        let Some(longest) = texts.iter_mut().max_by_key(|t| t.3) else {
+            return;
+        };
+        if longest.3 == 0 {
+            return;
+        }
+        // Escapes make a character cost more than one: cut by the excess in characters at
+        // the piece's own cost per character, and a small margin.
+        let piece: String = longest.1.chars().skip(longest.2).take(longest.3).collect();
+        let cost = chars(&Value::String(piece)).max(1);
+        let excess = ((size - budget) as u128 * longest.3 as u128).div_ceil(cost as u128);
+        longest.3 = longest.3.saturating_sub(excess as usize + 16);
+    }
+    place(record, &texts);
+}
+
+/// The answer of a change that touched many records at once (a cascading close or delete, an
+/// import): `{<field>_count: N, <field>: [at most MAX_LISTED keys], more?}`, set into `out`.
+pub fn bulk(out: &mut Value, field: &str, keys: Vec<String>) {
+    let count = keys.len();
+    let (sample, more) = capped(keys.into_iter().map(Value::String).collect());
+    out[format!("{field}_count")] = json!(count);
+    out[field] = Value::Array(sample);
+    if let (Some(map), Some(more)) = (out.as_object_mut(), more) {
+        map.insert("more".to_owned(), json!(more));
+    }
+}
+
 /// The default `max_chars` for patch and file text.
 pub const DEFAULT_MAX_CHARS: usize = 12_000;
 
@@ -327,6 +426,75 @@ pub(crate) mod tests {
         let mut value = json!({"commits": (0..500).map(|i| json!({"n": i, "pad": "p".repeat(100)})).collect::<Vec<_>>()});
         let dropped = fit_array(&mut value, "commits", RESULT_BUDGET);
         assert!(dropped > 0 && chars(&value) <= RESULT_BUDGET);
+    }
+
+    #[test]
+    fn a_field_is_cut_with_its_total() {
+        let mut record = json!({"key": "A-1", "description": "é".repeat(30)});
+        assert!(!cut_field(&mut record, "description", 30));
+        assert!(cut_field(&mut record, "description", 10));
+        assert_eq!(record["description"], "é".repeat(10));
+        assert_eq!(record["description_truncated"], true);
+        assert_eq!(record["description_total_chars"], 30);
+        assert!(!cut_field(&mut record, "missing", 1));
+    }
+
+    #[test]
+    fn a_record_fits_by_its_longest_field_and_reads_on_from_an_offset() {
+        let body: String = (0..40_000)
+            .map(|i| if i % 7 == 0 { '"' } else { 'a' })
+            .collect();
+        let mut record = json!({"key": "A-1", "title": "t", "description": body.clone(),
+            "acceptance": "short"});
+        fit_fields(
+            &mut record,
+            &[("description", 0), ("acceptance", 0)],
+            RESULT_BUDGET,
+        );
+        assert!(chars(&record) <= RESULT_BUDGET, "{}", chars(&record));
+        assert!(chars(&record) > RESULT_BUDGET - 2_000, "{}", chars(&record));
+        assert_eq!(record["description_truncated"], true);
+        assert_eq!(record["acceptance"], "short");
+        assert!(record.get("acceptance_truncated").is_none());
+        // Following next_offset reads every character exactly once.
+        let mut read = String::new();
+        let mut offset = 0;
+        loop {
+            let mut piece = json!({"key": "A-1", "description": body.clone()});
+            fit_fields(&mut piece, &[("description", offset)], RESULT_BUDGET);
+            read.push_str(piece["description"].as_str().expect("text"));
+            match piece["description_next_offset"].as_u64() {
+                Some(next) => offset = next as usize,
+                None => break,
+            }
+            assert_eq!(piece["description_total_chars"], 40_000);
+        }
+        assert_eq!(read, body);
+        let mut small = json!({"description": "abc"});
+        fit_fields(&mut small, &[("description", 0)], RESULT_BUDGET);
+        assert_eq!(small, json!({"description": "abc"}));
+        fit_fields(&mut small, &[("description", 1)], RESULT_BUDGET);
+        assert_eq!(
+            small,
+            json!({"description": "bc", "description_truncated": false,
+                "description_total_chars": 3, "description_offset": 1})
+        );
+    }
+
+    #[test]
+    fn a_bulk_change_answers_a_count_and_a_sample() {
+        let mut out = json!({});
+        bulk(
+            &mut out,
+            "closed",
+            (0..2501).map(|i| format!("E-{i}")).collect(),
+        );
+        assert_eq!(out["closed_count"], 2501);
+        assert_eq!(out["closed"].as_array().map(Vec::len), Some(MAX_LISTED));
+        assert_eq!(out["more"], 2501 - MAX_LISTED);
+        let mut few = json!({});
+        bulk(&mut few, "deleted", vec!["A".into()]);
+        assert_eq!(few, json!({"deleted_count": 1, "deleted": ["A"]}));
     }
 
     #[test]

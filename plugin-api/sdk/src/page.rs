@@ -60,6 +60,33 @@ pub fn page(
     (items, next)
 }
 
+/// Where a ranked list (search results, a queue, whose order is a score rather than a key)
+/// resumes: the position its `cursor` names, 0 without one.
+pub fn position(cursor: Option<&str>) -> Result<usize, ToolError> {
+    let Some(cursor) = cursor else { return Ok(0) };
+    let parts = decode_cursor(cursor, 1)?;
+    parts[0].parse().map_err(|_| {
+        invalid(
+            "cursor",
+            "is not a cursor this tool returned (pass next_cursor unchanged)",
+        )
+    })
+}
+
+/// One page of a ranked list from position `from`: `rows` are the ranked rows from there (up
+/// to `limit + 1` of them, the extra one saying that more exist), cut to `limit` and to the
+/// budget like [`page`]; `next_cursor` names the position after the last item shown.
+pub fn ranked_page(
+    rows: Vec<Value>,
+    limit: usize,
+    from: usize,
+    base: &Value,
+) -> (Vec<Value>, Option<String>) {
+    let (items, next) = page(rows, limit, base, |_| String::new());
+    let next = next.map(|_| encode_cursor(&[&(from + items.len()).to_string()]));
+    (items, next)
+}
+
 /// `{items, next_cursor?}` around a page.
 pub fn page_result(items: Vec<Value>, next_cursor: Option<String>) -> Value {
     let mut map = Map::new();
@@ -128,6 +155,27 @@ mod tests {
         assert!(chars(&page_result(items, next)) <= RESULT_BUDGET);
         let (items, _) = page(rows(2, 30_000), 50, &base, cursor);
         assert_eq!(items.len(), 1);
+    }
+
+    #[test]
+    fn a_ranked_list_pages_by_position_and_reaches_every_row_once() {
+        let all = rows(45, 900);
+        let base = json!({"items": []});
+        let (mut seen, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let from = position(cursor.as_deref()).expect("position");
+            let window: Vec<Value> = all.iter().skip(from).take(31).cloned().collect();
+            let (items, next) = ranked_page(window, 30, from, &base);
+            assert!(chars(&page_result(items.clone(), next.clone())) <= RESULT_BUDGET);
+            seen.extend(items);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, all);
+        assert!(position(Some("zz")).is_err());
+        assert!(position(Some(&encode_cursor(&["x"]))).is_err());
     }
 
     #[test]

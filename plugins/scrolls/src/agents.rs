@@ -127,3 +127,21 @@ pub fn delete(tx: &mut Tx<'_>, name: &str, reassign_to: Option<&str>) -> Result<
     )?;
     Ok(given)
 }
+
+/// An agent as a tool answers it alone: whole, but for a description longer than the answer
+/// may hold, shown from character `offset` and cut with `description_truncated`,
+/// `description_total_chars` and `description_next_offset` (`scrolls_agent_get`'s `offset`).
+pub fn answer(mut agent: serde_json::Value, offset: usize) -> serde_json::Value {
+    let room = coremcp_plugin_sdk::budget::RESULT_BUDGET - 200;
+    coremcp_plugin_sdk::budget::fit_fields(&mut agent, &[("description", offset)], room);
+    agent
+}
+
+/// A page of agents with each description cut to the listed length.
+pub fn listed(mut page: serde_json::Value) -> serde_json::Value {
+    let shown = coremcp_plugin_sdk::budget::LISTED_TEXT;
+    for agent in page["items"].as_array_mut().into_iter().flatten() {
+        coremcp_plugin_sdk::budget::cut_field(agent, "description", shown);
+    }
+    page
+}

@@ -169,6 +169,9 @@ pub struct GetArgs {
     /// add its comments
     #[arg(default)]
     pub include_comments: bool,
+    /// description from this char
+    #[arg(min = 0, default = 0)]
+    pub offset: usize,
 }
 
 /// Closing an item (CloseArgs).

@@ -63,6 +63,25 @@ pub fn json(row: &Row) -> Result<serde_json::Value, StoreError> {
     Ok(coremcp_store::records::Record::of(row, FIELDS)?.done())
 }
 
+/// An item as a tool answers it alone (get, create, update, claim, move, close): whole, but
+/// for a description longer than the answer may hold, shown from character `offset` and cut
+/// with `description_truncated`, `description_total_chars` and `description_next_offset`
+/// (the `offset` of the get tool that reads on). `room` is what the answer holds besides.
+pub fn answer(row: &Row, offset: usize, room: usize) -> Result<serde_json::Value, StoreError> {
+    let mut item = json(row)?;
+    coremcp_plugin_sdk::budget::fit_fields(&mut item, &[("description", offset)], room);
+    Ok(item)
+}
+
+/// An item as a list shows it: its description cut to
+/// [`coremcp_plugin_sdk::budget::LISTED_TEXT`] characters (its get tool reads the rest).
+pub fn listed_json(row: &Row) -> Result<serde_json::Value, StoreError> {
+    let mut item = json(row)?;
+    let shown = coremcp_plugin_sdk::budget::LISTED_TEXT;
+    coremcp_plugin_sdk::budget::cut_field(&mut item, "description", shown);
+    Ok(item)
+}
+
 /// A new item: what the caller gives, checked by the tool's arguments.
 #[derive(Debug, Clone)]
 pub struct NewItem<'a> {

@@ -11,7 +11,7 @@
 //! - Every write is one transaction and is logged in the activity feed.
 
 use coremcp_plugin_sdk::args::{invalid, take, take_required, Clearable, ObjectSchema, ToolArgs};
-use coremcp_plugin_sdk::budget::{fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{bulk, fit_array, RESULT_BUDGET};
 use coremcp_plugin_sdk::page::Paging;
 use coremcp_plugin_sdk::{codes, Ctx, Handler, Hints, Tool, ToolError};
 use coremcp_store::plugin::{json_text, json_value, TxError};
@@ -190,8 +190,12 @@ impl Handler for LevelTool {
                     if let Some(comment) = &close.comment {
                         items::comment(tx, key, None, comment.as_str())?;
                     }
-                    let item = items::json(&items::find(tx, "id", key)?)?;
-                    Ok(json!({"closed": closed, "item": item}))
+                    // The closed keys are a sample at most: room for the item is what is left.
+                    let item =
+                        items::answer(&items::find(tx, "id", key)?, 0, RESULT_BUDGET - 5_000)?;
+                    let mut out = json!({ "item": item });
+                    bulk(&mut out, "closed", closed);
+                    Ok(out)
                 })
             }
             Op::Delete => {
@@ -199,7 +203,9 @@ impl Handler for LevelTool {
                 SERVICE.run(|tx| {
                     self.of_level(&items::find(tx, "id", delete.id.as_str())?)?;
                     let deleted = items::delete(tx, delete.id.as_str(), delete.cascade, None)?;
-                    Ok(json!({"deleted": deleted}))
+                    let mut out = json!({});
+                    bulk(&mut out, "deleted", deleted);
+                    Ok(out)
                 })
             }
         }
@@ -262,14 +268,21 @@ impl LevelTool {
             list_filter(tx.kind(), &mut q, &list);
             // Creation order: ids made by one process sort so.
             const KEYS: &[Key] = &[Key::text("i.id", "id")];
-            Order::asc(level.as_str(), KEYS).list(tx, items::SELECT, &q, &list.page, items::json)
+            Order::asc(level.as_str(), KEYS).list(
+                tx,
+                items::SELECT,
+                &q,
+                &list.page,
+                items::listed_json,
+            )
         })
     }
 
     fn get(&self, tx: &mut Tx<'_>, get: &GetArgs) -> Result<Value, TxError> {
         let row = items::find(tx, "id", get.id.as_str())?;
         self.of_level(&row)?;
-        let mut item = items::json(&row)?;
+        // The description first (what a get is for), then what is around it in the room left.
+        let mut item = items::answer(&row, get.offset, RESULT_BUDGET - 200)?;
         if get
             .include_children
             .unwrap_or(self.level.rules().children_by_default)
@@ -286,10 +299,13 @@ impl LevelTool {
         if let Some(deps) = dependencies(tx, &row.get_text("id")?)? {
             item["depends_on"] = deps;
         }
-        // Whole children are left out from the end when the answer would outgrow the limit.
-        let omitted = fit_array(&mut item, "children", RESULT_BUDGET - 200);
-        if omitted > 0 {
-            item["children_omitted"] = omitted.into();
+        // Whole comments, then whole children, are left out from the end when the answer
+        // would outgrow the limit; scrolls_comment_list and the level lists page them all.
+        for list in ["comments", "children"] {
+            let omitted = fit_array(&mut item, list, RESULT_BUDGET - 200);
+            if omitted > 0 {
+                item[format!("{list}_omitted")] = omitted.into();
+            }
         }
         Ok(item)
     }
@@ -343,7 +359,7 @@ impl LevelTool {
                 items::set_dependencies(tx, "depends_on", (&id, &key), &on)?;
             }
             items::log(tx, "created", (Some(&id), &key), None, None)?;
-            Ok(items::json(&row)?)
+            Ok(items::answer(&row, 0, RESULT_BUDGET)?)
         })
     }
 
@@ -419,7 +435,11 @@ impl LevelTool {
                 let action = if reopened { "reopened" } else { "updated" };
                 items::log(tx, action, (Some(&item_id), &key), None, None)?;
             }
-            Ok(items::json(&items::find(tx, "key", &key)?)?)
+            Ok(items::answer(
+                &items::find(tx, "key", &key)?,
+                0,
+                RESULT_BUDGET,
+            )?)
         })
     }
 }
@@ -518,6 +538,9 @@ fn list_filter(kind: BackendKind, q: &mut Query, list: &ListArgs) {
     q.contains(&["i.title"], list.query.as_deref());
 }
 
+/// The most characters a story's acceptance criteria hold in all.
+pub const MAX_CRITERIA_CHARS: usize = 8_000;
+
 /// The level-specific fields of create and update.
 #[derive(Default)]
 struct Extras {
@@ -528,10 +551,26 @@ struct Extras {
 
 impl Extras {
     fn take(args: &mut Map<String, Value>) -> Result<Self, ToolError> {
+        let criteria: Option<Vec<Text>> = take(args, "acceptance_criteria", "")?;
+        let chars: usize = criteria
+            .iter()
+            .flatten()
+            .map(|c| c.as_str().chars().count())
+            .sum();
+        // So that a story's answer always has room for them whole beside its description.
+        if chars > MAX_CRITERIA_CHARS {
+            return Err(invalid(
+                "acceptance_criteria",
+                format!(
+                    "holds {chars} characters in all; the limit is {MAX_CRITERIA_CHARS}: keep \
+                     each criterion a short checkable line and put detail in the description"
+                ),
+            ));
+        }
         Ok(Self {
             registry_theme: take(args, "registry_theme", "")?,
             lead: take(args, "lead", "")?,
-            acceptance_criteria: take(args, "acceptance_criteria", "")?,
+            acceptance_criteria: criteria,
         })
     }
 }

@@ -438,8 +438,61 @@ pub fn comments(tx: &mut Tx<'_>, item_id: &str, page: &Paging) -> Result<Value, 
     q.eq("c.item_id", item_id);
     let select = "SELECT c.id, c.author, c.body, c.created_at FROM scrolls_comment c";
     ORDER.list(tx, select, &q, page, |row| {
-        Ok(Record::of(row, "id author? body created_at:ts")?.done())
+        let mut comment = Record::of(row, "id author? body created_at:ts")?.done();
+        let shown = coremcp_plugin_sdk::budget::LISTED_TEXT;
+        if coremcp_plugin_sdk::budget::cut_field(&mut comment, "body", shown) {
+            let id = row.get_text("id")?;
+            comment["body_cursor"] = body_cursor(&id, shown).into();
+        }
+        Ok(comment)
     })
+}
+
+/// The cursor that reads a long comment's body on from character `offset`, passed to
+/// `scrolls_comment_list` as its `cursor`.
+pub fn body_cursor(comment_id: &str, offset: usize) -> String {
+    coremcp_plugin_sdk::page::encode_cursor(&["body", comment_id, &offset.to_string()])
+}
+
+/// The comment and offset a [`body_cursor`] names, when `cursor` is one.
+pub fn read_body_cursor(cursor: &str) -> Option<(String, usize)> {
+    let parts = coremcp_plugin_sdk::page::decode_cursor(cursor, 3).ok()?;
+    match parts.as_slice() {
+        [body, id, offset] if body == "body" => Some((id.clone(), offset.parse().ok()?)),
+        _ => None,
+    }
+}
+
+/// One comment of item `item_id`, its body shown from character `offset` and cut to the
+/// answer's room, with a `body_cursor` while more remains.
+pub fn comment_body(
+    tx: &mut Tx<'_>,
+    item_id: &str,
+    comment_id: &str,
+    offset: usize,
+) -> Result<Value, TxError> {
+    let row = tx.query_opt(
+        "SELECT c.id, c.author, c.body, c.created_at FROM scrolls_comment c \
+         WHERE c.id = $1 AND c.item_id = $2",
+        &[comment_id.into(), item_id.into()],
+    )?;
+    let row = row.ok_or_else(|| {
+        coremcp_plugin_sdk::args::invalid(
+            "cursor",
+            "names a comment this item no longer has (list its comments again)",
+        )
+    })?;
+    let mut comment = Record::of(&row, "id author? body created_at:ts")?.done();
+    let room = coremcp_plugin_sdk::budget::RESULT_BUDGET - 300;
+    coremcp_plugin_sdk::budget::fit_fields(&mut comment, &[("body", offset)], room);
+    if let Some(next) = comment
+        .as_object_mut()
+        .and_then(|c| c.remove("body_next_offset"))
+        .and_then(|n| n.as_u64())
+    {
+        comment["body_cursor"] = body_cursor(comment_id, next as usize).into();
+    }
+    Ok(serde_json::json!({ "items": [comment] }))
 }
 
 /// The totals of a subtree's progress (the root included).

@@ -49,6 +49,6 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
                 }
             });
         }
-        AGENT.list(tx, &q, &args.page, None)
+        Ok(crate::agents::listed(AGENT.list(tx, &q, &args.page, None)?))
     })
 }

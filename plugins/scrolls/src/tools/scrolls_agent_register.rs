@@ -40,6 +40,6 @@ fn handler(_: &Ctx<'_>, args: Register) -> Result<Value, ToolError> {
         let (row, created) = agents::register(tx, args.name.as_str(), &profile)?;
         let mut agent = AGENT.json(&row)?;
         agent["created"] = created.into();
-        Ok(agent)
+        Ok(agents::answer(agent, 0))
     })
 }

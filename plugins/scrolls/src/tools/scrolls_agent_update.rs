@@ -45,7 +45,7 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
         .capabilities
         .map(|c| Value::from(c.into_iter().map(|t| t.0).collect::<Vec<_>>()));
     SERVICE.run(|tx| {
-        AGENT.update(
+        let agent = AGENT.update(
             tx,
             "name",
             &[args.name.as_str()],
@@ -80,6 +80,7 @@ fn handler(_: &Ctx<'_>, args: Update) -> Result<Value, ToolError> {
                     ("status", args.status.map(|s| s.as_str().into())),
                 ])
             },
-        )
+        )?;
+        Ok(crate::agents::answer(agent, 0))
     })
 }

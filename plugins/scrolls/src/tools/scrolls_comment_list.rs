@@ -7,7 +7,8 @@ use crate::{views, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_comment_list", &typed(handler)).hints(Hints::READ);
 
-/// List an item's comments, newest first.
+/// List an item's comments, newest first. A body over 1000 chars is cut: pass its body_cursor as
+/// cursor to read on.
 #[derive(Debug, Args)]
 pub struct List {
     /// item key
@@ -19,6 +20,15 @@ pub struct List {
 fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     SERVICE.read(|tx| {
         let item = super::item_id(tx, "id", args.id.as_str())?;
-        views::comments(tx, &item, &args.page)
+        // A long comment's body_cursor reads on in that comment's body.
+        match args
+            .page
+            .cursor
+            .as_deref()
+            .and_then(views::read_body_cursor)
+        {
+            Some((comment, offset)) => views::comment_body(tx, &item, &comment, offset),
+            None => views::comments(tx, &item, &args.page),
+        }
     })
 }

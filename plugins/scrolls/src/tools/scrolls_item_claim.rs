@@ -23,6 +23,10 @@ pub struct Claim {
 fn handler(_: &Ctx<'_>, args: Claim) -> Result<Value, ToolError> {
     SERVICE.run(|tx| {
         items::claim(tx, args.id.as_str(), args.agent.as_str(), args.force)?;
-        Ok(items::json(&items::find(tx, "id", args.id.as_str())?)?)
+        Ok(items::answer(
+            &items::find(tx, "id", args.id.as_str())?,
+            0,
+            coremcp_plugin_sdk::budget::RESULT_BUDGET,
+        )?)
     })
 }

@@ -31,6 +31,10 @@ fn handler(_: &Ctx<'_>, args: Move) -> Result<Value, ToolError> {
                 &[position.into(), key.into()],
             )?;
         }
-        Ok(items::json(&items::find(tx, "id", key)?)?)
+        Ok(items::answer(
+            &items::find(tx, "id", key)?,
+            0,
+            coremcp_plugin_sdk::budget::RESULT_BUDGET,
+        )?)
     })
 }

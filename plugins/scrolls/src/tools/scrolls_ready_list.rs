@@ -1,5 +1,6 @@
 //! `scrolls_ready_list`: the work queue.
 
+use coremcp_plugin_sdk::page::{page_result, position, ranked_page};
 use coremcp_plugin_sdk::prelude::*;
 
 use crate::args::{AgentName, ItemId};
@@ -22,6 +23,8 @@ pub struct Ready {
     /// default 10
     #[arg(min = 1, max = 100, default = 10)]
     limit: usize,
+    /// a next_cursor
+    cursor: Option<String>,
 }
 
 fn handler(_: &Ctx<'_>, args: Ready) -> Result<Value, ToolError> {
@@ -29,17 +32,26 @@ fn handler(_: &Ctx<'_>, args: Ready) -> Result<Value, ToolError> {
         true => vec![Level::Story, Level::Task, Level::Subtask],
         false => args.levels,
     };
+    let from = position(args.cursor.as_deref())?;
     SERVICE.read(|tx| {
         let project = match &args.project {
             Some(key) => Some(super::item_id(tx, "project", key.as_str())?),
             None => None,
         };
         let agent = args.agent.as_ref().map(AgentName::as_str);
-        let rows = views::ready(tx, agent, project.as_deref(), &levels, args.limit)?;
-        let items = rows
+        let rows = views::ready(
+            tx,
+            agent,
+            project.as_deref(),
+            &levels,
+            from + args.limit + 1,
+        )?;
+        let rows = rows
             .iter()
+            .skip(from)
             .map(views::listed)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(json!({ "items": items }))
+        let (items, next) = ranked_page(rows, args.limit, from, &json!({"items": []}));
+        Ok(page_result(items, next))
     })
 }

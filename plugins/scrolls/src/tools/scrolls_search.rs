@@ -1,5 +1,6 @@
 //! `scrolls_search`: ranked text search over every level's titles, descriptions and comments.
 
+use coremcp_plugin_sdk::page::{page_result, position, ranked_page};
 use coremcp_plugin_sdk::prelude::*;
 
 use crate::args::{ItemId, Status};
@@ -30,10 +31,13 @@ pub struct Search {
     /// default 20
     #[arg(min = 1, max = 100, default = 20)]
     limit: usize,
+    /// a next_cursor
+    cursor: Option<String>,
 }
 
 fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
     let statuses: Vec<String> = args.status.iter().map(|s| s.as_str().to_owned()).collect();
+    let from = position(args.cursor.as_deref())?;
     SERVICE.read(|tx| {
         let project = match &args.project {
             Some(key) => Some(super::item_id(tx, "project", key.as_str())?),
@@ -45,11 +49,13 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
             statuses: &statuses,
             include_closed: args.include_closed,
         };
-        let rows = views::search(tx, &args.query, &within, args.limit)?;
-        let items = rows
+        let rows = views::search(tx, &args.query, &within, from + args.limit + 1)?;
+        let rows = rows
             .iter()
+            .skip(from)
             .map(views::listed)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(json!({ "items": items }))
+        let (items, next) = ranked_page(rows, args.limit, from, &json!({"items": []}));
+        Ok(page_result(items, next))
     })
 }
