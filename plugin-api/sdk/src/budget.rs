@@ -109,15 +109,23 @@ pub fn cut_field(record: &mut Value, field: &str, max_chars: usize) -> bool {
 /// A field read from a non-zero offset also says `<field>_offset`. Every other field is kept
 /// as it is; a record whose other fields alone outgrow the budget keeps empty texts.
 pub fn fit_fields(record: &mut Value, fields: &[(&str, usize)], budget: usize) {
+    let windows: Vec<(&str, usize, usize)> =
+        fields.iter().map(|&(f, offset)| (f, offset, usize::MAX)).collect();
+    fit_windows(record, &windows, budget);
+}
+
+/// [`fit_fields`] where each field also shows at most the `max_chars` given with it (a
+/// tool's own `max_chars` argument): `(field, offset, max_chars)`.
+pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: usize) {
     // (field, whole text, start, shown)
     let mut texts: Vec<(&str, String, usize, usize)> = Vec::new();
-    for &(field, offset) in fields {
+    for &(field, offset, max_chars) in fields {
         let Some(text) = record.get(field).and_then(Value::as_str) else {
             continue;
         };
         let total = text.chars().count();
         let start = offset.min(total);
-        texts.push((field, text.to_owned(), start, total - start));
+        texts.push((field, text.to_owned(), start, (total - start).min(max_chars)));
     }
     let place = |record: &mut Value, texts: &[(&str, String, usize, usize)]| {
         for (field, text, start, shown) in texts {

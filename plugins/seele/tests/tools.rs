@@ -169,25 +169,36 @@ fn writes_make_revisions(env: &Env) {
         "{into_itself}"
     );
 
-    // A long body is cut with the marker.
-    let long = "word ".repeat(10_000);
+    // A long body is cut at max_chars, says so, and reads on from its next offset: every
+    // character exactly once.
+    let long: String = (0..50_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
     let big = ok(
         "seele_write",
         json!({"path": "big", "title": "Big", "body": long}),
     );
     let cut = ok("seele_read", json!({"id": big["id"], "max_chars": 1000}));
     assert_eq!(
-        (cut["truncated"].clone(), cut["total_chars"].clone()),
-        (json!(true), json!(50_000))
+        (
+            cut["body_truncated"].clone(),
+            cut["body_total_chars"].clone(),
+            cut["body_next_offset"].clone()
+        ),
+        (json!(true), json!(50_000), json!(1000))
     );
-    assert!(
-        cut["body"]
-            .as_str()
-            .expect("body")
-            .contains("[truncated at"),
-        "{}",
-        cut["body"]
-    );
+    let (mut read, mut offset) = (String::new(), 0);
+    loop {
+        let piece = ok("seele_read", json!({"id": big["id"], "offset": offset}));
+        assert!(
+            serde_json::to_string(&piece).expect("json").chars().count()
+                <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+        );
+        read.push_str(piece["body"].as_str().expect("body"));
+        match piece["body_next_offset"].as_u64() {
+            Some(next) => offset = next as usize,
+            None => break,
+        }
+    }
+    assert_eq!(read, long);
     let bad = refused(
         "seele_write",
         json!({"path": "a/../b", "title": "t", "body": "b"}),

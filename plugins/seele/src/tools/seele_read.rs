@@ -1,9 +1,11 @@
 //! `seele_read`: one node by id or path, its current content or an older revision, with its
 //! links and, when asked, an outline of the nodes under it.
 //!
-//! Invariants: exactly one of `id` and `path`; the body is cut at `max_chars` (and further if
-//! the whole answer would pass the result limit) with the usual marker and `truncated`; the
-//! outline lists at most [`MAX_OUTLINE`] nodes, in path order, with `children_truncated` when there were more.
+//! Invariants: exactly one of `id` and `path`; the body is shown from `offset`, cut at
+//! `max_chars` (and further if the whole answer would pass the result limit) with
+//! `body_truncated`, `body_total_chars` and `body_next_offset` (the `offset` that reads on);
+//! the outline lists at most [`MAX_OUTLINE`] nodes, in path order, whole nodes in the room the
+//! body leaves, with `children_truncated` when there were more.
 
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::budget;
@@ -41,6 +43,9 @@ pub struct Read {
     /// cut at (default 20000)
     #[arg(min = 100, default = 20000)]
     max_chars: usize,
+    /// body from this char
+    #[arg(min = 0, default = 0)]
+    offset: usize,
 }
 
 fn handler(_: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
@@ -101,21 +106,21 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
         .map(|l| Ok(Record::of(l, "path=to_path rel id?")?.done()))
         .collect::<Result<Vec<Value>, TxError>>()?
         .into();
+    // The body first (what a read is for), cut to max_chars and to the answer's room; then
+    // the outline in the room that is left, whole nodes only.
+    out["body"] = body.into();
+    budget::fit_windows(
+        &mut out,
+        &[("body", args.offset, args.max_chars)],
+        budget::RESULT_BUDGET - 100,
+    );
     if args.include_children {
         out["children"] = outline(tx, &node_path, args.depth, &mut out)?.into();
-    }
-    let cut = budget::cut(
-        &body,
-        args.max_chars,
-        0,
-        "pass a larger max_chars to read more",
-    );
-    out["truncated"] = cut.truncated.into();
-    out["total_chars"] = cut.total_chars.into();
-    out["body"] = cut.text.into();
-    if budget::chars(&out) > budget::RESULT_BUDGET {
-        // Escapes made the answer too long: cut further, without the marker.
-        budget::fit_text(&mut out, |v| v, "body", &body, args.max_chars);
+        let omitted = budget::fit_array(&mut out, "children", budget::RESULT_BUDGET);
+        if omitted > 0 {
+            out["children_truncated"] = true.into();
+            out["children_omitted"] = omitted.into();
+        }
     }
     Ok(out)
 }
