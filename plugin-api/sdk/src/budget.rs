@@ -109,8 +109,10 @@ pub fn cut_field(record: &mut Value, field: &str, max_chars: usize) -> bool {
 /// A field read from a non-zero offset also says `<field>_offset`. Every other field is kept
 /// as it is; a record whose other fields alone outgrow the budget keeps empty texts.
 pub fn fit_fields(record: &mut Value, fields: &[(&str, usize)], budget: usize) {
-    let windows: Vec<(&str, usize, usize)> =
-        fields.iter().map(|&(f, offset)| (f, offset, usize::MAX)).collect();
+    let windows: Vec<(&str, usize, usize)> = fields
+        .iter()
+        .map(|&(f, offset)| (f, offset, usize::MAX))
+        .collect();
     fit_windows(record, &windows, budget);
 }
 
@@ -125,7 +127,12 @@ pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: 
         };
         let total = text.chars().count();
         let start = offset.min(total);
-        texts.push((field, text.to_owned(), start, (total - start).min(max_chars)));
+        texts.push((
+            field,
+            text.to_owned(),
+            start,
+            (total - start).min(max_chars),
+        ));
     }
     let place = |record: &mut Value, texts: &[(&str, String, usize, usize)]| {
         for (field, text, start, shown) in texts {

@@ -171,7 +171,9 @@ fn writes_make_revisions(env: &Env) {
 
     // A long body is cut at max_chars, says so, and reads on from its next offset: every
     // character exactly once.
-    let long: String = (0..50_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let long: String = (0..50_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
     let big = ok(
         "seele_write",
         json!({"path": "big", "title": "Big", "body": long}),

@@ -6,6 +6,8 @@
 //!   `include_hidden`, and honours `.gitignore`.
 //! - Entries are sorted component by component (a folder's entries follow it), so the first
 //!   `max_entries` are always the same ones; `truncated` is true exactly when more exist.
+//! - A page holds whole entries and fits the result budget; `next_cursor` (its last path)
+//!   resumes after it, so following the cursors lists every entry once.
 //! - With `include` globs, a file is listed when it (or a parent folder) matches, and a folder
 //!   when it matches or holds a listed entry.
 
@@ -51,6 +53,8 @@ pub struct Params {
     /// default 500
     #[arg(min = 1, max = 10000, default = DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
+    /// a next_cursor
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,6 +63,9 @@ pub struct Listing {
     pub root: String,
     pub entries: Vec<Entry>,
     pub truncated: bool,
+    /// Where the next page starts (the same arguments and this `cursor`), when more exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
 }
@@ -84,6 +91,10 @@ pub struct Entry {
 /// Lists `params.path`; `cancelled` stops the walk with a `cancelled` error.
 pub fn list(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<Listing, ToolError> {
     let root = roots.resolve("path", params.path.as_deref(), None)?;
+    let after = match params.cursor.as_deref() {
+        Some(cursor) => Some(coremcp_plugin_sdk::page::decode_cursor(cursor, 1)?.remove(0)),
+        None => None,
+    };
     let include = Globs::new("include", &params.include)?;
     let mut builder = walk::builder(
         &root,
@@ -135,6 +146,13 @@ pub fn list(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<Li
             }
         }
         for entry in listed {
+            // A page after a cursor starts after the cursor's path (the walk's own order).
+            if after
+                .as_deref()
+                .is_some_and(|after| walk::path_order(&entry.path, after).is_le())
+            {
+                continue;
+            }
             if entries.len() == params.max_entries {
                 truncated = true;
                 break;
@@ -146,10 +164,34 @@ pub fn list(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<Li
         }
     }
     entries.sort_by(|a, b| walk::path_order(&a.path, &b.path));
+    let root = root.display().to_string();
+    // The page is cut to the answer's room too, whole entries only; room is kept for the
+    // cursor (a path's hex costs four times its length).
+    let base = serde_json::json!({"root": root, "entries": [], "truncated": true,
+        "errors": errors, "next_cursor": "c".repeat(1_200)});
+    let mut size = coremcp_plugin_sdk::budget::chars(&base);
+    let mut fits = 0;
+    for entry in &entries {
+        let cost = serde_json::to_string(entry).map_or(usize::MAX, |t| t.chars().count()) + 1;
+        if fits > 0 && size + cost > coremcp_plugin_sdk::budget::RESULT_BUDGET {
+            break;
+        }
+        size += cost;
+        fits += 1;
+    }
+    if fits < entries.len() {
+        entries.truncate(fits);
+        truncated = true;
+    }
+    let next_cursor = truncated
+        .then(|| entries.last())
+        .flatten()
+        .map(|e| coremcp_plugin_sdk::page::encode_cursor(&[&e.path]));
     Ok(Listing {
-        root: root.display().to_string(),
+        root,
         entries,
         truncated,
+        next_cursor,
         errors,
     })
 }
@@ -224,6 +266,50 @@ mod tests {
             .write(".hidden/h.txt", "h")
             .symlink(&tree.outside(), "link");
         tree
+    }
+
+    #[test]
+    fn pages_fit_the_budget_and_the_cursors_list_every_entry_once() {
+        let tree = Tree::new("pages");
+        for a in 0..6 {
+            for b in 0..6 {
+                for f in 0..30 {
+                    tree.write(&format!("a{a}/b-{b}/c/file_{f}.txt"), "x");
+                }
+            }
+        }
+        let whole = run(&tree, json!({"depth": 6, "max_entries": 10000})).expect("list");
+        let (mut seen, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let mut args = json!({"depth": 6, "max_entries": 10000});
+            if let Some(c) = &cursor {
+                args["cursor"] = c.clone().into();
+            }
+            let page = run(&tree, args).expect("list");
+            let size =
+                coremcp_plugin_sdk::budget::chars(&serde_json::to_value(&page).expect("json"));
+            assert!(size <= coremcp_plugin_sdk::budget::RESULT_BUDGET, "{size}");
+            assert_eq!(page.truncated, page.next_cursor.is_some());
+            seen.extend(shown(&page));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        // 6 + 36 + 36 folders and 1080 files (plus .gitignore-free root: nothing else).
+        assert_eq!(seen.len(), 6 + 36 + 36 + 1080);
+        let mut unique = seen.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), seen.len(), "every entry exactly once");
+        assert!(whole.truncated, "one page cannot hold them all");
+        let mut sorted = seen.clone();
+        let path = |e: &String| {
+            e.rsplit_once(' ')
+                .map(|(p, _)| p.to_owned())
+                .unwrap_or_default()
+        };
+        sorted.sort_by(|a, b| walk::path_order(&path(a), &path(b)));
+        assert_eq!(sorted, seen, "in path order across pages");
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   threads finish in, so the same tree and arguments always give the same answer; `truncated`
 //!   is true exactly when more matches exist. Memory stays bounded by about twice
 //!   `max_results` matches: files that can no longer make the cut are dropped or not read.
+//! - A page holds whole matches and fits the result budget; `next_cursor` (the path and line
+//!   of its last match) resumes after it, so following the cursors returns every match once.
 //! - A bad regex is an `invalid_arguments` error carrying the regex error.
 //! - A pattern is at most [`MAX_PATTERN_CHARS`] characters, and the compiled matcher is
 //!   bounded ([`REGEX_SIZE_LIMIT`], [`DFA_SIZE_LIMIT`]): a huge literal or an exploding regex is
@@ -30,6 +32,8 @@ use serde_json::Value;
 use crate::walk::{self, Globs};
 
 const DEFAULT_MAX_RESULTS: usize = 200;
+/// Characters kept free in an answer for its `next_cursor`.
+const CURSOR_ROOM: usize = 1_200;
 /// A line longer than this many characters is cut, with `…` appended.
 pub const MAX_LINE_CHARS: usize = 300;
 /// Walk errors (unreadable folders) reported at most.
@@ -75,6 +79,8 @@ pub struct Params {
     /// hidden entries too
     #[arg(default)]
     pub include_hidden: bool,
+    /// a next_cursor
+    pub cursor: Option<String>,
 }
 
 /// What a search found.
@@ -83,6 +89,9 @@ pub struct Found {
     pub counts: Counts,
     pub matches: Vec<Hit>,
     pub truncated: bool,
+    /// Where the next page starts (the same arguments and this `cursor`), when more exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     /// The searched folder or file, canonical.
     pub root: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -161,6 +170,16 @@ pub fn matcher(params: &Params) -> Result<RegexMatcher, ToolError> {
 /// Runs a search; `cancelled` stops the walk early with a `cancelled` error.
 pub fn search(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<Found, ToolError> {
     let root = roots.resolve("path", params.path.as_deref(), None)?;
+    let after = match params.cursor.as_deref() {
+        Some(cursor) => {
+            let parts = coremcp_plugin_sdk::page::decode_cursor(cursor, 2)?;
+            let line = parts[1].parse::<u64>().map_err(|_| {
+                coremcp_plugin_sdk::args::invalid("cursor", "is not a cursor this tool returned")
+            })?;
+            Some((parts[0].clone(), line))
+        }
+        None => None,
+    };
     let matcher = matcher(params)?;
     let include = Globs::new("include", &params.include)?;
     let exclude = Arc::new(Globs::new("exclude", &params.exclude)?);
@@ -176,6 +195,7 @@ pub fn search(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<
             .after_context(params.context_lines)
             .build();
         let (matcher, include, best, root) = (&matcher, &include, &best, root.as_path());
+        let after = &after;
         let (files_searched, errors) = (&files_searched, &errors);
         Box::new(move |entry| {
             if cancelled.load(Ordering::Relaxed) {
@@ -195,6 +215,15 @@ pub fn search(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<
             if !include.is_empty() && !include.matches(&rel) {
                 return WalkState::Continue;
             }
+            // A page after a cursor starts in the cursor's file, after its line.
+            let after_line = match after {
+                Some((path, line)) => match walk::path_order(&rel, path) {
+                    std::cmp::Ordering::Less => return WalkState::Continue,
+                    std::cmp::Ordering::Equal => *line,
+                    std::cmp::Ordering::Greater => 0,
+                },
+                None => 0,
+            };
             if !lock(best).wanted(&rel) {
                 return WalkState::Continue;
             }
@@ -207,6 +236,7 @@ pub fn search(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<
                 &rel,
                 cap,
                 params.context_lines,
+                after_line,
             );
             match found {
                 Ok(hits) if !hits.is_empty() => lock(best).add(rel, hits),
@@ -223,17 +253,42 @@ pub fn search(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<
         ));
     }
     let best = best.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let truncated = best.over;
+    let mut more = best.over;
     let mut matches: Vec<Hit> = best.files.into_values().flatten().collect();
     matches.truncate(params.max_results);
+    // The page is cut to the answer's room too, whole matches only.
+    let mut errors = errors.into_inner().unwrap_or_else(PoisonError::into_inner);
+    errors.sort();
+    let base = serde_json::json!({
+        "counts": {"files_searched": usize::MAX, "files_matched": usize::MAX, "matches": usize::MAX},
+        "matches": [], "truncated": true, "root": root.display().to_string(), "errors": errors,
+        // Room for the cursor: a long path's hex costs four times its length.
+        "next_cursor": "c".repeat(CURSOR_ROOM),
+    });
+    let mut size = coremcp_plugin_sdk::budget::chars(&base);
+    let mut fits = 0;
+    for hit in &matches {
+        let cost = serde_json::to_string(hit).map_or(usize::MAX, |t| t.chars().count()) + 1;
+        if fits > 0 && size + cost > coremcp_plugin_sdk::budget::RESULT_BUDGET {
+            break;
+        }
+        size += cost;
+        fits += 1;
+    }
+    if fits < matches.len() {
+        matches.truncate(fits);
+        more = true;
+    }
+    let next_cursor = more
+        .then(|| matches.last())
+        .flatten()
+        .map(|h| coremcp_plugin_sdk::page::encode_cursor(&[&h.path, &h.line.to_string()]));
     let mut files_matched = 0;
     for (i, hit) in matches.iter().enumerate() {
         if i == 0 || matches[i - 1].path != hit.path {
             files_matched += 1;
         }
     }
-    let mut errors = errors.into_inner().unwrap_or_else(PoisonError::into_inner);
-    errors.sort();
     Ok(Found {
         counts: Counts {
             files_searched: files_searched.into_inner(),
@@ -241,7 +296,8 @@ pub fn search(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<
             matches: matches.len(),
         },
         matches,
-        truncated,
+        truncated: more,
+        next_cursor,
         root: root.display().to_string(),
         errors,
     })
@@ -329,9 +385,11 @@ fn search_file(
     rel: &str,
     cap: usize,
     context: usize,
+    after_line: u64,
 ) -> io::Result<Vec<Hit>> {
     let mut sink = Collector {
         cap,
+        after_line,
         context: context as u64,
         lines: BTreeMap::new(),
         matched: Vec::new(),
@@ -348,6 +406,8 @@ fn search_file(
 /// Records matching lines and every context line the searcher reports, by line number.
 struct Collector {
     cap: usize,
+    /// Matches at or before this line belong to an earlier page (0: none do).
+    after_line: u64,
     context: u64,
     lines: BTreeMap<u64, String>,
     matched: Vec<u64>,
@@ -363,7 +423,7 @@ impl Collector {
             return false;
         }
         self.lines.insert(number, cut_line(bytes));
-        if is_match && self.stop_after.is_none() {
+        if is_match && self.stop_after.is_none() && number > self.after_line {
             self.matched.push(number);
             if self.matched.len() >= self.cap {
                 self.stop_after = Some(number + self.context);
@@ -543,6 +603,53 @@ mod tests {
         for (args, expected) in cases {
             check(&tree, args, &expected);
         }
+    }
+
+    #[test]
+    fn pages_fit_the_budget_and_the_cursors_reach_every_match_once() {
+        let tree = Tree::new("pages");
+        let line = format!("fn hit() {{ {} }}\n", "x".repeat(200));
+        for d in 0..12 {
+            for f in 0..10 {
+                tree.write(&format!("d{d}/f-{f}.rs"), &line.repeat(7));
+            }
+        }
+        let (mut seen, mut cursor) = (Vec::new(), None::<String>);
+        let mut pages = 0;
+        loop {
+            let mut args = json!({"pattern": "fn ", "max_results": 2000, "context_lines": 1});
+            if let Some(c) = &cursor {
+                args["cursor"] = c.clone().into();
+            }
+            let found = run(&tree, args).expect("search");
+            let size =
+                coremcp_plugin_sdk::budget::chars(&serde_json::to_value(&found).expect("json"));
+            assert!(size <= coremcp_plugin_sdk::budget::RESULT_BUDGET, "{size}");
+            assert_eq!(found.truncated, found.next_cursor.is_some());
+            seen.extend(places(&found));
+            pages += 1;
+            match found.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert!(pages > 3, "{pages}");
+        let mut expected: Vec<String> = Vec::new();
+        for d in 0..12 {
+            for f in 0..10 {
+                for l in 1..=7 {
+                    expected.push(format!("d{d}/f-{f}.rs:{l}"));
+                }
+            }
+        }
+        expected.sort_by(|a, b| {
+            let (pa, la) = a.rsplit_once(':').expect("place");
+            let (pb, lb) = b.rsplit_once(':').expect("place");
+            walk::path_order(pa, pb).then(la.parse::<u32>().ok().cmp(&lb.parse::<u32>().ok()))
+        });
+        assert_eq!(seen, expected);
+        let bad = run(&tree, json!({"pattern": "fn", "cursor": "zz"})).expect_err("bad cursor");
+        assert!(bad.message.contains("\"cursor\""), "{bad}");
     }
 
     #[test]
