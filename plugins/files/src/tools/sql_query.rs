@@ -102,6 +102,7 @@ fn sql_query(ctx: &Ctx<'_>, args: Query) -> Result<Value, ToolError> {
         run(&mut client, sql, &params, read_only, max_rows, timeout)
     });
     let mut result = outcome.map_err(|e| sql_error(e, timeout, read_only))?;
+    fit_rows(&mut result);
     if let Value::Object(map) = &mut result {
         map.insert("database".into(), json!(name));
         map.insert("read_only".into(), json!(read_only));
@@ -323,6 +324,75 @@ fn run(
     Ok(result)
 }
 
+/// The longest a text cell is shown, whatever the number of columns.
+const MAX_CELL_CHARS: usize = 4_000;
+
+/// Fits a result to the answer: a text cell longer than its share of the budget is cut (and
+/// listed in `cells_truncated` with its row, column and `total_chars`), then whole rows are
+/// left out from the end (`truncated`, with `rows_omitted` and a `hint` on paging with the
+/// query's own `LIMIT`/`OFFSET`). `row_count` counts the rows shown.
+fn fit_rows(result: &mut Value) {
+    use coremcp_plugin_sdk::budget::{chars, RESULT_BUDGET};
+    let columns = result["columns"].as_array().map_or(0, Vec::len).max(1);
+    let cell_chars = (RESULT_BUDGET / 2 / columns).clamp(200, MAX_CELL_CHARS);
+    let mut cut_cells = Vec::new();
+    for (i, row) in result["rows"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(object) = row.as_object_mut() else {
+            continue;
+        };
+        for (key, cell) in object.iter_mut() {
+            // A large JSON or array value is shown as its text, cut like any other.
+            if (cell.is_array() || cell.is_object()) && chars(cell) > cell_chars {
+                *cell = Value::String(cell.to_string());
+            }
+            let Some(text) = cell.as_str() else { continue };
+            // Marks go to cells_truncated, never beside the cell: they could collide with a
+            // column's name.
+            if let Some((end, _)) = text.char_indices().nth(cell_chars) {
+                let total = text.chars().count();
+                *cell = Value::String(text[..end].to_owned());
+                cut_cells.push(json!({"row": i, "column": key, "total_chars": total}));
+            }
+        }
+    }
+    let fetched = result["rows"].as_array().map_or(0, Vec::len);
+    let mut size = chars(result) + 400;
+    let mut kept = fetched;
+    if let Some(rows) = result["rows"].as_array_mut() {
+        while size > RESULT_BUDGET && kept > 1 {
+            kept -= 1;
+            size -= chars(&rows[kept]) + 1;
+        }
+        rows.truncate(kept);
+    }
+    cut_cells.retain(|c| c["row"].as_u64().is_some_and(|r| (r as usize) < kept));
+    // Cut cells are listed up to what fits; their count is always given.
+    let cells = cut_cells.len();
+    if cells > 0 {
+        let listed: Vec<Value> = cut_cells.into_iter().take(50).collect();
+        result["cells_truncated"] = Value::Array(listed);
+        result["cells_truncated_count"] = json!(cells);
+    }
+    result["row_count"] = json!(kept);
+    if kept < fetched {
+        result["truncated"] = json!(true);
+        result["rows_omitted"] = json!(fetched - kept);
+        result["hint"] = json!(format!(
+            "{kept} rows fit the answer: add ORDER BY and LIMIT {kept} OFFSET {kept} to the \
+             query for the next ones (substr() reads a long value in pieces)"
+        ));
+    } else if cells > 0 {
+        result["hint"] = json!(
+            "long values are cut: select substr(column, start, length) to read one in pieces"
+        );
+    }
+}
+
 /// Column names as object keys; a repeated name gets `_2`, `_3`, ….
 fn unique_keys<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
@@ -541,6 +611,46 @@ mod tests {
         check(numeric_bytes(1, -1, 0, 4, &[5]), "0.0005");
         check(numeric_bytes(1, 1, 0, 0, &[7]), "70000");
         check(numeric_bytes(0, 0, 0xC000, 0, &[]), "NaN");
+    }
+
+    #[test]
+    fn a_result_fits_by_its_cells_then_its_rows() {
+        let row = |i: usize| json!({"id": i, "body": "b".repeat(300)});
+        let mut many = json!({"columns": [{"name": "id"}, {"name": "body"}],
+            "rows": (0..5000).map(row).collect::<Vec<_>>(), "row_count": 5000, "truncated": true});
+        fit_rows(&mut many);
+        let size = coremcp_plugin_sdk::budget::chars(&many);
+        assert!(size <= coremcp_plugin_sdk::budget::RESULT_BUDGET, "{size}");
+        let kept = many["row_count"].as_u64().expect("count") as usize;
+        assert!(kept > 40 && kept < 100, "{kept}");
+        assert_eq!(many["rows_omitted"], 5000 - kept);
+        assert!(many["hint"]
+            .as_str()
+            .expect("hint")
+            .contains(&format!("OFFSET {kept}")));
+        let mut one = json!({"columns": [{"name": "v"}],
+            "rows": [{"v": "é".repeat(100_000)}], "row_count": 1, "truncated": false});
+        fit_rows(&mut one);
+        assert!(
+            coremcp_plugin_sdk::budget::chars(&one) <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+        );
+        assert_eq!(
+            one["rows"][0]["v"].as_str().map(|v| v.chars().count()),
+            Some(MAX_CELL_CHARS)
+        );
+        assert_eq!(
+            one["cells_truncated"],
+            json!([{"row": 0, "column": "v", "total_chars": 100_000}])
+        );
+        assert_eq!(
+            one["truncated"], false,
+            "every row is there, one value is cut"
+        );
+        // A column named like a mark is never confused with one.
+        let mut named = json!({"columns": [{"name": "v"}, {"name": "v_truncated"}],
+            "rows": [{"v": "x".repeat(20_000), "v_truncated": "kept"}], "row_count": 1});
+        fit_rows(&mut named);
+        assert_eq!(named["rows"][0]["v_truncated"], "kept");
     }
 
     #[test]
