@@ -314,9 +314,12 @@ pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
         let Some(text) = value.get(field).and_then(Value::as_str) else {
             return;
         };
-        // JSON escaping can grow text; cut by the excess and a margin, in characters.
+        // JSON escaping can grow text: aim at the room left for it, at its own cost per
+        // character, with a margin.
         let chars = text.chars().count();
-        let target = chars.saturating_sub(total - RESULT_BUDGET + 300);
+        let cost = self::chars(&Value::String(text.to_owned())).max(1);
+        let room = (RESULT_BUDGET + cost).saturating_sub(total + 300);
+        let target = (chars as u128 * room as u128 / cost as u128) as usize;
         let base = text
             .rsplit_once("\n…[truncated at ")
             .map_or(text, |(kept, _)| kept);

@@ -4,12 +4,13 @@
 //! spawn crate (scrubbed environment, bounded output, killed at its deadline) in a folder
 //! inside the roots (`cwd` is confined like every local path argument; default: the first
 //! root); output that is not JSON, a non-zero exit, a timeout or a missing CLI are errors that
-//! carry an excerpt of what the CLI said.
+//! carry an excerpt of what the CLI said. JSON larger than an answer may hold is answered as
+//! its text, cut with a marker, in an answer that says so.
 
 use std::time::Duration;
 
 use coremcp_plugin_kit::Roots;
-use coremcp_plugin_sdk::{codes, typed, Args, Ctx, Hints, Tool, ToolError};
+use coremcp_plugin_sdk::{budget, codes, typed, Args, Ctx, Hints, Tool, ToolError};
 use coremcp_spawn::{Finished, SpawnError, Spec};
 use serde_json::Value;
 
@@ -126,11 +127,31 @@ fn interpret(done: &Finished) -> Result<Value, ToolError> {
         append_excerpts(&mut message, "", &stderr);
         return Err(ToolError::new(codes::FAILED, message));
     }
-    serde_json::from_slice(&done.stdout.bytes).map_err(|e| {
+    let output: Value = serde_json::from_slice(&done.stdout.bytes).map_err(|e| {
         let mut message = format!("publishing CLI output is not JSON ({e})");
         append_excerpts(&mut message, &stdout, &stderr);
         ToolError::new(codes::FAILED, message)
-    })
+    })?;
+    Ok(fit_output(output))
+}
+
+/// The CLI's JSON as the answer when it fits; otherwise its text, cut with the usual marker,
+/// in `{"truncated": true, "total_chars", "text"}` — the CLI owns its output's shape, so it
+/// is cut as text rather than pruned, and the answer says so and still parses.
+fn fit_output(output: Value) -> Value {
+    if budget::chars(&output) <= budget::RESULT_BUDGET {
+        return output;
+    }
+    let text = output.to_string();
+    let total = text.chars().count();
+    let mut answer = serde_json::json!({"truncated": true, "total_chars": total, "text": text});
+    budget::fit(
+        &mut answer,
+        "text",
+        None,
+        "the CLI's JSON is larger than an answer may hold: ask it for less (a filter, a page)",
+    );
+    answer
 }
 
 fn append_excerpts(message: &mut String, stdout: &str, stderr: &str) {
@@ -175,6 +196,31 @@ mod tests {
         .expect("runs");
         assert_eq!(out, json!({"argv": ["release", "a b", "$HOME", "*"]}));
         std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
+    fn json_too_large_for_an_answer_is_cut_as_text_and_says_so() {
+        let small = serde_json::json!({"ok": true});
+        assert_eq!(fit_output(small.clone()), small);
+        let rows: Vec<Value> = (0..2000)
+            .map(|i| serde_json::json!({"id": i, "name": format!("package \"{i}\"")}))
+            .collect();
+        let big = serde_json::json!({ "packages": rows });
+        let answer = fit_output(big.clone());
+        assert!(
+            budget::chars(&answer) <= budget::RESULT_BUDGET,
+            "{}",
+            budget::chars(&answer)
+        );
+        assert_eq!(answer["truncated"], true);
+        assert_eq!(answer["total_chars"], big.to_string().chars().count());
+        let text = answer["text"].as_str().expect("text");
+        assert!(text.starts_with("{\"packages\":[{"), "{}", &text[..40]);
+        assert!(text.contains("…[truncated at "), "the marker");
+        assert!(
+            text.chars().count() > 12_000,
+            "escapes shrink the cut only as much as needed"
+        );
     }
 
     #[test]
