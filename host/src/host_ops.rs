@@ -49,9 +49,10 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
         Arc::new(move |payload: &Value| session_record(&recording, relays.as_deref(), payload)),
     );
     let calling = Arc::clone(&plugins);
+    let grants = Arc::clone(&config.grants);
     register_op(
         "registry.call",
-        Arc::new(move |payload: &Value| registry_call(&calling, payload)),
+        Arc::new(move |payload: &Value| registry_call(&calling, &grants, payload)),
     );
     let listing = Arc::clone(&plugins);
     register_op(
@@ -108,8 +109,14 @@ fn registry_hosts(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, To
 }
 
 /// `{"tool": "registry_…", "args": {…}, "timeout_ms": N}` → the tool's answer: the Registry
-/// tools machine set-up needs (`bootstrap`'s host, `repo_setup`'s checkout), nothing else.
-fn registry_call(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, ToolError> {
+/// tools machine set-up needs (`bootstrap`'s host, `repo_setup`'s checkout) and
+/// `code_snapshot`'s `save_to`, nothing else. A Registry tool the grants take away from the
+/// principal of the call that asks is refused here as it would be when called directly.
+fn registry_call(
+    plugins: &Arc<PluginSet>,
+    grants: &crate::policy::Grants,
+    payload: &Value,
+) -> Result<Value, ToolError> {
     let tool = payload["tool"].as_str().unwrap_or_default();
     if !REGISTRY_CALLS.contains(&tool) {
         return Err(ToolError::new(
@@ -119,6 +126,23 @@ fn registry_call(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, Too
                 REGISTRY_CALLS.join(", ")
             ),
         ));
+    }
+    if let Some(principal) = crate::plugins::host_api::call_principal() {
+        let caller = match principal.as_ref() {
+            "stdio" => crate::policy::Caller::Stdio,
+            "*" => crate::policy::Caller::Anonymous,
+            name => crate::policy::Caller::Token(name.to_owned()),
+        };
+        if grants.takes_away(&caller, "registry", tool) {
+            return Err(ToolError::new(
+                codes::UNAVAILABLE,
+                format!(
+                    "{tool} is not granted to {}, so this call cannot write to the Registry \
+                     through it",
+                    caller.described()
+                ),
+            ));
+        }
     }
     let args = payload.get("args").cloned().unwrap_or_else(|| json!({}));
     let text =
@@ -217,12 +241,13 @@ fn relay_answer(result: &str) -> Result<Value, ToolError> {
 }
 
 /// The Registry tools `registry.call` may run.
-const REGISTRY_CALLS: [&str; 5] = [
+const REGISTRY_CALLS: [&str; 6] = [
     "registry_host_list",
     "registry_host_add",
     "registry_host_update",
     "registry_source_list",
     "registry_source_update",
+    "registry_snapshot_save",
 ];
 
 fn timeout_of(payload: &Value) -> Duration {

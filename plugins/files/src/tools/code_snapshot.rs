@@ -9,10 +9,14 @@
 //!   position, no times, so two snapshots of one commit are equal whatever threads do.
 //! - Files of other languages are listed by path only (no `language`, no `symbols`); files
 //!   larger than [`MAX_PARSE_BYTES`] are listed with a `note` instead of symbols.
-//! - `save_to` (storing through the Registry) is refused as `unavailable` until the Registry
-//!   group is in the build.
+//! - An answer always fits: the whole snapshot when it does, else a summary (counts,
+//!   languages, the largest files) with the files that fit, whole (`save`).
+//! - `save_to` stores the whole snapshot in the Registry (`registry_snapshot_save` through the
+//!   host, so it reaches the Registry wherever the call runs) at the checkout's HEAD commit,
+//!   and answers the summary and where it was stored.
 
 mod languages;
+mod save;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -38,21 +42,22 @@ const MAX_THREADS: usize = 8;
 pub const TOOL: Tool = Tool::typed("code_snapshot", &typed(handler)).hints(Hints::READ);
 
 fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
-    if params.save_to.is_some() {
-        return Err(ToolError::new(
-            codes::UNAVAILABLE,
-            "save_to is not available: storing a snapshot needs the Registry group, which is not \
-             in this build yet; call code_snapshot without save_to to get the snapshot inline",
-        ));
-    }
     let roots = Roots::from_host()?;
+    // The commit is read first: a path outside a checkout is refused before any parsing.
+    let at = match &params.save_to {
+        Some(_) => Some(save::head(ctx, &roots, params.path.as_deref())?),
+        None => None,
+    };
     let snapshot = snapshot(&roots, &params, ctx.raw().cancelled)?;
-    coremcp_plugin_sdk::to_json(&snapshot)
+    match (&params.save_to, at) {
+        (Some(source), Some(at)) => save::save(ctx, &snapshot, source, &at),
+        _ => Ok(save::inline(snapshot)),
+    }
 }
 
 /// Structural snapshot of a code tree: files with language and symbols (kind, name, parent,
-/// signature, lines) for Rust, Python, TS/TSX, JavaScript, Go. .gitignore-aware. save_to is not in
-/// this build yet.
+/// signature, lines) for Rust, Python, TS/TSX, JavaScript, Go. .gitignore-aware. Too big to
+/// answer: a summary; save_to stores it whole at HEAD.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
     /// folder or file inside the roots (default the first root)
@@ -69,7 +74,7 @@ pub struct Params {
     /// max files (default 1000)
     #[arg(min = 1, max = 20000, default = DEFAULT_MAX_FILES)]
     pub max_files: usize,
-    /// source ref to store it under (not in this build yet)
+    /// Registry source ref to store it under
     pub save_to: Option<String>,
 }
 
@@ -475,7 +480,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_stay_inside_the_roots_and_save_to_is_unavailable() {
+    fn paths_stay_inside_the_roots_and_save_to_needs_a_checkout() {
         let tree = sample();
         tree.symlink(&tree.outside(), "out")
             .symlink(&tree.root().join("loop2"), "loop1")
@@ -508,9 +513,47 @@ mod tests {
             deadline_unix_ms: u64::MAX,
             cancelled: &cancelled,
         };
-        let args = params(json!({"save_to": "CORE/core-mcp"})).expect("params");
-        let err = handler(&Ctx::new(&raw), args).expect_err("unavailable");
-        assert_eq!(err.code.as_str(), codes::UNAVAILABLE);
-        assert!(err.message.contains("Registry"), "{err}");
+        let err = save::head(&Ctx::new(&raw), &tree.roots(), None).expect_err("no checkout");
+        assert_eq!(err.code.as_str(), codes::INVALID_ARGUMENTS);
+        assert!(err.message.contains("\"save_to\""), "{err}");
+        assert!(err.message.contains("not inside a git checkout"), "{err}");
+    }
+
+    #[test]
+    fn a_snapshot_too_big_to_answer_is_a_summary_with_the_files_that_fit() {
+        let file = |i: usize| FileOutline {
+            path: format!("src/m{i:04}.rs"),
+            language: Some("rust"),
+            symbols: Some(Vec::new()),
+            syntax_errors: false,
+            note: Some("n".repeat(i % 50)),
+        };
+        let files: Vec<FileOutline> = (0..3000).map(file).collect();
+        let snapshot = Snapshot {
+            format_version: FORMAT_VERSION,
+            counts: Counts {
+                files: 3000,
+                code_files: 3000,
+                symbols: 0,
+            },
+            files,
+            root: "/r".into(),
+            truncated: false,
+        };
+        let out = save::inline(snapshot);
+        assert!(
+            coremcp_plugin_sdk::budget::chars(&out) <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+        );
+        let shown = out["files"].as_array().map_or(0, Vec::len);
+        assert!(shown > 100, "{shown}");
+        assert_eq!(out["files_omitted"], 3000 - shown);
+        assert_eq!(out["truncated"], true);
+        assert_eq!(out["languages"], json!({"rust": 3000}));
+        assert_eq!(out["counts"]["files"], 3000);
+        assert_eq!(
+            out["files"][0]["path"], "src/m0000.rs",
+            "in path order, whole"
+        );
+        assert!(out["hint"].as_str().is_some_and(|h| h.contains("save_to")));
     }
 }

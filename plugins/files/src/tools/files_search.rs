@@ -611,7 +611,7 @@ mod tests {
         let line = format!("fn hit() {{ {} }}\n", "x".repeat(200));
         for d in 0..12 {
             for f in 0..10 {
-                tree.write(&format!("d{d}/f-{f}.rs"), &line.repeat(7));
+                tree.write(&format!("d{d}/f-{f}.rs"), line.repeat(7));
             }
         }
         let (mut seen, mut cursor) = (Vec::new(), None::<String>);
