@@ -600,7 +600,10 @@ impl Client {
     pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         match answer.get("result") {
-            Some(result) => result.clone(),
+            Some(result) => {
+                crate::check_answer(tool, result);
+                result.clone()
+            }
             None => panic!("{tool}: JSON-RPC error {answer}"),
         }
     }

@@ -397,6 +397,13 @@ impl Server {
 
     /// `tools/call`; returns the result (panics on a JSON-RPC error).
     pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let result = self.call_raw(tool, arguments);
+        check_answer(tool, &result);
+        result
+    }
+
+    /// [`Server::call`] without the result contract's check (for a test of the host's guard).
+    pub fn call_raw(&mut self, tool: &str, arguments: Value) -> Value {
         let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         match answer.get("result") {
             Some(result) => result.clone(),
@@ -568,6 +575,43 @@ pub fn hints(tool: &Value) -> Value {
 
 pub fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// The result limit, in characters of text, as the host counts them.
+pub const MAX_RESULT_CHARS: usize = 20_000;
+
+/// The result contract every answer of every test keeps (ARCHITECTURE.md, "One result
+/// contract"): its text fits [`MAX_RESULT_CHARS`]; a built-in tool's answer was never withheld
+/// by the host's guard; and a built-in tool's structured answer is the same JSON as its text.
+pub fn check_answer(tool: &str, result: &Value) {
+    let texts: Vec<&str> = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    let size: usize = texts.iter().map(|t| t.chars().count()).sum();
+    assert!(
+        size <= MAX_RESULT_CHARS,
+        "{tool}: {size} characters of text, over the result limit"
+    );
+    let first = texts.first().copied().unwrap_or_default();
+    assert!(
+        !first.starts_with(&format!("{tool} ran, but its answer (")),
+        "{tool}: the host withheld an answer too large to send (a defect): {first}"
+    );
+    if tool.starts_with("mcp__") {
+        return;
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        let parsed: Value = serde_json::from_str(first)
+            .unwrap_or_else(|e| panic!("{tool}: the text of a structured answer is not JSON: {e}"));
+        let same = match structured.get("result") {
+            Some(inner) if !parsed.is_object() => *inner == parsed,
+            _ => *structured == parsed,
+        };
+        assert!(same, "{tool}: structuredContent differs from the text");
+    }
 }
 
 /// Whether a result is a tool error.

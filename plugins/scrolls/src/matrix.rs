@@ -129,7 +129,7 @@ impl LevelTool {
                     if !create {
                         o.property::<Status>(
                             "status",
-                            "not done/cancelled: use the close tool",
+                            "not done/cancelled (use close)",
                             &[],
                             Some(false),
                         );

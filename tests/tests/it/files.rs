@@ -244,10 +244,12 @@ fn code_snapshot_outlines_each_language_the_same_way_twice() {
     );
     assert_eq!(full["files"][0]["symbols"][0]["doc"], "Adds.");
 
+    // save_to stores at a commit: a tree that is no checkout is refused, naming the argument.
     let result = server.call("code_snapshot", json!({"save_to": "CORE/core-mcp"}));
     assert!(is_error(&result), "{result}");
     assert!(
-        text(&result).contains("Registry group, which is not in this build yet"),
+        text(&result).contains("argument \"save_to\"")
+            && text(&result).contains("not inside a git checkout"),
         "{result}"
     );
 }

@@ -290,7 +290,7 @@ fn a_huge_result_is_a_counted_defect_and_never_a_broken_document() {
     assert!(shown.chars().count() <= 20_000, "{}", shown.chars().count());
     assert!(result.get("structuredContent").is_none());
     // A JSON answer is withheld whole, named, rather than cut mid-document.
-    let result = server.call("fixture_big", json!({"bytes": 30_000, "json": true}));
+    let result = server.call_raw("fixture_big", json!({"bytes": 30_000, "json": true}));
     let shown = text(&result);
     assert!(
         shown.starts_with("fixture_big ran, but its answer (30011 characters) is larger"),
