@@ -6,6 +6,7 @@
 //! both backends; a snippet is cut around the first word found, the same on both.
 
 use coremcp_plugin_sdk::args::invalid;
+use coremcp_plugin_sdk::page::{page_result, position, ranked_page};
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::records::Record;
 use coremcp_store::search;
@@ -43,6 +44,8 @@ pub struct Search {
     /// default 10
     #[arg(min = 1, max = 50, default = 10)]
     limit: usize,
+    /// a next_cursor
+    cursor: Option<String>,
 }
 
 fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
@@ -56,6 +59,7 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
             ),
         ));
     }
+    let from = position(args.cursor.as_deref())?;
     SERVICE.read(|tx| {
         let mut q = coremcp_store::query::Query::new();
         let Some(m) = NODE_SEARCH.matching(tx.kind(), &mut q, &words) else {
@@ -91,11 +95,12 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
         let sql = format!(
             "SELECT seele_node.id, seele_node.path, seele_node.title, seele_node.kind, \
              seele_node.project_key, seele_node.tags, seele_node.body, seele_node.version, \
-             {} AS rank FROM seele_node{}{} ORDER BY rank DESC, seele_node.path LIMIT {}",
+             {} AS rank FROM seele_node{}{} ORDER BY rank DESC, seele_node.path LIMIT {} OFFSET {}",
             m.rank,
             m.join,
             q.where_clause(),
-            args.limit
+            args.limit + 1,
+            from
         );
         let rows = tx.query(&sql, q.params())?;
         let mut items = Vec::with_capacity(rows.len());
@@ -115,6 +120,7 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
                 .done(),
             );
         }
-        Ok(json!({ "items": items }))
+        let (items, next) = ranked_page(items, args.limit, from, &json!({"items": []}));
+        Ok(page_result(items, next))
     })
 }

@@ -1,0 +1,605 @@
+//! One result contract for every tool (ARCHITECTURE.md, "One result contract"), through the
+//! real binary with the largest realistic data each group holds: every answer parses, fits
+//! the 20 000 characters with its `structuredContent` (the harness checks each call), the
+//! continuation each tool offers — `next_cursor`, an `offset`, a comment's `body_cursor`, the
+//! query's own `OFFSET`, `save_to` — reaches all of the data exactly once, and the host's
+//! guard never fires (`coremcp_oversized_results_total` stays absent from `/metrics`). The
+//! store groups run on SQLite and on PostgreSQL.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use coremcp_tests::http::request;
+use coremcp_tests::stores::{on_both, StoreEnv};
+use coremcp_tests::{plugins, Server, TempDir};
+use serde_json::{json, Value};
+
+/// A text of `n` characters that costs more than `n` in JSON (quotes, backslashes and line
+/// breaks are escaped), with a position mark every 100 characters so a piece out of place
+/// shows.
+fn escaped_text(n: usize) -> String {
+    let mut out = String::with_capacity(n);
+    let mut i = 0;
+    while out.chars().count() < n {
+        let chunk = format!("[{i:06}] \"quoted\" back\\slash\nrelay é ");
+        out.push_str(&chunk);
+        i += 1;
+    }
+    out.chars().take(n).collect()
+}
+
+/// A server on `env`'s store with a status listener, and that listener's address.
+fn start(env: &StoreEnv, dir: &Path, extra: &[&str]) -> (Server, SocketAddr) {
+    let mut args = vec!["--status-listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let server = env.start(dir, &args);
+    let addr = crate::status::address_of(env.data.path(), server.pid());
+    (server, addr)
+}
+
+/// The host's guard never fired in the process behind `addr`.
+fn no_defects(addr: SocketAddr) {
+    let metrics = request(addr, "GET", "/metrics", &[], b"").text();
+    assert!(
+        !metrics.contains("coremcp_oversized_results_total{"),
+        "a built-in tool answered more than a result may hold:\n{}",
+        metrics
+            .lines()
+            .filter(|l| l.contains("oversized"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Every item of `list` over all pages of `tool`, following `next_cursor`; each page is
+/// non-empty while more remain.
+fn follow(s: &mut Server, tool: &str, mut args: Value, list: &str) -> Vec<Value> {
+    let mut all = Vec::new();
+    for _ in 0..10_000 {
+        let page = s.ok(tool, args.clone());
+        let items = page[list].as_array().cloned().unwrap_or_default();
+        match page.get("next_cursor") {
+            Some(cursor) => {
+                assert!(!items.is_empty(), "{tool}: an empty page with a cursor");
+                all.extend(items);
+                args["cursor"] = cursor.clone();
+            }
+            None => {
+                all.extend(items);
+                return all;
+            }
+        }
+    }
+    panic!("{tool}: the cursors never ended");
+}
+
+/// The whole of text `field` of the record `tool` answers, read on with `offset` from each
+/// answer's `<field>_next_offset`; checks `<field>_total_chars` on the way.
+fn read_whole(s: &mut Server, tool: &str, args: Value, field: &str) -> String {
+    let mut whole = String::new();
+    let mut args = args;
+    for _ in 0..1_000 {
+        let answer = s.ok(tool, args.clone());
+        whole.push_str(answer[field].as_str().expect("text field"));
+        match answer[format!("{field}_next_offset")].as_u64() {
+            Some(next) => {
+                assert_eq!(answer[format!("{field}_truncated")], true);
+                assert_eq!(
+                    next as usize,
+                    whole.chars().count(),
+                    "{tool}: offsets line up"
+                );
+                args["offset"] = next.into();
+            }
+            None => return whole,
+        }
+    }
+    panic!("{tool}: the offsets never ended");
+}
+
+fn keys(items: &[Value]) -> Vec<String> {
+    let mut keys: Vec<String> = items
+        .iter()
+        .map(|i| i["key"].as_str().expect("key").to_owned())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn scrolls_answers_fit_and_reach_everything_on_both_stores() {
+    let dir = plugins(&["scrolls"]);
+    on_both("contract-scrolls", |env| {
+        let (mut s, addr) = start(env, dir.path(), &[]);
+        s.ok(
+            "scrolls_project_create",
+            json!({"key": "CONTRACTS", "title": "Contracts"}),
+        );
+        let epic = s.ok(
+            "scrolls_epic_create",
+            json!({"project": "CONTRACTS", "title": "Failover"}),
+        );
+        let epic = epic["key"].as_str().expect("key").to_owned();
+
+        // A story with every long text at its limit: create, list, update and claim answer
+        // whole documents, and get reads the description whole with offset.
+        let description = escaped_text(20_000);
+        let criteria: Vec<String> = (0..8)
+            .map(|i| format!("{i}: {}", "c".repeat(990)))
+            .collect();
+        let story = s.ok(
+            "scrolls_story_create",
+            json!({"parent": epic, "title": "t".repeat(200), "description": description,
+                   "acceptance_criteria": criteria}),
+        );
+        let key = story["key"].as_str().expect("key").to_owned();
+        assert_eq!(story["description_truncated"], true);
+        assert_eq!(story["description_total_chars"], 20_000);
+        assert_eq!(story["acceptance_criteria"], json!(criteria));
+        let whole = read_whole(
+            &mut s,
+            "scrolls_story_get",
+            json!({"id": key, "include_comments": true}),
+            "description",
+        );
+        assert_eq!(whole, description);
+        let refused = s.refused(
+            "scrolls_story_update",
+            json!({"id": key, "acceptance_criteria": ["x".repeat(9000)]}),
+        );
+        assert!(refused.contains("\"acceptance_criteria\""), "{refused}");
+        let listed = s.ok("scrolls_story_list", json!({"epic": epic, "limit": 1}));
+        assert_eq!(listed["items"][0]["description_truncated"], true);
+        assert_eq!(listed["items"][0]["description_total_chars"], 20_000);
+        s.ok(
+            "scrolls_story_update",
+            json!({"id": key, "title": "Fail over"}),
+        );
+
+        // Comments at their limit: a list shows each body's start, and its body_cursor reads
+        // the rest of that body.
+        let bodies: Vec<String> = (0..3)
+            .map(|i| format!("{i}{}", escaped_text(19_999)))
+            .collect();
+        for body in &bodies {
+            s.ok("scrolls_comment_add", json!({"id": key, "body": body}));
+        }
+        let comments = s.ok("scrolls_comment_list", json!({"id": key}));
+        let listed = comments["items"].as_array().expect("items");
+        assert_eq!(listed.len(), 3);
+        for comment in listed {
+            assert_eq!(comment["body_truncated"], true);
+            let mut body = comment["body"].as_str().expect("body").to_owned();
+            let mut cursor = comment["body_cursor"].clone();
+            while cursor.is_string() {
+                let piece = s.ok("scrolls_comment_list", json!({"id": key, "cursor": cursor}));
+                body.push_str(piece["items"][0]["body"].as_str().expect("piece"));
+                cursor = piece["items"][0]["body_cursor"].clone();
+            }
+            assert!(
+                bodies.contains(&body),
+                "a body read whole equals what was written"
+            );
+        }
+        s.ok(
+            "scrolls_story_get",
+            json!({"id": key, "include_comments": true}),
+        );
+
+        // An agent with a long description and 150 open items; 150 stories that say relay.
+        s.ok(
+            "scrolls_agent_register",
+            json!({"name": "ada", "description": escaped_text(20_000)}),
+        );
+        for i in 0..150 {
+            s.ok(
+                "scrolls_story_create",
+                json!({"parent": epic, "assignee": "ada",
+                       "title": format!("relay {i} {}", "w".repeat(180))}),
+            );
+        }
+        let agent = s.ok("scrolls_agent_get", json!({"name": "ada"}));
+        assert_eq!(agent["work_total"], 150);
+        let shown = agent["work"].as_array().map_or(0, Vec::len);
+        assert_eq!(agent["work_omitted"], 150 - shown);
+        let whole = read_whole(
+            &mut s,
+            "scrolls_agent_get",
+            json!({"name": "ada"}),
+            "description",
+        );
+        assert_eq!(whole, escaped_text(20_000));
+        s.ok("scrolls_agent_list", json!({"limit": 200}));
+        s.ok(
+            "scrolls_agent_update",
+            json!({"name": "ada", "description": escaped_text(20_000)}),
+        );
+
+        let found = follow(
+            &mut s,
+            "scrolls_search",
+            json!({"query": "relay", "limit": 100}),
+            "items",
+        );
+        assert_eq!(
+            found.len(),
+            151,
+            "every match once (the long story says relay too)"
+        );
+        let mut unique = keys(&found);
+        unique.dedup();
+        assert_eq!(unique.len(), 151);
+        let ready = follow(
+            &mut s,
+            "scrolls_ready_list",
+            json!({"agent": "ada", "limit": 100}),
+            "items",
+        );
+        assert_eq!(ready.len(), 151);
+        let stories = follow(
+            &mut s,
+            "scrolls_story_list",
+            json!({"epic": epic, "limit": 200}),
+            "items",
+        );
+        assert_eq!(stories.len(), 151);
+        let board = s.ok(
+            "scrolls_board_get",
+            json!({"scope": "CONTRACTS", "limit_per_column": 200}),
+        );
+        assert_eq!(board["truncated"], true);
+        let open = board["columns"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["status"] == "open"))
+            .expect("the open column");
+        assert_eq!(open["count"], 151);
+        assert!(open["shown"].as_u64().is_some_and(|n| n < 151));
+        s.ok("scrolls_progress_get", json!({"id": "CONTRACTS"}));
+        s.ok(
+            "scrolls_epic_get",
+            json!({"id": epic, "include_children": true, "depth": 3}),
+        );
+
+        // Every level's six tools with the longest description each takes, a move, and an
+        // agent's delete.
+        level_walk(&mut s);
+
+        // A cascade over 1 300 items answers a count and a sample; the activity log holds the
+        // rest.
+        let big = s.ok(
+            "scrolls_epic_create",
+            json!({"project": "CONTRACTS", "title": "Big"}),
+        );
+        let big = big["key"].as_str().expect("key").to_owned();
+        for _ in 0..1_299 {
+            s.ok(
+                "scrolls_story_create",
+                json!({"parent": big, "title": "small"}),
+            );
+        }
+        let closed = s.ok("scrolls_epic_close", json!({"id": big, "cascade": true}));
+        assert_eq!(closed["closed_count"], 1_300);
+        assert_eq!(closed["closed"].as_array().map(Vec::len), Some(200));
+        assert_eq!(closed["more"], 1_100);
+        let log = follow(
+            &mut s,
+            "scrolls_activity_list",
+            json!({"scope": big, "actions": ["closed"], "limit": 200}),
+            "items",
+        );
+        assert_eq!(log.len(), 1_300, "the log holds every close");
+        let deleted = s.ok("scrolls_epic_delete", json!({"id": big, "cascade": true}));
+        assert_eq!(deleted["deleted_count"], 1_300);
+        assert_eq!(deleted["more"], 1_100);
+        no_defects(addr);
+    });
+}
+
+/// Creates, lists, reads whole, updates, closes and deletes an item of each level, each with a
+/// description at its limit.
+fn level_walk(s: &mut Server) {
+    let long = escaped_text(20_000);
+    let key = |v: &Value| v["key"].as_str().expect("key").to_owned();
+    s.ok(
+        "scrolls_theme_create",
+        json!({"key": "walk", "title": "Walk", "description": long}),
+    );
+    s.ok(
+        "scrolls_project_create",
+        json!({"key": "WALK", "theme": "walk", "title": "Walk", "description": long}),
+    );
+    let epic = key(&s.ok(
+        "scrolls_epic_create",
+        json!({"project": "WALK", "title": "e", "description": long}),
+    ));
+    let story = key(&s.ok(
+        "scrolls_story_create",
+        json!({"parent": epic, "title": "s", "description": long}),
+    ));
+    let task = key(&s.ok(
+        "scrolls_task_create",
+        json!({"parent": epic, "title": "t", "description": long}),
+    ));
+    let subtask = key(&s.ok(
+        "scrolls_subtask_create",
+        json!({"parent": story, "title": "u", "description": long}),
+    ));
+    let moved = s.ok(
+        "scrolls_item_move",
+        json!({"id": subtask, "new_parent": task}),
+    );
+    assert_eq!(moved["description_truncated"], true);
+    let levels = [
+        ("theme", "walk".to_owned(), json!({})),
+        ("project", "WALK".to_owned(), json!({})),
+        ("epic", epic, json!({"project": "WALK"})),
+        ("story", story, json!({"project": "WALK"})),
+        ("task", task.clone(), json!({"project": "WALK"})),
+        ("subtask", subtask, json!({"parent": task})),
+    ];
+    // Lowest level first, so each close and delete finds nothing open under it.
+    for (level, id, filter) in levels.iter().rev() {
+        let whole = read_whole(
+            s,
+            &format!("scrolls_{level}_get"),
+            json!({"id": id, "include_children": true, "depth": 3, "include_comments": true}),
+            "description",
+        );
+        assert_eq!(whole, long, "{level}");
+        let mut list = filter.clone();
+        list["limit"] = 200.into();
+        let listed = follow(s, &format!("scrolls_{level}_list"), list, "items");
+        assert!(listed.iter().any(|i| i["key"] == *id), "{level}");
+        let updated = s.ok(
+            &format!("scrolls_{level}_update"),
+            json!({"id": id, "description": escaped_text(19_999)}),
+        );
+        assert_eq!(updated["description_total_chars"], 19_999, "{level}");
+        let closed = s.ok(&format!("scrolls_{level}_close"), json!({"id": id}));
+        assert_eq!(closed["closed_count"], 1, "{level}");
+        let deleted = s.ok(&format!("scrolls_{level}_delete"), json!({"id": id}));
+        assert_eq!(deleted["deleted_count"], 1, "{level}");
+    }
+    s.ok(
+        "scrolls_agent_register",
+        json!({"name": "gone", "description": long}),
+    );
+    s.ok("scrolls_agent_delete", json!({"name": "gone"}));
+}
+
+#[test]
+fn seele_answers_fit_and_reach_everything_on_both_stores() {
+    let dir = plugins(&["seele"]);
+    on_both("contract-seele", |env| {
+        let (mut s, addr) = start(env, dir.path(), &[]);
+        let body = escaped_text(200_000);
+        let root = s.ok(
+            "seele_write",
+            json!({"path": "ops", "title": "Ops handbook", "body": body}),
+        );
+        for a in 0..15 {
+            s.ok(
+                "seele_write",
+                json!({"path": format!("ops/area-{a:02}"), "title": format!("Area {a} {}", "t".repeat(150)), "body": "relay"}),
+            );
+            for b in 0..15 {
+                s.ok(
+                    "seele_write",
+                    json!({"path": format!("ops/area-{a:02}/page-{b:02}"),
+                           "title": format!("Page {b} {}", "t".repeat(150)), "body": "relay"}),
+                );
+            }
+        }
+        let read = s.ok(
+            "seele_read",
+            json!({"id": root["id"], "include_children": true, "depth": 2}),
+        );
+        assert_eq!(read["children_truncated"], true);
+        assert_eq!(read["body_truncated"], true);
+        let whole = read_whole(&mut s, "seele_read", json!({"path": "ops"}), "body");
+        assert_eq!(whole, body);
+        let found = follow(
+            &mut s,
+            "seele_search",
+            json!({"query": "relay", "limit": 50}),
+            "items",
+        );
+        assert_eq!(found.len(), 1 + 15 + 15 * 15, "every match once");
+        let mut paths: Vec<&str> = found.iter().filter_map(|f| f["path"].as_str()).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        assert_eq!(paths.len(), found.len());
+        no_defects(addr);
+    });
+}
+
+/// A tree of 480 source files under `root`.
+fn source_tree(root: &Path) {
+    for d in 0..12 {
+        for f in 0..40 {
+            let path = root.join(format!("crate_{d:02}/src/module_{f:02}.rs"));
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            let mut text = String::new();
+            for n in 0..6 {
+                text.push_str(&format!(
+                    "/// Item {n}.\npub fn item_{n}() -> u32 {{ {n} }}\n"
+                ));
+            }
+            std::fs::write(path, text).expect("write");
+        }
+    }
+}
+
+#[test]
+fn files_answers_fit_and_reach_everything() {
+    let top = TempDir::new("contract-files");
+    source_tree(top.path());
+    let dir = plugins(&["files"]);
+    let root = top.path().to_string_lossy().into_owned();
+    let env = StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "contract-files");
+    let (mut s, addr) = start(&env, dir.path(), &["--root", &root]);
+    let matches = follow(
+        &mut s,
+        "files_search",
+        json!({"pattern": "fn ", "max_results": 2000, "context_lines": 2}),
+        "matches",
+    );
+    assert_eq!(matches.len(), 12 * 40 * 6, "every match once");
+    let entries = follow(
+        &mut s,
+        "files_list",
+        json!({"depth": 6, "max_entries": 10000}),
+        "entries",
+    );
+    assert_eq!(entries.len(), 12 * 2 + 12 * 40, "every entry once");
+    let snapshot = s.ok(
+        "code_snapshot",
+        json!({"max_files": 20000, "detail": "full"}),
+    );
+    assert_eq!(snapshot["counts"]["files"], 480);
+    assert_eq!(snapshot["truncated"], true);
+    assert!(snapshot["files_omitted"].as_u64().is_some_and(|n| n > 0));
+    no_defects(addr);
+}
+
+#[test]
+fn code_snapshot_saves_this_repository_to_the_registry_which_serves_it() {
+    let dir = plugins(&["files", "registry"]);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_string_lossy()
+        .into_owned();
+    let env = StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "contract-snapshot");
+    let (mut s, addr) = start(&env, dir.path(), &["--root", &repo]);
+    s.ok("registry_theme_add", json!({"key": "core", "name": "Core"}));
+    s.ok(
+        "registry_project_add",
+        json!({"key": "CORE", "name": "Core", "theme": "core"}),
+    );
+    s.ok(
+        "registry_source_add",
+        json!({"project": "CORE", "name": "core-mcp", "kind": "git", "url": "https://example.invalid/core-mcp.git"}),
+    );
+    let inline = s.ok("code_snapshot", json!({"max_files": 20000}));
+    assert_eq!(
+        inline["truncated"], true,
+        "this repository is larger than an answer"
+    );
+    let saved = s.ok(
+        "code_snapshot",
+        json!({"max_files": 20000, "save_to": "CORE/core-mcp"}),
+    );
+    let commit = saved["saved"]["commit"]
+        .as_str()
+        .expect("commit")
+        .to_owned();
+    assert_eq!(commit.len(), 40);
+    assert_eq!(saved["counts"], inline["counts"]);
+    let summary = s.ok(
+        "registry_snapshot_get",
+        json!({"source": "CORE/core-mcp", "commit": commit, "detail": "summary"}),
+    );
+    assert_eq!(summary["counts"]["files"], saved["counts"]["files"]);
+    let one = s.ok(
+        "registry_snapshot_get",
+        json!({"source": "CORE/core-mcp", "paths": ["host/src/render.rs"], "detail": "full"}),
+    );
+    let files = one["files"].as_array().expect("files");
+    assert_eq!(files.len(), 1);
+    assert!(
+        files[0]["symbols"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["name"] == "plugin_success")),
+        "the stored snapshot holds this repository's symbols"
+    );
+    s.ok("registry_snapshot_get", json!({"source": "CORE/core-mcp"}));
+    no_defects(addr);
+}
+
+#[test]
+fn sql_query_answers_the_rows_that_fit_and_pages_with_the_query() {
+    let Some(url) =
+        coremcp_tests::external("COREMCP_TEST_PG_SQL_URL", "it needs a PostgreSQL server")
+    else {
+        return;
+    };
+    let dir = plugins(&["files"]);
+    let default = format!("default={url}");
+    let env = StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "contract-sql");
+    let (mut s, addr) = start(&env, dir.path(), &["--sql", &default]);
+    let query = |offset: usize| {
+        format!(
+            "SELECT n, repeat('x', 50) AS pad FROM generate_series(1, 5000) n ORDER BY n \
+             LIMIT 5000 OFFSET {offset}"
+        )
+    };
+    let mut seen = Vec::new();
+    let mut offset = 0;
+    loop {
+        let page = s.ok("sql_query", json!({"sql": query(offset), "max_rows": 5000}));
+        let rows = page["rows"].as_array().expect("rows");
+        assert_eq!(page["row_count"], rows.len());
+        seen.extend(rows.iter().map(|r| r["n"].as_i64().expect("n")));
+        if page["truncated"] != true {
+            break;
+        }
+        assert!(page["hint"].as_str().is_some_and(|h| h.contains("OFFSET")));
+        offset += rows.len();
+    }
+    assert_eq!(seen, (1..=5000).collect::<Vec<i64>>(), "every row once");
+    let long = s.ok(
+        "sql_query",
+        json!({"sql": "SELECT repeat('é', 100000) AS v, 1 AS k"}),
+    );
+    assert_eq!(long["cells_truncated"][0]["total_chars"], 100_000);
+    assert_eq!(long["truncated"], false);
+    no_defects(addr);
+}
+
+#[test]
+fn publishing_output_too_large_is_cut_as_text_and_says_so() {
+    let top = TempDir::new("contract-publish");
+    let cli = top.path().join("cli.sh");
+    std::fs::write(
+        &cli,
+        concat!(
+            "#!/bin/sh\n",
+            "printf '{\"packages\":['\n",
+            "i=0\n",
+            "while [ $i -lt 2000 ]; do\n",
+            "  printf '{\"id\":%d,\"name\":\"package number %d\"},' $i $i\n",
+            "  i=$((i+1))\n",
+            "done\n",
+            "printf '{\"id\":-1}]}'\n",
+        ),
+    )
+    .expect("write the CLI");
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let dir = plugins(&["publishing"]);
+    let root = top.path().to_string_lossy().into_owned();
+    let cmd = cli.to_string_lossy().into_owned();
+    let env = StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "contract-publish");
+    let mut server = Server::start(
+        dir.path(),
+        &[
+            "--root",
+            &root,
+            "--data",
+            &env.data.path().to_string_lossy(),
+            "--status-listen",
+            "127.0.0.1:0",
+        ],
+        &[("COREMCP_PUBLISH_CMD", &cmd)],
+    );
+    server.initialize();
+    let addr = crate::status::address_of(env.data.path(), server.pid());
+    let answer = server.ok("publishing", json!({"args": ["list"]}));
+    assert_eq!(answer["truncated"], true);
+    assert!(answer["total_chars"].as_u64().is_some_and(|n| n > 50_000));
+    assert!(answer["text"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("{\"packages\":[") && t.contains("…[truncated at ")));
+    no_defects(addr);
+}
