@@ -45,41 +45,6 @@ pub fn sweep(count_field: &str, count: usize, dry_run: bool, items: Vec<Value>) 
     Value::Object(map)
 }
 
-/// Puts `text` into `result` under `place(result)[field]`, cut at `max_chars` characters or
-/// fewer so the whole result fits [`RESULT_BUDGET`], with `truncated` and `total_chars` beside
-/// it. Escapes make a character cost more than one in the result, so the cut shrinks in
-/// proportion for a few rounds.
-pub fn fit_text(
-    result: &mut Value,
-    place: fn(&mut Value) -> &mut Value,
-    field: &str,
-    text: &str,
-    max_chars: usize,
-) {
-    let total = text.chars().count();
-    let mut limit = max_chars.min(total);
-    for _ in 0..16 {
-        set_cut(place(result), field, text, limit, total);
-        let size = chars(result);
-        if size <= RESULT_BUDGET || limit == 0 {
-            return;
-        }
-        let scaled = (limit as u128 * RESULT_BUDGET as u128 / size as u128) as usize;
-        limit = scaled.min(limit - 1);
-    }
-    set_cut(place(result), field, text, 0, total);
-}
-
-fn set_cut(target: &mut Value, field: &str, text: &str, limit: usize, total: usize) {
-    let end = text
-        .char_indices()
-        .nth(limit)
-        .map_or(text.len(), |(i, _)| i);
-    target[field] = Value::from(&text[..end]);
-    target["truncated"] = Value::Bool(limit < total);
-    target["total_chars"] = json!(total);
-}
-
 /// How much of a long text field a listed record shows (an item's description in a list, a
 /// comment's body); the tool that reads one record reads the whole of it.
 pub const LISTED_TEXT: usize = 1_000;
@@ -103,8 +68,8 @@ pub fn cut_field(record: &mut Value, field: &str, max_chars: usize) -> bool {
 }
 
 /// Fits one record to `budget` characters by its long text `fields`, each shown from the
-/// character offset given with it: a field that does not fit whole is cut (the longest
-/// first, each in proportion to the excess) and says so with `<field>_truncated: true`,
+/// character offset given with it: a field that does not fit whole is cut (the last listed
+/// first: list the field a caller reads on first) and says so with `<field>_truncated: true`,
 /// `<field>_total_chars` and `<field>_next_offset` (pass it back as the offset to read on).
 /// A field read from a non-zero offset also says `<field>_offset`. Every other field is kept
 /// as it is; a record whose other fields alone outgrow the budget keeps empty texts.
@@ -160,24 +125,31 @@ pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: 
             }
         }
     };
-    for _ in 0..24 {
-        place(record, &texts);
-        let size = chars(record);
-        if size <= budget {
-            return;
+    // The fields yield in reverse order of listing: the first is the one the caller reads
+    // (its offset moves on), so it keeps what the others can give up. The others first give
+    // up what they have past a short start, then the first field yields, then the rest.
+    const FLOOR: usize = 500;
+    let passes: [(bool, usize); 3] = [(false, FLOOR), (true, 0), (false, 0)];
+    for (first_only, floor) in passes {
+        for at in (0..texts.len()).rev() {
+            if (at == 0) != first_only && texts.len() > 1 {
+                continue;
+            }
+            for _ in 0..24 {
+                place(record, &texts);
+                let size = chars(record);
+                let field = &mut texts[at];
+                if size <= budget || field.3 <= floor {
+                    break;
+                }
+                // Escapes make a character cost more than one: cut by the excess in
+                // characters at the piece's own cost per character, and a small margin.
+                let piece: String = field.1.chars().skip(field.2).take(field.3).collect();
+                let cost = chars(&Value::String(piece)).max(1);
+                let excess = ((size - budget) as u128 * field.3 as u128).div_ceil(cost as u128);
+                field.3 = field.3.saturating_sub(excess as usize + 16).max(floor);
+            }
         }
-        let Some(longest) = texts.iter_mut().max_by_key(|t| t.3) else {
-            return;
-        };
-        if longest.3 == 0 {
-            return;
-        }
-        // Escapes make a character cost more than one: cut by the excess in characters at
-        // the piece's own cost per character, and a small margin.
-        let piece: String = longest.1.chars().skip(longest.2).take(longest.3).collect();
-        let cost = chars(&Value::String(piece)).max(1);
-        let excess = ((size - budget) as u128 * longest.3 as u128).div_ceil(cost as u128);
-        longest.3 = longest.3.saturating_sub(excess as usize + 16);
     }
     place(record, &texts);
 }
@@ -361,24 +333,20 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn text_is_cut_at_max_chars_and_to_the_budget() {
-        fn inner(v: &mut Value) -> &mut Value {
-            &mut v["recording"]
-        }
-        let mut result = json!({"recording": {}});
-        fit_text(&mut result, inner, "transcript", "abcdef", 4);
-        assert_eq!(result["recording"]["transcript"], "abcd");
-        assert_eq!(result["recording"]["truncated"], true);
-        assert_eq!(result["recording"]["total_chars"], 6);
-        fit_text(&mut result, inner, "transcript", "abc", 4);
-        assert_eq!(result["recording"]["truncated"], false);
+    fn a_window_is_cut_at_max_chars_and_to_the_budget() {
+        let mut recording = json!({"transcript": "abcdef"});
+        fit_windows(&mut recording, &[("transcript", 0, 4)], RESULT_BUDGET);
+        assert_eq!(recording["transcript"], "abcd");
+        assert_eq!(recording["transcript_truncated"], true);
+        assert_eq!(recording["transcript_total_chars"], 6);
+        assert_eq!(recording["transcript_next_offset"], 4);
         // Quotes double in JSON: the cut goes below max_chars to stay in the budget.
-        let quotes = "\"".repeat(30_000);
-        fit_text(&mut result, inner, "transcript", &quotes, 30_000);
-        assert!(chars(&result) <= RESULT_BUDGET, "{}", chars(&result));
-        assert!(chars(&result) > RESULT_BUDGET - 500, "{}", chars(&result));
-        assert_eq!(result["recording"]["truncated"], true);
+        let mut quotes = json!({"transcript": "\"".repeat(30_000)});
+        fit_windows(&mut quotes, &[("transcript", 0, 30_000)], RESULT_BUDGET);
+        assert!(chars(&quotes) <= RESULT_BUDGET, "{}", chars(&quotes));
+        assert!(chars(&quotes) > RESULT_BUDGET - 500, "{}", chars(&quotes));
     }
+
     fn check(input: &str, max: usize, dropped: u64, expected: &str, truncated: bool) {
         let got = cut(input, max, dropped, "ask less");
         assert_eq!(got.text, expected, "{input:?} at {max}");
@@ -497,6 +465,27 @@ pub(crate) mod tests {
             json!({"description": "bc", "description_truncated": false,
                 "description_total_chars": 3, "description_offset": 1})
         );
+    }
+
+    #[test]
+    fn the_field_read_on_keeps_what_the_others_give_up() {
+        let mut record = json!({"meta": "m".repeat(17_000), "summary": "s".repeat(20_000),
+            "cwd": "c".repeat(4_096), "repo": "short"});
+        fit_fields(
+            &mut record,
+            &[("summary", 0), ("cwd", 0), ("repo", 0)],
+            RESULT_BUDGET,
+        );
+        assert!(chars(&record) <= RESULT_BUDGET, "{}", chars(&record));
+        assert_eq!(
+            record["cwd"].as_str().map(str::len),
+            Some(500),
+            "cut to its start"
+        );
+        assert_eq!(record["repo"], "short", "a short field is left whole");
+        let shown = record["summary"].as_str().map_or(0, str::len);
+        assert!(shown > 1_000, "the field read on still moves on: {shown}");
+        assert_eq!(record["summary_next_offset"], shown);
     }
 
     #[test]

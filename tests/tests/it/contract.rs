@@ -603,3 +603,157 @@ fn publishing_output_too_large_is_cut_as_text_and_says_so() {
         .is_some_and(|t| t.starts_with("{\"packages\":[") && t.contains("…[truncated at ")));
     no_defects(addr);
 }
+
+#[test]
+fn notepad_and_session_answers_fit_on_both_stores() {
+    let dir = plugins(&["notepad", "session"]);
+    on_both("contract-notes", |env| {
+        let (mut s, addr) = start(env, dir.path(), &[]);
+        // A value at its 16 KiB limit that escapes to more than an answer holds (stored JSON).
+        let value: String = (0..4096).map(|_| "\"a\":").collect();
+        assert_eq!(value.len(), 16 * 1024);
+        s.ok(
+            "notepad_set",
+            json!({"scope": "global", "key": "state", "value": value}),
+        );
+        let whole = read_whole(
+            &mut s,
+            "notepad_get",
+            json!({"scope": "global", "key": "state"}),
+            "value",
+        );
+        assert_eq!(whole, value);
+        let entries: Vec<Value> = (0..200)
+            .map(|i| json!({"key": format!("k{i:03}"), "value": value}))
+            .collect();
+        s.ok(
+            "notepad_bulk_set",
+            json!({"scope": "global", "entries": entries}),
+        );
+        let listed = follow(
+            &mut s,
+            "notepad_list",
+            json!({"scope": "global", "include_values": true, "limit": 200}),
+            "items",
+        );
+        assert_eq!(listed.len(), 201);
+        s.ok(
+            "notepad_cleanup",
+            json!({"scope": "global", "dry_run": true}),
+        );
+        s.ok("notepad_delete", json!({"scope": "global", "key": "state"}));
+
+        let metadata: serde_json::Map<String, Value> = (0..50)
+            .map(|i| (format!("m{i:03}"), Value::String("\"".repeat(150))))
+            .collect();
+        let mut ids = Vec::new();
+        for i in 0..30 {
+            let session = s.ok(
+                "session_register",
+                json!({"agent": format!("agent-{i}"), "cwd": "c".repeat(4096),
+                       "repo": "r".repeat(1000), "metadata": metadata}),
+            );
+            ids.push(session["session_id"].as_str().expect("id").to_owned());
+        }
+        let active = follow(
+            &mut s,
+            "session_list_active",
+            json!({"limit": 200}),
+            "items",
+        );
+        assert_eq!(active.len(), 30);
+        s.ok(
+            "session_heartbeat",
+            json!({"session_id": ids[0], "note": "n".repeat(200)}),
+        );
+        s.ok(
+            "session_close",
+            json!({"session_id": ids[0], "summary": escaped_text(20_000)}),
+        );
+        let got = s.ok("session_get", json!({"session_id": ids[0]}));
+        assert_eq!(got["session_id"], ids[0].as_str());
+        assert_eq!(got["summary_truncated"], true);
+        let whole = read_whole(
+            &mut s,
+            "session_get",
+            json!({"session_id": ids[0]}),
+            "summary",
+        );
+        assert_eq!(whole, escaped_text(20_000));
+        s.ok(
+            "session_close_stale",
+            json!({"older_than_s": 0, "dry_run": true}),
+        );
+        s.ok("session_list_recorded", json!({"limit": 200}));
+        no_defects(addr);
+    });
+}
+
+/// Runs `git ARGS` in `dir`, which must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    #[allow(clippy::disallowed_methods)] // Test set-up runs git directly.
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn local_tools_answer_escape_heavy_output_whole() {
+    let top = TempDir::new("contract-local");
+    let root = top.path().join("root");
+    let docs = top.path().join("handbook");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::create_dir_all(&docs).expect("mkdir");
+    // Quotes, backslashes and control characters cost two to six characters each in JSON.
+    let nasty: String = (0..20_000)
+        .map(|i| ['"', '\\', '\u{1}', '\n'][i % 4])
+        .collect();
+    std::fs::write(docs.join("big.md"), format!("# Big\n\n{nasty}")).expect("write doc");
+    git(&root, &["init", "-q", "-b", "main"]);
+    for i in 0..3 {
+        std::fs::write(root.join(format!("f{i}.txt")), &nasty).expect("write");
+    }
+    git(&root, &["add", "."]);
+    git(
+        &root,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("big \"{}\"", "q\"".repeat(2000)),
+        ],
+    );
+    for i in 0..3 {
+        std::fs::write(root.join(format!("f{i}.txt")), nasty.replace('"', "'")).expect("write");
+    }
+    let dir = plugins(&["docs", "ops", "git"]);
+    let env = StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "contract-local");
+    let (root_arg, docs_arg) = (
+        root.to_string_lossy().into_owned(),
+        docs.to_string_lossy().into_owned(),
+    );
+    let (mut s, addr) = start(
+        &env,
+        dir.path(),
+        &["--root", &root_arg, "--docs", &docs_arg],
+    );
+    s.ok("docs_read", json!({"path": "big.md"}));
+    s.ok(
+        "shell_run",
+        json!({"script": "cat f0.txt f1.txt f2.txt; cat f0.txt >&2"}),
+    );
+    s.ok("git_diff", json!({}));
+    s.ok("git_status", json!({}));
+    s.ok("git_log", json!({"max_count": 50}));
+    s.ok("git_show", json!({"revision": "HEAD"}));
+    s.ok("core_status", json!({}));
+    no_defects(addr);
+}

@@ -141,7 +141,7 @@ fn docs_read_returns_a_document_or_a_folder_listing() {
         doc,
         json!({"repo": "handbook", "path": "guide/intro.md", "kind": "file",
                "front_matter": {"title": "Intro", "owner": "ana", "revision": 2},
-               "body": "# Intro\n\nWelcome.\n", "truncated": false, "total_chars": 18})
+               "body": "# Intro\n\nWelcome.\n"})
     );
     let only = ok(
         &mut server,
@@ -156,19 +156,28 @@ fn docs_read_returns_a_document_or_a_folder_listing() {
         "docs_read",
         json!({"path": "guide/intro.md", "max_chars": 100}),
     );
-    assert_eq!(cut["truncated"], false);
+    assert!(cut.get("body_truncated").is_none(), "{cut}");
     repos.write("handbook/long.md", &"word ".repeat(100));
     let cut = ok(
         &mut server,
         "docs_read",
         json!({"path": "long.md", "max_chars": 100}),
     );
-    assert_eq!(cut["truncated"], true);
-    assert!(
-        cut["body"]
-            .as_str()
-            .is_some_and(|b| b.contains("…[truncated at 100 of 500 characters")),
-        "{cut}"
+    assert_eq!(cut["body_truncated"], true);
+    assert_eq!(cut["body_total_chars"], 500);
+    let rest = ok(
+        &mut server,
+        "docs_read",
+        json!({"path": "long.md", "offset": cut["body_next_offset"]}),
+    );
+    assert_eq!(
+        format!(
+            "{}{}",
+            cut["body"].as_str().unwrap_or(""),
+            rest["body"].as_str().unwrap_or("")
+        ),
+        "word ".repeat(100),
+        "the pieces make the whole body"
     );
 
     let folder = ok(&mut server, "docs_read", json!({"path": "guide"}));

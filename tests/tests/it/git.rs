@@ -450,7 +450,20 @@ fn git_diff_and_show_cut_large_text_at_max_chars() {
         json!({"repo_path": "repo", "revision": "HEAD", "path": "big.txt", "max_chars": 300}),
     );
     assert_eq!(file["truncated"], true);
+    assert_eq!(file["text_truncated"], true);
     assert_eq!(file["size"], big.len());
+    // The file reads whole in pieces from text_next_offset.
+    let mut whole = file["text"].as_str().expect("text").to_owned();
+    let mut next = file["text_next_offset"].clone();
+    while next.is_u64() {
+        let piece = lab.ok(
+            "git_show",
+            json!({"repo_path": "repo", "revision": "HEAD", "path": "big.txt", "offset": next}),
+        );
+        whole.push_str(piece["text"].as_str().expect("text"));
+        next = piece["text_next_offset"].clone();
+    }
+    assert_eq!(whole, big);
     assert!(
         file["text"]
             .as_str()

@@ -545,7 +545,10 @@ fn recordings_are_listed_newest_first_and_read_with_their_session() {
         let rec = &got["recording"];
         assert_eq!(rec["recording_id"], "r2");
         assert_eq!(rec["transcript"], "{\"turn\": 2}\n{\"turn\": 3}");
-        assert_eq!(rec["truncated"], false);
+        assert!(
+            rec.get("transcript_truncated").is_none(),
+            "shown whole: {rec}"
+        );
         assert_eq!(rec["content_hash"], "hash-r2");
         assert_eq!(rec["summary"], "100% of the store moved");
         let cut = s.ok(
@@ -553,15 +556,22 @@ fn recordings_are_listed_newest_first_and_read_with_their_session() {
             json!({"session_id": s1, "include_recording": true, "max_chars": 5}),
         );
         assert_eq!(cut["recording"]["transcript"], "{\"tur");
-        assert_eq!(cut["recording"]["truncated"], true);
-        assert_eq!(cut["recording"]["total_chars"], 23);
+        assert_eq!(cut["recording"]["transcript_truncated"], true);
+        assert_eq!(cut["recording"]["transcript_total_chars"], 23);
+        assert_eq!(cut["recording"]["transcript_next_offset"], 5);
+        let on = s.ok(
+            "session_get",
+            json!({"session_id": s1, "include_recording": true, "max_chars": 5, "offset": 5}),
+        );
+        assert_eq!(on["recording"]["transcript"], "n\": 2");
+        assert_eq!(on["recording"]["transcript_offset"], 5);
         let result = s.call(
             "session_get",
             json!({"session_id": s2, "include_recording": true}),
         );
         assert!(text(&result).chars().count() <= 20_000);
         let rec = &result["structuredContent"]["recording"];
-        assert_eq!(rec["truncated"], true, "{result}");
+        assert_eq!(rec["transcript_truncated"], true, "{result}");
         let shown = rec["transcript"].as_str().expect("transcript");
         assert!(
             shown.len() > 5000 && long.starts_with(shown),

@@ -3,11 +3,13 @@
 //!
 //! Invariants:
 //! - The path resolves inside the selected repository; only `.md` files and folders are read.
-//! - A body is cut at `max_chars` (and further, if needed, so the whole result stays under the
-//!   host's result limit and keeps its structured content), with a marker and `truncated: true`.
+//! - A body is shown from `offset`, cut at `max_chars` (and further, if needed, so the whole
+//!   result stays under the host's result limit and keeps its structured content), with
+//!   `body_truncated`, `body_total_chars` and `body_next_offset` (the `offset` that reads on).
 //! - A listing is sorted by name, skips hidden entries and non-Markdown files (counted in
 //!   `skipped`), reports a document whose front matter cannot be read with an `error` instead of
-//!   failing, and is cut to the result limit with `truncated` and `omitted`.
+//!   failing, and is cut to the result limit with `truncated`, `omitted` (of this page) and
+//!   `next_cursor`, which lists the rest.
 //! - A single document with malformed front matter is an error naming the line.
 
 use coremcp_plugin_sdk::{typed, Args, Ctx, Hints, Tool, ToolError};
@@ -34,6 +36,11 @@ pub struct Read {
     /// cut the body here (default 20000)
     #[arg(min = 100, default = DEFAULT_MAX_CHARS)]
     max_chars: usize,
+    /// body from this char
+    #[arg(min = 0, default = 0)]
+    offset: usize,
+    /// a folder's next_cursor
+    cursor: Option<String>,
 }
 
 #[cfg(not(feature = "docs-read"))]
@@ -52,6 +59,8 @@ fn handler(ctx: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
         path: args.path,
         front_matter_only: args.front_matter_only,
         max_chars: args.max_chars,
+        offset: args.offset,
+        cursor: args.cursor,
     };
     imp::read(&repo, &params, &|| ctx.is_cancelled())
 }
@@ -69,6 +78,7 @@ pub(crate) mod imp {
     use crate::repo::Repo;
     use crate::tools::{io_error, is_markdown, read_text};
 
+    use coremcp_plugin_sdk::budget;
     pub use coremcp_plugin_sdk::budget::RESULT_BUDGET;
 
     #[derive(Debug, Clone)]
@@ -76,6 +86,8 @@ pub(crate) mod imp {
         pub path: String,
         pub front_matter_only: bool,
         pub max_chars: usize,
+        pub offset: usize,
+        pub cursor: Option<String>,
     }
 
     pub fn read(
@@ -87,7 +99,7 @@ pub(crate) mod imp {
         repo.outside_git(&params.path, &target)?;
         let meta = fs::metadata(&target).map_err(|e| io_error(&params.path, &e))?;
         if meta.is_dir() {
-            return list(repo, &target, cancelled);
+            return list(repo, &target, params.cursor.as_deref(), cancelled);
         }
         if !is_markdown(&target) {
             return Err(ToolError::new(
@@ -110,65 +122,29 @@ pub(crate) mod imp {
             "front_matter": front,
         });
         if !params.front_matter_only {
-            fit_body(&mut result, doc.body, params.max_chars);
+            fit_body(&mut result, doc.body, params.offset, params.max_chars);
         }
         Ok(result)
     }
 
-    /// Adds `body`, `truncated` and `total_chars` to `result`, cutting the body at `max_chars`
-    /// or lower so the whole result fits [`RESULT_BUDGET`].
-    fn fit_body(result: &mut Value, body: &str, max_chars: usize) {
-        let total = body.chars().count();
-        let mut limit = max_chars.min(total);
-        // Escapes make a character of the body cost more than one in the result, so shrink in
-        // proportion; a few rounds settle it.
-        for _ in 0..16 {
-            let (text, truncated) = cut(body, limit, total);
-            result["body"] = Value::String(text);
-            result["truncated"] = Value::Bool(truncated);
-            result["total_chars"] = json!(total);
-            let size = chars(result);
-            if size <= RESULT_BUDGET || limit == 0 {
-                return;
-            }
-            let scaled = (limit as u128 * RESULT_BUDGET as u128 / size as u128) as usize;
-            limit = scaled.min(limit - 1);
-        }
-        let (text, truncated) = cut(body, 0, total);
-        result["body"] = Value::String(text);
-        result["truncated"] = Value::Bool(truncated);
-    }
-
-    /// The first `limit` characters of `body` and a marker when that is not all of it.
-    fn cut(body: &str, limit: usize, total: usize) -> (String, bool) {
-        if limit >= total {
-            return (body.to_owned(), false);
-        }
-        let end = body
-            .char_indices()
-            .nth(limit)
-            .map_or(body.len(), |(i, _)| i);
-        let kept = &body[..end];
-        let sep = if kept.is_empty() || kept.ends_with('\n') {
-            ""
-        } else {
-            "\n"
-        };
-        (
-            format!(
-                "{kept}{sep}…[truncated at {limit} of {total} characters; the rest is in the \
-                 file (max_chars reads more, up to the 20 000-character result limit)]"
-            ),
-            true,
-        )
-    }
-
-    fn chars(value: &Value) -> usize {
-        serde_json::to_string(value).map_or(usize::MAX, |s| s.chars().count())
+    /// Adds the body from `offset`, cut at `max_chars` and to [`RESULT_BUDGET`], with
+    /// `body_truncated`, `body_total_chars` and `body_next_offset` when it was cut.
+    fn fit_body(result: &mut Value, body: &str, offset: usize, max_chars: usize) {
+        result["body"] = Value::String(body.to_owned());
+        budget::fit_windows(result, &[("body", offset, max_chars)], RESULT_BUDGET);
     }
 
     /// A folder's entries: sub-folders and `.md` documents with their front matter.
-    fn list(repo: &Repo, dir: &Path, cancelled: &dyn Fn() -> bool) -> Result<Value, ToolError> {
+    fn list(
+        repo: &Repo,
+        dir: &Path,
+        cursor: Option<&str>,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Value, ToolError> {
+        let after = match cursor {
+            Some(cursor) => Some(coremcp_plugin_sdk::page::decode_cursor(cursor, 1)?.remove(0)),
+            None => None,
+        };
         let rel_dir = repo.relative(dir);
         let mut names: Vec<String> = fs::read_dir(dir)
             .map_err(|e| io_error(&rel_dir, &e))?
@@ -177,6 +153,8 @@ pub(crate) mod imp {
             .filter(|name| !name.starts_with('.'))
             .collect();
         names.sort();
+        // A page after a cursor starts after the name it carries.
+        names.retain(|name| after.as_deref().is_none_or(|after| name.as_str() > after));
         let mut result = json!({
             "repo": repo.name,
             "path": rel_dir,
@@ -185,7 +163,8 @@ pub(crate) mod imp {
             "skipped": 0,
             "truncated": false,
         });
-        let mut size = chars(&result);
+        // Room for the counts, `omitted` and the cursor (a long name's hex is four times it).
+        let mut size = budget::chars(&result) + 1_200;
         let mut entries = Vec::new();
         let mut skipped = 0;
         let mut omitted = 0;
@@ -201,21 +180,25 @@ pub(crate) mod imp {
                 skipped += 1;
                 continue;
             };
-            let entry_size = chars(&entry) + 1;
-            // Room for the counts and the `omitted` field.
-            if size + entry_size > RESULT_BUDGET - 64 {
+            let entry_size = budget::chars(&entry) + 1;
+            if !entries.is_empty() && size + entry_size > RESULT_BUDGET {
                 omitted = 1;
                 continue;
             }
             size += entry_size;
             entries.push(entry);
         }
-        result["entries"] = Value::Array(entries);
         result["skipped"] = json!(skipped);
         if omitted > 0 {
             result["truncated"] = Value::Bool(true);
             result["omitted"] = json!(omitted);
+            let last = entries
+                .last()
+                .and_then(|e| e["name"].as_str())
+                .unwrap_or_default();
+            result["next_cursor"] = coremcp_plugin_sdk::page::encode_cursor(&[last]).into();
         }
+        result["entries"] = Value::Array(entries);
         Ok(result)
     }
 
@@ -265,7 +248,13 @@ pub(crate) mod imp {
                 path: path.to_owned(),
                 front_matter_only: false,
                 max_chars: super::super::DEFAULT_MAX_CHARS,
+                offset: 0,
+                cursor: None,
             }
+        }
+
+        fn chars(value: &Value) -> usize {
+            coremcp_plugin_sdk::budget::chars(value)
         }
 
         fn never() -> bool {
@@ -286,7 +275,7 @@ pub(crate) mod imp {
                 out,
                 json!({"repo": "docs", "path": "guide/intro.md", "kind": "file",
                        "front_matter": {"title": "Intro", "revision": 3, "tags": ["a"]},
-                       "body": "# Intro\n\nHello.\n", "truncated": false, "total_chars": 16})
+                       "body": "# Intro\n\nHello.\n"})
             );
             let out = read(&repo, &params("plain.md"), &never).expect("reads");
             assert_eq!(out["front_matter"], json!({}));
@@ -303,7 +292,7 @@ pub(crate) mod imp {
         }
 
         #[test]
-        fn long_bodies_are_cut_with_a_marker() {
+        fn long_bodies_are_cut_and_read_on_from_an_offset() {
             let tree = Tree::new("read-cut");
             let body = "é".repeat(500);
             tree.write("long.md", format!("---\na: 1\n---\n{body}"));
@@ -311,21 +300,21 @@ pub(crate) mod imp {
             let mut p = params("long.md");
             p.max_chars = 120;
             let out = read(&repo, &p, &never).expect("reads");
-            let text = out["body"].as_str().expect("body");
-            assert!(text.starts_with(&"é".repeat(120)), "{text}");
-            assert!(!text.starts_with(&"é".repeat(121)), "{text}");
-            assert!(
-                text.contains("…[truncated at 120 of 500 characters"),
-                "{text}"
-            );
-            assert_eq!(out["truncated"], true);
-            assert_eq!(out["total_chars"], 500);
+            assert_eq!(out["body"], "é".repeat(120));
+            assert_eq!(out["body_truncated"], true);
+            assert_eq!(out["body_total_chars"], 500);
+            assert_eq!(out["body_next_offset"], 120);
+            p.offset = 480;
+            let out = read(&repo, &p, &never).expect("reads");
+            assert_eq!(out["body"], "é".repeat(20));
+            assert_eq!(out["body_truncated"], false);
+            assert_eq!(out["body_offset"], 480);
 
             // The default cut, and the host's result limit: JSON escapes make quotes count twice.
             let big = "\"".repeat(30_000);
             tree.write("big.md", &big);
             let out = read(&repo, &params("big.md"), &never).expect("reads");
-            assert_eq!(out["truncated"], true);
+            assert_eq!(out["body_truncated"], true);
             assert!(chars(&out) <= RESULT_BUDGET, "{}", chars(&out));
             assert!(chars(&out) > RESULT_BUDGET - 200, "{}", chars(&out));
         }
@@ -400,6 +389,22 @@ pub(crate) mod imp {
             assert_eq!(out["omitted"], json!(400 - shown));
             assert!(chars(&out) <= RESULT_BUDGET);
             assert_eq!(out["entries"][0]["name"], "doc-000.md");
+            // The cursors list every document exactly once.
+            let mut names: Vec<String> = Vec::new();
+            let mut p = params(".");
+            loop {
+                let page = read(&tree.open(), &p, &never).expect("lists");
+                assert!(chars(&page) <= RESULT_BUDGET);
+                for entry in page["entries"].as_array().expect("entries") {
+                    names.push(entry["name"].as_str().expect("name").to_owned());
+                }
+                match page["next_cursor"].as_str() {
+                    Some(next) => p.cursor = Some(next.to_owned()),
+                    None => break,
+                }
+            }
+            let expected: Vec<String> = (0..400).map(|i| format!("doc-{i:03}.md")).collect();
+            assert_eq!(names, expected);
         }
 
         #[test]

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::git::{not_an_option, Mode};
 use crate::parse::{log, numstat};
 use crate::repo::{owned, Repo};
-use crate::text;
+use crate::text::{self, RESULT_BUDGET};
 
 const HINT: &str = "pass stat_only, or a larger max_chars (at most 19000); git_diff with target \
     REV~1..REV and paths shows part of a commit";
@@ -37,6 +37,9 @@ pub struct Show {
     /// cut at (default 12000)
     #[arg(min = 200, max = 19000, default = crate::text::DEFAULT_MAX_CHARS)]
     max_chars: usize,
+    /// a file's text from this char
+    #[arg(min = 0, default = 0)]
+    offset: usize,
 }
 fn run(ctx: &Ctx<'_>, args: Show) -> Result<Value, ToolError> {
     let repo = super::open(ctx, &args.at)?;
@@ -46,7 +49,7 @@ fn run(ctx: &Ctx<'_>, args: Show) -> Result<Value, ToolError> {
     match args.path.as_deref() {
         Some(path) => {
             let rel = repo.pathspec("path", path)?;
-            file_at(&repo, revision, &rel, max_chars)
+            file_at(&repo, revision, &rel, max_chars, args.offset)
         }
         None => commit(&repo, revision, args.stat_only, max_chars),
     }
@@ -148,6 +151,7 @@ fn file_at(
     revision: &str,
     rel: &str,
     max_chars: usize,
+    offset: usize,
 ) -> Result<Value, ToolError> {
     let tree_ish = verify(repo, &format!("{revision}^{{tree}}"))?
         .ok_or_else(|| unknown(revision, "commit or tree", ""))?;
@@ -192,12 +196,11 @@ fn file_at(
                 ));
                 value["truncated"] = json!(false);
             } else {
-                let cut = text::cut(&out.text(), max_chars, out.stdout.dropped, FILE_HINT);
-                value["text"] = json!(cut.text);
-                value["truncated"] = json!(cut.truncated);
-                if cut.truncated {
-                    value["total_chars"] = json!(cut.total_chars);
-                }
+                // Read in pieces: `text_next_offset` is the `offset` that reads on.
+                value["text"] = json!(out.text());
+                let window = [("text", offset, max_chars)];
+                coremcp_plugin_sdk::budget::fit_windows(&mut value, &window, RESULT_BUDGET);
+                value["truncated"] = value.get("text_truncated").cloned().unwrap_or(json!(false));
             }
         }
         "tree" => {

@@ -1,7 +1,9 @@
 //! `notepad_get`: one note with its value and metadata; an absent or expired note is
-//! `not_found` naming scope and key.
+//! `not_found` naming scope and key. A value whose escaped JSON outgrows the answer is cut
+//! with `value_truncated`, `value_total_chars` and `value_next_offset` (its `offset`).
 
 use coremcp_nervhq::SERVICE;
+use coremcp_plugin_sdk::budget;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::now;
 use coremcp_store::records::Record;
@@ -24,7 +26,18 @@ static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     )
 });
 
-fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
+/// One note, its value read from a character offset.
+#[derive(Debug, Args)]
+pub struct Get {
+    #[arg(flatten)]
+    note: NoteRef,
+    /// value from this char
+    #[arg(min = 0, default = 0)]
+    offset: usize,
+}
+
+fn handler(_: &Ctx<'_>, get: Get) -> Result<Value, ToolError> {
+    let (note, offset) = (get.note, get.offset);
     let (scope, key) = (note.scope.as_str(), note.key.as_str());
     let now = now();
     let note = SERVICE.read(|tx| {
@@ -33,7 +46,11 @@ fn handler(_: &Ctx<'_>, note: NoteRef) -> Result<Value, ToolError> {
             return Ok(None);
         };
         let fields = "scope key value version:int updated_at:ts updated_by? expires_at?:ts";
-        Ok(Some(Record::of(&row, fields)?.done()))
+        // A value escapes to more characters than it has (stored JSON doubles its quotes):
+        // what does not fit is read on from value_next_offset.
+        let mut note = Record::of(&row, fields)?.done();
+        budget::fit_fields(&mut note, &[("value", offset)], budget::RESULT_BUDGET);
+        Ok(Some(note))
     })?;
     note.ok_or_else(|| {
         ToolError::new(

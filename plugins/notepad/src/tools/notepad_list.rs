@@ -61,7 +61,14 @@ fn handler(_: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     q.prefix_opt("key", key_prefix);
     SERVICE.read(|tx| {
         ORDER.list(tx, &select, &q, &args.page, |row| {
-            Ok(Record::of(row, fields)?.done())
+            // A listed value shows its start; notepad_get reads it whole.
+            let mut note = Record::of(row, fields)?.done();
+            coremcp_plugin_sdk::budget::cut_field(
+                &mut note,
+                "value",
+                coremcp_plugin_sdk::budget::LISTED_TEXT,
+            );
+            Ok(note)
         })
     })
 }

@@ -11,7 +11,8 @@
 //!   kept up to its last [`KEPT_BYTES`] per stream, the rest only counted; at `timeout_s` (or the
 //!   call's deadline, or a cancel) the whole process group is killed, grandchildren included.
 //! - The answer always fits the result limit: each stream keeps its **end** (where errors are),
-//!   cut at a line start with a marker naming how much was left out.
+//!   at most [`SHOWN_CHARS`] characters and fewer when escapes make them cost more, cut at a
+//!   line start with a marker naming how much was left out.
 //! - A non-zero exit is a result (`exit_code`, `ok: false`), not a tool error: the output is
 //!   what the agent needs. A timeout, a cancel or a shell that cannot start are tool errors.
 
@@ -125,8 +126,20 @@ pub fn run_in(
             out["signal"] = signal.unwrap_or_default().into();
         }
     }
-    put_stream(&mut out, "stdout", &finished.stdout);
-    put_stream(&mut out, "stderr", &finished.stderr);
+    // Each stream shows its end; escapes (quotes, control characters) can make that cost up
+    // to six times its characters, so the ends shrink together until the answer fits.
+    let mut shown = SHOWN_CHARS;
+    for _ in 0..16 {
+        put_stream(&mut out, "stdout", &finished.stdout, shown);
+        put_stream(&mut out, "stderr", &finished.stderr, shown);
+        let size = coremcp_plugin_sdk::budget::chars(&out);
+        let budget = coremcp_plugin_sdk::budget::RESULT_BUDGET;
+        if size <= budget || shown == 0 {
+            break;
+        }
+        let scaled = (shown as u128 * (budget - 400) as u128 / size as u128) as usize;
+        shown = scaled.min(shown - 1);
+    }
     Ok(out)
 }
 
@@ -211,12 +224,12 @@ pub fn env_of(
     Ok(out)
 }
 
-/// `stream` of a finished script into `out`: its end, at most [`SHOWN_CHARS`] characters,
-/// with `<stream>_truncated` and `<stream>_total_bytes` when anything was left out.
-fn put_stream(out: &mut Value, stream: &str, captured: &Captured) {
+/// `stream` of a finished script into `out`: its end, at most `limit` characters, with
+/// `<stream>_truncated` and `<stream>_total_bytes` when anything was left out.
+fn put_stream(out: &mut Value, stream: &str, captured: &Captured, limit: usize) {
     let text = String::from_utf8_lossy(&captured.bytes);
     let total = captured.bytes.len() as u64 + captured.dropped;
-    let (shown, cut) = tail(&text, SHOWN_CHARS);
+    let (shown, cut) = tail(&text, limit);
     let shown = match cut {
         0 => shown.to_owned(),
         _ => format!(

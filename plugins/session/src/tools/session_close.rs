@@ -65,6 +65,14 @@ fn handler(_: &Ctx<'_>, args: Close) -> Result<Value, ToolError> {
     })
 }
 
+/// The closed session; a summary longer than the answer holds is cut with
+/// `summary_next_offset`, which `session_get`'s `offset` reads on from.
 fn closed(row: &Row) -> Result<Value, StoreError> {
-    Ok(Record::of(row, &format!("session_id=id {}", super::CLOSE))?.done())
+    let mut out = Record::of(row, &format!("session_id=id {}", super::CLOSE))?.done();
+    coremcp_plugin_sdk::budget::fit_fields(
+        &mut out,
+        &[("summary", 0)],
+        coremcp_plugin_sdk::budget::RESULT_BUDGET,
+    );
+    Ok(out)
 }

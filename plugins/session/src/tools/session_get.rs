@@ -1,9 +1,11 @@
 //! `session_get`: one session, active or closed, with every field it has, and on request its
-//! most recent recording. The transcript is cut at `max_chars`, and further if needed so the
-//! whole result stays under the host's result limit (`truncated`, `total_chars`).
+//! most recent recording. What outgrows the answer is cut with `<field>_truncated`,
+//! `<field>_total_chars` and `<field>_next_offset`, read on with `offset`: the session's
+//! summary alone, or with `include_recording` the transcript (also cut at `max_chars`), beside
+//! summaries that show their start.
 
-use coremcp_nervhq::result::fit_text;
 use coremcp_nervhq::{bytewise, SERVICE};
+use coremcp_plugin_sdk::budget;
 use coremcp_plugin_sdk::prelude::*;
 
 use coremcp_recording::{unpack, ENCODING, MAX_TRANSCRIPT_BYTES};
@@ -29,6 +31,9 @@ pub struct Get {
     /// cut at (default 20000)
     #[arg(min = 0, default = DEFAULT_MAX_CHARS)]
     max_chars: usize,
+    /// summary (transcript with a recording) from char
+    #[arg(min = 0, default = 0)]
+    offset: usize,
 }
 
 fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
@@ -66,21 +71,27 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
         Ok((session, recording))
     })?;
     let mut result = session.done();
-    if let Some((recording, transcript)) = recording {
-        result["recording"] = recording;
-        fit_text(
-            &mut result,
-            recording_of,
-            "transcript",
-            &transcript,
-            max_chars,
-        );
-    }
+    let Some((mut recording, transcript)) = recording else {
+        // The session alone: its summary is what `offset` reads. Beside metadata at its 16 KiB
+        // limit, a long cwd or repo yields too (each says so).
+        let fields = [("summary", args.offset), ("cwd", 0), ("repo", 0)];
+        budget::fit_fields(&mut result, &fields, budget::RESULT_BUDGET);
+        return Ok(result);
+    };
+    // With a recording, `offset` reads its transcript; the summaries show their start (the
+    // session's reads whole without include_recording).
+    budget::cut_field(&mut result, "summary", budget::LISTED_TEXT);
+    budget::cut_field(&mut recording, "summary", budget::LISTED_TEXT);
+    recording["transcript"] = transcript.into();
+    result["recording"] = json!({});
+    let room = budget::RESULT_BUDGET.saturating_sub(budget::chars(&result));
+    budget::fit_windows(
+        &mut recording,
+        &[("transcript", args.offset, max_chars)],
+        room,
+    );
+    result["recording"] = recording;
     Ok(result)
-}
-
-fn recording_of(result: &mut Value) -> &mut Value {
-    &mut result["recording"]
 }
 
 /// The stored transcript as text, unpacked when Ops `session_record` packed it.

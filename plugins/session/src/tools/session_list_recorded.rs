@@ -61,7 +61,14 @@ fn handler(_: &Ctx<'_>, args: ListRecorded) -> Result<Value, ToolError> {
     let fields = format!("{RECORDING} session_id agent host project=project_key?");
     SERVICE.read(|tx| {
         ORDER.list(tx, select, &q, &args.page, |row| {
-            Ok(Record::of(row, &fields)?.done())
+            // A listed summary shows its start; session_get reads it whole.
+            let mut recording = Record::of(row, &fields)?.done();
+            coremcp_plugin_sdk::budget::cut_field(
+                &mut recording,
+                "summary",
+                coremcp_plugin_sdk::budget::LISTED_TEXT,
+            );
+            Ok(recording)
         })
     })
 }
