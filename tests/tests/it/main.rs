@@ -2,6 +2,7 @@
 //! fixture plugin, the real Publishing plugin and real child processes.
 
 mod commands;
+mod continuation;
 mod contract;
 mod damaged;
 mod deploy;

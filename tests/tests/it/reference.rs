@@ -99,6 +99,11 @@ fn render(tools: &[Value]) -> String {
                 hints(&tool["annotations"]),
             );
             arguments(&mut out, &tool["inputSchema"]);
+            let _ = writeln!(
+                out,
+                "\n{}",
+                crate::continuation::of(entry.name, &tool["inputSchema"])
+            );
         }
         if !missing.is_empty() {
             let _ = writeln!(out, "\nNot built yet: {}.", missing.join(", "));

@@ -29,7 +29,34 @@ fn handler(_: &Ctx<'_>, args: Status) -> Result<Value, ToolError> {
     let all = args.include.is_empty();
     let wants = |part: Part| all || args.include.contains(&part);
     let doc = coremcp_plugin_sdk::host_call("status", &json!({"hosts": wants(Part::Hosts)}))?;
-    Ok(select(&doc, &wants))
+    let mut out = select(&doc, &wants);
+    fit(&mut out);
+    Ok(out)
+}
+
+/// The lists that yield, first to last, when the status outgrows an answer (a team's Registry
+/// may name thousands of hosts): whole entries are left out from the end of each, and
+/// `<list>_omitted` counts them; `include` asks for fewer parts.
+const YIELDING: [&str; 7] = [
+    "hosts",
+    "upstreams",
+    "routes",
+    "relays",
+    "features",
+    "recent_errors",
+    "groups",
+];
+
+fn fit(out: &mut Value) {
+    use coremcp_plugin_sdk::budget::{fit_array, RESULT_BUDGET};
+    // Room is kept for the counts of what was left out, which are added at the end.
+    let omitted: Vec<(&str, usize)> = YIELDING
+        .iter()
+        .map(|list| (*list, fit_array(out, list, RESULT_BUDGET - 400)))
+        .collect();
+    for (list, n) in omitted.into_iter().filter(|(_, n)| *n > 0) {
+        out[format!("{list}_omitted")] = n.into();
+    }
 }
 
 /// The parts of the status document `wants` asks for; version, mode and sessions always.
@@ -102,6 +129,27 @@ pub fn select(doc: &Value, wants: &dyn Fn(Part) -> bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_of_hosts_yield_first_and_say_how_many() {
+        let hosts: Vec<Value> = (0..3000)
+            .map(|i| json!({"name": format!("host-{i}"), "url": format!("https://h{i}.example.invalid/mcp")}))
+            .collect();
+        let doc = json!({"version": "1", "mode": "stdio", "sessions": 1, "hosts": hosts,
+            "groups": [{"id": "ops", "features": []}]});
+        let mut out = select(&doc, &|_| true);
+        fit(&mut out);
+        assert!(
+            coremcp_plugin_sdk::budget::chars(&out) <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+        );
+        let shown = out["hosts"].as_array().map_or(0, Vec::len);
+        assert_eq!(out["hosts_omitted"], 3000 - shown);
+        assert_eq!(
+            out["groups"].as_array().map(Vec::len),
+            Some(1),
+            "the rest is whole"
+        );
+    }
 
     #[test]
     fn parts_are_selected_from_the_one_document() {

@@ -1,0 +1,83 @@
+//! What `docs/tools.md` says of each tool's answer when the data is larger than one answer
+//! may hold (the result contract, ARCHITECTURE.md): how the rest is reached. A tool that takes
+//! `cursor` or `offset` gets the general rule from its schema, a tool with its own way gets
+//! it here by name, and every other tool answers one bounded record; `reference.rs` prints it
+//! and the test below keeps every rule pointing at a tool that exists.
+
+use serde_json::Value;
+
+/// Tools whose way to the rest is their own (besides what their schema shows).
+const OWN: &[(&str, &str)] = &[
+    ("scrolls_comment_list", "a body over 1 000 characters shows its start with `body_truncated`; pass its `body_cursor` as `cursor` to read the rest of that body in pieces."),
+    ("scrolls_agent_get", "the agent's open items (`work`) are whole items that fit; `work_total` and `work_omitted` count the rest, which the level lists with `assignee` page."),
+    ("scrolls_board_get", "whole items that fit: `truncated` is set and a column's `shown` says how many of its `count` are listed; the level lists with `status` page the rest."),
+    ("scrolls_agent_list", "a description shows its first 1 000 characters (`description_truncated`); `scrolls_agent_get` reads it whole."),
+    ("scrolls_search", "ranked; a page holds whole items that fit."),
+    ("scrolls_ready_list", "ranked; a page holds whole items that fit."),
+    ("seele_search", "ranked; a page holds whole nodes that fit."),
+    ("seele_read", "with `include_children`, the outline holds whole nodes in the room the body leaves (`children_truncated`, `children_omitted`)."),
+    ("notepad_list", "with `include_values`, a value shows its first 1 000 characters (`value_truncated`); `notepad_get` reads it whole."),
+    ("notepad_cleanup", "lists up to 200 notes and counts the rest in `more`."),
+    ("session_close_stale", "lists up to 200 sessions and counts the rest in `more`."),
+    ("session_list_recorded", "a summary shows its first 1 000 characters (`summary_truncated`); `session_get` reads it whole."),
+    ("session_close", "a summary longer than the answer holds is cut (`summary_truncated`, `summary_next_offset`); `session_get` with `offset` reads it whole."),
+    ("files_search", "at most `max_results` matches, whole, as many as fit."),
+    ("files_list", "at most `max_entries` entries, whole, as many as fit."),
+    ("code_snapshot", "the whole snapshot when it fits; else a summary (counts, languages, the largest files) with the files that fit, whole (`truncated`, `files_omitted`). Narrow `path` or `include`, or pass `save_to` (a Registry source) to store the whole snapshot at the checkout's HEAD, which `registry_snapshot_get` serves in views."),
+    ("sql_query", "the rows that fit (`row_count` shown, `truncated`, `rows_omitted`, and a `hint`): page with the query's own `ORDER BY … LIMIT … OFFSET …`. A long value is cut and listed in `cells_truncated` with its row, column and `total_chars`; `substr()` reads it in pieces."),
+    ("publishing", "the CLI's JSON when it fits; else its text cut with a marker in `{truncated: true, total_chars, text}`: ask the CLI for less."),
+    ("shell_run", "each stream keeps its end (where errors are), cut at a line start with a marker (`stdout_truncated`, `stdout_total_bytes`): write long output to a file and read that."),
+    ("registry_snapshot_get", "files are left out whole from the end (`truncated`); `paths` and `detail` choose a smaller view."),
+    ("git_diff", "the patch is cut with a marker (`truncated`): narrow with `paths`, or ask `stat_only`."),
+    ("git_show", "a commit's patch is cut with a marker (`truncated`): pass `stat_only`, or `git_diff` with `target` and `paths`."),
+    ("git_log", "whole commits that fit (`truncated`): narrow with `since`, `until`, `path` or `max_count`."),
+    ("git_status", "whole entries that fit (`truncated`): narrow by folder with git_diff `paths`."),
+    ("git_branch_list", "whole branches that fit (`truncated`)."),
+    ("git_add", "the staged paths that fit (`truncated`)."),
+    ("docker_container_list", "whole containers that fit (`truncated`): filter by name, label or status."),
+    ("docker_container_logs", "keeps the end of the logs with a marker: narrow with `since`, `until` or `tail`."),
+    ("docker_compose", "output keeps its end; containers are listed whole as many as fit."),
+    ("core_status", "at most 20 recent errors, each cut to 300 characters; a list too long for the answer (hosts first) keeps whole entries that fit and counts the rest in `<list>_omitted`: `include` asks for fewer parts."),
+];
+
+/// The sentence `docs/tools.md` shows under a tool's arguments.
+pub fn of(name: &str, schema: &Value) -> String {
+    let takes = |arg: &str| schema["properties"].get(arg).is_some();
+    let mut parts = Vec::new();
+    if name.starts_with("scrolls_") && name.ends_with("_list") && takes("query") {
+        parts.push("a description shows its first 1 000 characters (`description_truncated`); the level's get tool reads it whole.".to_owned());
+    }
+    if name.starts_with("scrolls_") && (name.ends_with("_close") || name.ends_with("_delete")) {
+        let what = if name.ends_with("_close") {
+            "closed"
+        } else {
+            "deleted"
+        };
+        parts.push(format!(
+            "answers `{what}_count` and up to 200 of the keys in `{what}` (`more` counts the rest); `scrolls_activity_list` with `scope` and `actions` holds every one."
+        ));
+    }
+    if let Some((_, own)) = OWN.iter().find(|(tool, _)| *tool == name) {
+        parts.push((*own).to_owned());
+    }
+    if takes("cursor") {
+        parts.push("a page holds whole items that fit the answer; pass `next_cursor` back as `cursor` for the next (it is absent on the last page), so the pages return every item once.".to_owned());
+    }
+    if takes("offset") {
+        parts.push("a long text is shown from `offset` and cut with `<field>_truncated`, `<field>_total_chars` and `<field>_next_offset`: call again with `offset` set to it to read on.".to_owned());
+    }
+    if parts.is_empty() {
+        parts.push("one record of bounded size, always whole.".to_owned());
+    }
+    format!("Answer larger than a result: {}", parts.join(" "))
+}
+
+#[test]
+fn every_rule_names_a_tool_of_the_catalog() {
+    for (tool, _) in OWN {
+        assert!(
+            coremcp_catalog::group_of(tool).is_some(),
+            "{tool} is in no group of the catalog"
+        );
+    }
+}
