@@ -192,8 +192,21 @@ async def test_big_output_is_truncated(coremcp: CoreMcpServer) -> None:
 
     text = "".join(texts(result))
     assert text, describe(result)
-    assert len(text) < TEXT_CAP + TRUNCATION_MARKER_ALLOWANCE, f"text is {len(text)} characters"
+    assert len(text) <= TEXT_CAP, f"text is {len(text)} characters, the marker counts in the limit"
     assert "truncated" in text.lower(), f"no truncation marker; tail: {text[-300:]!r}"
+
+
+async def test_a_json_answer_over_the_limit_is_a_valid_result_never_a_broken_document(coremcp: CoreMcpServer) -> None:
+    """The host's guard: a built-in tool's JSON answer over the limit is withheld whole and
+    named, so the SDK gets a result it can parse rather than JSON cut in the middle."""
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with coremcp.client() as client:
+            result = await client.call_tool("fixture_big", {"bytes": 30_000, "json": True})
+    assert result.is_error, describe(result)
+    assert result.structured_content is None, describe(result)
+    text = "".join(texts(result))
+    assert text.startswith("fixture_big ran, but its answer (30011 characters)"), text
+    assert len(text) <= TEXT_CAP
 
 
 # --------------------------------------------------------------------------- 6

@@ -127,3 +127,36 @@ async def test_docs_write_then_read(groups: CoreMcpServer) -> None:
             stale = await client.call_tool(
                 "docs_write", {"path": "guide/intro.md", "body": "x\n", "expected_revision": 7})
             assert stale.is_error and "conflict" in stale.content[0].text
+
+
+async def test_big_trees_and_results_page_to_every_item_once(groups: CoreMcpServer, workspace: tuple[Path, dict[str, str]]) -> None:
+    """The result contract from a real SDK client: files_list and files_search follow
+    next_cursor to every entry and match exactly once, each page fitting the limit, and
+    sql_query answers the rows that fit with a hint to page with the query's own OFFSET."""
+    root, _ = workspace
+    for d in range(8):
+        for f in range(60):
+            path = root / "tree" / f"dir{d}" / f"file{f:02}.rs"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("fn one() {}\nfn two() {}\n")
+    with anyio.fail_after(TEST_TIMEOUT * 2):
+        async with groups.client() as client:
+            for tool, args, field, expected in (
+                ("files_list", {"path": "tree", "depth": 6, "max_entries": 10000}, "entries", 8 + 8 * 60),
+                ("files_search", {"path": "tree", "pattern": "fn ", "max_results": 2000}, "matches", 8 * 60 * 2),
+            ):
+                seen, cursor = [], None
+                while True:
+                    result = await client.call_tool(tool, {**args, **({"cursor": cursor} if cursor else {})})
+                    assert len(result.content[0].text) <= 20_000
+                    page = structured(result)
+                    seen += [(i["path"], i.get("line")) for i in page[field]]
+                    cursor = page.get("next_cursor")
+                    if cursor is None:
+                        break
+                assert len(seen) == expected and len(set(seen)) == expected, (tool, len(seen))
+            rows = await client.call_tool("sql_query", {"sql": "select n, repeat('x', 60) as pad from generate_series(1, 3000) n", "max_rows": 5000})
+            assert len(rows.content[0].text) <= 20_000
+            answer = structured(rows)
+            assert answer["truncated"] is True and answer["row_count"] == len(answer["rows"]) < 3000
+            assert f"OFFSET {answer['row_count']}" in answer["hint"], answer["hint"]

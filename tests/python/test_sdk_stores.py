@@ -8,6 +8,7 @@ embedded SQLite and on a fresh database of the throwaway PostgreSQL that scripts
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -169,3 +170,40 @@ async def test_seele_write_revision_import_search(stores: CoreMcpServer) -> None
             assert all("quorum" in item["snippet"] for item in found["items"]), found
             relays = structured(await call("seele_search", {"query": "order", "tags": ["relay"]}))
             assert [i["path"] for i in relays["items"]] == ["core/relays"], relays
+
+
+def _escaped(n: int) -> str:
+    """`n` characters that cost more than `n` in JSON (quotes, backslashes, line breaks)."""
+    unit = '"q" back\\slash\n'
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+async def test_a_long_description_reads_back_whole_and_every_answer_fits(stores: CoreMcpServer) -> None:
+    """The result contract from a real SDK client: a story with a description at its 20 000-
+    character limit is created, listed and read back whole with `offset`, and a cascade over
+    many items answers a count and a sample."""
+    description = _escaped(20_000)
+    with anyio.fail_after(TEST_TIMEOUT * 2):
+        async with stores.client() as client:
+            await client.call_tool("scrolls_project_create", {"key": "BIG", "title": "Big"})
+            epic = structured(await client.call_tool("scrolls_epic_create", {"project": "BIG", "title": "e"}))
+            created = await client.call_tool(
+                "scrolls_story_create", {"parent": epic["key"], "title": "s", "description": description})
+            story = structured(created)
+            assert len(created.content[0].text) <= 20_000
+            assert json.loads(created.content[0].text) == story
+            assert story["description_truncated"] is True and story["description_total_chars"] == 20_000
+            read, offset = "", 0
+            while True:
+                got = structured(await client.call_tool("scrolls_story_get", {"id": story["key"], "offset": offset}))
+                read += got["description"]
+                if "description_next_offset" not in got:
+                    break
+                offset = got["description_next_offset"]
+            assert read == description
+            listed = structured(await client.call_tool("scrolls_story_list", {"epic": epic["key"], "limit": 1}))
+            assert listed["items"][0]["description_truncated"] is True
+            for i in range(250):
+                await client.call_tool("scrolls_task_create", {"parent": epic["key"], "title": f"t{i}"})
+            closed = structured(await client.call_tool("scrolls_epic_close", {"id": epic["key"], "cascade": True}))
+            assert closed["closed_count"] == 252 and len(closed["closed"]) == 200 and closed["more"] == 52, closed
