@@ -581,7 +581,12 @@ fn timeouts_cancels_and_big_results_leave_the_server_serving() {
         "{}",
         &body[body.len() - 200..]
     );
-    assert!(body.chars().count() < 20_200);
+    assert!(
+        body.chars().count() <= 20_000,
+        "the marker counts in the limit: {}",
+        body.chars().count()
+    );
+    assert!(big.get("structuredContent").is_none());
 }
 
 /// Without a shorter `requestTimeoutMs`, a call is sent without a thread waiting for it: the
@@ -614,10 +619,12 @@ fn the_call_deadline_and_a_cancel_end_calls_nobody_waits_for() {
         assert!(Instant::now() < until, "{:?}", log_lines(&log));
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(
-        log_lines(&log),
-        ["sleep", "cancelled", "sleep", "cancelled", "echo"]
-    );
+    // The host forwards the second cancel and the echo that follows it on their own paths,
+    // so the server may read them in either order.
+    let mut lines = log_lines(&log);
+    assert_eq!(lines[..3], ["sleep", "cancelled", "sleep"], "{lines:?}");
+    lines[3..].sort();
+    assert_eq!(lines[3..], ["cancelled", "echo"], "{lines:?}");
     std::thread::sleep(Duration::from_millis(1000));
     while let Some(message) = server.recv(Duration::from_millis(100)) {
         assert_ne!(

@@ -116,7 +116,8 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
     );
     if args.include_children {
         out["children"] = outline(tx, &node_path, args.depth, &mut out)?.into();
-        let omitted = budget::fit_array(&mut out, "children", budget::RESULT_BUDGET);
+        // Room for the counts of what was left out.
+        let omitted = budget::fit_array(&mut out, "children", budget::RESULT_BUDGET - 100);
         if omitted > 0 {
             out["children_truncated"] = true.into();
             out["children_omitted"] = omitted.into();
