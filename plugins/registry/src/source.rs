@@ -12,7 +12,7 @@ use coremcp_store::records::{related, Entity, Key, Record, Related};
 use coremcp_store::{StoreError, Tx};
 
 /// The most JSON text `metadata` may take.
-const MAX_METADATA: usize = 16_000;
+const MAX_METADATA: usize = 8_000;
 
 /// What a source is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ArgEnum)]
@@ -66,7 +66,10 @@ pub fn check_metadata_size(value: &Value) -> Result<(), ToolError> {
     if size > MAX_METADATA {
         return Err(invalid(
             "metadata",
-            format!("is {size} characters of JSON; at most {MAX_METADATA} are allowed"),
+            format!(
+                "is {size} characters of JSON; at most {MAX_METADATA} are allowed, so that a \
+                 source always fits one answer: keep large data in the source itself"
+            ),
         ));
     }
     Ok(())

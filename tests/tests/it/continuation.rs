@@ -27,6 +27,8 @@ const OWN: &[(&str, &str)] = &[
     ("sql_query", "the rows that fit (`row_count` shown, `truncated`, `rows_omitted`, and a `hint`): page with the query's own `ORDER BY … LIMIT … OFFSET …`. A long value is cut and listed in `cells_truncated` with its row, column and `total_chars`; `substr()` reads it in pieces."),
     ("publishing", "the CLI's JSON when it fits; else its text cut with a marker in `{truncated: true, total_chars, text}`: ask the CLI for less."),
     ("shell_run", "each stream keeps its end (where errors are), cut at a line start with a marker (`stdout_truncated`, `stdout_total_bytes`): write long output to a file and read that."),
+    ("registry_source_list", "with `include_checkouts`, a source keeps the checkouts that fit beside it (its description yields first, `description_truncated`: the list without them shows it whole) and counts the rest in `checkouts_omitted`."),
+    ("registry_project_list", "with `include_sources`, a project keeps the sources that fit beside it (its description yields first) and counts the rest in `sources_omitted`; `registry_source_list` with `project` pages them all."),
     ("registry_snapshot_get", "files are left out whole from the end (`truncated`); `paths` and `detail` choose a smaller view."),
     ("git_diff", "the patch is cut with a marker (`truncated`): narrow with `paths`, or ask `stat_only`."),
     ("git_show", "a commit's patch is cut with a marker (`truncated`): pass `stat_only`, or `git_diff` with `target` and `paths`."),

@@ -757,3 +757,149 @@ fn local_tools_answer_escape_heavy_output_whole() {
     s.ok("core_status", json!({}));
     no_defects(addr);
 }
+
+#[test]
+fn docker_answers_fit_with_escape_heavy_logs_and_labels() {
+    let Some(d) = coremcp_tests::docker::daemon() else {
+        return;
+    };
+    let name = format!("cm-contract-{}", std::process::id());
+    let _cleanup = coremcp_tests::docker::Cleanup::new(&d, &[&name]);
+    // Quotes, backslashes and control characters in every line, and labels at length.
+    let labels: Vec<String> = (0..40)
+        .map(|i| format!("--label=l{i}={}", "\"".repeat(200)))
+        .collect();
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    d.run(
+        &name,
+        &labels,
+        "i=0; while [ $i -lt 4000 ]; do printf '\"q\" \\\\ \\001\\002 %d\\n' $i; printf 'e\"\\001 %d\\n' $i >&2; i=$((i+1)); done; sleep 600",
+    );
+    d.wait_state(&name, "running");
+    let dir = plugins(&["docker"]);
+    let env = StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "contract-docker");
+    let (mut s, addr) = {
+        let mut args = env.args();
+        args.extend(["--status-listen".to_owned(), "127.0.0.1:0".to_owned()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut server = Server::start(dir.path(), &args, &[("DOCKER_HOST", d.host.as_str())]);
+        server.initialize();
+        let addr = crate::status::address_of(env.data.path(), server.pid());
+        (server, addr)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let logs = s.ok(
+            "docker_container_logs",
+            json!({"container": name, "tail": 5000}),
+        );
+        let lines = |stream: &str| logs[stream].as_u64().unwrap_or(0);
+        if lines("stdout_lines") + lines("stderr_lines") >= 5000 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the logs never reached 5000 lines"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    s.ok("docker_container_inspect", json!({"container": name}));
+    s.ok("docker_container_list", json!({"all": true}));
+    no_defects(addr);
+}
+
+#[test]
+fn registry_answers_fit_with_every_field_at_its_limit_on_both_stores() {
+    let dir = plugins(&["registry"]);
+    on_both("contract-registry", |env| {
+        let (mut s, addr) = start(env, dir.path(), &[]);
+        // Every character of it escapes to two.
+        let description = "\"".repeat(4_000);
+        s.ok(
+            "registry_theme_add",
+            json!({"key": "core", "name": "n".repeat(200), "description": description}),
+        );
+        s.ok(
+            "registry_project_add",
+            json!({"key": "CORE", "name": "n".repeat(200), "theme": "core", "description": description}),
+        );
+        // Metadata at its 8 000 characters of JSON, escapes included.
+        let metadata: serde_json::Map<String, Value> = (0..25)
+            .map(|i| (format!("k{i:02}"), Value::String("\"".repeat(150))))
+            .collect();
+        for i in 0..30 {
+            s.ok(
+                "registry_source_add",
+                json!({"project": "CORE", "name": format!("source-{i:02}"), "kind": "git",
+                       "url": format!("https://example.invalid/{}", "u".repeat(1_900)),
+                       "default_branch": "b".repeat(255), "description": description,
+                       "metadata": metadata}),
+            );
+            s.ok(
+                "registry_host_add",
+                json!({"name": format!("host-{i:02}"), "address": "10.0.0.1",
+                       "core_mcp_url": format!("https://h.example.invalid/{}", "p".repeat(1_900)),
+                       "docker_endpoint": format!("tcp://d.example.invalid:2376/{}", "d".repeat(1_900)),
+                       "description": description}),
+            );
+        }
+        // One source checked out on every host, each path at its limit.
+        for i in 0..30 {
+            s.ok(
+                "registry_source_update",
+                json!({"source": "CORE/source-00", "checkout_host": format!("host-{i:02}"),
+                       "checkout_path": format!("/{i:02}{}", "c".repeat(4_000)),
+                       "description": description}),
+            );
+        }
+        let sources = follow(
+            &mut s,
+            "registry_source_list",
+            json!({"include_checkouts": true, "limit": 200}),
+            "items",
+        );
+        assert_eq!(sources.len(), 30);
+        let first = sources
+            .iter()
+            .find(|s| s["name"] == "source-00")
+            .expect("source-00");
+        let shown = first["checkouts"].as_array().map_or(0, Vec::len);
+        assert!(
+            shown > 0,
+            "the description yields to the checkouts asked for"
+        );
+        assert_eq!(first["description_truncated"], true);
+        assert_eq!(first["checkouts_omitted"], 30 - shown);
+        let plain = s.ok(
+            "registry_source_list",
+            json!({"project": "CORE", "limit": 1}),
+        );
+        assert_eq!(
+            plain["items"][0]["description"], description,
+            "shown whole without them"
+        );
+        let projects = follow(
+            &mut s,
+            "registry_project_list",
+            json!({"include_sources": true, "limit": 200}),
+            "items",
+        );
+        assert_eq!(projects.len(), 1);
+        let hosts = follow(&mut s, "registry_host_list", json!({"limit": 200}), "items");
+        assert_eq!(hosts.len(), 30);
+        s.ok("registry_theme_list", json!({}));
+        s.ok(
+            "registry_theme_update",
+            json!({"key": "core", "description": description}),
+        );
+        s.ok(
+            "registry_project_update",
+            json!({"key": "CORE", "description": description}),
+        );
+        s.ok(
+            "registry_host_update",
+            json!({"name": "host-00", "description": description}),
+        );
+        no_defects(addr);
+    });
+}

@@ -272,6 +272,19 @@ pub fn with_related(
         if let Some((name, found)) = &mut related {
             let list = found.remove(&row.get_text("id")?).unwrap_or_default();
             item[*name] = Value::Array(list);
+            // A record keeps whole related records that fit one answer beside it (a source
+            // checked out on many hosts): its description yields first (it shows its start;
+            // the list without the related records shows it whole), then `<name>_omitted`
+            // counts the related records left out.
+            use coremcp_plugin_sdk::budget::{chars, cut_field, fit_array, LISTED_TEXT};
+            let room = coremcp_plugin_sdk::budget::RESULT_BUDGET - 300;
+            if chars(&item) > room {
+                cut_field(&mut item, "description", LISTED_TEXT);
+            }
+            let omitted = fit_array(&mut item, name, room);
+            if omitted > 0 {
+                item[format!("{name}_omitted")] = omitted.into();
+            }
         }
         items.push(item);
     }
