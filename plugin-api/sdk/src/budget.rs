@@ -166,6 +166,24 @@ pub fn bulk(out: &mut Value, field: &str, keys: Vec<String>) {
     }
 }
 
+/// How many of `items`, from the first, fit one answer beside `base` (the answer without
+/// them, with room already in it for whatever is added after): never 0 while there are items,
+/// so a page is never empty while rows remain.
+pub fn fitting<T: serde::Serialize>(items: &[T], base: &Value) -> usize {
+    let mut size = chars(base);
+    let mut fits = 0;
+    for item in items {
+        // One separator comma per item besides its own text.
+        let cost = serde_json::to_string(item).map_or(usize::MAX, |t| t.chars().count()) + 1;
+        if fits > 0 && size.saturating_add(cost) > RESULT_BUDGET {
+            break;
+        }
+        size = size.saturating_add(cost);
+        fits += 1;
+    }
+    fits
+}
+
 /// The default `max_chars` for patch and file text.
 pub const DEFAULT_MAX_CHARS: usize = 12_000;
 

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::args::invalid;
-use crate::budget::{chars, put_opt, RESULT_BUDGET};
+use crate::budget::{fitting, put_opt};
 use crate::{Args, ToolError};
 
 /// The paging arguments of a list tool; put it in the tool's arguments with
@@ -43,17 +43,10 @@ pub fn page(
     cursor_of: impl Fn(&Value) -> String,
 ) -> (Vec<Value>, Option<String>) {
     let available = rows.len();
-    let mut size = chars(base);
-    let mut items = Vec::with_capacity(available.min(limit));
-    for row in rows.into_iter().take(limit) {
-        // One separator comma per item besides its own text.
-        let cost = chars(&row) + 1;
-        if !items.is_empty() && size + cost > RESULT_BUDGET {
-            break;
-        }
-        size += cost;
-        items.push(row);
-    }
+    let mut items = rows;
+    items.truncate(limit);
+    let fits = fitting(&items, base);
+    items.truncate(fits);
     let next = (items.len() < available)
         .then(|| items.last().map(&cursor_of))
         .flatten();
@@ -132,6 +125,7 @@ mod tests {
     use serde_json::json;
 
     use crate::budget::tests::rows;
+    use crate::budget::{chars, RESULT_BUDGET};
 
     fn cursor(v: &Value) -> String {
         v["key"].as_str().unwrap_or_default().to_owned()

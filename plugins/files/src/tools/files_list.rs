@@ -169,16 +169,7 @@ pub fn list(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<Li
     // cursor (a path's hex costs four times its length).
     let base = serde_json::json!({"root": root, "entries": [], "truncated": true,
         "errors": errors, "next_cursor": "c".repeat(1_200)});
-    let mut size = coremcp_plugin_sdk::budget::chars(&base);
-    let mut fits = 0;
-    for entry in &entries {
-        let cost = serde_json::to_string(entry).map_or(usize::MAX, |t| t.chars().count()) + 1;
-        if fits > 0 && size + cost > coremcp_plugin_sdk::budget::RESULT_BUDGET {
-            break;
-        }
-        size += cost;
-        fits += 1;
-    }
+    let fits = coremcp_plugin_sdk::budget::fitting(&entries, &base);
     if fits < entries.len() {
         entries.truncate(fits);
         truncated = true;

@@ -265,16 +265,7 @@ pub fn search(roots: &Roots, params: &Params, cancelled: &AtomicBool) -> Result<
         // Room for the cursor: a long path's hex costs four times its length.
         "next_cursor": "c".repeat(CURSOR_ROOM),
     });
-    let mut size = coremcp_plugin_sdk::budget::chars(&base);
-    let mut fits = 0;
-    for hit in &matches {
-        let cost = serde_json::to_string(hit).map_or(usize::MAX, |t| t.chars().count()) + 1;
-        if fits > 0 && size + cost > coremcp_plugin_sdk::budget::RESULT_BUDGET {
-            break;
-        }
-        size += cost;
-        fits += 1;
-    }
+    let fits = coremcp_plugin_sdk::budget::fitting(&matches, &base);
     if fits < matches.len() {
         matches.truncate(fits);
         more = true;
