@@ -147,3 +147,30 @@ fn a_kill_during_an_import_leaves_all_or_none() {
         assert_eq!(again["unchanged"], 200);
     });
 }
+
+#[test]
+fn search_finds_word_forms_and_the_last_word_as_a_prefix_on_both_stores() {
+    let dir = plugins(&["seele"]);
+    on_both("seele-forms", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        for (path, title, body) in [
+            ("ops/relays", "Relays", "How the relays fail over."),
+            ("ops/handbook", "Handbook", "Start here."),
+            ("ops/relay-drill", "Relay drill", "Practise it."),
+        ] {
+            s.ok(
+                "seele_write",
+                json!({"path": path, "title": title, "body": body}),
+            );
+        }
+        let found = |s: &mut coremcp_tests::Server, query: &str| {
+            paths(&s.ok("seele_search", json!({"query": query})))
+        };
+        // "relay" as typed ranks first; "Relays" matches through its form.
+        assert_eq!(found(&mut s, "relay"), ["ops/relay-drill", "ops/relays"]);
+        assert_eq!(found(&mut s, "relays"), ["ops/relays", "ops/relay-drill"]);
+        assert_eq!(found(&mut s, "hand"), ["ops/handbook"]);
+        assert_eq!(found(&mut s, "relay fail"), ["ops/relays"]);
+        assert!(found(&mut s, "handbooks drill").is_empty());
+    });
+}

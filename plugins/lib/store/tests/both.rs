@@ -870,8 +870,14 @@ fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
     };
     let store = env.open(&[before, with_index]);
     add_docs(&store, &CORPUS[3..]);
-    let cases: [(&str, &[&str]); 10] = [
+    let cases: [(&str, &[&str]); 15] = [
         ("relay", &["d1", "d2"]),
+        // Word forms, both ways, and the last word as a prefix; as typed ranks first.
+        ("relaying", &["d1", "d2"]),
+        ("rel", &["d1", "d2"]),
+        ("note", &["d3"]),
+        ("relay fail", &["d1"]),
+        ("drill", &["d4"]),
         ("failover", &["d4", "d1"]),
         ("RELAY failover", &["d1"]),
         ("needle word", &["d5"]),
@@ -880,7 +886,7 @@ fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
         ("lib.rs", &["d5"]),
         ("ÜBER", &["d6"]),
         ("cafe", &[]),
-        ("relays", &["d2"]),
+        ("relays", &["d2", "d1"]),
     ];
     for (query, expected) in cases {
         assert_eq!(

@@ -10,8 +10,8 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("scrolls_search", &typed(handler)).hints(Hints::READ);
 
-/// Ranked search over all levels (title, description, comments); every word must appear. Open items
-/// unless status or include_closed.
+/// Ranked search over all levels (title, description, comments): every word, in any form (the last
+/// may be a prefix). Open items unless status or include_closed.
 #[derive(Debug, Args)]
 pub struct Search {
     /// words, all must match

@@ -1,9 +1,10 @@
 //! `seele_search`: ranked full-text search over nodes' titles, bodies and tags, on the store
 //! layer's search index (FTS5 on SQLite, `tsvector` on PostgreSQL).
 //!
-//! Invariants: the query is searched as words (every word must appear; no syntax), through
-//! `coremcp_store::search`; results order by rank, then path, so equal ranks list the same on
-//! both backends; a snippet is cut around the first word found, the same on both.
+//! Invariants: the query is searched as words (every word must appear, in any of its forms, the
+//! last also as a prefix; no syntax), through `coremcp_store::search`; results order by rank,
+//! then path, so equal ranks list the same on both backends; a snippet is cut around the first
+//! word found in any of its forms, the same on both.
 
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::page::{page_result, position, ranked_page};
@@ -22,8 +23,8 @@ pub const TOOL: Tool = Tool::typed("seele_search", &typed(handler)).hints(Hints:
 /// How many characters a snippet shows.
 const SNIPPET: usize = 240;
 
-/// Ranked full-text search over nodes (title, body, tags); every word must appear. Returns id,
-/// path, title, kind and a snippet.
+/// Ranked search over nodes (title, body, tags): every word, in any form (the last may be a
+/// prefix). Returns id, path, title, kind and a snippet.
 #[derive(Debug, Args)]
 pub struct Search {
     /// words, all must match
@@ -60,6 +61,8 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
         ));
     }
     let from = position(args.cursor.as_deref())?;
+    // A snippet is cut around the first word found in any of its forms.
+    let around: Vec<String> = words.iter().flat_map(|w| search::forms(w)).collect();
     SERVICE.read(|tx| {
         let mut q = coremcp_store::query::Query::new();
         let Some(m) = NODE_SEARCH.matching(tx.kind(), &mut q, &words) else {
@@ -116,7 +119,7 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
                     row,
                     "id path title kind project=project_key? tags:json version:int",
                 )?
-                .set("snippet", search::snippet(&text, &words, SNIPPET))
+                .set("snippet", search::snippet(&text, &around, SNIPPET))
                 .done(),
             );
         }
