@@ -239,10 +239,21 @@ impl crate::args::ArgType for Time {
                 ))
             }
         };
-        parse_timestamp(&text).map(|ms| Time { ms }).ok_or_else(|| {
+        // A date alone is its first moment, UTC.
+        let whole = match text.len() == 10 && text.as_bytes().get(4) == Some(&b'-') {
+            true => format!("{text}T00:00:00Z"),
+            false => text.clone(),
+        };
+        let parsed = parse_timestamp(&whole)
+            // A date that does not exist (2026-02-30) is refused, not moved to another day.
+            .filter(|&ms| whole == text || timestamp(ms).starts_with(&text));
+        parsed.map(|ms| Time { ms }).ok_or_else(|| {
             crate::args::ArgError::new(
                 at,
-                format!("{text:?} is not an RFC 3339 time such as 2026-01-31T09:00:00Z"),
+                format!(
+                    "{text:?} is neither an RFC 3339 time such as 2026-01-31T09:00:00Z nor a date \
+                     such as 2026-01-31"
+                ),
             )
         })
     }
@@ -353,6 +364,25 @@ mod tests {
         ] {
             let general = parse_timestamp(text).map_or_else(|| text.to_owned(), timestamp);
             assert_eq!(timestamp_out(text), general, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_time_argument_takes_a_date_as_its_first_moment() {
+        use crate::args::ArgType;
+        let at = |v: &str| Time::from_value(serde_json::json!(v), "since");
+        assert_eq!(
+            at("2026-01-01").expect("date").stored(),
+            "2026-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            at("2026-01-01T09:30:00+02:00").expect("time").stored(),
+            "2026-01-01T07:30:00.000Z"
+        );
+        for bad in ["2026-02-30", "2026-1-01", "yesterday", "2026-01-01T"] {
+            let err = at(bad).expect_err(bad);
+            assert!(err.to_string().contains("\"since\""), "{err}");
+            assert!(err.to_string().contains("a date such as"), "{err}");
         }
     }
 

@@ -114,10 +114,15 @@ pub fn delete(tx: &mut Tx<'_>, name: &str, reassign_to: Option<&str>) -> Result<
         Some(other) => Some(AGENT.id(tx, "reassign_to", &[other], true)?),
         None => None,
     };
+    // Given back to nobody, a claimed item is released: open again, in the ready queue.
+    let status = match to {
+        Some(_) => "status",
+        None => "CASE WHEN status = 'in_progress' THEN 'open' ELSE status END",
+    };
     let given = tx.execute(
         &format!(
-            "UPDATE scrolls_item SET assignee_id = $1, updated_at = $2, version = version + 1 \
-             WHERE assignee_id = $3 AND status NOT IN {CLOSED}"
+            "UPDATE scrolls_item SET assignee_id = $1, status = {status}, updated_at = $2, \
+             version = version + 1 WHERE assignee_id = $3 AND status NOT IN {CLOSED}"
         ),
         &[to.into(), now().into(), id.as_str().into()],
     )?;

@@ -117,7 +117,7 @@ pub struct ItemFields {
     pub status: Option<Status>,
     /// default none
     pub priority: Option<Priority>,
-    /// agent name ("" unassigns)
+    /// agent name ("" releases)
     pub assignee: Option<coremcp_plugin_sdk::args::Clearable<AgentName>>,
     /// replaces all
     #[arg(max_items = 50)]

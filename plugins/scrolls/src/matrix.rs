@@ -668,12 +668,24 @@ impl Common {
             .acceptance_criteria
             .as_ref()
             .map(|c| json!(c.iter().map(Text::as_str).collect::<Vec<_>>()));
+        // Clearing the assignee of a claimed item without naming a status releases the claim:
+        // the item is open again, and back in the ready queue.
+        let claimed = match row {
+            Some(row) => row.get_text("status")? == "in_progress",
+            None => false,
+        };
+        let released = matches!(self.assignee, Some(Clearable::Clear)) && claimed;
+        let status = match (self.status, released) {
+            (Some(status), _) => Some(status.into()),
+            (None, true) => Some("open".into()),
+            (None, false) => None,
+        };
         Ok(vec![
             (
                 "description",
                 self.description.as_ref().map(|d| d.as_str().into()),
             ),
-            ("status", self.status.map(Into::into)),
+            ("status", status),
             ("priority", self.priority.map(Into::into)),
             ("assignee_id", assignee),
             ("labels", json_column("labels", labels)?),

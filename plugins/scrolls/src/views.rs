@@ -5,7 +5,8 @@
 //! - A subtree (its root included) is reached the fastest way its root's level allows: a
 //!   project's is one range of the rollup index (`project_id`: a project counts in itself), a
 //!   theme's the ranges of its projects, a lower item's one recursive query over `parent_id`.
-//! - Progress counts by status × level × assignee: a project's (and a theme's) from the tally
+//! - Progress counts what is under an item, never the item itself, by status × level ×
+//!   assignee: a project's (and a theme's) from the tally
 //!   triggers keep of each project, a lower item's by one `GROUP BY` over its walk; the
 //!   plugin only adds up those few groups. Labels are a pass over the subtree.
 //! - The ready queue holds open items whose every dependency is closed, unassigned or the
@@ -208,12 +209,70 @@ pub fn rollup(
             })
         })
         .collect::<Result<_, StoreError>>()?;
+    let mut groups: Vec<Group> = groups;
+    without_root(tx, tree, &mut groups)?;
     let (overdue, closed_since) = dated(tx, tree, today, since)?;
     Ok(Rollup {
         groups,
         overdue,
         closed_since,
     })
+}
+
+/// Takes the subtree's root out of `groups`: progress counts what is under an item, not the
+/// item itself (a project's tally counts the project in itself).
+fn without_root(
+    tx: &mut Tx<'_>,
+    tree: &Subtree,
+    groups: &mut Vec<Group>,
+) -> Result<(), StoreError> {
+    let root = tx.query_one(
+        "SELECT i.status, i.level, a.name AS assignee, COALESCE(i.estimate, 0) AS estimate \
+         FROM scrolls_item i LEFT JOIN scrolls_agent a ON a.id = i.assignee_id WHERE i.id = $1",
+        &[tree.id.as_str().into()],
+    )?;
+    let (status, level) = (root.get_text("status")?, root.get_text("level")?);
+    let assignee = root.get_opt_text("assignee")?;
+    let estimate = root.get_f64("estimate")?;
+    if let Some(at) = groups
+        .iter()
+        .position(|g| g.status == status && g.level == level && g.assignee == assignee)
+    {
+        let group = &mut groups[at];
+        group.count -= 1;
+        group.estimate = ((group.estimate - estimate) * 1e6).round() / 1e6;
+        if group.count == 0 {
+            groups.remove(at);
+        }
+    }
+    Ok(())
+}
+
+/// The newest items of the subtree (its root left out) closed since `since`, at most `limit`:
+/// `(key, title, closed_at)`.
+pub fn closed_since(
+    tx: &mut Tx<'_>,
+    tree: &Subtree,
+    since: &str,
+    limit: usize,
+) -> Result<Vec<Value>, StoreError> {
+    let mut q = Query::new();
+    let (with, within) = tree.rows(&mut q);
+    let root = q.bind(tree.id.as_str());
+    let since = q.bind(since);
+    let since = match tx.kind() {
+        BackendKind::Sqlite => since,
+        BackendKind::Postgres => format!("CAST({since} AS TIMESTAMPTZ)"),
+    };
+    let sql = format!(
+        "{with}SELECT i.key, i.title, i.closed_at FROM scrolls_item i WHERE {within} \
+         AND i.id <> {root} AND i.closed_at IS NOT NULL AND i.closed_at >= {since} \
+         ORDER BY i.closed_at DESC, i.key LIMIT {limit}"
+    );
+    tx.query(&sql, q.params())?
+        .iter()
+        .map(|r| Ok(Record::of(r, "key title closed_at:ts")?.done()))
+        .collect()
 }
 
 /// How many items of the subtree are overdue on `today`, and closed since `since`: each a
@@ -226,6 +285,8 @@ fn dated(
 ) -> Result<(i64, i64), StoreError> {
     let mut q = Query::new();
     let (with, within) = tree.rows(&mut q);
+    // The root is not counted: progress is of what is under it.
+    let within = format!("{within} AND i.id <> {}", q.bind(tree.id.as_str()));
     let today = q.bind(today);
     let overdue = format!(
         "SELECT COUNT(*) FROM scrolls_item i WHERE {within} AND i.due_date IS NOT NULL \
@@ -292,6 +353,7 @@ pub fn counts(
 fn label_counts(tx: &mut Tx<'_>, tree: &Subtree) -> Result<Counts, StoreError> {
     let mut q = Query::new();
     let (with, within) = tree.rows(&mut q);
+    let within = format!("{within} AND i.id <> {}", q.bind(tree.id.as_str()));
     let c = bytewise(tx);
     // The one JSON array walk the backends spell differently.
     let join = match tx.kind() {
@@ -495,7 +557,7 @@ pub fn comment_body(
     Ok(serde_json::json!({ "items": [comment] }))
 }
 
-/// The totals of a subtree's progress (the root included).
+/// The totals of a subtree's progress (what is under its root, the root left out).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Totals {
     pub total: i64,

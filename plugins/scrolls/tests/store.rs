@@ -580,7 +580,7 @@ fn progress_counts_a_subtree_in_the_database(env: &Env) {
         status,
         [
             (Some("done".to_owned()), 1, 2.5),
-            (Some("open".to_owned()), 2, 3.0)
+            (Some("open".to_owned()), 1, 3.0)
         ],
         "{:?}",
         env.kind()
@@ -592,13 +592,10 @@ fn progress_counts_a_subtree_in_the_database(env: &Env) {
     let level = |l: &str| Some(l.to_owned());
     assert_eq!(
         levels,
-        [
-            (level("epic"), 1),
-            (level("story"), 1),
-            (level("subtask"), 1)
-        ]
+        [(level("story"), 1), (level("subtask"), 1)],
+        "the epic is not one of its own items"
     );
-    assert_eq!(counts(By::Assignee), [(None, 3, 5.5)]);
+    assert_eq!(counts(By::Assignee), [(None, 2, 5.5)]);
     exec(
         &store,
         "UPDATE scrolls_item SET labels = $1 WHERE key = 'CORE-2'",
@@ -612,11 +609,7 @@ fn progress_counts_a_subtree_in_the_database(env: &Env) {
     let label = |l: &str| Some(l.to_owned());
     assert_eq!(
         counts(By::Label),
-        [
-            (None, 1, 0.0),
-            (label("api"), 2, 5.5),
-            (label("docs"), 1, 3.0)
-        ],
+        [(label("api"), 2, 5.5), (label("docs"), 1, 3.0)],
         "{:?}",
         env.kind()
     );
@@ -653,23 +646,23 @@ fn progress_reaches_a_project_and_a_theme_through_the_index(env: &Env) {
     let core = totals("CORE", None);
     assert_eq!(
         (core.total, core.done, core.overdue, core.estimate),
-        (3, 0, 1, 2.0),
+        (2, 0, 1, 2.0),
         "{:?}",
         env.kind()
     );
     let theme = totals("reliability", Some("2000-01-01T00:00:00.000Z"));
     assert_eq!(
         (theme.total, theme.done, theme.overdue, theme.closed_since),
-        (6, 1, 1, 1)
+        (5, 1, 1, 1)
     );
-    assert_eq!(totals("CORE-1", None).total, 2);
-    assert_eq!(totals("APART", None).total, 2);
+    assert_eq!(totals("CORE-1", None).total, 1);
+    assert_eq!(totals("APART", None).total, 1);
     // A moved project takes its whole subtree with it.
     run_on(&store, |tx| {
         items::move_to(tx, "APART", "theme", "reliability", None)
     })
     .expect("moved");
-    assert_eq!(totals("reliability", None).total, 8);
+    assert_eq!(totals("reliability", None).total, 7);
 }
 
 /// The tally progress reads for a project, and the same counts made afresh from the items.

@@ -1,4 +1,5 @@
-//! `scrolls_progress_get`: the rollup of any item and everything under it.
+//! `scrolls_progress_get`: the rollup of everything under any item (the item itself is not one
+//! of its own items), with the newest closed items when `since` is given.
 
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_plugin_sdk::time::{now, Time};
@@ -11,8 +12,11 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("scrolls_progress_get", &typed(handler)).hints(Hints::READ);
 
-/// Rollup of an item's subtree: counts and estimates by status, level, assignee or label; % done;
-/// blocked and overdue; closed since.
+/// The most recently closed items listed with `since` (`closed_since` counts them all).
+const RECENTLY_CLOSED: usize = 20;
+
+/// Rollup of what is under an item: counts and estimates by status, level, assignee or label; % done;
+/// blocked and overdue; closed since (with the newest).
 #[derive(Debug, Args)]
 pub struct Progress {
     /// any item's key
@@ -20,7 +24,7 @@ pub struct Progress {
     /// default status
     #[arg(default = GroupBy::Status)]
     by: GroupBy,
-    /// RFC 3339: closed since
+    /// date or RFC 3339: closed since
     since: Option<Time>,
 }
 
@@ -66,7 +70,7 @@ fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
             })
             .collect();
         let counted = (t.total - t.cancelled) as f64;
-        Ok(Record::default()
+        let out = Record::default()
             .set("id", args.id.as_str())
             .set("by", args.by.as_str())
             .set("groups", groups)
@@ -79,7 +83,11 @@ fn handler(_: &Ctx<'_>, args: Progress) -> Result<Value, ToolError> {
                 "percent_done_by_estimate",
                 percent(t.estimate_done, t.estimate),
             )
-            .opt("closed_since", since.is_some().then_some(t.closed_since))
-            .done())
+            .opt("closed_since", since.is_some().then_some(t.closed_since));
+        let Some(since) = &since else {
+            return Ok(out.done());
+        };
+        let recent = views::closed_since(tx, &tree, since, RECENTLY_CLOSED)?;
+        Ok(out.set("recently_closed", recent).done())
     })
 }
