@@ -4,7 +4,9 @@
 //! `remote_host` targets, read as `remote_host` reads them, which loads the Registry),
 //! `registry.call` (one of the few Registry tools machine set-up writes with), and
 //! `session.record` (Ops `session_record`'s write: the Session service's internal
-//! `session_record` entry, on the relay list when there is one, else in this process).
+//! `session_record` entry, on the relay list when there is one, else in this process), and
+//! `caller` (who the asking call is made for: its principal and the client's name, which
+//! Scrolls records as the actor of what a call does).
 //!
 //! Invariants:
 //! - They answer from the host's own functions, so a plugin never sees a second copy of a
@@ -58,6 +60,23 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
     register_op(
         "registry.hosts",
         Arc::new(move |payload: &Value| registry_hosts(&listing, payload)),
+    );
+    // Who the call that asks is made for, as the host knows it: the principal (judged again
+    // when a configured peer forwarded it) and the client's name.
+    register_op(
+        "caller",
+        Arc::new(|_: &Value| {
+            let principal = crate::plugins::host_api::call_principal();
+            let client = crate::plugins::host_api::value("client");
+            let mut out = json!({});
+            if let Some(principal) = principal {
+                out["principal"] = principal.as_ref().into();
+            }
+            if let Some(client) = client.filter(|c| !c.is_empty()) {
+                out["client"] = client.into();
+            }
+            Ok(out)
+        }),
     );
     let registry = Arc::clone(&plugins);
     let facts = config.clone();

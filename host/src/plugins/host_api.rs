@@ -52,6 +52,14 @@ pub fn set_config(values: Vec<(String, String)>) {
     }
 }
 
+/// A value plugins read through `config`, as they read it.
+pub fn value(key: &str) -> Option<String> {
+    config_map()
+        .read()
+        .ok()
+        .and_then(|map| map.get(key).cloned())
+}
+
 /// Sets one value plugins read through `config` (for example `client`, at `initialize`).
 pub fn set_value(key: &str, value: String) {
     if let Ok(mut map) = config_map().write() {

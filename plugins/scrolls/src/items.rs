@@ -544,7 +544,21 @@ pub fn delete(
     let keys: Vec<String> = std::iter::once(key.to_owned())
         .chain(under.into_iter().map(|u| u.key))
         .collect();
-    let logged: Vec<_> = keys.iter().map(|k| ((None, k.as_str()), None)).collect();
+    // The history of what is removed stays in the feed of every scope above it: its rows,
+    // and one `deleted` row per removed item, point at the nearest surviving ancestor (the
+    // key each carries still names the item).
+    let survivor = row.get_opt_text("parent_id")?;
+    tx.execute(
+        &format!(
+            "{TREE}UPDATE scrolls_activity SET item_id = $2 \
+             WHERE item_id = $1 OR item_id IN (SELECT id FROM tree)"
+        ),
+        &[id.as_str().into(), survivor.as_deref().into()],
+    )?;
+    let logged: Vec<_> = keys
+        .iter()
+        .map(|k| ((survivor.as_deref(), k.as_str()), None))
+        .collect();
     log_each(tx, "deleted", &logged, actor)?;
     tx.execute(
         &format!("{TREE}DELETE FROM scrolls_item WHERE id = $1 OR id IN (SELECT id FROM tree)"),

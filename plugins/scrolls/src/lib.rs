@@ -14,6 +14,7 @@
 //! Invariants: every rule about items is checked in the transaction that writes it; views
 //! are computed by the database, never by loading a tree into the plugin.
 
+pub mod actor;
 pub mod agents;
 pub mod args;
 pub mod items;

@@ -186,9 +186,11 @@ impl Handler for LevelTool {
                 SERVICE.run(|tx| {
                     let key = close.id.as_str();
                     self.of_level(&items::find(tx, "id", key)?)?;
-                    let closed = items::close(tx, key, close.resolution, close.cascade, None)?;
+                    let actor = crate::actor::of(tx, None)?;
+                    let actor = actor.as_deref();
+                    let closed = items::close(tx, key, close.resolution, close.cascade, actor)?;
                     if let Some(comment) = &close.comment {
-                        items::comment(tx, key, None, comment.as_str())?;
+                        items::comment(tx, key, actor, comment.as_str())?;
                     }
                     // The closed keys are a sample at most: room for the item is what is left.
                     let item =
@@ -202,7 +204,9 @@ impl Handler for LevelTool {
                 let delete = DeleteArgs::parse_at(&mut args, "")?;
                 SERVICE.run(|tx| {
                     self.of_level(&items::find(tx, "id", delete.id.as_str())?)?;
-                    let deleted = items::delete(tx, delete.id.as_str(), delete.cascade, None)?;
+                    let actor = crate::actor::of(tx, None)?;
+                    let deleted =
+                        items::delete(tx, delete.id.as_str(), delete.cascade, actor.as_deref())?;
                     let mut out = json!({});
                     bulk(&mut out, "deleted", deleted);
                     Ok(out)
@@ -358,7 +362,8 @@ impl LevelTool {
                 let on = ids_of(tx, deps)?;
                 items::set_dependencies(tx, "depends_on", (&id, &key), &on)?;
             }
-            items::log(tx, "created", (Some(&id), &key), None, None)?;
+            let actor = crate::actor::of(tx, None)?;
+            items::log(tx, "created", (Some(&id), &key), actor.as_deref(), None)?;
             Ok(items::answer(&row, 0, RESULT_BUDGET)?)
         })
     }
@@ -433,7 +438,8 @@ impl LevelTool {
             }
             if changed || common.depends_on.is_some() {
                 let action = if reopened { "reopened" } else { "updated" };
-                items::log(tx, action, (Some(&item_id), &key), None, None)?;
+                let actor = crate::actor::of(tx, None)?;
+                items::log(tx, action, (Some(&item_id), &key), actor.as_deref(), None)?;
             }
             Ok(items::answer(
                 &items::find(tx, "key", &key)?,

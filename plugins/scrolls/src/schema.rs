@@ -12,7 +12,9 @@
 //!   given again.
 //! - A dependency never points at its own item (CHECK); cycles are refused on write.
 //! - `scrolls_activity` is append-only and refers to items by key as well as id, so its rows
-//!   outlive a delete (`item_id` is then NULL: the foreign key sets it so).
+//!   outlive a delete: a delete points the removed items' rows at their nearest surviving
+//!   ancestor (`items::delete`), so every scope above keeps their history; with none left,
+//!   the foreign key sets `item_id` NULL.
 //! - `scrolls_tally` counts each project's items (see `ITEM_TALLY`); triggers keep it, so no
 //!   statement here writes it.
 //! - A migration, once released, never changes.

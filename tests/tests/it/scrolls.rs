@@ -477,3 +477,86 @@ fn progress_counts_what_is_under_an_item_and_lists_what_closed_on_both_stores() 
         );
     });
 }
+
+#[test]
+fn the_activity_log_says_who_did_what_and_keeps_what_was_deleted_on_both_stores() {
+    let dir = plugins(&["scrolls"]);
+    on_both("scrolls-actors", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        s.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        s.ok(
+            "scrolls_epic_create",
+            json!({"project": "CORE", "title": "Doomed"}),
+        );
+        s.ok(
+            "scrolls_story_create",
+            json!({"parent": "CORE-1", "title": "s1"}),
+        );
+        s.ok(
+            "scrolls_story_create",
+            json!({"parent": "CORE", "title": "s2"}),
+        );
+        s.ok(
+            "scrolls_story_update",
+            json!({"id": "CORE-3", "priority": "high"}),
+        );
+        s.ok(
+            "scrolls_item_move",
+            json!({"id": "CORE-3", "new_parent": "CORE-1"}),
+        );
+        s.ok("scrolls_agent_register", json!({"name": "ada"}));
+        s.ok(
+            "scrolls_item_claim",
+            json!({"id": "CORE-2", "agent": "ada"}),
+        );
+        // No author: the caller (this client, which registered no agent of its name).
+        let comment = s.ok("scrolls_comment_add", json!({"id": "CORE-2", "body": "hi"}));
+        assert!(comment.get("id").is_some());
+        s.ok(
+            "scrolls_epic_delete",
+            json!({"id": "CORE-1", "cascade": true}),
+        );
+
+        let feed = |s: &mut coremcp_tests::Server, args: Value| -> Vec<(String, String, String)> {
+            s.ok("scrolls_activity_list", args)["items"]
+                .as_array()
+                .expect("items")
+                .iter()
+                .map(|a| {
+                    let text = |k: &str| a[k].as_str().unwrap_or("-").to_owned();
+                    (text("action"), text("item"), text("actor"))
+                })
+                .collect()
+        };
+        let mine = feed(&mut s, json!({"agent": "coremcp-tests", "limit": 200}));
+        let actions: Vec<&str> = mine.iter().map(|(a, _, _)| a.as_str()).collect();
+        for action in ["created", "updated", "moved", "commented", "deleted"] {
+            assert!(
+                actions.contains(&action),
+                "{action} by the caller: {mine:?}"
+            );
+        }
+        let ada = feed(&mut s, json!({"agent": "ada"}));
+        assert_eq!(
+            ada,
+            [("claimed".to_owned(), "CORE-2".to_owned(), "ada".to_owned())]
+        );
+        // The project's feed keeps the deleted epic's and stories' history and tombstones.
+        let project = feed(&mut s, json!({"scope": "CORE", "limit": 200}));
+        for key in ["CORE-1", "CORE-2", "CORE-3"] {
+            for action in ["created", "deleted"] {
+                assert!(
+                    project.iter().any(|(a, k, _)| a == action && k == key),
+                    "{action} {key} in the project's feed: {project:?}"
+                );
+            }
+        }
+        assert!(
+            project.iter().all(|(_, _, actor)| actor != "-"),
+            "every row has an actor: {project:?}"
+        );
+    });
+}

@@ -15,16 +15,14 @@ pub struct Add {
     /// Markdown
     #[arg(max_len = 20000)]
     body: Text,
-    /// default: the client's name
+    /// default: the caller's agent
     author: Option<AgentName>,
 }
 
 fn handler(_: &Ctx<'_>, args: Add) -> Result<Value, ToolError> {
-    let author = args
-        .author
-        .map(|a| a.0)
-        .or_else(|| coremcp_plugin_sdk::config("client").filter(|c| !c.is_empty()));
     SERVICE.run(|tx| {
+        // The caller's registered agent when one is known, else the caller.
+        let author = crate::actor::of(tx, args.author.as_ref().map(|a| a.0.as_str()))?;
         let id = items::comment(tx, args.id.as_str(), author.as_deref(), args.body.as_str())?;
         Ok(json!({"id": id, "item": args.id.as_str()}))
     })

@@ -23,7 +23,8 @@ pub struct Move {
 fn handler(_: &Ctx<'_>, args: Move) -> Result<Value, ToolError> {
     SERVICE.run(|tx| {
         let (key, parent) = (args.id.as_str(), args.new_parent.as_str());
-        items::move_to(tx, key, "new_parent", parent, None)?;
+        let actor = crate::actor::of(tx, None)?;
+        items::move_to(tx, key, "new_parent", parent, actor.as_deref())?;
         if let Some(position) = args.position {
             let position = i64::try_from(position).unwrap_or(i64::MAX);
             tx.execute(

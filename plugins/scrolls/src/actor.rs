@@ -1,0 +1,40 @@
+//! Who did what: the actor every activity row records.
+//!
+//! Invariants: an actor is never taken from an argument that does not name one. It is the
+//! agent the call names (`agent`, `author`, the claimer); else the caller's registered agent
+//! (an agent named as the caller's principal, or as its client); else the caller as the host
+//! knows it (a token's principal, or the client's name). The host's answer comes from the
+//! call's own context (`host_call("caller")`), which carries a principal through relays and
+//! routes only from configured peers.
+
+use coremcp_store::plugin::TxError;
+use coremcp_store::Tx;
+
+/// The actor of a call that names `agent` (or none).
+pub fn of(tx: &mut Tx<'_>, agent: Option<&str>) -> Result<Option<String>, TxError> {
+    if let Some(agent) = agent {
+        return Ok(Some(agent.to_owned()));
+    }
+    let Ok(caller) = coremcp_plugin_sdk::host_call("caller", &serde_json::json!({})) else {
+        // Outside a host (a test of the plugin itself): nobody is known.
+        return Ok(None);
+    };
+    let principal = caller["principal"]
+        .as_str()
+        .filter(|p| !matches!(*p, "stdio" | "*"));
+    // The host knows a client as "name version"; an actor is the name.
+    let client = caller["client"].as_str().map(|c| match c.rsplit_once(' ') {
+        Some((name, version)) if version.starts_with(|v: char| v.is_ascii_digit()) => name,
+        _ => c,
+    });
+    for name in [principal, client].into_iter().flatten() {
+        let registered = tx.query_opt(
+            "SELECT name FROM scrolls_agent WHERE name = $1",
+            &[name.into()],
+        )?;
+        if registered.is_some() {
+            return Ok(Some(name.to_owned()));
+        }
+    }
+    Ok(principal.or(client).map(str::to_owned))
+}
