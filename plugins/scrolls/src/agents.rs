@@ -150,3 +150,21 @@ pub fn listed(mut page: serde_json::Value) -> serde_json::Value {
     }
     page
 }
+
+/// The id of agent `name` (argument `field`) when it may take work: a missing agent is
+/// `not_found`, a paused or retired one is refused with its state named.
+pub fn assignable(tx: &mut Tx<'_>, field: &str, name: &str) -> Result<String, TxError> {
+    let row = AGENT.find(tx, field, &[name])?;
+    let status = row.get_text("status")?;
+    if status != "active" {
+        return Err(coremcp_plugin_sdk::args::invalid(
+            field,
+            format!(
+                "agent {name} is {status}: only an active agent claims or is assigned work \
+                 (scrolls_agent_update status active brings it back)"
+            ),
+        )
+        .into());
+    }
+    Ok(row.get_text("id")?)
+}

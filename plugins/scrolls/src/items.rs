@@ -622,21 +622,7 @@ pub fn move_to(
 /// agents claiming at once exactly one wins; an agent may claim again what it holds. A lost
 /// race or a held item is a `conflict` naming the holder.
 pub fn claim(tx: &mut Tx<'_>, key: &str, agent: &str, force: bool) -> Result<(), TxError> {
-    let agent_row = tx
-        .query_opt(
-            "SELECT id FROM scrolls_agent WHERE name = $1",
-            &[agent.into()],
-        )?
-        .ok_or_else(|| {
-            ToolError::new(
-                codes::NOT_FOUND,
-                format!(
-                    "argument \"agent\": no agent {agent} (register it with \
-                     scrolls_agent_register)"
-                ),
-            )
-        })?;
-    let agent_id = agent_row.get_text("id")?;
+    let agent_id = crate::agents::assignable(tx, "agent", agent)?;
     let held = if force {
         ""
     } else {

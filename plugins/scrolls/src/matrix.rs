@@ -253,6 +253,10 @@ impl LevelTool {
         let list = ListArgs::parse_at(args, "")?;
         let level = self.level;
         SERVICE.read(|tx| {
+            // An agent nobody registered is a mistake to name, not an empty list.
+            if let Some(agent) = &list.assignee {
+                crate::agents::AGENT.find(tx, "assignee", &[agent.as_str()])?;
+            }
             let mut q = Query::new();
             q.eq("i.level", level.as_str());
             for (name, key) in &filters {
@@ -650,7 +654,9 @@ impl Common {
                 .get_text("id")?)
         };
         let assignee = match (&self.assignee, &extras.lead) {
-            (Some(Clearable::Set(name)), _) => Some(agent(tx, "assignee", name)?.into()),
+            (Some(Clearable::Set(name)), _) => {
+                Some(crate::agents::assignable(tx, "assignee", name.as_str())?.into())
+            }
             (Some(Clearable::Clear), _) => Some(Param::Null),
             (None, Some(lead)) => Some(agent(tx, "lead", lead)?.into()),
             (None, None) => None,

@@ -560,3 +560,55 @@ fn the_activity_log_says_who_did_what_and_keeps_what_was_deleted_on_both_stores(
         );
     });
 }
+
+#[test]
+fn a_paused_or_retired_agent_takes_no_work_and_an_unknown_one_is_named_on_both_stores() {
+    let dir = plugins(&["scrolls"]);
+    on_both("scrolls-agent-states", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        s.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        s.ok(
+            "scrolls_task_create",
+            json!({"parent": "CORE", "title": "t"}),
+        );
+        for (name, status) in [("resting", "paused"), ("gone", "retired")] {
+            s.ok("scrolls_agent_register", json!({"name": name}));
+            s.ok(
+                "scrolls_agent_update",
+                json!({"name": name, "status": status}),
+            );
+            let claim = s.refused("scrolls_item_claim", json!({"id": "CORE-1", "agent": name}));
+            assert!(
+                claim.contains("\"agent\"") && claim.contains(&format!("agent {name} is {status}")),
+                "{claim}"
+            );
+            let assign = s.refused(
+                "scrolls_task_update",
+                json!({"id": "CORE-1", "assignee": name}),
+            );
+            assert!(
+                assign.contains("\"assignee\"") && assign.contains(status),
+                "{assign}"
+            );
+        }
+        let task = s.ok("scrolls_task_get", json!({"id": "CORE-1"}));
+        assert_eq!(task["status"], "open", "nothing was taken");
+        for (tool, args, field) in [
+            (
+                "scrolls_task_list",
+                json!({"assignee": "ghost"}),
+                "assignee",
+            ),
+            ("scrolls_ready_list", json!({"agent": "ghost"}), "agent"),
+        ] {
+            let err = s.refused(tool, args);
+            assert!(
+                err.contains(&format!("\"{field}\"")) && err.contains("ghost"),
+                "{tool}: {err}"
+            );
+        }
+    });
+}

@@ -39,6 +39,9 @@ fn handler(_: &Ctx<'_>, args: Ready) -> Result<Value, ToolError> {
             None => None,
         };
         let agent = args.agent.as_ref().map(AgentName::as_str);
+        if let Some(agent) = agent {
+            crate::agents::AGENT.find(tx, "agent", &[agent])?;
+        }
         let rows = views::ready(
             tx,
             agent,
