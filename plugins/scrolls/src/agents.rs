@@ -154,7 +154,15 @@ pub fn listed(mut page: serde_json::Value) -> serde_json::Value {
 /// The id of agent `name` (argument `field`) when it may take work: a missing agent is
 /// `not_found`, a paused or retired one is refused with its state named.
 pub fn assignable(tx: &mut Tx<'_>, field: &str, name: &str) -> Result<String, TxError> {
-    let row = AGENT.find(tx, field, &[name])?;
+    let row = AGENT.get(tx, &[name])?.ok_or_else(|| {
+        coremcp_plugin_sdk::ToolError::new(
+            coremcp_plugin_sdk::codes::NOT_FOUND,
+            format!(
+                "argument \"{field}\": no agent {name} (register it with \
+                 scrolls_agent_register)"
+            ),
+        )
+    })?;
     let status = row.get_text("status")?;
     if status != "active" {
         return Err(coremcp_plugin_sdk::args::invalid(
