@@ -174,3 +174,73 @@ fn search_finds_word_forms_and_the_last_word_as_a_prefix_on_both_stores() {
         assert!(found(&mut s, "handbooks drill").is_empty());
     });
 }
+
+#[test]
+fn partial_edits_keep_what_they_leave_out_and_links_follow_moves_on_both_stores() {
+    let dir = plugins(&["seele"]);
+    on_both("seele-partial", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        let target = s.ok(
+            "seele_write",
+            json!({"path": "ops/relays", "title": "Relays", "body": "How relays work."}),
+        );
+        s.ok(
+            "seele_write",
+            json!({"path": "ops/relays/failover", "title": "Failover", "body": "Steps."}),
+        );
+        let linking = s.ok(
+            "seele_write",
+            json!({"path": "guide", "title": "Guide",
+                   "body": "See [relays](ops/relays) and [failover](ops/relays/failover)."}),
+        );
+        // A title-only change keeps the body; a move by path needs no body either.
+        s.ok(
+            "seele_write",
+            json!({"id": target["id"], "title": "Relays, renamed"}),
+        );
+        s.ok(
+            "seele_write",
+            json!({"id": target["id"], "path": "platform/relays"}),
+        );
+        let read = s.ok("seele_read", json!({"id": target["id"]}));
+        assert_eq!(read["title"], "Relays, renamed");
+        assert_eq!(read["body"], "How relays work.");
+        assert_eq!(read["path"], "platform/relays");
+        // An empty body empties a node only when asked to.
+        let refused = s.refused("seele_write", json!({"id": target["id"], "body": ""}));
+        assert!(
+            refused.contains("\"body\"") && refused.contains("clear_body"),
+            "{refused}"
+        );
+        s.ok(
+            "seele_write",
+            json!({"id": target["id"], "body": "", "clear_body": true}),
+        );
+        assert_eq!(s.ok("seele_read", json!({"id": target["id"]}))["body"], "");
+        // The guide's links moved with the subtree and still resolve to the nodes.
+        let guide = s.ok("seele_read", json!({"id": linking["id"]}));
+        let links: Vec<(String, bool)> = guide["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .map(|l| {
+                (
+                    l["path"].as_str().unwrap_or("").to_owned(),
+                    l.get("id").is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            links,
+            [
+                ("platform/relays".to_owned(), true),
+                ("platform/relays/failover".to_owned(), true)
+            ]
+        );
+        // An import needs its nodes.
+        for args in [json!({}), json!({"nodes": []})] {
+            let err = s.refused("seele_import", args);
+            assert!(err.contains("\"nodes\""), "{err}");
+        }
+    });
+}

@@ -31,7 +31,7 @@ pub const MAX_NODES: usize = 200;
 #[derive(Debug, Args)]
 pub struct Import {
     /// the documents
-    #[arg(min_items = 1, max_items = 200)]
+    #[arg(required, min_items = 1, max_items = 200)]
     nodes: Vec<NodeIn>,
     /// path prefix for all
     root_path: Option<NodePath>,

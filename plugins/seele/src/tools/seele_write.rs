@@ -3,7 +3,9 @@
 //! Invariants: a create at a taken path is a conflict naming the node's id and version (an
 //! update needs the id, so two writers never overwrite each other by path); a write that
 //! changes nothing makes no revision and says `changed: false`; an update with a different
-//! `path` moves the node and its whole subtree in the same transaction.
+//! `path` moves the node and its whole subtree in the same transaction, and the stored links
+//! of every node that pointed into it follow; on update an absent field is unchanged, and an
+//! empty `body` empties a node only with `clear_body`.
 
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::prelude::*;
@@ -18,9 +20,9 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("seele_write", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Create a node (no id; path and title required) or update one (id); each change is a revision.
-/// Missing parents are created. front_matter merges (null removes a key); theme and supersedes in
-/// it are honoured.
+/// Create a node (no id; path and title required) or update one (id: what is left out stays);
+/// each change is a revision. Missing parents are created. front_matter merges (null removes a
+/// key).
 #[derive(Debug, Args)]
 pub struct Write {
     /// omit to create
@@ -29,9 +31,12 @@ pub struct Write {
     path: Option<NodePath>,
     /// required on create
     title: Option<Title>,
-    /// Markdown
+    /// Markdown ("" on update only with clear_body)
     #[arg(max_len = 200000)]
-    body: String,
+    body: Option<String>,
+    /// let body "" empty the node
+    #[arg(default)]
+    clear_body: bool,
     /// default doc
     kind: Option<Kind>,
     /// merged in
@@ -46,7 +51,8 @@ pub struct Write {
 }
 
 fn handler(_: &Ctx<'_>, args: Write) -> Result<Value, ToolError> {
-    if args.body.chars().count() > MAX_BODY {
+    let body = args.body.as_deref().unwrap_or_default();
+    if body.chars().count() > MAX_BODY {
         return Err(invalid(
             "body",
             format!("at most {MAX_BODY} characters are allowed"),
@@ -94,7 +100,7 @@ fn create(
     let content = Content {
         kind: args.kind.unwrap_or(Kind::Doc),
         title: title.0.clone(),
-        body: args.body.clone(),
+        body: args.body.clone().unwrap_or_default(),
         front_matter: nodes::merge(
             &Map::new(),
             args.front_matter.as_ref().unwrap_or(&Map::new()),
@@ -124,13 +130,23 @@ fn update(
 ) -> Result<Value, TxError> {
     let row = nodes::by_id(tx, "id", id)?;
     let old = nodes::content_of(&row)?;
+    // An empty body on an update is a mistake unless asked for: a title-only change that sent
+    // "" would empty the node.
+    if args.body.as_deref() == Some("") && !args.clear_body && !old.body.is_empty() {
+        return Err(invalid(
+            "body",
+            "is empty, which would empty the node: leave body out to keep it, or pass \
+             clear_body: true to empty it",
+        )
+        .into());
+    }
     let content = Content {
         kind: args.kind.unwrap_or(old.kind),
         title: args
             .title
             .as_ref()
             .map_or(old.title.clone(), |t| t.0.clone()),
-        body: args.body.clone(),
+        body: args.body.clone().unwrap_or(old.body.clone()),
         front_matter: match &args.front_matter {
             Some(given) => nodes::merge(&old.front_matter, given),
             None => old.front_matter.clone(),
@@ -205,6 +221,28 @@ fn move_subtree(
             n + 1
         ),
         &[to.into(), format!("{from}/").into()],
+    )?;
+    // Links into the moved subtree follow it: each stored link is written at its new path
+    // (once: a node that already links there keeps its one link) and the old one removed.
+    let moved = |p: &str| {
+        format!(
+            "(to_path = CAST({p} AS TEXT) OR substr(to_path, 1, {}) = CAST({p} AS TEXT) || '/')",
+            n + 1
+        )
+    };
+    tx.execute(
+        &format!(
+            "INSERT INTO seele_link (from_id, to_path, rel) \
+             SELECT from_id, CAST($1 AS TEXT) || substr(to_path, {}), rel FROM seele_link \
+             WHERE {} ON CONFLICT DO NOTHING",
+            n + 1,
+            moved("$2")
+        ),
+        &[to.into(), from.into()],
+    )?;
+    tx.execute(
+        &format!("DELETE FROM seele_link WHERE {}", moved("$1")),
+        &[from.into()],
     )?;
     tx.execute(
         "UPDATE seele_node SET path = $1, slug = $2, parent_id = $3, updated_at = $4 WHERE id = $5",
