@@ -49,8 +49,8 @@ pub struct Cli {
     /// Folder of the embedded stores [default: $XDG_DATA_HOME/coremcp or ~/.local/share/coremcp]
     #[arg(long, global = true, env = env::DATA, value_name = "DIR")]
     pub data: Option<PathBuf>,
-    /// Where Registry, Notepad and Session keep their data: sqlite: (embedded, under --data) or
-    /// postgres://… (a shared database, one schema per service)
+    /// Where Registry, Notepad, Session, Scrolls and Seele keep their data: sqlite: (embedded,
+    /// under --data) or postgres://… (a shared database, one schema per service)
     #[arg(long, global = true, env = env::STORE, value_name = "URL", default_value = "sqlite:",
           hide_env_values = true)]
     pub store: String,

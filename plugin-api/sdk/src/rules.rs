@@ -9,6 +9,18 @@
 use crate::args::invalid;
 use crate::ToolError;
 
+/// A title: [`text`] on one line (a line break is refused, naming it).
+pub fn line(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
+    if value.contains(['\n', '\r']) {
+        return Err(invalid(
+            field,
+            "must be one line: a title holds no line break (put the rest in the description or \
+             body)",
+        ));
+    }
+    text(field, value, max)
+}
+
 /// Text a person reads (a name, a description): not blank, no control characters but
 /// newlines and tabs, at most `max` characters.
 pub fn text(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
@@ -376,6 +388,16 @@ mod tests {
         for bad in ["http://x", "/var/run/docker.sock", "tcp://", "unix://a b"] {
             refused(docker_endpoint("docker_endpoint", bad), "docker_endpoint");
         }
+    }
+
+    #[test]
+    fn a_title_is_one_line() {
+        assert!(line("title", "Relay failover", 200).is_ok());
+        for bad in ["two\nlines", "carriage\rreturn", "", "\n"] {
+            refused(line("title", bad, 200), "title");
+        }
+        let err = line("title", "a\nb", 200).expect_err("a line break");
+        assert!(err.message.contains("one line"), "{err}");
     }
 
     #[test]

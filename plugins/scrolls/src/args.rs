@@ -16,8 +16,8 @@ pub const MAX_TEXT: usize = 20_000;
 coremcp_plugin_sdk::checked_string! {
     /// An item key: a theme slug, a project key, or `PROJECT-n`.
     ItemId => |at, v| ItemKey::parse(at, v).map(|_| ());
-    /// A title: readable text of at most 200 characters.
-    Title => |at, v| rules::text(at, v, MAX_TITLE);
+    /// A title: one line of readable text, at most 200 characters.
+    Title => |at, v| rules::line(at, v, MAX_TITLE);
     /// Markdown of at most 20 000 characters.
     Text => |at, v| rules::text(at, v, MAX_TEXT);
     /// A date, `YYYY-MM-DD`.

@@ -596,6 +596,15 @@ fn a_paused_or_retired_agent_takes_no_work_and_an_unknown_one_is_named_on_both_s
         }
         let task = s.ok("scrolls_task_get", json!({"id": "CORE-1"}));
         assert_eq!(task["status"], "open", "nothing was taken");
+        // A title is one line.
+        let two_lines = s.refused(
+            "scrolls_task_create",
+            json!({"parent": "CORE", "title": "first\nsecond"}),
+        );
+        assert!(
+            two_lines.contains("\"title\"") && two_lines.contains("one line"),
+            "{two_lines}"
+        );
         for (tool, args, field) in [
             (
                 "scrolls_task_list",

@@ -237,6 +237,14 @@ fn partial_edits_keep_what_they_leave_out_and_links_follow_moves_on_both_stores(
                 ("platform/relays/failover".to_owned(), true)
             ]
         );
+        let two_lines = s.refused(
+            "seele_write",
+            json!({"id": target["id"], "title": "Relays\nand more"}),
+        );
+        assert!(
+            two_lines.contains("\"title\"") && two_lines.contains("one line"),
+            "{two_lines}"
+        );
         // An import needs its nodes.
         for args in [json!({}), json!({"nodes": []})] {
             let err = s.refused("seele_import", args);

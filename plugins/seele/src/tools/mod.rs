@@ -11,7 +11,7 @@ pub const MAX_BODY: usize = 200_000;
 
 coremcp_plugin_sdk::checked_string! {
     /// A node's title: readable text of at most 300 characters.
-    Title => |at, v| coremcp_plugin_sdk::rules::text(at, v, MAX_TITLE);
+    Title => |at, v| coremcp_plugin_sdk::rules::line(at, v, MAX_TITLE);
     /// A project key (`CORE`).
     ProjectKey => coremcp_plugin_sdk::rules::project_key;
     /// A theme key (`reliability`).
