@@ -137,10 +137,10 @@ pub struct ItemFields {
 /// The filters and paging of every level's list (ListArgs).
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// default: the open ones
+    /// default: open ones
     #[arg(max_items = 6)]
     pub status: Vec<Status>,
-    /// closed ones too
+    /// closed too
     #[arg(default)]
     pub include_closed: bool,
     /// agent name
@@ -163,13 +163,13 @@ pub struct GetArgs {
     pub id: ItemId,
     /// default: above story
     pub include_children: Option<bool>,
-    /// child levels (default 1)
+    /// levels (default 1)
     #[arg(min = 1, max = 3, default = 1)]
     pub depth: u32,
     /// add its comments
     #[arg(default)]
     pub include_comments: bool,
-    /// description from this char
+    /// description from char
     #[arg(min = 0, default = 0)]
     pub offset: usize,
 }

@@ -101,9 +101,27 @@ pub fn find(tx: &mut Tx<'_>, field: &str, key: &str) -> Result<Row, TxError> {
     Ok(row.ok_or_else(|| {
         ToolError::new(
             codes::NOT_FOUND,
-            format!("argument \"{field}\": there is no item {key}"),
+            format!(
+                "argument \"{field}\": there is no item {key}{}",
+                key_hint(key)
+            ),
         )
     })?)
+}
+
+/// What a missing key may have meant: the form item keys take, and the capitals a key that
+/// was typed in lower case needs.
+fn key_hint(key: &str) -> String {
+    let upper = key.to_uppercase();
+    let numbered = upper.rsplit_once('-').is_some_and(|(p, n)| {
+        !p.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+    });
+    if upper != key && numbered {
+        return format!(" (item keys are in capitals: did you mean {upper}?)");
+    }
+    " (a key is a theme's slug such as reliability, a project's key such as CORE, or PROJECT-n \
+     such as CORE-42)"
+        .to_owned()
 }
 
 /// The level stored in `row`.

@@ -51,9 +51,9 @@ const fn arg(name: &'static str, description: &'static str, required: bool) -> K
     }
 }
 
-const IN_THEME: KeyArg = arg("theme", "theme key", false);
-const IN_PROJECT: KeyArg = arg("project", "project key", false);
-const IN_EPIC: KeyArg = arg("epic", "epic key", false);
+const IN_THEME: KeyArg = arg("theme", "e.g. reliability", false);
+const IN_PROJECT: KeyArg = arg("project", "e.g. CORE", false);
+const IN_EPIC: KeyArg = arg("epic", "e.g. CORE-1", false);
 
 /// What is true of one level.
 #[derive(Debug)]
@@ -85,7 +85,7 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Theme), None],
         key: KeyRule::ProjectKey,
         children_by_default: true,
-        parent_arg: Some(arg("theme", "theme key", false)),
+        parent_arg: Some(arg("theme", "e.g. reliability", false)),
         list_filters: &[IN_THEME],
     },
     Rules {
@@ -93,7 +93,7 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: true,
-        parent_arg: Some(arg("project", "the project (key)", true)),
+        parent_arg: Some(arg("project", "e.g. CORE", true)),
         list_filters: &[IN_PROJECT, IN_THEME],
     },
     Rules {
@@ -101,7 +101,7 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Epic), Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: false,
-        parent_arg: Some(arg("parent", "epic or project key", true)),
+        parent_arg: Some(arg("parent", "epic or project, e.g. CORE-1", true)),
         list_filters: &[IN_PROJECT, IN_EPIC],
     },
     Rules {
@@ -109,7 +109,7 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Epic), Some(Level::Project)],
         key: KeyRule::Sequence,
         children_by_default: false,
-        parent_arg: Some(arg("parent", "epic or project key", true)),
+        parent_arg: Some(arg("parent", "epic or project, e.g. CORE-1", true)),
         list_filters: &[IN_PROJECT, IN_EPIC],
     },
     Rules {
@@ -117,12 +117,21 @@ pub static LEVELS: [Rules; 6] = [
         parents: &[Some(Level::Story), Some(Level::Task)],
         key: KeyRule::Sequence,
         children_by_default: false,
-        parent_arg: Some(arg("parent", "a story key or a task key", true)),
-        list_filters: &[arg("parent", "the story or task (key)", true)],
+        parent_arg: Some(arg("parent", "story or task, e.g. CORE-7", true)),
+        list_filters: &[arg("parent", "story or task, e.g. CORE-7", true)],
     },
 ];
 
 impl Level {
+    /// How a key of this level looks, for an argument's description.
+    pub fn key_example(self) -> &'static str {
+        match self {
+            Level::Theme => "e.g. reliability",
+            Level::Project => "e.g. CORE",
+            Level::Epic | Level::Story | Level::Task | Level::Subtask => "e.g. CORE-42",
+        }
+    }
+
     pub fn rules(self) -> &'static Rules {
         &LEVELS[self as usize]
     }

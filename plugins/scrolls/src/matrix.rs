@@ -156,14 +156,19 @@ impl LevelTool {
                 if !create {
                     o.property::<u64>(
                         "expected_version",
-                        "the version you read",
+                        "version you read",
                         &[("minimum", json!(1))],
                         Some(false),
                     );
                 }
             }
         }
-        o.finish()
+        let mut schema = o.finish();
+        // An item's key, by the example of its level's form.
+        if let Some(id) = schema.pointer_mut("/properties/id/description") {
+            *id = json!(self.level.key_example());
+        }
+        schema
     }
 }
 
@@ -319,7 +324,7 @@ impl LevelTool {
     }
 
     fn create(&self, args: &mut Map<String, Value>) -> Result<Value, ToolError> {
-        let key: Option<ItemId> = take(args, "key", "")?;
+        let key = self.new_key(args)?;
         let parent_arg = self.level.rules().parent_arg.as_ref();
         let parent: Option<(&str, ItemId)> = match &parent_arg {
             Some(arg) => take::<Option<ItemId>>(args, arg.name, "")?.map(|p| (arg.name, p)),
@@ -370,6 +375,29 @@ impl LevelTool {
             items::log(tx, "created", (Some(&id), &key), actor.as_deref(), None)?;
             Ok(items::answer(&row, 0, RESULT_BUDGET)?)
         })
+    }
+
+    /// The `key` a theme or a project is created with, checked by its own level's rule (a
+    /// theme's slug, a project's key), so the refusal names the rule that applies.
+    fn new_key(&self, args: &mut Map<String, Value>) -> Result<Option<ItemId>, ToolError> {
+        let Some(text) = take::<Option<String>>(args, "key", "")? else {
+            return Ok(None);
+        };
+        match self.level.rules().key {
+            KeyRule::Slug => coremcp_plugin_sdk::rules::slug(
+                "key",
+                &text,
+                "theme key",
+                crate::key::MAX_THEME_KEY,
+                "-",
+                "reliability",
+            )?,
+            KeyRule::ProjectKey => coremcp_plugin_sdk::rules::project_key("key", &text)?,
+            KeyRule::Sequence => {}
+        }
+        let id: ItemId = coremcp_plugin_sdk::args::ArgType::from_value(json!(text), "key")
+            .map_err(ToolError::from)?;
+        Ok(Some(id))
     }
 
     fn update(&self, args: &mut Map<String, Value>) -> Result<Value, ToolError> {

@@ -621,3 +621,60 @@ fn a_paused_or_retired_agent_takes_no_work_and_an_unknown_one_is_named_on_both_s
         }
     });
 }
+
+#[test]
+fn keys_show_their_form_in_the_schemas_and_in_refusals() {
+    let dir = plugins(&["scrolls"]);
+    let mut s = coremcp_tests::Server::start(dir.path(), &[], &[]);
+    s.initialize();
+    let list = s.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools").clone();
+    let described = |tool: &str, arg: &str| -> String {
+        let entry = tools.iter().find(|t| t["name"] == tool).expect("listed");
+        entry["inputSchema"]["properties"][arg]["description"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert_eq!(described("scrolls_story_get", "id"), "e.g. CORE-42");
+    assert_eq!(described("scrolls_project_get", "id"), "e.g. CORE");
+    assert_eq!(described("scrolls_theme_get", "id"), "e.g. reliability");
+    assert!(described("scrolls_item_claim", "id").contains("CORE-42"));
+    assert!(described("scrolls_story_create", "parent").contains("CORE-1"));
+    let data = coremcp_tests::TempDir::new("scrolls-keys");
+    drop(s);
+    let data_arg = data.path().to_string_lossy().into_owned();
+    let mut s = coremcp_tests::Server::start(dir.path(), &["--data", &data_arg], &[]);
+    s.initialize();
+    let theme = s.refused(
+        "scrolls_theme_create",
+        json!({"key": "Reliability!", "title": "R"}),
+    );
+    assert!(
+        theme.contains("\"key\"") && theme.contains("theme key"),
+        "{theme}"
+    );
+    let project = s.refused(
+        "scrolls_project_create",
+        json!({"key": "core", "title": "C"}),
+    );
+    assert!(
+        project.contains("\"key\"") && project.contains("project key"),
+        "{project}"
+    );
+    s.ok(
+        "scrolls_project_create",
+        json!({"key": "CORE", "title": "Core"}),
+    );
+    s.ok(
+        "scrolls_epic_create",
+        json!({"project": "CORE", "title": "e"}),
+    );
+    let lower = s.refused(
+        "scrolls_story_create",
+        json!({"parent": "core-1", "title": "s"}),
+    );
+    assert!(lower.contains("did you mean CORE-1?"), "{lower}");
+    let missing = s.refused("scrolls_story_get", json!({"id": "CORE-9"}));
+    assert!(missing.contains("PROJECT-n such as CORE-42"), "{missing}");
+}

@@ -11,7 +11,7 @@ pub const TOOL: Tool = Tool::typed("scrolls_activity_list", &typed(handler)).hin
 /// Change feed, newest first, for an item's subtree or an agent.
 #[derive(Debug, Args)]
 pub struct Activity {
-    /// item key (its subtree)
+    /// its subtree, e.g. CORE-1
     scope: Option<ItemId>,
     /// only what this agent did
     agent: Option<AgentName>,

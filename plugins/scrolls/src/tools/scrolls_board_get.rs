@@ -12,7 +12,7 @@ pub const TOOL: Tool = Tool::typed("scrolls_board_get", &typed(handler)).hints(H
 /// Kanban view of a project or epic: items in status columns, by priority then age.
 #[derive(Debug, Args)]
 pub struct Board {
-    /// a project or epic key
+    /// project or epic, e.g. CORE
     scope: ItemId,
     /// default story, task, subtask
     #[arg(default = Shown::All)]

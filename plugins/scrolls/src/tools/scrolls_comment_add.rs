@@ -10,7 +10,7 @@ pub const TOOL: Tool = Tool::typed("scrolls_comment_add", &typed(handler)).hints
 /// Add a comment to any item. Returns its id.
 #[derive(Debug, Args)]
 pub struct Add {
-    /// item key
+    /// item key, e.g. CORE-42
     id: ItemId,
     /// Markdown
     #[arg(max_len = 20000)]

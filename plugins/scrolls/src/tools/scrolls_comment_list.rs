@@ -11,7 +11,7 @@ pub const TOOL: Tool = Tool::typed("scrolls_comment_list", &typed(handler)).hint
 /// cursor to read on.
 #[derive(Debug, Args)]
 pub struct List {
-    /// item key
+    /// item key, e.g. CORE-42
     id: ItemId,
     #[arg(flatten)]
     page: Paging,

@@ -11,7 +11,7 @@ pub const TOOL: Tool = Tool::typed("scrolls_item_claim", &typed(handler)).hints(
 /// naming the holder. force takes it over; an update with assignee "" releases it.
 #[derive(Debug, Args)]
 pub struct Claim {
-    /// item key
+    /// item key, e.g. CORE-42
     id: ItemId,
     /// agent name
     agent: AgentName,

@@ -11,9 +11,9 @@ pub const TOOL: Tool = Tool::typed("scrolls_item_move", &typed(handler)).hints(H
 /// under epic or project, subtask under story/task).
 #[derive(Debug, Args)]
 pub struct Move {
-    /// item key
+    /// item key, e.g. CORE-42
     id: ItemId,
-    /// new parent's key
+    /// e.g. CORE-1
     new_parent: ItemId,
     /// place among siblings
     #[arg(min = 0)]

@@ -19,7 +19,7 @@ const RECENTLY_CLOSED: usize = 20;
 /// blocked and overdue; closed since (with the newest).
 #[derive(Debug, Args)]
 pub struct Progress {
-    /// any item's key
+    /// any item, e.g. CORE-1
     id: ItemId,
     /// default status
     #[arg(default = GroupBy::Status)]

@@ -15,7 +15,7 @@ pub const TOOL: Tool = Tool::typed("scrolls_ready_list", &typed(handler)).hints(
 pub struct Ready {
     /// and assigned to this agent
     agent: Option<AgentName>,
-    /// project key
+    /// e.g. CORE
     project: Option<ItemId>,
     /// default story, task, subtask
     #[arg(max_items = 6)]

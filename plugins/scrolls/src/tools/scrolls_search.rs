@@ -20,12 +20,12 @@ pub struct Search {
     /// only these levels
     #[arg(max_items = 6)]
     levels: Vec<Level>,
-    /// project key
+    /// e.g. CORE
     project: Option<ItemId>,
     /// statuses
     #[arg(max_items = 6)]
     status: Vec<Status>,
-    /// closed ones too
+    /// closed too
     #[arg(default)]
     include_closed: bool,
     /// default 20

@@ -31,7 +31,7 @@ pub struct Write {
     path: Option<NodePath>,
     /// required on create
     title: Option<Title>,
-    /// Markdown ("" on update only with clear_body)
+    /// Markdown
     #[arg(max_len = 200000)]
     body: Option<String>,
     /// let body "" empty the node
