@@ -260,7 +260,8 @@ fn relay_answer(result: &str) -> Result<Value, ToolError> {
 }
 
 /// The Registry tools `registry.call` may run.
-const REGISTRY_CALLS: [&str; 6] = [
+const REGISTRY_CALLS: [&str; 7] = [
+    "registry_theme_list",
     "registry_host_list",
     "registry_host_add",
     "registry_host_update",

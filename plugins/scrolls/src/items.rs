@@ -38,7 +38,7 @@ macro_rules! item_columns {
         columns_of!($prefix; "id", "level", "key", "parent_id", "project_id", "seq", "title",
             "description", "status", "priority", "assignee_id", "labels", "estimate", "due_date",
             "acceptance_criteria", "external_ref", "registry_key", "resolution", "version",
-            "created_at", "updated_at", "started_at", "closed_at")
+            "created_at", "updated_at", "started_at", "closed_at", "lead_id")
     };
 }
 
@@ -46,15 +46,18 @@ macro_rules! item_columns {
 pub const SELECT: &str = concat!(
     "SELECT ",
     item_columns!("i."),
-    ", p.key AS parent_key, pr.key AS project_key, a.name AS assignee_name \
+    ", p.key AS parent_key, pr.key AS project_key, a.name AS assignee_name, \
+    la.name AS lead_name \
     FROM scrolls_item i LEFT JOIN scrolls_item p ON p.id = i.parent_id \
     LEFT JOIN scrolls_item pr ON pr.id = i.project_id AND pr.id <> i.id \
-    LEFT JOIN scrolls_agent a ON a.id = i.assignee_id"
+    LEFT JOIN scrolls_agent a ON a.id = i.assignee_id \
+    LEFT JOIN scrolls_agent la ON la.id = i.lead_id"
 );
 
 /// An item's JSON fields (see `Record::of`).
 const FIELDS: &str = "key level title description? status priority parent=parent_key? \
-    project=project_key? assignee=assignee_name? labels?:json estimate?:num due_date? \
+    project=project_key? assignee=assignee_name? lead=lead_name? labels?:json estimate?:num \
+    due_date? \
     acceptance_criteria?:json external_ref? registry_theme=registry_key? resolution? \
     version:int created_at:ts updated_at:ts started_at?:ts closed_at?:ts";
 
@@ -232,7 +235,8 @@ pub fn create(
             "INSERT INTO scrolls_item ({}) VALUES ({}) ON CONFLICT (key) DO NOTHING \
              RETURNING {}, CAST({parent_key} AS TEXT) AS parent_key, \
              CAST({project_key} AS TEXT) AS project_key, \
-             (SELECT name FROM scrolls_agent WHERE id = assignee_id) AS assignee_name",
+             (SELECT name FROM scrolls_agent WHERE id = assignee_id) AS assignee_name, \
+             (SELECT name FROM scrolls_agent WHERE id = lead_id) AS lead_name",
             names.join(", "),
             values.join(", "),
             item_columns!("")

@@ -138,7 +138,7 @@ impl LevelTool {
                 match self.level {
                     Level::Theme if create => o.property::<Token>(
                         "registry_theme",
-                        "default: the same key",
+                        "default: own key if in Registry",
                         &[],
                         Some(false),
                     ),
@@ -281,13 +281,17 @@ impl LevelTool {
             list_filter(tx.kind(), &mut q, &list);
             // Creation order: ids made by one process sort so.
             const KEYS: &[Key] = &[Key::text("i.id", "id")];
-            Order::asc(level.as_str(), KEYS).list(
+            let mut page = Order::asc(level.as_str(), KEYS).list(
                 tx,
                 items::SELECT,
                 &q,
                 &list.page,
                 items::listed_json,
-            )
+            )?;
+            if level == Level::Theme {
+                project_counts(tx, &mut page)?;
+            }
+            Ok(page)
         })
     }
 
@@ -347,6 +351,14 @@ impl LevelTool {
             ));
         }
         let level = self.level;
+        // Asked of the Registry before the transaction: another service's store.
+        let registry = match level {
+            Level::Theme => registry_theme(
+                extras.registry_theme.as_ref().map(Token::as_str),
+                key.as_ref().map(ItemId::as_str),
+            )?,
+            _ => None,
+        };
         SERVICE.run(|tx| {
             let parent_key = parent.as_ref().map(|(name, p)| (*name, p.key()));
             if let Some(key) = &key {
@@ -361,9 +373,7 @@ impl LevelTool {
             };
             let mut columns = common.columns(tx, None, &extras)?;
             if level == Level::Theme {
-                let registry = extras.registry_theme.as_ref().map(Token::as_str);
-                let registry = registry.or(key.as_ref().map(ItemId::as_str));
-                columns.push(("registry_key", registry.map(Into::into)));
+                columns.push(("registry_key", registry.clone().map(Into::into)));
             }
             let row = items::create(tx, &item, columns)?;
             let (id, key) = (row.get_text("id")?, row.get_text("key")?);
@@ -482,6 +492,74 @@ impl LevelTool {
     }
 }
 
+/// The Registry theme a new Scrolls theme records: the one named (`registry_theme`), which
+/// must exist when the Registry can be asked, else the theme's own key when the Registry has
+/// it. When the Registry cannot be asked (not in this build, not reachable from the Scrolls
+/// service, or taken away by the grants), the named key, else the theme's own, is recorded
+/// unchecked, as before the Registry existed.
+fn registry_theme(named: Option<&str>, own: Option<&str>) -> Result<Option<String>, ToolError> {
+    let Some(wanted) = named.or(own) else {
+        return Ok(None);
+    };
+    let payload = json!({"tool": "registry_theme_list", "args": {"key": wanted, "status": "all"}});
+    let found = match coremcp_plugin_sdk::host_call("registry.call", &payload) {
+        Ok(answer) => answer["items"].as_array().is_some_and(|t| !t.is_empty()),
+        Err(_) => return Ok(Some(wanted.to_owned())),
+    };
+    match (found, named) {
+        (true, _) => Ok(Some(wanted.to_owned())),
+        (false, Some(named)) => Err(invalid(
+            "registry_theme",
+            format!(
+                "the Registry has no theme {named} (registry_theme_list shows them; \
+                 registry_theme_add adds one)"
+            ),
+        )),
+        (false, None) => Ok(None),
+    }
+}
+
+/// Adds each listed theme's open and closed project counts (`projects_open`,
+/// `projects_closed`), in one query for the page.
+fn project_counts(tx: &mut Tx<'_>, page: &mut Value) -> Result<(), TxError> {
+    let Some(themes) = page["items"].as_array_mut() else {
+        return Ok(());
+    };
+    let keys: Vec<String> = themes
+        .iter()
+        .filter_map(|t| t["key"].as_str().map(str::to_owned))
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut q = Query::new();
+    let list = q.in_list(&keys);
+    let rows = tx.query(
+        &format!(
+            "SELECT t.key, \
+             SUM(CASE WHEN p.status IN {CLOSED} THEN 0 ELSE 1 END) AS open, \
+             SUM(CASE WHEN p.status IN {CLOSED} THEN 1 ELSE 0 END) AS closed \
+             FROM scrolls_item t JOIN scrolls_item p ON p.parent_id = t.id \
+             WHERE t.key IN {list} GROUP BY t.key"
+        ),
+        q.params(),
+    )?;
+    let mut counts = std::collections::HashMap::new();
+    for row in &rows {
+        counts.insert(
+            row.get_text("key")?,
+            (row.get_i64("open")?, row.get_i64("closed")?),
+        );
+    }
+    for theme in themes.iter_mut() {
+        let key = theme["key"].as_str().unwrap_or_default();
+        let (open, closed) = counts.get(key).copied().unwrap_or((0, 0));
+        theme["projects_open"] = open.into();
+        theme["projects_closed"] = closed.into();
+    }
+    Ok(())
+}
+
 fn theme_key(theme: &Clearable<ItemId>) -> String {
     theme
         .value()
@@ -529,7 +607,10 @@ fn children(tx: &mut Tx<'_>, id: &str, depth: u32) -> Result<Vec<Value>, TxError
     const BRIEF: &str = "key level title status priority assignee=assignee_name? \
         estimate?:num due_date?";
     let rows = tx.query(
-        &format!("{} WHERE i.parent_id = $1 ORDER BY i.id", items::SELECT),
+        &format!(
+            "{} WHERE i.parent_id = $1 ORDER BY (i.position IS NULL), i.position, i.id",
+            items::SELECT
+        ),
         &[id.into()],
     )?;
     let mut out = Vec::with_capacity(rows.len());
@@ -681,13 +762,17 @@ impl Common {
                 })?
                 .get_text("id")?)
         };
-        let assignee = match (&self.assignee, &extras.lead) {
-            (Some(Clearable::Set(name)), _) => {
+        let assignee = match &self.assignee {
+            Some(Clearable::Set(name)) => {
                 Some(crate::agents::assignable(tx, "assignee", name.as_str())?.into())
             }
-            (Some(Clearable::Clear), _) => Some(Param::Null),
-            (None, Some(lead)) => Some(agent(tx, "lead", lead)?.into()),
-            (None, None) => None,
+            Some(Clearable::Clear) => Some(Param::Null),
+            None => None,
+        };
+        // A project's lead is a field of its own, never its assignee.
+        let lead = match &extras.lead {
+            Some(lead) => Some(agent(tx, "lead", lead)?.into()),
+            None => None,
         };
         let json_column = |column: &str, new: Option<Value>| -> Result<Option<Param>, TxError> {
             Ok(match new {
@@ -728,6 +813,7 @@ impl Common {
             ("status", status),
             ("priority", self.priority.map(Into::into)),
             ("assignee_id", assignee),
+            ("lead_id", lead),
             ("labels", json_column("labels", labels)?),
             (
                 "due_date",

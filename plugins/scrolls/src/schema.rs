@@ -170,4 +170,16 @@ CREATE INDEX scrolls_item_ready ON scrolls_item (status, (",
         search: &[],
         tallies: &[ITEM_TALLY],
     },
+    Migration {
+        version: 3,
+        name: "scrolls project leads",
+        // A project's lead was kept as its assignee: it moves to a field of its own.
+        sql: "
+ALTER TABLE scrolls_item ADD COLUMN lead_id TEXT REFERENCES scrolls_agent (id) ON DELETE SET NULL;
+UPDATE scrolls_item SET lead_id = assignee_id, assignee_id = NULL
+    WHERE level = 'project' AND assignee_id IS NOT NULL;
+",
+        search: &[],
+        tallies: &[],
+    },
 ];

@@ -34,11 +34,13 @@ pub use crate::schema::PRIORITY_RANK;
 
 /// The columns a listed item shows.
 pub const LISTED: &str = "i.key, i.level, i.title, i.status, i.priority, i.due_date, \
-    i.created_at, i.version";
+    i.created_at, i.version, \
+    (SELECT a.name FROM scrolls_agent a WHERE a.id = i.assignee_id) AS assignee_name";
 
 /// A listed item row (from [`LISTED`]) as JSON.
 pub fn listed(row: &Row) -> Result<Value, StoreError> {
-    let fields = "key level title status priority due_date? version:int created_at:ts";
+    let fields = "key level title status priority assignee=assignee_name? due_date? version:int \
+        created_at:ts";
     Ok(Record::of(row, fields)?.done())
 }
 

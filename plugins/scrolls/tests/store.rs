@@ -30,6 +30,7 @@ coremcp_store::both!(
     the_activity_feed_pages_newest_first_by_scope_actor_and_action,
     agents_register_once_and_give_back_their_work_when_deleted,
     comments_list_newest_first,
+    a_project_lead_kept_as_its_assignee_becomes_its_lead,
 );
 
 /// Creates an item of `level` under `parent` (a key), as a tool would; its key.
@@ -991,4 +992,31 @@ fn comments_list_newest_first(env: &Env) {
         .filter(|(_, a)| a == "commented")
         .count();
     assert_eq!(commented, 3);
+}
+
+/// Before migration 3 a project's lead was its assignee: the migration moves it to `lead_id`.
+fn a_project_lead_kept_as_its_assignee_becomes_its_lead(env: &Env) {
+    let old = env.open(&MIGRATIONS[..2]);
+    let at = "2026-01-01T00:00:00.000Z";
+    exec(
+        &old,
+        "INSERT INTO scrolls_agent (id, name, status, version, created_at, updated_at) \
+         VALUES ('a1', 'ada', 'active', 1, $1, $1)",
+        &[at],
+    );
+    exec(
+        &old,
+        "INSERT INTO scrolls_item (id, level, key, project_id, title, status, priority, \
+         assignee_id, created_at, updated_at, version) \
+         VALUES ('p1', 'project', 'CORE', 'p1', 'Core', 'open', 'none', 'a1', $1, $1, 1)",
+        &[at],
+    );
+    drop(old);
+    let store = env.open(MIGRATIONS);
+    let project = run_on(&store, |tx| {
+        Ok(items::json(&items::find(tx, "id", "CORE")?)?)
+    })
+    .expect("the project");
+    assert_eq!(project["lead"], "ada", "{:?}", env.kind());
+    assert!(project.get("assignee").is_none(), "{project}");
 }

@@ -646,6 +646,12 @@ fn keys_show_their_form_in_the_schemas_and_in_refusals() {
     let data_arg = data.path().to_string_lossy().into_owned();
     let mut s = coremcp_tests::Server::start(dir.path(), &["--data", &data_arg], &[]);
     s.initialize();
+    // Without the Registry in this build, a named Registry theme is recorded unchecked.
+    let unchecked = s.ok(
+        "scrolls_theme_create",
+        json!({"key": "ops", "title": "Ops", "registry_theme": "elsewhere"}),
+    );
+    assert_eq!(unchecked["registry_theme"], "elsewhere");
     let theme = s.refused(
         "scrolls_theme_create",
         json!({"key": "Reliability!", "title": "R"}),
@@ -677,4 +683,106 @@ fn keys_show_their_form_in_the_schemas_and_in_refusals() {
     assert!(lower.contains("did you mean CORE-1?"), "{lower}");
     let missing = s.refused("scrolls_story_get", json!({"id": "CORE-9"}));
     assert!(missing.contains("PROJECT-n such as CORE-42"), "{missing}");
+}
+
+#[test]
+fn what_tools_md_lists_is_there_on_both_stores() {
+    let dir = plugins(&["scrolls", "registry"]);
+    on_both("scrolls-parity", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        // registry_theme is checked against the Registry, which is here.
+        s.ok("registry_theme_add", json!({"key": "core", "name": "Core"}));
+        let refused = s.refused(
+            "scrolls_theme_create",
+            json!({"key": "reliability", "title": "R", "registry_theme": "nope"}),
+        );
+        assert!(
+            refused.contains("\"registry_theme\"") && refused.contains("no theme nope"),
+            "{refused}"
+        );
+        let mapped = s.ok(
+            "scrolls_theme_create",
+            json!({"key": "reliability", "title": "R", "registry_theme": "core"}),
+        );
+        assert_eq!(mapped["registry_theme"], "core");
+        let own = s.ok(
+            "scrolls_theme_create",
+            json!({"key": "core", "title": "Core"}),
+        );
+        assert_eq!(
+            own["registry_theme"], "core",
+            "its own key, which the Registry has"
+        );
+        let unknown = s.ok(
+            "scrolls_theme_create",
+            json!({"key": "solo", "title": "Solo"}),
+        );
+        assert!(unknown.get("registry_theme").is_none(), "{unknown}");
+        // A project's lead is its own field.
+        s.ok("scrolls_agent_register", json!({"name": "ada"}));
+        let project = s.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core", "theme": "reliability", "lead": "ada"}),
+        );
+        assert_eq!(project["lead"], "ada");
+        assert!(project.get("assignee").is_none(), "{project}");
+        s.ok(
+            "scrolls_project_create",
+            json!({"key": "OLD", "title": "Old", "theme": "reliability"}),
+        );
+        s.ok("scrolls_project_close", json!({"id": "OLD"}));
+        // Themes count their open and closed projects.
+        let themes = s.ok("scrolls_theme_list", json!({}));
+        let reliability = themes["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|t| t["key"] == "reliability")
+            .expect("listed")
+            .clone();
+        assert_eq!(
+            (
+                reliability["projects_open"].clone(),
+                reliability["projects_closed"].clone()
+            ),
+            (json!(1), json!(1))
+        );
+        // A move's position orders the children.
+        s.ok(
+            "scrolls_epic_create",
+            json!({"project": "CORE", "title": "e"}),
+        );
+        for title in ["s1", "s2", "s3"] {
+            s.ok(
+                "scrolls_story_create",
+                json!({"parent": "CORE-1", "title": title}),
+            );
+        }
+        s.ok(
+            "scrolls_item_move",
+            json!({"id": "CORE-4", "new_parent": "CORE-1", "position": 0}),
+        );
+        let epic = s.ok("scrolls_epic_get", json!({"id": "CORE-1"}));
+        let children: Vec<&str> = epic["children"]
+            .as_array()
+            .expect("children")
+            .iter()
+            .filter_map(|c| c["key"].as_str())
+            .collect();
+        assert_eq!(children, ["CORE-4", "CORE-2", "CORE-3"]);
+        // Ready rows show the assignee.
+        s.ok(
+            "scrolls_story_update",
+            json!({"id": "CORE-2", "assignee": "ada"}),
+        );
+        let ready = s.ok("scrolls_ready_list", json!({"agent": "ada"}));
+        let two = ready["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|i| i["key"] == "CORE-2")
+            .expect("ready")
+            .clone();
+        assert_eq!(two["assignee"], "ada");
+    });
 }

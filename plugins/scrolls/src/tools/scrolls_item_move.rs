@@ -8,7 +8,7 @@ use crate::{items, SERVICE};
 pub const TOOL: Tool = Tool::typed("scrolls_item_move", &typed(handler)).hints(Hints::IDEMPOTENT);
 
 /// Re-parent an item within the level rules (project under theme, epic under project, story/task
-/// under epic or project, subtask under story/task).
+/// under epic or project, subtask under story/task); position places it among its new siblings.
 #[derive(Debug, Args)]
 pub struct Move {
     /// item key, e.g. CORE-42
@@ -26,11 +26,7 @@ fn handler(_: &Ctx<'_>, args: Move) -> Result<Value, ToolError> {
         let actor = crate::actor::of(tx, None)?;
         items::move_to(tx, key, "new_parent", parent, actor.as_deref())?;
         if let Some(position) = args.position {
-            let position = i64::try_from(position).unwrap_or(i64::MAX);
-            tx.execute(
-                "UPDATE scrolls_item SET position = $1 WHERE key = $2",
-                &[position.into(), key.into()],
-            )?;
+            place(tx, key, position)?;
         }
         Ok(items::answer(
             &items::find(tx, "id", key)?,
@@ -38,4 +34,35 @@ fn handler(_: &Ctx<'_>, args: Move) -> Result<Value, ToolError> {
             coremcp_plugin_sdk::budget::RESULT_BUDGET,
         )?)
     })
+}
+
+/// Puts item `key` at `position` (0: first) among its siblings, which keep their order around
+/// it; children are listed in this order (`children` in the get tools).
+fn place(
+    tx: &mut coremcp_store::Tx<'_>,
+    key: &str,
+    position: u64,
+) -> Result<(), coremcp_store::plugin::TxError> {
+    let rows = tx.query(
+        "SELECT s.id FROM scrolls_item s JOIN scrolls_item m ON m.key = $1 \
+         AND s.parent_id = m.parent_id WHERE s.id <> m.id \
+         ORDER BY (s.position IS NULL), s.position, s.id",
+        &[key.into()],
+    )?;
+    let mut order = rows
+        .iter()
+        .map(|r| r.get_text("id"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let moved = items::find(tx, "id", key)?.get_text("id")?;
+    let at = usize::try_from(position)
+        .unwrap_or(usize::MAX)
+        .min(order.len());
+    order.insert(at, moved);
+    for (i, id) in order.iter().enumerate() {
+        tx.execute(
+            "UPDATE scrolls_item SET position = $1 WHERE id = $2",
+            &[(i as i64).into(), id.as_str().into()],
+        )?;
+    }
+    Ok(())
 }
