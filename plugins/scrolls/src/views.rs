@@ -20,7 +20,7 @@ use coremcp_plugin_sdk::page::Paging;
 use coremcp_store::plugin::TxError;
 use coremcp_store::query::{bytewise, Query};
 use coremcp_store::records::{Key, Order, Record};
-use coremcp_store::search;
+use coremcp_store::search::{self, Tier};
 use coremcp_store::{BackendKind, Row, StoreError, Tx};
 use serde_json::Value;
 
@@ -407,51 +407,71 @@ pub fn search(
     tx: &mut Tx<'_>,
     query: &str,
     within: &Within<'_>,
-    limit: usize,
+    from: usize,
+    want: usize,
 ) -> Result<Vec<Row>, StoreError> {
     let words = search::words(query);
     let kind = tx.kind();
-    // One parameter list for both halves and the filters; each is written with its own
-    // condition.
-    let mut q = Query::new();
-    let (Some(items), Some(comments)) = (
-        ITEM_SEARCH.matching(kind, &mut q, &words),
-        COMMENT_SEARCH.matching(kind, &mut q, &words),
-    ) else {
-        return Ok(Vec::new());
-    };
-    let mut keep = vec!["TRUE".to_owned()];
-    if !within.levels.is_empty() {
-        keep.push(format!("i.level IN {}", levels_in(&mut q, within.levels)));
-    }
-    if let Some(project) = within.project {
-        keep.push(format!(
-            "(i.project_id = {0} OR i.id = {0})",
-            q.bind(project)
-        ));
-    }
-    if !within.statuses.is_empty() {
-        keep.push(format!("i.status IN {}", q.in_list(within.statuses)));
-    } else if !within.include_closed {
-        keep.push(format!("i.status NOT IN {CLOSED}"));
-    }
-    let sql = format!(
-        "SELECT {LISTED}, m.rank FROM ( \
-             SELECT id, MAX(rank) AS rank FROM ( \
-                 SELECT scrolls_item.id AS id, {} AS rank FROM scrolls_item{} WHERE {} \
-                 UNION ALL \
-                 SELECT scrolls_comment.item_id AS id, {} AS rank FROM scrolls_comment{} \
-                 WHERE {}) hits GROUP BY id) m \
-         JOIN scrolls_item i ON i.id = m.id WHERE {} ORDER BY m.rank DESC, i.key LIMIT {limit}",
-        items.rank,
-        items.join,
-        items.condition,
-        comments.rank,
-        comments.join,
-        comments.condition,
-        keep.join(" AND ")
-    );
-    tx.query(&sql, q.params())
+    // The exact tier, then (only when it does not fill the page) the forms tier.
+    search::tiered(from, want, |tier, limit, offset| {
+        // One parameter list for both halves and the filters; each is written with its own
+        // condition.
+        let mut q = Query::new();
+        let (Some(items), Some(comments)) = (
+            ITEM_SEARCH.matching(kind, &mut q, &words, tier),
+            COMMENT_SEARCH.matching(kind, &mut q, &words, tier),
+        ) else {
+            return Ok(Vec::new());
+        };
+        let mut keep = vec!["TRUE".to_owned()];
+        if tier == Tier::Forms {
+            // An item whose own text or one of whose comments holds the words as typed is
+            // in the exact tier already.
+            let (Some(own), Some(said)) = (
+                ITEM_SEARCH.matching(kind, &mut q, &words, Tier::Exact),
+                COMMENT_SEARCH.matching(kind, &mut q, &words, Tier::Exact),
+            ) else {
+                return Ok(Vec::new());
+            };
+            keep.push(format!(
+                "i.id NOT IN (SELECT scrolls_item.id FROM scrolls_item{} WHERE {} UNION \
+                 SELECT scrolls_comment.item_id FROM scrolls_comment{} WHERE {})",
+                own.join, own.condition, said.join, said.condition
+            ));
+        }
+        if !within.levels.is_empty() {
+            keep.push(format!("i.level IN {}", levels_in(&mut q, within.levels)));
+        }
+        if let Some(project) = within.project {
+            keep.push(format!(
+                "(i.project_id = {0} OR i.id = {0})",
+                q.bind(project)
+            ));
+        }
+        if !within.statuses.is_empty() {
+            keep.push(format!("i.status IN {}", q.in_list(within.statuses)));
+        } else if !within.include_closed {
+            keep.push(format!("i.status NOT IN {CLOSED}"));
+        }
+        let sql = format!(
+            "SELECT {LISTED}, m.rank FROM ( \
+                 SELECT id, MAX(rank) AS rank FROM ( \
+                     SELECT scrolls_item.id AS id, {} AS rank FROM scrolls_item{} WHERE {} \
+                     UNION ALL \
+                     SELECT scrolls_comment.item_id AS id, {} AS rank FROM scrolls_comment{} \
+                     WHERE {}) hits GROUP BY id) m \
+             JOIN scrolls_item i ON i.id = m.id WHERE {} ORDER BY m.rank DESC, i.key \
+             LIMIT {limit} OFFSET {offset}",
+            items.rank,
+            items.join,
+            items.condition,
+            comments.rank,
+            comments.join,
+            comments.condition,
+            keep.join(" AND ")
+        );
+        tx.query(&sql, q.params())
+    })
 }
 
 /// The activity feed, newest first and paged by id: what was done to the subtree of item

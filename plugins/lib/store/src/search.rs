@@ -10,15 +10,18 @@
 //!   (`"word"`) or joined with `&` and `|` for `to_tsquery`. So `"`, `*`, `-`, `NEAR`,
 //!   `needle-word` or SQL text in a query is never a syntax error or an injection.
 //! - A word matches its English word forms ([`forms`]: relay, relays, relayed, relaying; copy,
-//!   copies, copied), and the last word of a query also matches as a prefix (`hand` finds
-//!   "handbook"), so a query typed halfway finds what it is heading for. The forms are
+//!   copies, copied), and the last word of a query, from [`MIN_PREFIX_CHARS`] characters, also
+//!   matches as a prefix (`hand` finds "handbook"), so a query typed halfway finds what it is
+//!   heading for. The forms are
 //!   computed here, the same for both backends, and matched as whole indexed words: the
 //!   backends' own stemmers (FTS5 `porter`, PostgreSQL `english`) differ from each other and
 //!   drop different stop words, so neither is used.
-//! - Rows holding every word exactly as typed rank first, by the backend's rank on those words
-//!   (as before forms were matched); rows that match only through a form or a prefix follow,
-//!   all with the same rank, so the caller's unique key orders them the same on both backends
-//!   (bm25 and ts_rank weigh a set of alternatives differently).
+//! - A search has two tiers ([`Tier`], [`tiered`]): the rows holding every word exactly as
+//!   typed first, by the backend's rank on those words (as before forms were matched); then
+//!   the rows that match only through a form or a prefix, all with the same rank, so the
+//!   caller's unique key orders them the same on both backends (bm25 and ts_rank weigh a set
+//!   of alternatives differently). The second tier is read only when the first does not fill
+//!   the page.
 //! - Both backends split the indexed text the same way as a query: FTS5's `unicode61` tokenizer
 //!   (diacritics kept) and, on PostgreSQL, the `simple` configuration over the text with every
 //!   run of other characters made a space (so e-mail addresses, paths and hyphenated words are
@@ -36,6 +39,8 @@ use crate::BackendKind;
 pub const MAX_WORDS: usize = 16;
 /// The longest word searched; a longer run of letters is cut to this many characters.
 pub const MAX_WORD_CHARS: usize = 64;
+/// The shortest last word that also matches as a prefix.
+pub const MIN_PREFIX_CHARS: usize = 3;
 
 /// A full-text index over some text columns of one table.
 #[derive(Debug, Clone, Copy)]
@@ -123,8 +128,9 @@ fn is_vowel(b: u8) -> bool {
     matches!(b, b'a' | b'e' | b'i' | b'o' | b'u')
 }
 
-/// The roots `word` may be an inflection of, itself first.
-fn roots(word: &str) -> Vec<String> {
+/// The roots `word` may be an inflection of, itself first (each a prefix of most of its
+/// [`forms`], so a snippet finds a form by them).
+pub fn roots(word: &str) -> Vec<String> {
     let mut out = vec![word.to_owned()];
     let n = word.len();
     let strip = |suffix: &str| word.strip_suffix(suffix).map(str::to_owned);
@@ -215,10 +221,16 @@ impl Index {
         }
     }
 
-    /// Adds "the row matches every one of `words`" to `q` (see [`words`]: each word through
-    /// its [`forms`], the last also as a prefix); `None` when there are no words, which
-    /// matches nothing. The rank puts rows holding every word as typed first.
-    pub fn matching(&self, kind: BackendKind, q: &mut Query, words: &[String]) -> Option<Match> {
+    /// Adds "the row matches every one of `words`" in `tier` to `q` (see [`words`] and
+    /// [`Tier`]); `None` when there are no words, which matches nothing, and for the forms tier
+    /// of a query that has no form or prefix beyond its words.
+    pub fn matching(
+        &self,
+        kind: BackendKind,
+        q: &mut Query,
+        words: &[String],
+        tier: Tier,
+    ) -> Option<Match> {
         if words.is_empty() {
             return None;
         }
@@ -227,7 +239,10 @@ impl Index {
         let alternatives = |word: &str, last: bool| -> Vec<(String, bool)> {
             let mut terms: Vec<(String, bool)> =
                 forms(word).into_iter().map(|f| (f, false)).collect();
-            if last {
+            // A prefix of one or two characters would match most of the index. A prefix
+            // covers every form that starts with the word: those are left out of the query.
+            if last && word.chars().count() >= MIN_PREFIX_CHARS {
+                terms.retain(|(form, _)| !form.starts_with(word));
                 terms.push((word.to_owned(), true));
             }
             terms
@@ -237,73 +252,131 @@ impl Index {
             .enumerate()
             .map(|(i, w)| alternatives(w, i + 1 == words.len()))
             .collect();
-        /// Above any rank a backend gives, so that exact rows come first.
-        const EXACT: &str = "1000000.0";
+        let nothing_more = groups
+            .iter()
+            .zip(words)
+            .all(|(terms, word)| terms.len() == 1 && terms[0] == (word.clone(), false));
+        if tier == Tier::Forms && nothing_more {
+            return None;
+        }
         Some(match kind {
             BackendKind::Sqlite => {
                 // A quoted string is one FTS5 term, whatever it holds; quotes double inside.
                 let quote = |w: &str| format!("\"{}\"", w.replace('"', "\"\""));
-                let expression: Vec<String> = groups
-                    .iter()
-                    .map(|terms| {
-                        let terms: Vec<String> = terms
+                let exact: Vec<String> = words.iter().map(|w| quote(w)).collect();
+                let join = format!(" JOIN {fts} ON {fts}.rowid = {table}.rowid");
+                match tier {
+                    Tier::Exact => {
+                        let p = q.bind(exact.join(" "));
+                        let condition = format!("{fts} MATCH {p}");
+                        q.and(condition.clone());
+                        Match {
+                            join,
+                            condition,
+                            rank: format!("-bm25({fts})"),
+                        }
+                    }
+                    Tier::Forms => {
+                        let expression: Vec<String> = groups
                             .iter()
-                            .map(|(t, prefix)| {
-                                format!("{}{}", quote(t), if *prefix { "*" } else { "" })
+                            .map(|terms| {
+                                let terms: Vec<String> = terms
+                                    .iter()
+                                    .map(|(t, prefix)| {
+                                        format!("{}{}", quote(t), if *prefix { "*" } else { "" })
+                                    })
+                                    .collect();
+                                format!("({})", terms.join(" OR "))
                             })
                             .collect();
-                        format!("({})", terms.join(" OR "))
-                    })
-                    .collect();
-                let p = q.bind(expression.join(" AND "));
-                let condition = format!("{fts} MATCH {p}");
-                q.and(condition.clone());
-                // The rows holding the words as typed, ranked on those words alone (as both
-                // backends ranked before forms were matched), in one pass of the index.
-                let exact: Vec<String> = words.iter().map(|w| quote(w)).collect();
-                let e = q.bind(exact.join(" "));
-                let x = format!("{fts}_exact");
-                Match {
-                    join: format!(
-                        " JOIN {fts} ON {fts}.rowid = {table}.rowid LEFT JOIN (SELECT rowid AS \
-                         hit, bm25({fts}) AS score FROM {fts} WHERE {fts} MATCH {e}) {x} \
-                         ON {x}.hit = {table}.rowid"
-                    ),
-                    condition,
-                    rank: format!(
-                        "(CASE WHEN {x}.hit IS NULL THEN 0.0 ELSE {EXACT} - {x}.score END)"
-                    ),
+                        let p = q.bind(expression.join(" AND "));
+                        let e = q.bind(exact.join(" "));
+                        let condition = format!(
+                            "{fts} MATCH {p} AND {table}.rowid NOT IN \
+                             (SELECT rowid FROM {fts} WHERE {fts} MATCH {e})"
+                        );
+                        q.and(condition.clone());
+                        Match {
+                            join,
+                            condition,
+                            rank: "CAST(0.0 AS DOUBLE PRECISION)".to_owned(),
+                        }
+                    }
                 }
             }
             BackendKind::Postgres => {
                 // Words are letters and digits only: nothing in them is tsquery syntax.
-                let expression: Vec<String> = groups
-                    .iter()
-                    .map(|terms| {
-                        let terms: Vec<String> = terms
-                            .iter()
-                            .map(|(t, prefix)| format!("{t}{}", if *prefix { ":*" } else { "" }))
-                            .collect();
-                        format!("({})", terms.join(" | "))
-                    })
-                    .collect();
-                let p = q.bind(expression.join(" & "));
-                let query = format!("to_tsquery('simple', CAST({p} AS TEXT))");
-                let condition = format!("{table}.search_tsv @@ {query}");
-                q.and(condition.clone());
                 let e = q.bind(words.join(" & "));
                 let exact = format!("to_tsquery('simple', CAST({e} AS TEXT))");
-                Match {
-                    join: String::new(),
-                    condition,
-                    rank: format!(
-                        "(CASE WHEN {table}.search_tsv @@ {exact} THEN {EXACT} + \
-                         ts_rank({table}.search_tsv, {exact}) ELSE 0.0 END)"
-                    ),
+                match tier {
+                    Tier::Exact => {
+                        let condition = format!("{table}.search_tsv @@ {exact}");
+                        q.and(condition.clone());
+                        Match {
+                            join: String::new(),
+                            condition,
+                            rank: format!("ts_rank({table}.search_tsv, {exact})"),
+                        }
+                    }
+                    Tier::Forms => {
+                        let expression: Vec<String> = groups
+                            .iter()
+                            .map(|terms| {
+                                let terms: Vec<String> = terms
+                                    .iter()
+                                    .map(|(t, prefix)| {
+                                        format!("{t}{}", if *prefix { ":*" } else { "" })
+                                    })
+                                    .collect();
+                                format!("({})", terms.join(" | "))
+                            })
+                            .collect();
+                        let p = q.bind(expression.join(" & "));
+                        let condition = format!(
+                            "{table}.search_tsv @@ to_tsquery('simple', CAST({p} AS TEXT)) \
+                             AND NOT ({table}.search_tsv @@ {exact})"
+                        );
+                        q.and(condition.clone());
+                        Match {
+                            join: String::new(),
+                            condition,
+                            rank: "CAST(0.0 AS DOUBLE PRECISION)".to_owned(),
+                        }
+                    }
                 }
             }
         })
     }
+}
+
+/// The two tiers of a search: the rows holding every word as typed, ranked by the backend;
+/// then the rows that match only through a form or a prefix, all of one rank (a caller orders
+/// them by its unique key, the same on both backends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    Exact,
+    Forms,
+}
+
+/// The rows of a tiered search from position `from`, at most `want` of them: `run(tier,
+/// limit, offset)` runs one tier's query. The exact tier is read first, and the forms tier
+/// only when the exact one does not reach `from + want` (so a word typed as the text has it
+/// costs one query, as before forms were matched).
+pub fn tiered<T, E>(
+    from: usize,
+    want: usize,
+    mut run: impl FnMut(Tier, usize, usize) -> Result<Vec<T>, E>,
+) -> Result<Vec<T>, E> {
+    let exact = run(Tier::Exact, from + want, 0)?;
+    let found = exact.len();
+    let mut out: Vec<T> = exact.into_iter().skip(from).collect();
+    if found >= from + want {
+        return Ok(out);
+    }
+    let skip = from.saturating_sub(found);
+    let need = want - out.len();
+    out.extend(run(Tier::Forms, need, skip)?);
+    Ok(out)
 }
 
 /// Up to `width` characters of `text` around the first of `words` it holds (case-insensitive),
@@ -315,14 +388,13 @@ pub fn snippet(text: &str, words: &[String], width: usize) -> String {
         .iter()
         .map(|c| c.to_lowercase().next().unwrap_or(*c))
         .collect();
+    // One lower-case copy, searched with the standard substring search for each word.
+    let folded: String = lower.iter().collect();
     let first = words
         .iter()
-        .filter_map(|w| {
-            let w: Vec<char> = w.chars().collect();
-            (0..lower.len()).find(|&i| lower[i..].starts_with(&w))
-        })
+        .filter_map(|w| folded.find(w.as_str()))
         .min()
-        .unwrap_or(0);
+        .map_or(0, |at| folded[..at].chars().count());
     // A little before the word, from a word's start, to a word's end where the text goes on.
     let lead = first.saturating_sub(width / 4);
     let start = (lead..first)
@@ -383,19 +455,24 @@ mod tests {
         let words = words("a\"b NEAR");
         for kind in [BackendKind::Sqlite, BackendKind::Postgres] {
             let mut q = Query::new();
-            let m = index.matching(kind, &mut q, &words).expect("words");
+            let m = index
+                .matching(kind, &mut q, &words, Tier::Forms)
+                .expect("words");
             assert!(
                 !m.condition.contains("near") && !m.rank.contains('"'),
                 "{m:?}"
             );
-            assert_eq!(
-                q.params().len(),
-                2,
-                "{kind:?}: the match and the exact rank"
-            );
+            assert_eq!(q.params().len(), 2, "{kind:?}: the forms and the words");
         }
         let mut q = Query::new();
-        assert!(index.matching(BackendKind::Sqlite, &mut q, &[]).is_none());
+        assert!(index
+            .matching(BackendKind::Sqlite, &mut q, &[], Tier::Exact)
+            .is_none());
+        // "ab" has no forms and is too short for a prefix: no second tier.
+        let short = vec!["ab".to_owned()];
+        assert!(index
+            .matching(BackendKind::Sqlite, &mut q, &short, Tier::Forms)
+            .is_none());
         assert!(q.where_clause().is_empty());
     }
 
@@ -432,6 +509,33 @@ mod tests {
         // Not every s is a plural.
         assert!(!forms("status").contains(&"statu".to_owned()));
         assert!(!forms("class").contains(&"clas".to_owned()));
+    }
+
+    #[test]
+    fn the_tiers_page_as_one_list() {
+        // Exact rows e0..e4, then form rows f0..f9: every position reads the same row.
+        let exact: Vec<String> = (0..5).map(|i| format!("e{i}")).collect();
+        let formed: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+        let whole: Vec<String> = exact.iter().chain(&formed).cloned().collect();
+        for from in 0..16 {
+            for want in 1..6 {
+                let mut asked = Vec::new();
+                let got: Vec<String> = tiered(from, want, |tier, limit, offset| {
+                    asked.push(tier);
+                    let rows = match tier {
+                        Tier::Exact => &exact,
+                        Tier::Forms => &formed,
+                    };
+                    Ok::<_, ()>(rows.iter().skip(offset).take(limit).cloned().collect())
+                })
+                .expect("rows");
+                let expected: Vec<String> = whole.iter().skip(from).take(want).cloned().collect();
+                assert_eq!(got, expected, "from {from} want {want}");
+                if from + want <= exact.len() {
+                    assert_eq!(asked, [Tier::Exact], "the forms tier is not read");
+                }
+            }
+        }
     }
 
     #[test]

@@ -829,24 +829,30 @@ fn add_docs(store: &Store, docs: &[(&str, &str, Option<&str>)]) {
         .expect("docs written");
 }
 
-/// The ids of the rows matching `query`, best first (ties by id).
+/// The ids of the rows matching `query`, best first (ties by id), the exact tier then the
+/// forms tier.
 fn search_ids(store: &Store, query: &str) -> Vec<String> {
     store
         .transaction(|tx| {
-            let mut q = Query::new();
-            let Some(m) = DOCS_INDEX.matching(tx.kind(), &mut q, &search::words(query)) else {
-                return Ok(Vec::new());
-            };
-            let sql = format!(
-                "SELECT docs.id, {} AS rank FROM docs{}{} ORDER BY rank DESC, docs.id LIMIT 5",
-                m.rank,
-                m.join,
-                q.where_clause()
-            );
-            tx.query(&sql, q.params())?
-                .iter()
-                .map(|r| r.get_text("id"))
-                .collect()
+            let words = search::words(query);
+            let kind = tx.kind();
+            search::tiered(0, 5, |tier, limit, offset| {
+                let mut q = Query::new();
+                let Some(m) = DOCS_INDEX.matching(kind, &mut q, &words, tier) else {
+                    return Ok(Vec::new());
+                };
+                let sql = format!(
+                    "SELECT docs.id, {} AS rank FROM docs{}{} ORDER BY rank DESC, docs.id \
+                     LIMIT {limit} OFFSET {offset}",
+                    m.rank,
+                    m.join,
+                    q.where_clause()
+                );
+                tx.query(&sql, q.params())?
+                    .iter()
+                    .map(|r| r.get_text("id"))
+                    .collect::<Result<Vec<_>, _>>()
+            })
         })
         .expect("a search never fails")
 }

@@ -49,10 +49,9 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
             statuses: &statuses,
             include_closed: args.include_closed,
         };
-        let rows = views::search(tx, &args.query, &within, from + args.limit + 1)?;
+        let rows = views::search(tx, &args.query, &within, from, args.limit + 1)?;
         let rows = rows
             .iter()
-            .skip(from)
             .map(views::listed)
             .collect::<Result<Vec<_>, _>>()?;
         let (items, next) = ranked_page(rows, args.limit, from, &json!({"items": []}));

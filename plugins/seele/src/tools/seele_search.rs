@@ -61,51 +61,28 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
         ));
     }
     let from = position(args.cursor.as_deref())?;
-    // A snippet is cut around the first word found in any of its forms.
-    let around: Vec<String> = words.iter().flat_map(|w| search::forms(w)).collect();
+    // A snippet is cut around the first word found in any of its forms (by its roots).
+    let around: Vec<String> = words.iter().flat_map(|w| search::roots(w)).collect();
     SERVICE.read(|tx| {
-        let mut q = coremcp_store::query::Query::new();
-        let Some(m) = NODE_SEARCH.matching(tx.kind(), &mut q, &words) else {
-            return Ok(json!({"items": []}));
-        };
-        q.and("seele_node.deleted_at IS NULL");
-        q.eq_opt(
-            "seele_node.project_key",
-            args.project.as_ref().map(|p| p.as_str()),
-        );
-        q.eq_opt(
-            "seele_node.theme_key",
-            args.theme.as_ref().map(|t| t.as_str()),
-        );
-        if !args.kinds.is_empty() {
-            let kinds: Vec<String> = args.kinds.iter().map(|k| k.as_str().to_owned()).collect();
-            let list = q.in_list(&kinds);
-            q.and(format!("seele_node.kind IN {list}"));
-        }
-        for tag in &args.tags {
-            let p = q.bind(tag.as_str());
-            q.and(format!(
-                "EXISTS (SELECT 1 FROM seele_tag t WHERE t.node_id = seele_node.id AND t.tag = {p})"
-            ));
-        }
-        if let Some(prefix) = args.path_prefix.as_ref().map(NodePath::normal) {
-            let (exact, under) = (q.bind(prefix.as_str()), q.bind(format!("{prefix}/")));
-            let n = prefix.chars().count() + 1;
-            q.and(format!(
-                "(seele_node.path = {exact} OR substr(seele_node.path, 1, {n}) = {under})"
-            ));
-        }
-        let sql = format!(
-            "SELECT seele_node.id, seele_node.path, seele_node.title, seele_node.kind, \
-             seele_node.project_key, seele_node.tags, seele_node.body, seele_node.version, \
-             {} AS rank FROM seele_node{}{} ORDER BY rank DESC, seele_node.path LIMIT {} OFFSET {}",
-            m.rank,
-            m.join,
-            q.where_clause(),
-            args.limit + 1,
-            from
-        );
-        let rows = tx.query(&sql, q.params())?;
+        let kind = tx.kind();
+        // The exact tier, then (only when it does not fill the page) the forms tier.
+        let rows = search::tiered(from, args.limit + 1, |tier, limit, offset| {
+            let mut q = coremcp_store::query::Query::new();
+            let Some(m) = NODE_SEARCH.matching(kind, &mut q, &words, tier) else {
+                return Ok(Vec::new());
+            };
+            filter(&mut q, &args);
+            let sql = format!(
+                "SELECT seele_node.id, seele_node.path, seele_node.title, seele_node.kind, \
+                 seele_node.project_key, seele_node.tags, seele_node.body, seele_node.version, \
+                 {} AS rank FROM seele_node{}{} ORDER BY rank DESC, seele_node.path \
+                 LIMIT {limit} OFFSET {offset}",
+                m.rank,
+                m.join,
+                q.where_clause(),
+            );
+            tx.query(&sql, q.params())
+        })?;
         let mut items = Vec::with_capacity(rows.len());
         for row in &rows {
             let body = row.get_text("body")?;
@@ -126,4 +103,35 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
         let (items, next) = ranked_page(items, args.limit, from, &json!({"items": []}));
         Ok(page_result(items, next))
     })
+}
+
+/// The search's filters besides the words, added to `q`.
+fn filter(q: &mut coremcp_store::query::Query, args: &Search) {
+    q.and("seele_node.deleted_at IS NULL");
+    q.eq_opt(
+        "seele_node.project_key",
+        args.project.as_ref().map(|p| p.as_str()),
+    );
+    q.eq_opt(
+        "seele_node.theme_key",
+        args.theme.as_ref().map(|t| t.as_str()),
+    );
+    if !args.kinds.is_empty() {
+        let kinds: Vec<String> = args.kinds.iter().map(|k| k.as_str().to_owned()).collect();
+        let list = q.in_list(&kinds);
+        q.and(format!("seele_node.kind IN {list}"));
+    }
+    for tag in &args.tags {
+        let p = q.bind(tag.as_str());
+        q.and(format!(
+            "EXISTS (SELECT 1 FROM seele_tag t WHERE t.node_id = seele_node.id AND t.tag = {p})"
+        ));
+    }
+    if let Some(prefix) = args.path_prefix.as_ref().map(NodePath::normal) {
+        let (exact, under) = (q.bind(prefix.as_str()), q.bind(format!("{prefix}/")));
+        let n = prefix.chars().count() + 1;
+        q.and(format!(
+            "(seele_node.path = {exact} OR substr(seele_node.path, 1, {n}) = {under})"
+        ));
+    }
 }
