@@ -25,10 +25,11 @@ pub const NODE_SEARCH: Index = Index {
     columns: &["title", "body", "tag_text"],
 };
 
-pub static MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "seele tables",
-    sql: "
+pub static MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "seele tables",
+        sql: "
 CREATE TABLE seele_node (
     id TEXT PRIMARY KEY,
     parent_id TEXT REFERENCES seele_node (id),
@@ -84,6 +85,21 @@ CREATE TABLE seele_link (
 );
 CREATE INDEX seele_link_to ON seele_link (to_path);
 ",
-    search: &[NODE_SEARCH],
-    tallies: &[],
-}];
+        search: &[NODE_SEARCH],
+        tallies: &[],
+    },
+    Migration {
+        version: 2,
+        name: "seele moved paths",
+        // Where a moved node was: a link written with its old path (in a body not edited since)
+        // still leads to it. A node at the path itself always wins over an alias.
+        sql: "
+CREATE TABLE seele_alias (
+    path TEXT PRIMARY KEY,
+    node_id TEXT NOT NULL REFERENCES seele_node (id) ON DELETE CASCADE
+);
+",
+        search: &[],
+        tallies: &[],
+    },
+];

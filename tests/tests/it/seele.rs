@@ -237,6 +237,34 @@ fn partial_edits_keep_what_they_leave_out_and_links_follow_moves_on_both_stores(
                 ("platform/relays/failover".to_owned(), true)
             ]
         );
+        // The guide is edited later: its links are read again from its body, which still
+        // names the old paths, and still lead to the moved nodes.
+        s.ok(
+            "seele_write",
+            json!({"id": linking["id"], "title": "Guide, edited"}),
+        );
+        let guide = s.ok("seele_read", json!({"id": linking["id"]}));
+        let resolved: Vec<(String, String)> = guide["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .map(|l| {
+                (
+                    l["path"].as_str().unwrap_or("").to_owned(),
+                    l["id"].as_str().unwrap_or("-").to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(resolved.len(), 2, "{guide}");
+        assert_eq!(
+            resolved[0],
+            (
+                "platform/relays".to_owned(),
+                target["id"].as_str().unwrap_or("").to_owned()
+            )
+        );
+        assert_eq!(resolved[1].0, "platform/relays/failover");
+        assert_ne!(resolved[1].1, "-");
         let two_lines = s.refused(
             "seele_write",
             json!({"id": target["id"], "title": "Relays\nand more"}),

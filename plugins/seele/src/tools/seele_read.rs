@@ -95,15 +95,20 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
         out["current_version"] = current.into();
         body = rev.get_text("body")?;
     }
+    // A link resolves to the node at its path, else to the node that moved from there (its
+    // path then shows where the node is now).
     let links = tx.query(
-        "SELECT l.to_path, l.rel, n.id FROM seele_link l LEFT JOIN seele_node n \
-         ON n.path = l.to_path AND n.deleted_at IS NULL WHERE l.from_id = $1 \
-         ORDER BY l.rel, l.to_path",
+        "SELECT COALESCE(n.path, m.path, l.to_path) AS path, l.rel, COALESCE(n.id, m.id) AS id \
+         FROM seele_link l \
+         LEFT JOIN seele_node n ON n.path = l.to_path AND n.deleted_at IS NULL \
+         LEFT JOIN seele_alias a ON a.path = l.to_path \
+         LEFT JOIN seele_node m ON m.id = a.node_id AND m.deleted_at IS NULL \
+         WHERE l.from_id = $1 ORDER BY l.rel, path",
         &[id.as_str().into()],
     )?;
     out["links"] = links
         .iter()
-        .map(|l| Ok(Record::of(l, "path=to_path rel id?")?.done()))
+        .map(|l| Ok(Record::of(l, "path rel id?")?.done()))
         .collect::<Result<Vec<Value>, TxError>>()?
         .into();
     // The body first (what a read is for), cut to max_chars and to the answer's room; then

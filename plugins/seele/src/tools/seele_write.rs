@@ -213,6 +213,17 @@ fn move_subtree(
     }
     let parent = nodes::ensure_parent(tx, to, stamp, folders)?;
     let n = from.chars().count();
+    // Every moved node's old path leads to it from now on (a link written with it in a body
+    // not edited since), until a node is put at that path.
+    tx.execute(
+        &format!(
+            "INSERT INTO seele_alias (path, node_id) SELECT path, id FROM seele_node \
+             WHERE path = CAST($1 AS TEXT) OR substr(path, 1, {}) = CAST($1 AS TEXT) || '/' \
+             ON CONFLICT (path) DO UPDATE SET node_id = excluded.node_id",
+            n + 1
+        ),
+        &[from.into()],
+    )?;
     tx.execute(
         &format!(
             "UPDATE seele_node SET path = CAST($1 AS TEXT) || substr(path, {}) \
