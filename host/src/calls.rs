@@ -24,6 +24,9 @@ pub struct Call {
     pub tool: String,
     /// The principal the call is made for (as grants name it).
     pub principal: Arc<str>,
+    /// The agent's client's name when a configured peer passed the call on (else this
+    /// process's session's, which plugins read as `client`).
+    pub client: Option<Arc<str>>,
     /// Who the call is counted under in the metrics.
     pub subject: crate::metrics::Subject,
     /// When it was registered.
@@ -141,6 +144,7 @@ impl Calls {
         group: Option<&str>,
         timeout: Duration,
         principal: &str,
+        client: Option<&str>,
     ) -> Option<Arc<Call>> {
         let started = Instant::now();
         let deadline = started + timeout;
@@ -157,6 +161,7 @@ impl Calls {
             id: Arc::clone(&id),
             tool: tool.to_owned(),
             principal: Arc::from(principal),
+            client: client.map(Arc::from),
             subject: crate::metrics::Subject::of(tool, group),
             started,
             timeout,
@@ -333,10 +338,10 @@ mod tests {
     fn a_call_that_overruns_is_answered_by_the_watchdog_once() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start("1", "slow", None, Duration::from_millis(50), "stdio")
+            .start("1", "slow", None, Duration::from_millis(50), "stdio", None)
             .expect("registered");
         let fast = calls
-            .start("2", "fast", None, Duration::from_secs(30), "stdio")
+            .start("2", "fast", None, Duration::from_secs(30), "stdio", None)
             .expect("registered");
         assert!(
             !calls.wait_idle(Duration::from_millis(1)),
@@ -371,7 +376,14 @@ mod tests {
     fn cancelled_calls_are_never_answered() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start("\"a\"", "t", None, Duration::from_millis(100), "stdio")
+            .start(
+                "\"a\"",
+                "t",
+                None,
+                Duration::from_millis(100),
+                "stdio",
+                None,
+            )
             .expect("registered");
         assert!(calls.cancel("\"a\""));
         assert!(!calls.cancel("\"a\""), "already gone");
@@ -385,16 +397,16 @@ mod tests {
     fn an_id_in_flight_is_not_registered_twice() {
         let (calls, _timeouts) = calls();
         let first = calls
-            .start("7", "t", None, Duration::from_secs(30), "stdio")
+            .start("7", "t", None, Duration::from_secs(30), "stdio", None)
             .expect("first");
         assert!(calls
-            .start("7", "t", None, Duration::from_secs(30), "stdio")
+            .start("7", "t", None, Duration::from_secs(30), "stdio", None)
             .is_none());
         assert!(calls.finish(&first, ""));
         calls.answered();
         assert!(
             calls
-                .start("7", "t", None, Duration::from_secs(30), "stdio")
+                .start("7", "t", None, Duration::from_secs(30), "stdio", None)
                 .is_some(),
             "free again once answered"
         );
@@ -404,12 +416,12 @@ mod tests {
     fn an_earlier_deadline_wakes_the_watchdog() {
         let (calls, timeouts) = calls();
         let _long = calls
-            .start("1", "t", None, Duration::from_secs(60), "stdio")
+            .start("1", "t", None, Duration::from_secs(60), "stdio", None)
             .expect("registered");
         thread::sleep(Duration::from_millis(20));
         let started = Instant::now();
         let _short = calls
-            .start("2", "t", None, Duration::from_millis(30), "stdio")
+            .start("2", "t", None, Duration::from_millis(30), "stdio", None)
             .expect("registered");
         assert_eq!(
             timeouts

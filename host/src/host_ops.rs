@@ -63,13 +63,22 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
     );
     // Who the call that asks is made for, as the host knows it: the principal (judged again
     // when a configured peer forwarded it) and the client's name.
+    let peers = config.peer_tokens.clone();
     register_op(
         "caller",
-        Arc::new(|_: &Value| {
+        Arc::new(move |_: &Value| {
             let principal = crate::plugins::host_api::call_principal();
-            let client = crate::plugins::host_api::value("client");
+            // The client a peer passed the call on for, else this process's session's.
+            let client = crate::plugins::host_api::call_client()
+                .map(|c| c.to_string())
+                .or_else(|| crate::plugins::host_api::value("client"));
             let mut out = json!({});
             if let Some(principal) = principal {
+                // A peer's own token stands for the other machine's user, whom its client's
+                // name tells apart better.
+                if peers.iter().any(|p| **p == *principal) {
+                    out["peer"] = true.into();
+                }
                 out["principal"] = principal.as_ref().into();
             }
             if let Some(client) = client.filter(|c| !c.is_empty()) {

@@ -30,6 +30,11 @@ use crate::policy::Caller;
 pub const ROUTED: &str = "dev.coremcp/routed";
 /// `_meta` key: the principal the call is made for.
 pub const PRINCIPAL: &str = "dev.coremcp/principal";
+/// `_meta` key: the name of the agent's client the call came from (what a record of who did
+/// what shows), told to a configured peer and believed only from one.
+pub const CLIENT: &str = "dev.coremcp/client";
+/// The longest client name carried.
+pub const MAX_CLIENT_CHARS: usize = 200;
 /// `_meta` key: the instance ids of the Core MCPs the call passed through.
 pub const VIA: &str = "dev.coremcp/via";
 /// Hops a call may have made; a longer path is refused as a loop.
@@ -63,6 +68,8 @@ pub fn instance_id() -> &'static str {
 pub struct Incoming {
     pub routed: bool,
     pub principal: Option<String>,
+    /// The client's name, as the sender's session knew it.
+    pub client: Option<String>,
     pub via: Vec<String>,
 }
 
@@ -114,6 +121,24 @@ impl Incoming {
                 })
             }
         };
+        let client = match map.get(CLIENT) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name))
+                if name.chars().count() <= MAX_CLIENT_CHARS
+                    && !name.chars().any(char::is_control) =>
+            {
+                Some(name.clone())
+            }
+            Some(other) => {
+                return Err(HopError::Malformed {
+                    key: CLIENT,
+                    why: format!(
+                        "expected a client name of at most {MAX_CLIENT_CHARS} characters, got \
+                         {other}"
+                    ),
+                })
+            }
+        };
         let via = match map.get(VIA) {
             None => Vec::new(),
             Some(Value::Array(ids)) if ids.len() <= MAX_VIA => ids
@@ -141,6 +166,7 @@ impl Incoming {
         Ok(Self {
             routed,
             principal,
+            client,
             via,
         })
     }
@@ -153,6 +179,15 @@ impl Incoming {
             });
         }
         Ok(())
+    }
+
+    /// The client name a call carries, when `session` is a configured peer (from anyone
+    /// else it is ignored: a name, not an identity).
+    pub fn client(&self, session: &Caller, peer_tokens: &[String]) -> Option<&str> {
+        match session {
+            Caller::Token(name) if peer_tokens.iter().any(|p| p == name) => self.client.as_deref(),
+            _ => None,
+        }
     }
 
     /// The caller the policy judges: `session` itself, or — when the call names a principal
@@ -188,6 +223,9 @@ pub struct Outgoing {
     /// The token principal this process judged the call for; `None` for this machine's own
     /// user (stdio, a tokenless loopback listener), who is the peer itself on the other side.
     pub principal: Option<String>,
+    /// The name of the agent's client: the one the call arrived with from a peer, else this
+    /// process's session's.
+    pub client: Option<String>,
     /// The path so far, this process last.
     pub via: Vec<String>,
 }
@@ -201,7 +239,17 @@ impl Outgoing {
             Caller::Token(name) => Some(name.clone()),
             Caller::Stdio | Caller::Anonymous => None,
         };
-        Self { principal, via }
+        // Believed from a peer only: the session drops it from anyone else.
+        let client = incoming
+            .client
+            .clone()
+            .or_else(|| crate::plugins::host_api::value("client"))
+            .filter(|c| !c.is_empty());
+        Self {
+            principal,
+            client,
+            via,
+        }
     }
 
     /// The `_meta` entries for a call to a peer; `credentialed`: the peer is one the operator
@@ -215,6 +263,9 @@ impl Outgoing {
         }
         if let (true, Some(principal)) = (credentialed, &self.principal) {
             meta.insert(PRINCIPAL.to_owned(), Value::from(principal.as_str()));
+        }
+        if let (true, Some(client)) = (credentialed, &self.client) {
+            meta.insert(CLIENT.to_owned(), Value::from(client.as_str()));
         }
         meta.insert(
             VIA.to_owned(),
@@ -251,6 +302,7 @@ mod tests {
             Incoming {
                 routed: true,
                 principal: Some("bob".into()),
+                client: None,
                 via: vec!["a".into(), "b".into()],
             }
         );
@@ -297,6 +349,36 @@ mod tests {
                 .caller(&Caller::Anonymous, &peers)
                 .map(Cow::into_owned),
             Ok(Caller::Anonymous)
+        );
+    }
+
+    #[test]
+    fn a_client_name_is_believed_from_a_peer_and_told_only_to_one() {
+        let hop = parse(r#"{"dev.coremcp/client":"claude-code"}"#).expect("hop");
+        let peers = vec!["peer".to_owned()];
+        assert_eq!(
+            hop.client(&Caller::Token("peer".into()), &peers),
+            Some("claude-code")
+        );
+        for stranger in [
+            Caller::Token("bob".into()),
+            Caller::Anonymous,
+            Caller::Stdio,
+        ] {
+            assert_eq!(hop.client(&stranger, &peers), None, "{stranger:?}");
+        }
+        let long = format!(r#"{{"dev.coremcp/client":"{}"}}"#, "c".repeat(201));
+        let bad = parse(&long).expect_err("too long");
+        assert!(bad.to_string().contains(CLIENT), "{bad}");
+        let out = Outgoing::new(&Caller::Stdio, &hop);
+        assert_eq!(out.client.as_deref(), Some("claude-code"));
+        assert_eq!(
+            out.meta(true, false).get(CLIENT),
+            Some(&Value::from("claude-code"))
+        );
+        assert!(
+            out.meta(false, false).get(CLIENT).is_none(),
+            "only to a peer"
         );
     }
 

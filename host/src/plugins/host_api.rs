@@ -32,12 +32,20 @@ thread_local! {
     /// asks for).
     static CALL_PRINCIPAL: std::cell::RefCell<Option<Arc<str>>> =
         const { std::cell::RefCell::new(None) };
+    /// The client name a peer passed on with the plugin call running on this thread.
+    static CALL_CLIENT: std::cell::RefCell<Option<Arc<str>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// The principal of the plugin call running on this thread, as grants name it (`None`
 /// outside a call).
 pub fn call_principal() -> Option<Arc<str>> {
     CALL_PRINCIPAL.with(|slot| slot.borrow().clone())
+}
+
+/// The client name a configured peer passed on with the plugin call running on this thread.
+pub fn call_client() -> Option<Arc<str>> {
+    CALL_CLIENT.with(|slot| slot.borrow().clone())
 }
 
 fn config_map() -> &'static RwLock<HashMap<String, String>> {
@@ -71,16 +79,23 @@ pub fn set_value(key: &str, value: String) {
 /// the log messages the plugin writes on this thread meanwhile: each call's logs reach its
 /// own session, never another's. Messages outside a call (a plugin's `init`, its own threads)
 /// go to stderr only.
-pub fn with_call<T>(sink: LogSink, principal: Arc<str>, f: impl FnOnce() -> T) -> T {
+pub fn with_call<T>(
+    sink: LogSink,
+    principal: Arc<str>,
+    client: Option<Arc<str>>,
+    f: impl FnOnce() -> T,
+) -> T {
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
             CALL_SINK.with(|slot| slot.borrow_mut().take());
             CALL_PRINCIPAL.with(|slot| slot.borrow_mut().take());
+            CALL_CLIENT.with(|slot| slot.borrow_mut().take());
         }
     }
     CALL_SINK.with(|slot| *slot.borrow_mut() = Some(sink));
     CALL_PRINCIPAL.with(|slot| *slot.borrow_mut() = Some(principal));
+    CALL_CLIENT.with(|slot| *slot.borrow_mut() = client);
     let _reset = Reset;
     f()
 }

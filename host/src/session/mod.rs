@@ -592,10 +592,15 @@ impl Session {
                     .send(rpc::response(id, &render::call_error_text(&text)));
             }
         }
-        let hop = match crate::forward::hop::Incoming::parse(params.meta) {
+        let mut hop = match crate::forward::hop::Incoming::parse(params.meta) {
             Ok(hop) => hop,
             Err(e) => return reject(rpc::INVALID_PARAMS, format!("tools/call: {e}")),
         };
+        // A client name is believed from a configured peer only; from anyone else it is dropped.
+        let client = hop
+            .client(&inner.caller, &inner.config.peer_tokens)
+            .map(str::to_owned);
+        hop.client = client;
         // Who the policy judges: the session's caller, or the principal a configured peer
         // passed on; a call that already passed through here is refused before anything.
         let caller = match hop
@@ -639,7 +644,14 @@ impl Session {
                     // A human answers in minutes, not seconds.
                     timeout += APPROVAL_WAIT;
                 }
-                let Some(call) = inner.calls.start(id, name, None, timeout, caller.name()) else {
+                let Some(call) = inner.calls.start(
+                    id,
+                    name,
+                    None,
+                    timeout,
+                    caller.name(),
+                    hop.client.as_deref(),
+                ) else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 let job_inner = Arc::clone(inner);
@@ -662,10 +674,14 @@ impl Session {
             Route::Run(run) => {
                 let group = inner.plugins.slots()[run.index].id.as_str();
                 let timeout = self.timeout_for(args);
-                let Some(call) = inner
-                    .calls
-                    .start(id, name, Some(group), timeout, caller.name())
-                else {
+                let Some(call) = inner.calls.start(
+                    id,
+                    name,
+                    Some(group),
+                    timeout,
+                    caller.name(),
+                    hop.client.as_deref(),
+                ) else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 if let Some(floor) = modern
@@ -947,9 +963,12 @@ impl Inner {
         let sink: host_api::LogSink = Arc::new(move |level, group: &str, message: &str| {
             inner.forward_log(&request, level, group, message, floor);
         });
-        host_api::with_call(sink, Arc::clone(&call.principal), || {
-            self.run_loaded(index, call, args)
-        })
+        host_api::with_call(
+            sink,
+            Arc::clone(&call.principal),
+            call.client.clone(),
+            || self.run_loaded(index, call, args),
+        )
     }
 
     fn run_loaded(&self, index: usize, call: &Call, args: &str) -> String {

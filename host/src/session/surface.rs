@@ -108,9 +108,10 @@ impl Session {
         if inner.upstreams.policy().needs_approval(forward.server.id()) {
             timeout += super::APPROVAL_WAIT;
         }
-        let Some(call) = inner
-            .calls
-            .start(id, &forward.label, None, timeout, inner.caller.name())
+        let Some(call) =
+            inner
+                .calls
+                .start(id, &forward.label, None, timeout, inner.caller.name(), None)
         else {
             return inner.out.send(rpc::error(
                 Some(id),

@@ -3,7 +3,8 @@
 //! Invariants: an actor is never taken from an argument that does not name one. It is the
 //! agent the call names (`agent`, `author`, the claimer); else the caller's registered agent
 //! (an agent named as the caller's principal, or as its client); else the caller as the host
-//! knows it (a token's principal, or the client's name). The host's answer comes from the
+//! knows it (a token's principal, or the client's name — for a call a peer passed on for its
+//! machine's own user, the client's name it carried). The host's answer comes from the
 //! call's own context (`host_call("caller")`), which carries a principal through relays and
 //! routes only from configured peers.
 
@@ -19,9 +20,11 @@ pub fn of(tx: &mut Tx<'_>, agent: Option<&str>) -> Result<Option<String>, TxErro
         // Outside a host (a test of the plugin itself): nobody is known.
         return Ok(None);
     };
+    // A configured peer's own token stands for the other machine's user: its client's name
+    // says more.
     let principal = caller["principal"]
         .as_str()
-        .filter(|p| !matches!(*p, "stdio" | "*"));
+        .filter(|p| !matches!(*p, "stdio" | "*") && caller["peer"] != true);
     // The host knows a client as "name version"; an actor is the name.
     let client = caller["client"].as_str().map(|c| match c.rsplit_once(' ') {
         Some((name, version)) if version.starts_with(|v: char| v.is_ascii_digit()) => name,

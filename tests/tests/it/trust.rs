@@ -282,3 +282,58 @@ fn a_relay_that_leads_back_to_the_proxy_is_refused_at_once() {
     assert!(why.contains("route_loop"), "{why}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
+    // The relay: a service on its own store, which knows the proxy's token as a peer's.
+    let relay_dir = plugins(&["scrolls"]);
+    let secrets = TempDir::new("trust-actor-tokens");
+    let token_file = tokens(&secrets);
+    let store =
+        coremcp_tests::stores::StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "trust-actor");
+    let mut args = vec![
+        "--service".to_owned(),
+        "--tokens".to_owned(),
+        token_file,
+        "--peer-token".to_owned(),
+        "peer".to_owned(),
+    ];
+    args.extend(store.args());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let relay = Serve::start_on(relay_dir.path(), "127.0.0.1:0", &args, &[]);
+    // The agent's stdio Core MCP, which passes its calls on to the relay with the peer's
+    // token; its client is this test harness ("coremcp-tests").
+    let proxy_dir = plugins(&["scrolls"]);
+    let data = TempDir::new("trust-actor-proxy");
+    let data = data.path().to_string_lossy().into_owned();
+    let relay_url = url(&relay);
+    let mut agent = Server::start(
+        proxy_dir.path(),
+        &["--data", &data, "--relay", &relay_url],
+        &[("COREMCP_RELAY_TOKEN", PEER)],
+    );
+    agent.initialize();
+    let created = agent.call(
+        "scrolls_project_create",
+        json!({"key": "CORE", "title": "Core"}),
+    );
+    assert!(!is_error(&created), "{created}");
+    let feed = agent.call("scrolls_activity_list", json!({}));
+    let actor = feed["structuredContent"]["items"][0]["actor"].clone();
+    assert_eq!(
+        actor, "coremcp-tests",
+        "the agent's client, carried by the peer, not the peer's own token: {feed}"
+    );
+    // A caller that is not a peer cannot name a client: its claim is dropped.
+    let mut bob = client(&relay, BOB);
+    let answer = bob.request(
+        "tools/call",
+        json!({"name": "scrolls_project_create",
+               "arguments": {"key": "FAKE", "title": "Fake"},
+               "_meta": {"dev.coremcp/client": "someone-else"}}),
+    );
+    assert!(answer["result"].get("isError").is_none(), "{answer}");
+    let feed = bob.call("scrolls_activity_list", json!({}));
+    let actor = feed["structuredContent"]["items"][0]["actor"].clone();
+    assert_eq!(actor, "bob", "{feed}");
+}
