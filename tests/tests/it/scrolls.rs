@@ -377,21 +377,26 @@ fn search_finds_word_forms_and_the_last_word_as_a_prefix_on_both_stores() {
     });
 }
 
+/// Project CORE with a task of each title (CORE-1, CORE-2, …).
+fn core_with_tasks(s: &mut coremcp_tests::Server, titles: &[&str]) {
+    s.ok(
+        "scrolls_project_create",
+        json!({"key": "CORE", "title": "Core"}),
+    );
+    for title in titles {
+        s.ok(
+            "scrolls_task_create",
+            json!({"parent": "CORE", "title": title}),
+        );
+    }
+}
+
 #[test]
 fn a_claim_is_released_by_clearing_the_assignee_or_deleting_the_agent_on_both_stores() {
     let dir = plugins(&["scrolls"]);
     on_both("scrolls-release", |env| {
         let mut s = env.start(dir.path(), &[]);
-        s.ok(
-            "scrolls_project_create",
-            json!({"key": "CORE", "title": "Core"}),
-        );
-        for title in ["one", "two", "three"] {
-            s.ok(
-                "scrolls_task_create",
-                json!({"parent": "CORE", "title": title}),
-            );
-        }
+        core_with_tasks(&mut s, &["one", "two", "three"]);
         s.ok("scrolls_agent_register", json!({"name": "ada"}));
         for key in ["CORE-1", "CORE-2"] {
             let claimed = s.ok("scrolls_item_claim", json!({"id": key, "agent": "ada"}));
@@ -431,16 +436,7 @@ fn progress_counts_what_is_under_an_item_and_lists_what_closed_on_both_stores() 
     let dir = plugins(&["scrolls"]);
     on_both("scrolls-progress", |env| {
         let mut s = env.start(dir.path(), &[]);
-        s.ok(
-            "scrolls_project_create",
-            json!({"key": "CORE", "title": "Core"}),
-        );
-        for title in ["one", "two", "three"] {
-            s.ok(
-                "scrolls_task_create",
-                json!({"parent": "CORE", "title": title}),
-            );
-        }
+        core_with_tasks(&mut s, &["one", "two", "three"]);
         s.ok("scrolls_task_close", json!({"id": "CORE-2"}));
         let progress = s.ok(
             "scrolls_progress_get",

@@ -277,19 +277,7 @@ impl Index {
                         }
                     }
                     Tier::Forms => {
-                        let expression: Vec<String> = groups
-                            .iter()
-                            .map(|terms| {
-                                let terms: Vec<String> = terms
-                                    .iter()
-                                    .map(|(t, prefix)| {
-                                        format!("{}{}", quote(t), if *prefix { "*" } else { "" })
-                                    })
-                                    .collect();
-                                format!("({})", terms.join(" OR "))
-                            })
-                            .collect();
-                        let p = q.bind(expression.join(" AND "));
+                        let p = q.bind(expression(&groups, &quote, "*", " OR ", " AND "));
                         let e = q.bind(exact.join(" "));
                         let condition = format!(
                             "{fts} MATCH {p} AND {table}.rowid NOT IN \
@@ -319,19 +307,7 @@ impl Index {
                         }
                     }
                     Tier::Forms => {
-                        let expression: Vec<String> = groups
-                            .iter()
-                            .map(|terms| {
-                                let terms: Vec<String> = terms
-                                    .iter()
-                                    .map(|(t, prefix)| {
-                                        format!("{t}{}", if *prefix { ":*" } else { "" })
-                                    })
-                                    .collect();
-                                format!("({})", terms.join(" | "))
-                            })
-                            .collect();
-                        let p = q.bind(expression.join(" & "));
+                        let p = q.bind(expression(&groups, &|t| t.to_owned(), ":*", " | ", " & "));
                         let condition = format!(
                             "{table}.search_tsv @@ to_tsquery('simple', CAST({p} AS TEXT)) \
                              AND NOT ({table}.search_tsv @@ {exact})"
@@ -347,6 +323,31 @@ impl Index {
             }
         })
     }
+}
+
+/// A query of `groups` (each word's alternatives, a prefix marked) in a backend's syntax:
+/// each term written by `term`, a prefix followed by `prefix`, the alternatives joined by
+/// `or` in parentheses and the groups by `and`.
+fn expression(
+    groups: &[Vec<(String, bool)>],
+    term: &dyn Fn(&str) -> String,
+    prefix: &str,
+    or: &str,
+    and: &str,
+) -> String {
+    let groups: Vec<String> = groups
+        .iter()
+        .map(|terms| {
+            let terms: Vec<String> = terms
+                .iter()
+                .map(|(t, is_prefix)| {
+                    format!("{}{}", term(t), if *is_prefix { prefix } else { "" })
+                })
+                .collect();
+            format!("({})", terms.join(or))
+        })
+        .collect();
+    groups.join(and)
 }
 
 /// The two tiers of a search: the rows holding every word as typed, ranked by the backend;
