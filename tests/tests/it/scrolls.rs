@@ -637,48 +637,47 @@ fn keys_show_their_form_in_the_schemas_and_in_refusals() {
     assert_eq!(described("scrolls_theme_get", "id"), "e.g. reliability");
     assert!(described("scrolls_item_claim", "id").contains("CORE-42"));
     assert!(described("scrolls_story_create", "parent").contains("CORE-1"));
-    let data = coremcp_tests::TempDir::new("scrolls-keys");
     drop(s);
-    let data_arg = data.path().to_string_lossy().into_owned();
-    let mut s = coremcp_tests::Server::start(dir.path(), &["--data", &data_arg], &[]);
-    s.initialize();
-    // Without the Registry in this build, a named Registry theme is recorded unchecked.
-    let unchecked = s.ok(
-        "scrolls_theme_create",
-        json!({"key": "ops", "title": "Ops", "registry_theme": "elsewhere"}),
-    );
-    assert_eq!(unchecked["registry_theme"], "elsewhere");
-    let theme = s.refused(
-        "scrolls_theme_create",
-        json!({"key": "Reliability!", "title": "R"}),
-    );
-    assert!(
-        theme.contains("\"key\"") && theme.contains("theme key"),
-        "{theme}"
-    );
-    let project = s.refused(
-        "scrolls_project_create",
-        json!({"key": "core", "title": "C"}),
-    );
-    assert!(
-        project.contains("\"key\"") && project.contains("project key"),
-        "{project}"
-    );
-    s.ok(
-        "scrolls_project_create",
-        json!({"key": "CORE", "title": "Core"}),
-    );
-    s.ok(
-        "scrolls_epic_create",
-        json!({"project": "CORE", "title": "e"}),
-    );
-    let lower = s.refused(
-        "scrolls_story_create",
-        json!({"parent": "core-1", "title": "s"}),
-    );
-    assert!(lower.contains("did you mean CORE-1?"), "{lower}");
-    let missing = s.refused("scrolls_story_get", json!({"id": "CORE-9"}));
-    assert!(missing.contains("PROJECT-n such as CORE-42"), "{missing}");
+    on_both("scrolls-keys", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        // Without the Registry in this build, a named Registry theme is recorded unchecked.
+        let unchecked = s.ok(
+            "scrolls_theme_create",
+            json!({"key": "ops", "title": "Ops", "registry_theme": "elsewhere"}),
+        );
+        assert_eq!(unchecked["registry_theme"], "elsewhere");
+        let theme = s.refused(
+            "scrolls_theme_create",
+            json!({"key": "Reliability!", "title": "R"}),
+        );
+        assert!(
+            theme.contains("\"key\"") && theme.contains("theme key"),
+            "{theme}"
+        );
+        let project = s.refused(
+            "scrolls_project_create",
+            json!({"key": "core", "title": "C"}),
+        );
+        assert!(
+            project.contains("\"key\"") && project.contains("project key"),
+            "{project}"
+        );
+        s.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        s.ok(
+            "scrolls_epic_create",
+            json!({"project": "CORE", "title": "e"}),
+        );
+        let lower = s.refused(
+            "scrolls_story_create",
+            json!({"parent": "core-1", "title": "s"}),
+        );
+        assert!(lower.contains("did you mean CORE-1?"), "{lower}");
+        let missing = s.refused("scrolls_story_get", json!({"id": "CORE-9"}));
+        assert!(missing.contains("PROJECT-n such as CORE-42"), "{missing}");
+    });
 }
 
 #[test]
