@@ -533,3 +533,39 @@ fn stale_containers_are_found_on_live_hosts_and_a_dead_one_is_reported() {
     );
     assert_eq!(young["total"], 0, "younger than an hour: {young}");
 }
+
+#[test]
+fn a_command_that_reads_stdin_leaves_the_rest_of_the_script_alone() {
+    let dir = plugins(&["ops"]);
+    let root = TempDir::new("shell-stdin-root");
+    let tmp = TempDir::new("shell-stdin-tmp");
+    let tmp_arg = arg(tmp.path());
+    let mut s = Server::start(
+        dir.path(),
+        &["--root", &arg(root.path())],
+        &[("TMPDIR", &tmp_arg)],
+    );
+    s.initialize();
+    let cases = [
+        // cat sees an empty stdin, not the script's next lines.
+        ("cat\necho SHOULD_PRINT\n", "SHOULD_PRINT\n"),
+        // read gets nothing and the next line still runs.
+        ("read x\necho \"got:$x\"\necho after\n", "got:\nafter\n"),
+        // A program reading all of stdin, as ssh -T or python - would.
+        ("head -c 100 /dev/stdin\necho end\n", "end\n"),
+        // A heredoc is part of the script, as written.
+        ("cat <<EOF\nhello\nEOF\necho done\n", "hello\ndone\n"),
+    ];
+    for (script, expected) in cases {
+        let out = s.ok("shell_run", json!({"script": script, "shell": "bash"}));
+        assert_eq!(out["stdout"], expected, "{script:?}: {out}");
+        assert_eq!(out["exit_code"], 0, "{script:?}: {out}");
+    }
+    // The script's file is gone with its run.
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("tmp")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

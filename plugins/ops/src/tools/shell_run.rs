@@ -2,9 +2,11 @@
 //! shell (`COREMCP_SHELL`, default `bash`), or in the shell the call names.
 //!
 //! Invariants:
-//! - The script reaches the shell on its stdin (`bash -s`, `pwsh -Command -`), never as an
-//!   argument, so its size is not bounded by the kernel's argument limit and it is never
-//!   re-quoted.
+//! - The script reaches the shell as a file in a private folder (`script::File`: mode 0700,
+//!   removed when the run ends), never as an argument, so its size is not bounded by the
+//!   kernel's argument limit and it is never re-quoted; and never on stdin, which the script's
+//!   own commands get empty, so a command that reads stdin (`cat`, `read`, `ssh`, `python -`)
+//!   cannot swallow the rest of the script.
 //! - It runs through `coremcp-spawn`: a scrubbed environment plus the call's `env`, whose keys
 //!   are checked by the same credential rule as the scrub (such a key is refused by name: a
 //!   credential is never passed through a tool argument); `cwd` confined to the roots; output
@@ -15,6 +17,8 @@
 //!   line start with a marker naming how much was left out.
 //! - A non-zero exit is a result (`exit_code`, `ok: false`), not a tool error: the output is
 //!   what the agent needs. A timeout, a cancel or a shell that cannot start are tool errors.
+
+mod script;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -64,19 +68,27 @@ pub enum Shell {
 }
 
 impl Shell {
-    /// The program and the arguments that make it read the script from stdin.
+    /// The program and the arguments before the script file's path.
     fn command(self) -> (&'static str, &'static [&'static str]) {
         match self {
             Shell::Pwsh => (
                 "pwsh",
-                &["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", "-"],
+                &["-NoLogo", "-NoProfile", "-NonInteractive", "-File"],
             ),
             Shell::Powershell => (
                 "powershell",
-                &["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", "-"],
+                &["-NoLogo", "-NoProfile", "-NonInteractive", "-File"],
             ),
-            Shell::Bash => ("bash", &["-s"]),
-            Shell::Sh => ("sh", &["-s"]),
+            Shell::Bash => ("bash", &[]),
+            Shell::Sh => ("sh", &[]),
+        }
+    }
+
+    /// The script file's extension (PowerShell runs only a `.ps1` file).
+    fn extension(self) -> &'static str {
+        match self {
+            Shell::Pwsh | Shell::Powershell => "ps1",
+            Shell::Bash | Shell::Sh => "sh",
         }
     }
 }
@@ -99,14 +111,19 @@ pub fn run_in(
         &on_path,
     )?;
     let (program, flags) = shell.command();
-    let mut spec = Spec::new(program).args(flags);
+    let file = script::File::write(&args.script, shell.extension())
+        .map_err(|e| ToolError::new(codes::FAILED, format!("cannot write the script: {e}")))?;
+    let mut spec = Spec::new(program)
+        .args(flags)
+        .args([file.path().to_string_lossy().into_owned()]);
     spec.env = env_of(args.env.as_ref())?;
     let dir = roots.resolve("cwd", args.cwd.as_deref(), None)?;
     if !dir.is_dir() {
         return Err(invalid("cwd", format!("{}: not a folder", dir.display())));
     }
     spec.cwd = Some(dir);
-    spec.stdin = Some(args.script.into_bytes());
+    // The script's commands read an empty stdin.
+    spec.stdin = None;
     spec.max_output = KEPT_BYTES;
     spec.keep_end = true;
     // The call's deadline wins over a longer limit; keep a moment to answer in.
