@@ -903,3 +903,50 @@ fn registry_answers_fit_with_every_field_at_its_limit_on_both_stores() {
         no_defects(addr);
     });
 }
+
+#[test]
+fn save_to_is_no_way_around_a_rule_that_takes_the_registry_write_away() {
+    let dir = plugins(&["files", "registry"]);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_string_lossy()
+        .into_owned();
+    let env = StoreEnv::new(
+        coremcp_tests::stores::Backend::Sqlite,
+        "contract-save-denied",
+    );
+    let (mut s, _) = start(
+        &env,
+        dir.path(),
+        &["--root", &repo, "--grants", "stdio=!registry_snapshot_save"],
+    );
+    s.ok("registry_theme_add", json!({"key": "core", "name": "Core"}));
+    s.ok(
+        "registry_project_add",
+        json!({"key": "CORE", "name": "Core", "theme": "core"}),
+    );
+    s.ok(
+        "registry_source_add",
+        json!({"project": "CORE", "name": "core-mcp", "kind": "git", "url": "https://example.invalid/core-mcp.git"}),
+    );
+    // The tool itself is refused, and so is reaching it through code_snapshot's save_to.
+    let direct = s.refused(
+        "registry_snapshot_save",
+        json!({"source": "CORE/core-mcp", "commit": "0".repeat(40), "snapshot": {"files": []}}),
+    );
+    assert!(direct.contains("registry_snapshot_save"), "{direct}");
+    let through = s.refused(
+        "code_snapshot",
+        json!({"path": "host/src", "save_to": "CORE/core-mcp"}),
+    );
+    assert!(
+        through.contains("registry_snapshot_save is not granted"),
+        "{through}"
+    );
+    let stored = s.refused("registry_snapshot_get", json!({"source": "CORE/core-mcp"}));
+    assert!(
+        stored.contains("not_found") || stored.contains("no snapshot"),
+        "{stored}"
+    );
+}
