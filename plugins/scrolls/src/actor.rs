@@ -30,14 +30,23 @@ pub fn of(tx: &mut Tx<'_>, agent: Option<&str>) -> Result<Option<String>, TxErro
         Some((name, version)) if version.starts_with(|v: char| v.is_ascii_digit()) => name,
         _ => c,
     });
-    for name in [principal, client].into_iter().flatten() {
-        let registered = tx.query_opt(
-            "SELECT name FROM scrolls_agent WHERE name = $1",
-            &[name.into()],
-        )?;
-        if registered.is_some() {
-            return Ok(Some(name.to_owned()));
-        }
-    }
-    Ok(principal.or(client).map(str::to_owned))
+    // The registered agent decides only between a principal and a client: the principal,
+    // unless only the client names a registered agent. Otherwise no lookup is needed.
+    let (Some(principal), Some(client)) = (principal, client) else {
+        return Ok(principal.or(client).map(str::to_owned));
+    };
+    let registered = tx.query(
+        "SELECT name FROM scrolls_agent WHERE name IN ($1, $2)",
+        &[principal.into(), client.into()],
+    )?;
+    let named = |who: &str| {
+        registered
+            .iter()
+            .any(|r| r.get_text("name").is_ok_and(|n| n == who))
+    };
+    let actor = match named(principal) || !named(client) {
+        true => principal,
+        false => client,
+    };
+    Ok(Some(actor.to_owned()))
 }

@@ -336,4 +336,15 @@ fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
     let feed = bob.call("scrolls_activity_list", json!({}));
     let actor = feed["structuredContent"]["items"][0]["actor"].clone();
     assert_eq!(actor, "bob", "{feed}");
+    // The caller's registered agent: here its client's name, since bob registered none.
+    let registered = bob.call("scrolls_agent_register", json!({"name": "coremcp-tests"}));
+    assert!(!is_error(&registered), "{registered}");
+    let updated = bob.call(
+        "scrolls_project_update",
+        json!({"id": "FAKE", "title": "Renamed"}),
+    );
+    assert!(!is_error(&updated), "{updated}");
+    let feed = bob.call("scrolls_activity_list", json!({}));
+    let actor = feed["structuredContent"]["items"][0]["actor"].clone();
+    assert_eq!(actor, "coremcp-tests", "{feed}");
 }
