@@ -63,6 +63,11 @@ pub fn group_of_file(name: &str) -> Option<&str> {
     valid.then_some(id)
 }
 
+/// The default of the `timeout_s` property of a tool's input schema.
+fn declared_timeout(schema: &serde_json::Value) -> Option<u64> {
+    schema.pointer("/properties/timeout_s/default")?.as_u64()
+}
+
 /// What identifies one version of a file on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fingerprint {
@@ -94,6 +99,8 @@ pub struct Loaded {
     pub library: Library,
     /// The file this copy was loaded from, as it was then.
     fingerprint: Option<Fingerprint>,
+    /// The tools whose `timeout_s` argument declares a default, with it (few or none).
+    timeouts: Vec<(String, u64)>,
 }
 
 impl Loaded {
@@ -139,6 +146,28 @@ pub enum Listing {
 }
 
 impl Listing {
+    /// The default of `tool`'s `timeout_s` argument, if it declares one: the time the tool
+    /// runs for when the call does not say, which the call's deadline honours.
+    pub fn declared_timeout(&self, tool: &str) -> Option<u64> {
+        match self {
+            Self::Loaded(loaded) => loaded
+                .timeouts
+                .iter()
+                .find(|(name, _)| name == tool)
+                .map(|(_, s)| *s),
+            // Before the group loads (its first call): the entry is parsed only if it names
+            // the argument at all.
+            Self::Listed(tools) => {
+                let entry = tools.iter().find(|t| t.name == tool)?.entry.as_ref()?;
+                if !entry.contains("\"timeout_s\"") {
+                    return None;
+                }
+                let entry: serde_json::Value = serde_json::from_str(entry).ok()?;
+                declared_timeout(entry.get("inputSchema")?)
+            }
+        }
+    }
+
     /// How many tools the group declares.
     pub fn count(&self) -> usize {
         match self {
@@ -492,9 +521,16 @@ impl PluginSet {
             .map(|t| t.name.as_str())
             .collect();
         self.claim(index, &names)?;
+        let timeouts = library
+            .manifest
+            .tools
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), declared_timeout(&t.input_schema)?)))
+            .collect();
         let loaded = Loaded {
             library,
             fingerprint,
+            timeouts,
         };
         let missing = loaded.missing_catalog_tools(slot.catalog);
         if !missing.is_empty() {

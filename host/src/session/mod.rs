@@ -63,6 +63,28 @@ const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
 /// Time an upstream call that may ask the human for approval gets on top of its deadline.
 const APPROVAL_WAIT: Duration = Duration::from_secs(120);
 
+/// A call's deadline: `default`, or the tool's own `timeout_s` (given in `args`, else
+/// `declared`) and a grace on top when that is longer, up to [`MAX_CALL_TIMEOUT`].
+fn call_timeout(default: Duration, args: &str, declared: Option<u64>) -> Duration {
+    #[derive(Deserialize)]
+    struct Probe {
+        timeout_s: Option<u64>,
+    }
+    let given = if TIMEOUT_KEY.find(args.as_bytes()).is_some() {
+        serde_json::from_str::<Probe>(args)
+            .ok()
+            .and_then(|p| p.timeout_s)
+    } else {
+        None
+    };
+    match given.or(declared) {
+        Some(s) => {
+            (Duration::from_secs(s) + TIMEOUT_GRACE).clamp(default, MAX_CALL_TIMEOUT.max(default))
+        }
+        None => default,
+    }
+}
+
 /// MCP log levels, in rising severity (`logging/setLevel`).
 const LOG_LEVELS: &[&str] = &[
     "debug",
@@ -639,7 +661,7 @@ impl Session {
                     .send(rpc::response(id, &render::call_error_text(refusal.text())))
             }
             Route::Upstream(target) => {
-                let mut timeout = self.timeout_for(args);
+                let mut timeout = self.timeout_for(args, None);
                 if inner.upstreams.may_ask(&target, &inner.caller) {
                     // A human answers in minutes, not seconds.
                     timeout += APPROVAL_WAIT;
@@ -673,7 +695,10 @@ impl Session {
             }
             Route::Run(run) => {
                 let group = inner.plugins.slots()[run.index].id.as_str();
-                let timeout = self.timeout_for(args);
+                let declared = inner.plugins.slots()[run.index]
+                    .listing()
+                    .and_then(|l| l.declared_timeout(name));
+                let timeout = self.timeout_for(args, declared);
                 let Some(call) = inner.calls.start(
                     id,
                     name,
@@ -730,21 +755,10 @@ impl Session {
             .map(|index| plugins.slots()[index].id.clone())
     }
 
-    /// The call's deadline: the default, or longer when the tool is given its own `timeout_s`.
-    fn timeout_for(&self, args: &str) -> Duration {
-        let default = self.inner.config.call_timeout;
-        if TIMEOUT_KEY.find(args.as_bytes()).is_none() {
-            return default;
-        }
-        #[derive(Deserialize)]
-        struct Probe {
-            timeout_s: Option<u64>,
-        }
-        match serde_json::from_str::<Probe>(args) {
-            Ok(Probe { timeout_s: Some(s) }) => (Duration::from_secs(s) + TIMEOUT_GRACE)
-                .clamp(default, MAX_CALL_TIMEOUT.max(default)),
-            _ => default,
-        }
+    /// The call's deadline: the default, or longer when the tool runs for its own
+    /// `timeout_s` — the one the call gives, else the one the tool declares (`declared`).
+    fn timeout_for(&self, args: &str, declared: Option<u64>) -> Duration {
+        call_timeout(self.inner.config.call_timeout, args, declared)
     }
 }
 
@@ -1099,4 +1113,43 @@ fn duplicate(id: &str) -> String {
         "request id {id} is already in flight in this session; a second request with it is \
          refused (ids must be unique among the requests in flight)"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tools_own_timeout_sets_the_deadline_given_or_declared() {
+        let default = Duration::from_secs(30);
+        let secs = |s: u64| Duration::from_secs(s);
+        // Nothing said, nothing declared: the default.
+        assert_eq!(call_timeout(default, r#"{"a":1}"#, None), default);
+        // The declared default runs its full time (a Compose `down` with a long grace).
+        assert_eq!(call_timeout(default, "{}", Some(120)), secs(125));
+        // What the call gives wins over what the tool declares, either way.
+        assert_eq!(
+            call_timeout(default, r#"{"timeout_s":300}"#, Some(120)),
+            secs(305)
+        );
+        assert_eq!(
+            call_timeout(default, r#"{"timeout_s":1}"#, Some(120)),
+            default
+        );
+        // Never shorter than the default, never past the longest.
+        assert_eq!(call_timeout(default, "{}", Some(10)), default);
+        assert_eq!(
+            call_timeout(default, r#"{"timeout_s":9999}"#, None),
+            MAX_CALL_TIMEOUT
+        );
+        // A nested `timeout_s` or a bad value is not the tool's.
+        assert_eq!(
+            call_timeout(default, r#"{"x":{"timeout_s":300}}"#, None),
+            default
+        );
+        assert_eq!(
+            call_timeout(default, r#"{"timeout_s":"300"}"#, Some(120)),
+            secs(125)
+        );
+    }
 }

@@ -17,6 +17,8 @@
 //! arguments join this one's, such as the shared paging arguments). An `Option<T>` field is optional; a field with a
 //! default is optional and takes the default when absent; a `Vec<T>` is optional and empty
 //! when absent unless marked `required`; every other field is required.
+//! A `timeout_s` field's default is written into its schema as `default`: the host sets the
+//! call's deadline from it when the call gives none.
 //! The doc comment is the property's description and may not be left out. The struct's own doc
 //! comment is `ToolArgs::DESCRIPTION`, the description of a tool built with `Tool::typed`.
 
@@ -148,10 +150,13 @@ fn args(input: &DeriveInput) -> syn::Result<Tokens> {
                 "every argument needs a doc comment: it is the property's description",
             ));
         }
-        let keywords = attrs
-            .keywords
-            .iter()
-            .map(|(k, v)| quote!((#k, #sdk::json(#v))));
+        let mut keywords = attrs.keywords.clone();
+        // A tool's own time limit is the one default the host reads (DESIGN: a tool's
+        // `timeout_s` sets its call's deadline), so the schema carries it.
+        if let (Some(default), "timeout_s") = (&attrs.default, key.as_str()) {
+            keywords.push(("default", syn::parse2::<Expr>(default.clone())?));
+        }
+        let keywords = keywords.iter().map(|(k, v)| quote!((#k, #sdk::json(#v))));
         let required = if attrs.required {
             quote!(::core::option::Option::Some(true))
         } else if attrs.default.is_some() {

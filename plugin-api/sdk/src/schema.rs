@@ -124,8 +124,11 @@ fn validate_value(schema: &Value, value: &Value, at: &str) -> Result<(), String>
     Ok(())
 }
 
-/// The keywords [`validate_args`] enforces, and the one annotation it allows.
+/// The keywords [`validate_args`] enforces, and the annotations it allows: `description`, and
+/// `default` (what an absent argument means; the host reads `timeout_s`'s to set a call's
+/// deadline).
 const KEYWORDS: &[&str] = &[
+    "default",
     "type",
     "properties",
     "required",
@@ -203,6 +206,7 @@ fn check_node(schema: &Value, at: &str, described: bool) -> Result<(), String> {
                 })
             }),
             "description" => value.as_str().is_some_and(|d| !d.is_empty()),
+            "default" => !value.is_null(),
             "minimum" | "maximum" => value.is_number(),
             "minLength" | "maxLength" | "minItems" | "maxItems" => value.is_u64(),
             _ => true,

@@ -615,3 +615,67 @@ fn compose_without_a_grant_reads_nothing_outside_the_roots_and_up_never_hands_ov
         "{refused}"
     );
 }
+
+/// A Compose `down` takes as long as its services' stop grace: it runs for `timeout_s` (120 by
+/// default) rather than the call's deadline, and one cut short kills Compose's process group
+/// and says what the project was left as.
+#[test]
+fn compose_runs_for_its_own_timeout_and_a_cut_one_says_what_it_left() {
+    let Some(d) = daemon() else { return };
+    let root = TempDir::new("docker-root");
+    let project = unique("grace").replace('-', "");
+    let folder = root.path().join("slow");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    // The service ignores SIGTERM, so stopping it takes its whole grace.
+    std::fs::write(
+        folder.join("docker-compose.yml"),
+        format!(
+            "version: \"2.4\"\nservices:\n  web:\n    image: {}\n    network_mode: none\n    \
+             stop_grace_period: 12s\n    \
+             command: [\"sh\", \"-c\", \"trap '' TERM; while true; do sleep 1; done\"]\n",
+            d.image
+        ),
+    )
+    .expect("compose file");
+    let dir = plugins(&["docker", "registry"]);
+    let root_arg = root.path().to_string_lossy().into_owned();
+    // A short call deadline: the grace is longer than it, as a 45 s grace is than 30 s.
+    let mut server = Server::start(
+        dir.path(),
+        &["--root", &root_arg, "--call-timeout", "5"],
+        &[
+            ("DOCKER_HOST", d.host.as_str()),
+            ("COREMCP_COMPOSE", "docker-compose"),
+        ],
+    );
+    server.initialize();
+    let (v1, v2) = (format!("{project}_web_1"), format!("{project}-web-1"));
+    let _cleanup = Cleanup::new(&d, &[&v1, &v2]);
+    let base = json!({"project_dir": "slow", "project_name": project});
+    let with = |action: &str, extra: Value| {
+        let mut args = base.clone();
+        args["action"] = action.into();
+        merge(&mut args, extra);
+        args
+    };
+    server.ok("docker_compose", with("up", json!({})));
+
+    let started = Instant::now();
+    let err = server.refused("docker_compose", with("down", json!({"timeout_s": 2})));
+    assert!(started.elapsed() < Duration::from_secs(8), "{err}");
+    assert!(
+        err.contains("killed") && err.contains(&project) && err.contains("running"),
+        "a cut down says what it left: {err}"
+    );
+    assert!(err.contains("timeout_s"), "{err}");
+
+    // With no timeout_s the default lets the grace run out, well past the call deadline.
+    let started = Instant::now();
+    server.ok("docker_compose", with("down", json!({})));
+    assert!(
+        started.elapsed() > Duration::from_secs(5),
+        "the grace was honoured"
+    );
+    let ps = server.ok("docker_compose", with("ps", json!({})));
+    assert_eq!(ps["count"], 0, "down finished: {ps}");
+}

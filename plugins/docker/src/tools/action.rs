@@ -32,7 +32,7 @@ pub struct Action {
     /// Registry host (default this machine)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
-    /// stop/restart grace (default 10)
+    /// stop/restart grace, s
     #[arg(min = 0, max = 600, default = 10)]
     timeout_s: u64,
     /// remove: even if running

@@ -83,6 +83,9 @@ pub struct Compose {
     /// naming docker_compose)
     #[arg(default)]
     allow_host_access: bool,
+    /// kill Compose after, s (down waits out each stop grace)
+    #[arg(min = 1, max = 600, default = 120)]
+    timeout_s: u64,
 }
 
 /// A Compose command.
@@ -119,13 +122,28 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
     spec.env = vec![("DOCKER_HOST".into(), target.endpoint.to_string().into())];
     spec.max_output = KEPT_BYTES;
     spec.keep_end = true;
+    // The call's deadline (which a `timeout_s` extends) wins; keep a moment to answer in,
+    // and to say what a killed Compose left behind.
     let remaining = ctx
         .remaining()
-        .saturating_sub(std::time::Duration::from_millis(300));
-    spec.timeout = remaining.max(std::time::Duration::from_millis(1));
+        .saturating_sub(std::time::Duration::from_millis(1_500));
+    spec.timeout = std::time::Duration::from_secs(args.timeout_s)
+        .min(remaining.max(std::time::Duration::from_millis(1)));
     let shown = plan.shown();
-    let finished = coremcp_spawn::run(&spec, Some(ctx.raw().cancelled))
-        .map_err(|e| spawn_error(&plan.program, &shown, e))?;
+    let finished = coremcp_spawn::run(&spec, Some(ctx.raw().cancelled)).map_err(|e| {
+        let timed_out = matches!(e, SpawnError::TimedOut { .. });
+        let mut error = spawn_error(&plan.program, &shown, e);
+        if timed_out {
+            let project = args
+                .project_name
+                .clone()
+                .unwrap_or_else(|| project_name_of(&plan.dir));
+            error
+                .message
+                .push_str(&left_behind(ctx, &target.endpoint, &project));
+        }
+        error
+    })?;
     if !finished.status.success() {
         return Err(ToolError::new(
             codes::FAILED,
@@ -515,6 +533,60 @@ fn output(finished: &Finished, max: usize) -> String {
         0 => end.to_owned(),
         _ => format!("…[{cut} characters before this not shown]\n{end}"),
     }
+}
+
+/// The project name Compose gives a project folder: its name, lowercased, keeping letters,
+/// digits, `_` and `-`.
+fn project_name_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
+        .collect()
+}
+
+/// What a killed Compose command left: the project's containers and their states, as the
+/// daemon reports them now (or why that could not be read).
+fn left_behind(ctx: &Ctx<'_>, endpoint: &coremcp_docker_api::Endpoint, project: &str) -> String {
+    let filters = HashMap::from([(
+        "label".to_owned(),
+        vec![format!("com.docker.compose.project={project}")],
+    )]);
+    let containers = match summary::list(ctx, endpoint, true, filters) {
+        Ok(containers) => containers,
+        Err(e) => return format!(". The project's state could not be read: {e}"),
+    };
+    if containers.is_empty() {
+        return format!(". Project {project} has no containers now.");
+    }
+    let states: Vec<String> = containers
+        .iter()
+        .take(20)
+        .map(|c| {
+            let name = c
+                .names
+                .as_ref()
+                .and_then(|n| n.first())
+                .map_or("?", |n| n.trim_start_matches('/'));
+            format!(
+                "{name} {}",
+                c.state
+                    .map_or_else(|| "unknown".to_owned(), |s| s.to_string())
+            )
+        })
+        .collect();
+    let more = containers.len().saturating_sub(states.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        ". Compose's whole process group was killed; project {project} now has: {}{more} \
+         (pass a larger timeout_s, up to 600, to let it finish)",
+        states.join(", ")
+    )
 }
 
 fn spawn_error(program: &str, shown: &str, e: SpawnError) -> ToolError {

@@ -59,7 +59,7 @@ pub struct Query {
     /// default 200
     #[arg(min = 1, max = 5000, default = DEFAULT_MAX_ROWS)]
     max_rows: usize,
-    /// default 30
+    /// cancel after, s
     #[arg(min = 1, max = 600, default = DEFAULT_TIMEOUT_S)]
     timeout_s: u64,
 }

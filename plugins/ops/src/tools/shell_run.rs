@@ -49,7 +49,7 @@ pub struct Run {
     script: String,
     /// inside the roots (default the first)
     cwd: Option<String>,
-    /// kill after (default 120)
+    /// kill after, s
     #[arg(min = 1, max = 600, default = 120)]
     timeout_s: u64,
     /// extra variables (credential names refused)

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 /// The host configuration key holding the CLI command (from `COREMCP_PUBLISH_CMD`).
 const CMD_KEY: &str = "publish.cmd";
-/// The CLI's own time limit when `timeout_s` is not given (the call's deadline still applies).
+/// The CLI's own time limit when `timeout_s` is not given (the call's deadline follows it).
 const DEFAULT_TIMEOUT_S: u64 = 120;
 /// How much of the CLI's output an error quotes.
 const EXCERPT_CHARS: usize = 2000;
@@ -33,7 +33,7 @@ pub struct Publish {
     cwd: Option<String>,
     /// stdin text
     stdin: Option<String>,
-    /// default 120
+    /// kill after, s
     #[arg(min = 1, max = 600, default = DEFAULT_TIMEOUT_S)]
     timeout_s: u64,
 }
