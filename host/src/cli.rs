@@ -95,6 +95,10 @@ pub struct Cli {
     /// relays, remote hosts and upstream servers
     #[arg(long, global = true, env = env::CA_FILE, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
+    /// The URL other machines reach this Core MCP at, e.g. http://devbox.example:7070/mcp:
+    /// what `bootstrap` registers as this machine's Registry host, shown on the status page
+    #[arg(long, global = true, env = env::ADVERTISE_URL, value_name = "URL")]
+    pub advertise: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -389,10 +393,18 @@ impl Cli {
         let compose = std::env::var(env::COMPOSE)
             .ok()
             .filter(|v| !v.trim().is_empty());
+        let advertise = self
+            .advertise
+            .as_deref()
+            .filter(|v| !v.trim().is_empty())
+            .map(config::parse_advertise)
+            .transpose()
+            .map_err(Failure::usage)?;
         Ok(Config {
             plugins_dir,
             shell,
             compose,
+            advertise,
             groups: GroupSelection::parse(&self.groups).map_err(Failure::usage)?,
             publish_cmd,
             call_timeout: Duration::from_secs(self.call_timeout),

@@ -23,6 +23,9 @@ pub mod env {
     /// The Compose command of `docker_compose` (default `docker compose` where the `docker` CLI
     /// has it, else `docker-compose`), passed to the Docker group as `compose.cmd`.
     pub const COMPOSE: &str = "COREMCP_COMPOSE";
+    /// The address other machines reach this Core MCP at (`--advertise`), passed to the Ops
+    /// group as `advertise.url` for `bootstrap`'s Registry host.
+    pub const ADVERTISE_URL: &str = "COREMCP_ADVERTISE_URL";
     /// `1` keeps the process dumpable (a debugger, a core dump, `/proc` readers of the same
     /// user), which lets every child read its environment and memory too; by default it makes
     /// itself undumpable at start (`crate::hardening`).
@@ -168,6 +171,8 @@ pub struct Config {
     pub shell: Option<String>,
     /// The Compose command of `docker_compose` (`COREMCP_COMPOSE`).
     pub compose: Option<String>,
+    /// The URL other machines reach this Core MCP's MCP endpoint at (`--advertise`).
+    pub advertise: Option<String>,
     pub call_timeout: Duration,
     pub page_size: usize,
     pub group_concurrency: usize,
@@ -232,6 +237,7 @@ impl Config {
             plugins_dir,
             groups: GroupSelection::All,
             publish_cmd: None,
+            advertise: None,
             shell: None,
             compose: None,
             call_timeout: Duration::from_secs(30),
@@ -275,6 +281,9 @@ impl Config {
         }
         if let Some(compose) = &self.compose {
             values.push(("compose.cmd".to_owned(), compose.clone()));
+        }
+        if let Some(url) = &self.advertise {
+            values.push(("advertise.url".to_owned(), url.clone()));
         }
         values.push((
             "plugins.dir".to_owned(),
@@ -385,6 +394,22 @@ impl Default for ConsulAgent {
 
 /// Consul's own default agent address.
 pub const DEFAULT_CONSUL: &str = "127.0.0.1:8500";
+
+/// `--advertise`: an http(s) URL with a host, as other machines will call it.
+pub fn parse_advertise(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    let host = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or_default());
+    match host {
+        Some(host) if !host.is_empty() && !host.contains(['@', ' ']) => Ok(url.to_owned()),
+        _ => Err(format!(
+            "--advertise {url:?}: give the http(s) URL other machines reach this Core MCP at, \
+             e.g. http://devbox.example:7070/mcp"
+        )),
+    }
+}
 
 /// The agent address of `--consul` / `CONSUL_HTTP_ADDR`: `host:port` or `http://host:port`
 /// (Consul's variable allows both); `https` is refused: the agent is reached on this machine.

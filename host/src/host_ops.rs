@@ -137,8 +137,8 @@ fn registry_hosts(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, To
 }
 
 /// `{"tool": "registry_…", "args": {…}, "timeout_ms": N}` → the tool's answer: the Registry
-/// tools machine set-up needs (`bootstrap`'s host, `repo_setup`'s checkout) and
-/// `code_snapshot`'s `save_to`, nothing else. A Registry tool the grants take away from the
+/// tools machine set-up needs (`bootstrap`'s host, `repo_setup`'s checkout), the docs tools'
+/// lookup of a docs source's checkout and `code_snapshot`'s `save_to`, nothing else. A Registry tool the grants take away from the
 /// principal of the call that asks is refused here as it would be when called directly.
 fn registry_call(
     plugins: &Arc<PluginSet>,
@@ -269,8 +269,9 @@ fn relay_answer(result: &str) -> Result<Value, ToolError> {
 }
 
 /// The Registry tools `registry.call` may run.
-const REGISTRY_CALLS: [&str; 7] = [
+const REGISTRY_CALLS: [&str; 8] = [
     "registry_theme_list",
+    "registry_project_list",
     "registry_host_list",
     "registry_host_add",
     "registry_host_update",
@@ -288,11 +289,18 @@ fn timeout_of(payload: &Value) -> Duration {
 }
 
 fn tool_error(e: LookupError) -> ToolError {
-    let code = match &e {
-        LookupError::NotSelected => codes::NOT_CONFIGURED,
-        LookupError::Unavailable(_) => codes::UNAVAILABLE,
-        LookupError::Failed(_) | LookupError::Unknown { .. } => codes::FAILED,
-        LookupError::Tool { code, .. } => code.as_str(),
-    };
-    ToolError::new(code, e.to_string())
+    match e {
+        // The called tool's own words and code: it may be another group's than the Registry's
+        // (`session_record` is the Session group's).
+        LookupError::Tool { code, message } => ToolError::new(&code, message),
+        LookupError::NotSelected => ToolError::new(
+            codes::NOT_CONFIGURED,
+            "the Registry group is not part of this Core MCP (see --groups, and whether its \
+             plugin is installed)",
+        ),
+        LookupError::Unavailable(_) => ToolError::new(codes::UNAVAILABLE, e.to_string()),
+        LookupError::Failed(_) | LookupError::Unknown { .. } => {
+            ToolError::new(codes::FAILED, e.to_string())
+        }
+    }
 }

@@ -61,7 +61,7 @@ pub fn status(
             Some(Err(e)) => json!({"id": slot.id, "state": "failed", "error": e.to_string()}),
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "mode": if config.service_mode { "service" } else { "proxy" },
         "version": env!("CARGO_PKG_VERSION"),
         "sessions": sessions,
@@ -70,7 +70,11 @@ pub fn status(
         "routes": crate::forward::route_status(config),
         "upstream": upstreams.status(),
         "recent_errors": crate::metrics::recent_errors(viewer),
-    })
+    });
+    if let Some(url) = &config.advertise {
+        doc["advertise"] = url.as_str().into();
+    }
+    doc
 }
 
 #[cfg(test)]

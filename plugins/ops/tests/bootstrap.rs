@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use coremcp_ops::tools::bootstrap::{host_name, run, Bootstrap, Plan};
+use coremcp_ops::tools::bootstrap::{host_name, run, secondary_install, Bootstrap, Plan};
 use coremcp_plugin_sdk::testing::parse;
 use serde_json::{json, Value};
 
@@ -119,7 +119,7 @@ fn each_client_is_written_once_then_left_alone() {
 }
 
 #[test]
-fn a_new_file_gets_no_backup_and_the_secondary_profile_drops_the_document_tools() {
+fn a_new_file_gets_no_backup_and_the_entry_runs_stdio_with_every_group() {
     let home = Home::new("fresh");
     let out = run(
         &plan(&home.0, json!({"client": "cursor", "profile": "secondary"})),
@@ -132,11 +132,8 @@ fn a_new_file_gets_no_backup_and_the_secondary_profile_drops_the_document_tools(
         &std::fs::read_to_string(home.0.join(".cursor/mcp.json")).expect("read"),
     )
     .expect("json");
-    let args = doc["mcpServers"]["core"]["args"].to_string();
-    assert!(
-        args.contains("--groups") && !args.contains("docs"),
-        "{args}"
-    );
+    // The secondary profile is a build of its own, never a --groups list hiding tools.
+    assert_eq!(doc["mcpServers"]["core"]["args"], json!(["stdio"]), "{doc}");
     let checks: Vec<&str> = out["checks"]
         .as_array()
         .expect("checks")
@@ -180,4 +177,26 @@ fn client_paths_follow_the_clients_own_variables() {
     assert!(codex.join("config.toml").is_file());
     assert_eq!(host_name("Dev_Box-1.example.org\n"), "dev-box-1");
     assert_eq!(host_name("..."), "localhost");
+}
+
+#[test]
+fn the_secondary_profile_runs_the_secondary_build() {
+    let dist = Home::new("dist");
+    let full = dist.0.join("full/bin/coremcp");
+    let secondary = dist.0.join("secondary/bin/coremcp");
+    std::fs::create_dir_all(full.parent().expect("bin")).expect("mkdir");
+    std::fs::write(&full, "").expect("full");
+    // None beside it: refused, saying how to lay one out.
+    let err = secondary_install(&full).expect_err("no secondary build");
+    assert!(
+        err.message.contains("scripts/build --profile secondary")
+            && err.message.contains("Nothing was changed"),
+        "{}",
+        err.message
+    );
+    std::fs::create_dir_all(secondary.parent().expect("bin")).expect("mkdir");
+    std::fs::write(&secondary, "").expect("secondary");
+    assert_eq!(secondary_install(&full).expect("beside"), secondary);
+    // Run from the secondary build itself: that one.
+    assert_eq!(secondary_install(&secondary).expect("itself"), secondary);
 }

@@ -67,6 +67,7 @@ fn fixture(label: &str) -> (Scratch, PathBuf, Source) {
         name: "demo".into(),
         url: root.join("origins/origin.git").display().to_string(),
         default_branch: "main".into(),
+        recorded: None,
     };
     (
         Scratch(top),
@@ -182,15 +183,31 @@ fn paths_that_are_not_this_checkout_are_refused() {
     let (scratch, root, source) = fixture("refuse");
     std::fs::create_dir_all(root.join("busy")).expect("mkdir");
     std::fs::write(root.join("busy/file.txt"), "mine\n").expect("file");
+    // Another repository: a history of its own, which shares no commit with the source's.
     let other = root.join("other");
     std::fs::create_dir_all(&other).expect("mkdir");
     git(&other, &["init", "-q"]);
+    std::fs::write(other.join("mine.txt"), "mine\n").expect("file");
+    git(&other, &["add", "."]);
+    git(&other, &["commit", "-q", "-m", "unrelated"]);
+    git(
+        &other,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://example.invalid/other.git",
+        ],
+    );
     for (args, says) in [
         (
             json!({"source": "CORE/demo", "path": "busy"}),
             "not a git checkout",
         ),
-        (json!({"source": "CORE/demo", "path": "other"}), "not of"),
+        (
+            json!({"source": "CORE/demo", "path": "other"}),
+            "shares no commit",
+        ),
         (
             json!({"source": "CORE/demo", "path": scratch.0.join("elsewhere").display().to_string()}),
             "outside the roots",
@@ -207,6 +224,11 @@ fn paths_that_are_not_this_checkout_are_refused() {
         std::fs::read_to_string(root.join("busy/file.txt")).expect("kept"),
         "mine\n"
     );
+    // The refused repository keeps its own origin.
+    assert_eq!(
+        git(&other, &["remote", "get-url", "origin"]),
+        "https://example.invalid/other.git"
+    );
     let missing = Source {
         url: root.join("origins/missing.git").display().to_string(),
         ..source
@@ -218,4 +240,100 @@ fn paths_that_are_not_this_checkout_are_refused() {
     )
     .expect_err("no such repository");
     assert!(err.message.contains("clone"), "{}", err.message);
+}
+
+#[test]
+fn a_present_checkout_is_reconciled_with_the_source_and_reports_each_change() {
+    let (scratch, root, source) = fixture("reconcile");
+    setup(&root, &source, json!({"source": "CORE/demo"})).expect("clone");
+    let checkout = root.join("demo");
+    // The source moved (a new URL) and its default branch is now `trunk`; the checkout has
+    // drifted: origin points elsewhere and origin/HEAD is unset.
+    git(&scratch.0.join("work"), &["branch", "trunk"]);
+    git(
+        &scratch.0,
+        &["clone", "-q", "--bare", "work", "root/origins/moved.git"],
+    );
+    git(
+        &checkout,
+        &["remote", "set-url", "origin", "/nowhere/old.git"],
+    );
+    git(&checkout, &["remote", "set-head", "origin", "--delete"]);
+    std::fs::write(checkout.join("wip.txt"), "work in progress\n").expect("wip");
+    let moved = Source {
+        url: root.join("origins/moved.git").display().to_string(),
+        default_branch: "trunk".into(),
+        ..source.clone()
+    };
+    let out = setup(&root, &moved, json!({"source": "CORE/demo"})).expect("reconcile");
+    assert_eq!(
+        (out["action"].clone(), out["changed"].clone()),
+        (json!("reconciled"), json!(true)),
+        "{out}"
+    );
+    let changes = out["changes"].to_string();
+    assert!(
+        changes.contains("origin: /nowhere/old.git") && changes.contains("origin/HEAD"),
+        "{out}"
+    );
+    assert_eq!(git(&checkout, &["remote", "get-url", "origin"]), moved.url);
+    assert_eq!(
+        git(
+            &checkout,
+            &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"]
+        ),
+        "origin/trunk"
+    );
+    // The working tree and its branch are left alone.
+    assert_eq!(git(&checkout, &["symbolic-ref", "--short", "HEAD"]), "main");
+    assert!(checkout.join("wip.txt").is_file());
+    // Idempotent: the next run finds nothing to change.
+    let again = setup(&root, &moved, json!({"source": "CORE/demo"})).expect("again");
+    assert_eq!(
+        (
+            again["action"].clone(),
+            again["changed"].clone(),
+            again["changes"].clone()
+        ),
+        (json!("present"), json!(false), json!([])),
+        "{again}"
+    );
+}
+
+#[test]
+fn a_second_checkout_path_is_refused_unless_moved() {
+    let (_scratch, root, source) = fixture("second");
+    setup(&root, &source, json!({"source": "CORE/demo"})).expect("clone");
+    let recorded = Source {
+        recorded: Some(root.join("demo").display().to_string()),
+        ..source
+    };
+    // Without path: the recorded checkout.
+    let out = setup(&root, &recorded, json!({"source": "CORE/demo"})).expect("recorded");
+    assert_eq!(
+        out["path"],
+        root.join("demo").display().to_string(),
+        "{out}"
+    );
+    let err = setup(
+        &root,
+        &recorded,
+        json!({"source": "CORE/demo", "path": "elsewhere"}),
+    )
+    .expect_err("second path");
+    assert_eq!(err.code.as_str(), "conflict", "{}", err.message);
+    assert!(
+        err.message.contains("already checked out") && err.message.contains("move: true"),
+        "{}",
+        err.message
+    );
+    assert!(!root.join("elsewhere").exists());
+    let moved = setup(
+        &root,
+        &recorded,
+        json!({"source": "CORE/demo", "path": "elsewhere", "move": true}),
+    )
+    .expect("moved");
+    assert_eq!(moved["action"], "cloned", "{moved}");
+    assert!(root.join("elsewhere/README.md").is_file());
 }

@@ -271,7 +271,10 @@ fn bootstrap_registers_this_machine_and_repo_setup_records_its_checkout() {
     let mut s = Server::start(
         dir.path(),
         &["--root", &arg(root.path()), "--data", &arg(data.path())],
-        &[("HOME", &home_arg)],
+        &[
+            ("HOME", &home_arg),
+            ("COREMCP_ADVERTISE_URL", "http://devbox.example:7070/mcp"),
+        ],
     );
     s.initialize();
 
@@ -313,10 +316,12 @@ fn bootstrap_registers_this_machine_and_repo_setup_records_its_checkout() {
         .expect("host name")
         .to_owned();
     let hosts = s.ok("registry_host_list", json!({"name": host}));
+    // The host is registered where the operator said it is reached, not at a guess.
     assert_eq!(
-        hosts["items"][0]["core_mcp_url"], first["host"]["core_mcp_url"],
+        hosts["items"][0]["core_mcp_url"], "http://devbox.example:7070/mcp",
         "{hosts}"
     );
+    assert_eq!(hosts["items"][0]["address"], "devbox.example", "{hosts}");
 
     s.ok(
         "registry_project_add",
@@ -568,4 +573,170 @@ fn a_command_that_reads_stdin_leaves_the_rest_of_the_script_alone() {
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// `bootstrap register_host` without an address other machines reach this Core MCP at is
+/// refused before anything changes, saying how to give one.
+#[test]
+fn bootstrap_refuses_to_register_a_host_without_its_address() {
+    let dir = plugins(&["ops", "registry"]);
+    let (home, data) = (
+        TempDir::new("boot-noaddr-home"),
+        TempDir::new("boot-noaddr-data"),
+    );
+    let home_arg = arg(home.path());
+    let mut s = Server::start(
+        dir.path(),
+        &["--data", &arg(data.path())],
+        &[("HOME", &home_arg)],
+    );
+    s.initialize();
+    let err = s.refused(
+        "bootstrap",
+        json!({"client": "claude_code", "register_host": true}),
+    );
+    assert!(
+        err.contains("--advertise") && err.contains("COREMCP_ADVERTISE_URL"),
+        "{err}"
+    );
+    assert!(
+        !home.path().join(".claude.json").exists(),
+        "it changed the client's file"
+    );
+    let hosts = s.ok("registry_host_list", json!({"status": "all"}));
+    assert_eq!(hosts["items"], json!([]), "{hosts}");
+    // A malformed address is refused at start, naming the flag.
+    #[allow(clippy::disallowed_methods)] // The binary's own start, refused before it serves.
+    let bad = std::process::Command::new(coremcp_tests::coremcp())
+        .args(["stdio", "--advertise", "devbox:7070"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("coremcp");
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--advertise"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
+/// A Registry docs source is reached by the docs tools at this machine's checkout, which
+/// `repo_setup` clones and records; one checkout per source and machine unless moved; a
+/// recorded checkout outside the roots is never used.
+#[test]
+fn docs_reach_a_registry_docs_source_through_this_machines_checkout() {
+    let dir = plugins(&["ops", "registry", "docs"]);
+    let (home, root, data) = (
+        TempDir::new("docsreg-home"),
+        TempDir::new("docsreg-root"),
+        TempDir::new("docsreg-data"),
+    );
+    let origin = root.path().join("origins");
+    let work = origin.join("handbook");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(
+        work.join("guide.md"),
+        "---\ntitle: Guide\n---\n# Guide\n\nHow we work.\n",
+    )
+    .expect("doc");
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    git(
+        &origin,
+        &["clone", "-q", "--bare", "handbook", "handbook.git"],
+    );
+    let home_arg = arg(home.path());
+    let mut s = Server::start(
+        dir.path(),
+        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+        &[
+            ("HOME", &home_arg),
+            ("COREMCP_ADVERTISE_URL", "http://devbox.example:7070/mcp"),
+        ],
+    );
+    s.initialize();
+    let err = s.refused("docs_read", json!({"project": "CORE", "path": "guide.md"}));
+    assert!(err.contains("no Registry project CORE"), "{err}");
+    let host = s.ok("bootstrap", json!({"register_host": true}));
+    let host = host["host"]["name"].as_str().expect("host").to_owned();
+    s.ok(
+        "registry_project_add",
+        json!({"key": "CORE", "name": "Core"}),
+    );
+    s.ok(
+        "registry_source_add",
+        json!({"project": "CORE", "name": "docs", "kind": "docs",
+               "url": arg(&origin.join("handbook.git"))}),
+    );
+    let err = s.refused("docs_read", json!({"project": "CORE", "path": "guide.md"}));
+    assert!(err.contains("registry_project_update"), "{err}");
+    s.ok(
+        "registry_project_update",
+        json!({"key": "CORE", "docs_source": "CORE/docs"}),
+    );
+    let err = s.refused("docs_read", json!({"project": "CORE", "path": "guide.md"}));
+    assert!(
+        err.contains("no checkout on this machine") && err.contains("repo_setup"),
+        "{err}"
+    );
+
+    let set_up = s.ok("repo_setup", json!({"source": "CORE/docs"}));
+    assert_eq!(set_up["action"], "cloned", "{set_up}");
+    assert_eq!(set_up["registry"]["recorded"], true, "{set_up}");
+    for args in [
+        json!({"project": "CORE", "path": "guide.md"}),
+        json!({"repo": "CORE/docs", "path": "guide.md"}),
+    ] {
+        let doc = s.ok("docs_read", args.clone());
+        assert_eq!(doc["repo"], "CORE/docs", "{args}: {doc}");
+        assert_eq!(doc["front_matter"]["title"], "Guide", "{doc}");
+        assert!(
+            doc["body"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("How we work"),
+            "{doc}"
+        );
+    }
+    s.ok(
+        "docs_write",
+        json!({"project": "CORE", "path": "notes/new.md", "body": "# New\n\nWritten.\n"}),
+    );
+    assert!(root.path().join("docs/notes/new.md").is_file());
+
+    // A second checkout path is refused unless moved; moved, the docs follow it.
+    let err = s.refused(
+        "repo_setup",
+        json!({"source": "CORE/docs", "path": "handbook2"}),
+    );
+    assert!(
+        err.contains("already checked out") && err.contains("move: true"),
+        "{err}"
+    );
+    let moved = s.ok(
+        "repo_setup",
+        json!({"source": "CORE/docs", "path": "handbook2", "move": true}),
+    );
+    assert!(moved["registry"]["moved_from"].is_string(), "{moved}");
+    let listing = s.ok("docs_read", json!({"repo": "CORE/docs", "path": "."}));
+    let text = listing.to_string();
+    assert!(
+        text.contains("guide.md") && !text.contains("notes"),
+        "{listing}"
+    );
+
+    // Whoever may write the Registry cannot point the docs tools outside the roots.
+    let elsewhere = TempDir::new("docsreg-elsewhere");
+    std::fs::write(elsewhere.path().join("secret.md"), "# secret\n").expect("file");
+    s.ok(
+        "registry_source_update",
+        json!({"source": "CORE/docs", "checkout_host": host,
+               "checkout_path": arg(elsewhere.path())}),
+    );
+    let err = s.refused(
+        "docs_read",
+        json!({"repo": "CORE/docs", "path": "secret.md"}),
+    );
+    assert!(err.contains("outside this Core MCP's roots"), "{err}");
 }

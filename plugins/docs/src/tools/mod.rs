@@ -51,8 +51,8 @@ mod shared {
     allow(dead_code)
 )]
 pub struct Choice {
-    /// configured docs repo (default the first)
+    /// configured docs repo or Registry docs source PROJECT/name (default the first configured)
     pub repo: Option<String>,
-    /// project key (not in this build yet)
+    /// Registry project key: its docs source
     pub project: Option<String>,
 }

@@ -1,9 +1,11 @@
 //! Helpers shared by Core MCP's local groups (Git, Code and files, Global docs, …): path
-//! confinement ([`roots`]), atomic file replacement ([`atomic`]), and the SDK's RFC 3339 timestamps re-exported as [`time`]. Plugins
+//! confinement ([`roots`]), atomic file replacement ([`atomic`]), this machine's Registry host name
+//! ([`machine`]), and the SDK's RFC 3339 timestamps re-exported as [`time`]. Plugins
 //! depend on this and on the SDK, never on the host. The `testing` feature adds [`testing`], the
 //! temporary trees plugins' own tests use.
 
 pub mod atomic;
+pub mod machine;
 pub mod roots;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -11,6 +11,12 @@
 //! - `dry_run` reports every change it would make and makes none.
 //! - Never forwarded (`remote_host: false` in the catalog): it is about the machine the agent
 //!   runs on.
+//! - The Registry host it registers is reachable as the operator said (`--advertise URL`,
+//!   `COREMCP_ADVERTISE_URL`), never a guessed `http://<hostname>:7070/mcp`; without that
+//!   address `register_host` is refused before anything changes.
+//! - The secondary profile's client entry runs the secondary build (its binary, beside which
+//!   its plugins are), where the docs tools stay listed and answer that their feature is not in
+//!   this build; it is never this build with a `--groups` list that would hide them.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,10 +35,10 @@ pub struct Bootstrap {
     /// client whose MCP entry to write
     #[arg(default = ClientArg::None)]
     client: ClientArg,
-    /// secondary: no document tools
+    /// secondary: the client runs the secondary build (docs tools without their features)
     #[arg(default = Profile::Default)]
     profile: Profile,
-    /// add this machine to the Registry
+    /// add this machine to the Registry at its --advertise URL
     #[arg(default)]
     register_host: bool,
     /// change nothing
@@ -59,11 +65,8 @@ pub enum Profile {
     Secondary,
 }
 
-/// The groups the secondary (reduced) machine serves: all but the document tools.
-const SECONDARY_GROUPS: &str =
-    "registry,seele,scrolls,notepad,session,git,files,ops,publishing,docker";
-/// The port `coremcp serve` listens on unless `COREMCP_LISTEN` says otherwise.
-const DEFAULT_PORT: &str = "7070";
+/// The host configuration key of the URL other machines reach this Core MCP at.
+const ADVERTISE_KEY: &str = "advertise.url";
 
 fn handler(_: &Ctx<'_>, args: Bootstrap) -> Result<Value, ToolError> {
     let env = |name: &str| std::env::var(name).ok();
@@ -79,6 +82,21 @@ fn handler(_: &Ctx<'_>, args: Bootstrap) -> Result<Value, ToolError> {
             format!("bootstrap: this program's path: {e}"),
         )
     })?;
+    // Both refusals come before anything changes.
+    let advertise = coremcp_plugin_sdk::config(ADVERTISE_KEY);
+    if args.register_host && advertise.is_none() {
+        return Err(ToolError::new(
+            codes::NOT_CONFIGURED,
+            "bootstrap register_host: this Core MCP has no address other machines reach it at; \
+             start it with --advertise URL or set COREMCP_ADVERTISE_URL (e.g. \
+             http://devbox.example:7070/mcp, where a `coremcp serve` listens), then call again. \
+             Nothing was changed",
+        ));
+    }
+    let exe = match args.profile {
+        Profile::Default => exe,
+        Profile::Secondary => secondary_install(&exe)?,
+    };
     let plan = Plan {
         home: PathBuf::from(home),
         exe,
@@ -87,8 +105,8 @@ fn handler(_: &Ctx<'_>, args: Bootstrap) -> Result<Value, ToolError> {
         args,
     };
     let mut out = run(&plan, &env)?;
-    if plan.args.register_host {
-        let host = register(&plan.args, &env);
+    if let (true, Some(url)) = (plan.args.register_host, advertise) {
+        let host = register(&plan.args, &url);
         if host["action"] == "added" || host["action"] == "updated" {
             out["changed"] = true.into();
         }
@@ -152,13 +170,9 @@ pub fn run(plan: &Plan, env: crate::clients::Env<'_>) -> Result<Value, ToolError
         ClientArg::None => None,
     };
     if let Some(client) = client {
-        let mut args = vec!["stdio".to_owned()];
-        if plan.args.profile == Profile::Secondary {
-            args.extend(["--groups".to_owned(), SECONDARY_GROUPS.to_owned()]);
-        }
         let launch = Launch {
             command: plan.exe.display().to_string(),
-            args,
+            args: vec!["stdio".to_owned()],
         };
         let entry = client_entry(client, &client.config_path(&plan.home, env), &launch, dry)?;
         changed |= entry["action"] == "written";
@@ -240,16 +254,53 @@ fn client_entry(
     Ok(out)
 }
 
-/// This machine's Registry host: `added`, `updated`, `unchanged` or `would_*`; a Registry that
-/// cannot be reached is reported in the entry, not as the whole call's failure.
-fn register(args: &Bootstrap, env: crate::clients::Env<'_>) -> Value {
+/// The secondary build's `coremcp` for a client entry: this one when it is the secondary
+/// install (`<dist>/secondary/bin/coremcp`), else the one beside this install.
+pub fn secondary_install(exe: &Path) -> Result<PathBuf, ToolError> {
+    let root = exe.parent().and_then(Path::parent);
+    if root
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "secondary")
+    {
+        return Ok(exe.to_owned());
+    }
+    let beside = root
+        .and_then(Path::parent)
+        .map(|dist| dist.join("secondary/bin/coremcp"));
+    match beside {
+        Some(path) if path.is_file() => Ok(path),
+        _ => {
+            Err(ToolError::new(
+                codes::NOT_CONFIGURED,
+                format!(
+                "bootstrap profile secondary: the client runs the secondary build, and there is \
+                 none beside this one ({}); lay it out with scripts/build --profile secondary \
+                 (into the same dist folder), or run bootstrap from the secondary build's \
+                 coremcp. Nothing was changed",
+                beside.map_or_else(|| "no install folder".to_owned(), |p| p.display().to_string())
+            ),
+            ))
+        }
+    }
+}
+
+/// The Registry host (name and address) `url` names: the host part of the URL.
+fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.to_owned()
+}
+
+/// This machine's Registry host, at `url`: `added`, `updated`, `unchanged` or `would_*`; a
+/// Registry that cannot be reached is reported in the entry, not as the whole call's failure.
+fn register(args: &Bootstrap, url: &str) -> Value {
     let name = machine_name();
-    let port = env("COREMCP_LISTEN")
-        .and_then(|l| l.rsplit_once(':').map(|(_, p)| p.to_owned()))
-        .filter(|p| !p.is_empty() && p != "0")
-        .unwrap_or_else(|| DEFAULT_PORT.to_owned());
-    let url = format!("http://{name}:{port}/mcp");
-    let mut out = json!({"name": name, "core_mcp_url": url});
+    let address = host_of(url);
+    let mut out = json!({"name": name, "core_mcp_url": url, "address": address});
     let call = |tool: &str, args: Value| {
         coremcp_plugin_sdk::host_call("registry.call", &json!({"tool": tool, "args": args}))
     };
@@ -262,23 +313,21 @@ fn register(args: &Bootstrap, env: crate::clients::Env<'_>) -> Value {
         }
     };
     let (action, result) = match found {
-        Some(host) if host["core_mcp_url"] == url.as_str() && host["enabled"] == true => {
-            ("unchanged", None)
-        }
+        Some(host) if host["core_mcp_url"] == url && host["enabled"] == true => ("unchanged", None),
         Some(_) if args.dry_run => ("would_update", None),
         None if args.dry_run => ("would_add", None),
         Some(_) => (
             "updated",
             Some(call(
                 "registry_host_update",
-                json!({"name": name, "core_mcp_url": url, "enabled": true}),
+                json!({"name": name, "address": address, "core_mcp_url": url, "enabled": true}),
             )),
         ),
         None => (
             "added",
             Some(call(
                 "registry_host_add",
-                json!({"name": name, "address": name, "core_mcp_url": url}),
+                json!({"name": name, "address": address, "core_mcp_url": url}),
             )),
         ),
     };
@@ -292,31 +341,4 @@ fn register(args: &Bootstrap, env: crate::clients::Env<'_>) -> Value {
     out
 }
 
-/// This machine's name as a Registry host name (`^[a-z0-9][a-z0-9-]{0,62}$`).
-pub fn machine_name() -> String {
-    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .unwrap_or_default();
-    host_name(&raw)
-}
-
-/// `raw` (a hostname) as a Registry host name: lowercase, the first label, other characters as
-/// `-`, at most 63 characters; `localhost` when nothing is left.
-pub fn host_name(raw: &str) -> String {
-    let first = raw
-        .trim()
-        .split('.')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let mut name: String = first
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    name = name.trim_matches('-').chars().take(63).collect();
-    if name.is_empty() {
-        "localhost".into()
-    } else {
-        name
-    }
-}
+pub use coremcp_plugin_kit::machine::{host_name, machine_name};

@@ -1,12 +1,18 @@
-//! `repo_setup`: a checkout of a Registry source on this machine — cloned when absent (through
-//! the one way Core MCP runs git, `coremcp-git-cli`), its remote, default branch and hooks set,
-//! and the checkout recorded in the Registry (`registry_source_update checkout_*`).
+//! `repo_setup`: a checkout of a Registry source (a git or a docs repository) on this machine —
+//! cloned when absent (through the one way Core MCP runs git, `coremcp-git-cli`), reconciled
+//! when present (its `origin` remote and `origin/HEAD` set to the source's URL and default
+//! branch), hooks enabled only when asked, and the checkout recorded in the Registry
+//! (`registry_source_update checkout_*`), where the docs tools find a docs source's checkout.
 //!
 //! Invariants:
-//! - The checkout path is inside the roots; a path that exists and is not that source's
-//!   checkout (another repository, or a folder with files) is refused, never overwritten.
-//! - A second run on a present checkout changes nothing in git and only reports (the Registry
-//!   record is written again only when it is missing or different).
+//! - The checkout path is inside the roots; a path that exists and is not a checkout (a folder
+//!   with files, or a folder inside another checkout) is refused, never overwritten.
+//! - One checkout per source and machine: without `path` the recorded one is used; a `path`
+//!   other than the recorded one is refused unless the call says `move` (the old folder is left
+//!   as it is).
+//! - Reconciling is idempotent: a run on a checkout already as the source says changes nothing
+//!   and reports `changed: false`; each change made is listed in `changes`. The working tree
+//!   and its branch are never touched (work in progress stays).
 //! - git never prompts (`GIT_TERMINAL_PROMPT=0`), runs under the call's deadline, and may not
 //!   use a remote helper (`ext::` runs a command); the URL is passed after `--`.
 //! - A source on this machine (a path or a `file://` URL) is cloned only from inside the roots,
@@ -24,16 +30,20 @@ use coremcp_plugin_sdk::{host_call, prelude::*};
 
 pub const TOOL: Tool = Tool::typed("repo_setup", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Set up a checkout of a Registry git source: clone if absent, check out the branch, set origin,
-/// install hooks, record it in the Registry. On a present checkout it only reports.
+/// Set up this machine's checkout of a Registry git or docs source: clone it if absent, else set
+/// its origin URL and default branch as the source says (listing changes); record it in the
+/// Registry. One checkout per source and machine (move: true to record another path).
 #[derive(Debug, Args)]
 pub struct Setup {
     /// source ref, e.g. CORE/core-mcp
     #[arg(min_len = 3, max_len = 200)]
     source: String,
-    /// inside the roots (default <first root>/<name>)
+    /// inside the roots (default: the recorded checkout, else <first root>/<name>)
     #[arg(min_len = 1, max_len = 4096)]
     path: Option<String>,
+    /// record path as this machine's checkout in place of the recorded one
+    #[arg(default)]
+    r#move: bool,
     /// default: the source's default
     #[arg(min_len = 1, max_len = 255)]
     branch: Option<String>,
@@ -45,10 +55,10 @@ pub struct Setup {
 
 fn handler(ctx: &Ctx<'_>, args: Setup) -> Result<Value, ToolError> {
     let roots = Roots::from_host()?;
-    let source = find_source(&args.source)?;
     let host = crate::tools::bootstrap::machine_name();
+    let source = find_source(&args.source, &host)?;
     let out = set_up(ctx, &roots, &args, &source)?;
-    record(out, &args.source, &host)
+    record(out, &args.source, &host, source.recorded.as_deref())
 }
 
 /// A Registry source as `repo_setup` needs it.
@@ -57,14 +67,17 @@ pub struct Source {
     pub name: String,
     pub url: String,
     pub default_branch: String,
+    /// Where the Registry records its checkout on this machine.
+    pub recorded: Option<String>,
 }
 
 fn registry(tool: &str, args: Value) -> Result<Value, ToolError> {
     host_call("registry.call", &json!({"tool": tool, "args": args}))
 }
 
-/// The git source `reference` (`PROJECT/name`) from the Registry.
-fn find_source(reference: &str) -> Result<Source, ToolError> {
+/// The git or docs source `reference` (`PROJECT/name`) from the Registry, with its checkout
+/// on `host`.
+fn find_source(reference: &str, host: &str) -> Result<Source, ToolError> {
     let Some((project, name)) = reference.split_once('/') else {
         return Err(invalid(
             "source",
@@ -73,7 +86,8 @@ fn find_source(reference: &str) -> Result<Source, ToolError> {
     };
     let page = registry(
         "registry_source_list",
-        json!({"project": project, "query": name, "status": "all", "limit": 200}),
+        json!({"project": project, "query": name, "status": "all", "limit": 200,
+               "include_checkouts": true}),
     )?;
     let found = page["items"]
         .as_array()
@@ -86,20 +100,28 @@ fn find_source(reference: &str) -> Result<Source, ToolError> {
                 format!("no Registry source {reference} (registry_source_list shows them)"),
             )
         })?;
-    if found["kind"] != "git" {
+    if found["kind"] != "git" && found["kind"] != "docs" {
         return Err(invalid(
             "source",
             format!(
-                "{reference} is a {} source, not a git repository",
+                "{reference} is a {} source; repo_setup checks out git and docs repositories",
                 found["kind"]
             ),
         ));
     }
     let text = |key: &str| found[key].as_str().unwrap_or_default().to_owned();
+    let recorded = found["checkouts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["host"] == host)
+        .and_then(|c| c["path"].as_str())
+        .map(str::to_owned);
     Ok(Source {
         name: text("name"),
         url: text("url"),
         default_branch: text("default_branch"),
+        recorded,
     })
 }
 
@@ -130,8 +152,27 @@ pub fn set_up(
             format!("{branch:?} is not a branch name"),
         ));
     }
-    let default_path = source.name.clone();
+    let default_path = source
+        .recorded
+        .clone()
+        .unwrap_or_else(|| source.name.clone());
     let path = roots.resolve_new("path", args.path.as_deref().unwrap_or(&default_path), None)?;
+    if let Some(recorded) = &source.recorded {
+        let same = Path::new(recorded) == path
+            || Path::new(recorded).canonicalize().is_ok_and(|r| r == path);
+        if !same && !args.r#move {
+            return Err(ToolError::new(
+                codes::CONFLICT,
+                format!(
+                    "{} is already checked out on this machine at {recorded} (the Registry's \
+                     record); omit path to use that checkout, or pass move: true to record {} \
+                     instead (the old folder is left as it is)",
+                    args.source,
+                    path.display()
+                ),
+            ));
+        }
+    }
     if path.components().any(|c| c.as_os_str() == ".git") {
         return Err(invalid(
             "path",
@@ -160,7 +201,8 @@ pub fn set_up(
                 .map(|mut d| d.next().is_none())
                 .unwrap_or(false);
         if !empty {
-            return report_present(&path, &run, source, out);
+            let reconciled = reconcile(roots, &path, &run, source, out)?;
+            return with_hooks(reconciled, &path, args.hooks, &run);
         }
     }
     let parent = path
@@ -214,9 +256,11 @@ impl Source {
 
 type Git<'a> = dyn Fn(&Path, Mode, &[&str]) -> Result<git::Output, ToolError> + 'a;
 
-/// A checkout already there: what it is, changing nothing; refused when it is not this
-/// source's.
-fn report_present(
+/// A checkout already there, brought to what the source says: its `origin` URL and
+/// `origin/HEAD` (fetched first when the default branch was never fetched). Refused when the
+/// folder is not a checkout of its own.
+fn reconcile(
+    roots: &Roots,
     path: &Path,
     run: &Git<'_>,
     source: &Source,
@@ -240,18 +284,133 @@ fn report_present(
             ),
         ));
     }
+    let mut changes: Vec<String> = Vec::new();
     let origin = run(path, Mode::Read, &["remote", "get-url", "origin"])
         .map(|o| o.line())
         .ok();
     if origin.as_deref() != Some(source.url.as_str()) {
-        return Err(ToolError::new(
-            codes::CONFLICT,
-            format!(
-                "{shown} is a checkout of {} , not of {}; set its origin by hand or choose another path",
-                origin.as_deref().unwrap_or("a repository without origin"),
-                source.url
-            ),
-        ));
+        git::check_url(roots, &source.url, path, "the source's URL")?;
+        match &origin {
+            Some(was) => {
+                run(
+                    path,
+                    Mode::Write,
+                    &["remote", "set-url", "origin", "--", &source.url],
+                )?;
+                changes.push(format!("origin: {was} → {}", source.url));
+            }
+            None => {
+                run(
+                    path,
+                    Mode::Write,
+                    &["remote", "add", "origin", "--", &source.url],
+                )?;
+                changes.push(format!("origin: added {}", source.url));
+            }
+        }
+        // A checkout with commits must share history with the source: otherwise it is another
+        // repository, which keeps its origin.
+        let related = run(path, Mode::Write, &["fetch", "--quiet", "origin"]).and_then(|_| {
+            let has_commits = run(
+                path,
+                Mode::Read,
+                &["rev-parse", "--verify", "--quiet", "HEAD"],
+            )
+            .is_ok();
+            if !has_commits {
+                return Ok(true);
+            }
+            let fetched = run(
+                path,
+                Mode::Read,
+                &[
+                    "for-each-ref",
+                    "--format=%(refname)",
+                    "refs/remotes/origin/",
+                ],
+            )?;
+            let mut any = false;
+            for reference in fetched.text().lines().filter(|l| !l.ends_with("/HEAD")) {
+                if run(path, Mode::Read, &["merge-base", "HEAD", reference.trim()]).is_ok() {
+                    any = true;
+                    break;
+                }
+            }
+            Ok(any)
+        });
+        if !matches!(related, Ok(true)) {
+            let restored = match &origin {
+                Some(was) => run(
+                    path,
+                    Mode::Write,
+                    &["remote", "set-url", "origin", "--", was],
+                ),
+                None => run(path, Mode::Write, &["remote", "remove", "origin"]),
+            };
+            let why = match related {
+                Ok(_) => format!(
+                    "its history shares no commit with {}, so it is a checkout of another \
+                     repository",
+                    source.url
+                ),
+                Err(e) => format!("fetching {} failed: {}", source.url, e.message),
+            };
+            let kept = if restored.is_ok() {
+                "its origin was left as it was"
+            } else {
+                "restoring its origin failed too; check `git remote -v` there"
+            };
+            return Err(ToolError::new(
+                codes::CONFLICT,
+                format!("{shown}: {why}; {kept}. Choose another path"),
+            ));
+        }
+        changes.push("fetched origin".to_owned());
+    }
+    if !source.default_branch.is_empty() {
+        let wanted = format!("refs/remotes/origin/{}", source.default_branch);
+        let head = run(
+            path,
+            Mode::Read,
+            &["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"],
+        )
+        .map(|o| o.line())
+        .ok();
+        if head.as_deref() != Some(wanted.as_str()) {
+            let known = |run: &Git<'_>| {
+                run(
+                    path,
+                    Mode::Read,
+                    &["rev-parse", "--verify", "--quiet", &wanted],
+                )
+                .is_ok()
+            };
+            if !known(run) && !changes.iter().any(|c| c == "fetched origin") {
+                git::check_url(roots, &source.url, path, "the source's URL")?;
+                run(path, Mode::Write, &["fetch", "--quiet", "origin"])?;
+                changes.push("fetched origin".to_owned());
+            }
+            if known(run) {
+                run(
+                    path,
+                    Mode::Write,
+                    &["remote", "set-head", "origin", &source.default_branch],
+                )?;
+                changes.push(format!(
+                    "origin/HEAD: {} → origin/{}",
+                    head.as_deref()
+                        .map_or("unset", |h| h.trim_start_matches("refs/remotes/")),
+                    source.default_branch
+                ));
+            } else {
+                out["note"] = format!(
+                    "origin has no branch {}, the source's default branch; origin/HEAD is left \
+                     as it was (correct the source with registry_source_update default_branch)",
+                    source.default_branch
+                )
+                .into();
+            }
+        }
     }
     let branch = run(
         path,
@@ -260,16 +419,42 @@ fn report_present(
     )
     .map(|o| o.line())
     .ok();
-    let hooks_path = run(path, Mode::Read, &["config", "--get", "core.hooksPath"])
-        .map(|o| o.line())
-        .ok();
-    out["action"] = "present".into();
-    out["changed"] = false.into();
+    out["action"] = if changes.is_empty() {
+        "present"
+    } else {
+        "reconciled"
+    }
+    .into();
+    out["changed"] = (!changes.is_empty()).into();
+    out["changes"] = changes.into();
     if let Some(branch) = branch {
         out["branch"] = branch.into();
     }
     out["origin"] = source.url.as_str().into();
-    out["hooks"] = match hooks_path {
+    Ok(out)
+}
+
+/// `out` with the checkout's hooks: enabled now when `wanted`, else as they are.
+fn with_hooks(
+    mut out: Value,
+    path: &Path,
+    wanted: bool,
+    run: &Git<'_>,
+) -> Result<Value, ToolError> {
+    let current = run(path, Mode::Read, &["config", "--get", "core.hooksPath"])
+        .map(|o| o.line())
+        .ok();
+    if wanted && current.as_deref() != Some(".githooks") {
+        out["hooks"] = hooks(path, true, run)?;
+        if out["hooks"]["installed"] == true {
+            out["changed"] = true.into();
+            if let Some(changes) = out["changes"].as_array_mut() {
+                changes.push("hooks: core.hooksPath → .githooks".into());
+            }
+        }
+        return Ok(out);
+    }
+    out["hooks"] = match current {
         Some(hooks) => json!({"installed": true, "path": hooks}),
         None => json!({"installed": false}),
     };
@@ -292,17 +477,26 @@ fn hooks(path: &Path, wanted: bool, run: &Git<'_>) -> Result<Value, ToolError> {
     Ok(json!({"installed": true, "path": ".githooks"}))
 }
 
-/// Adds the Registry's record of the checkout to `out`: written when missing or different.
-fn record(mut out: Value, reference: &str, host: &str) -> Result<Value, ToolError> {
+/// Adds the Registry's record of the checkout to `out`: written when missing or different
+/// (`recorded`: the path recorded before, which a `move` replaces).
+fn record(
+    mut out: Value,
+    reference: &str,
+    host: &str,
+    recorded: Option<&str>,
+) -> Result<Value, ToolError> {
     let path = out["path"].as_str().unwrap_or_default().to_owned();
     let branch = out["branch"].as_str().map(str::to_owned);
     let mut args = json!({"source": reference, "checkout_host": host, "checkout_path": path});
     if let Some(branch) = &branch {
         args["checkout_branch"] = branch.as_str().into();
     }
-    let recorded = registry("registry_source_update", args);
-    out["registry"] = match recorded {
-        Ok(_) => json!({"recorded": true, "host": host}),
+    let written = registry("registry_source_update", args);
+    out["registry"] = match written {
+        Ok(_) => match recorded.filter(|r| *r != path) {
+            Some(before) => json!({"recorded": true, "host": host, "moved_from": before}),
+            None => json!({"recorded": true, "host": host}),
+        },
         Err(e) if e.code.as_str() == codes::NOT_FOUND => json!({
             "recorded": false, "host": host,
             "note": format!("this machine is not a Registry host ({}); run bootstrap with register_host first", e.message),
