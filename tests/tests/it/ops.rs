@@ -537,6 +537,55 @@ fn stale_containers_are_found_on_live_hosts_and_a_dead_one_is_reported() {
         json!({"older_than_s": 3600, "label": label, "hosts": ["live"]}),
     );
     assert_eq!(young["total"], 0, "younger than an hour: {young}");
+
+    // A single machine with no Registry hosts: its own daemon is looked at, as "local".
+    let empty_data = TempDir::new("stale-data-empty");
+    let mut alone = Server::start(
+        dir.path(),
+        &[
+            "--root",
+            &arg(root.path()),
+            "--data",
+            &arg(empty_data.path()),
+        ],
+        &[("DOCKER_HOST", d.host.as_str())],
+    );
+    alone.initialize();
+    let mine = alone.ok(
+        "stale_containers_find",
+        json!({"older_than_s": 0, "label": label}),
+    );
+    assert_eq!(mine["total"], 1, "{mine}");
+    assert_eq!(mine["hosts"][0]["host"], "local", "{mine}");
+    assert_eq!(
+        mine["hosts"][0]["containers"][0]["name"],
+        exited.as_str(),
+        "{mine}"
+    );
+    let named = alone.ok(
+        "stale_containers_find",
+        json!({"older_than_s": 0, "label": label, "hosts": ["local"]}),
+    );
+    assert_eq!(named["total"], 1, "{named}");
+    // With the Registry's "live" host on the same daemon, it is counted once.
+    let mut both = Server::start(
+        dir.path(),
+        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+        &[("DOCKER_HOST", d.host.as_str())],
+    );
+    both.initialize();
+    let once = both.ok(
+        "stale_containers_find",
+        json!({"older_than_s": 0, "label": label}),
+    );
+    assert_eq!(once["total"], 1, "{once}");
+    let live = once["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .find(|h| h["host"] == "live")
+        .expect("live");
+    assert_eq!(live["same_daemon_as"], "local", "{once}");
 }
 
 #[test]

@@ -1,7 +1,11 @@
-//! `stale_containers_find`: containers past an age on the Registry's Docker hosts, read-only.
+//! `stale_containers_find`: containers past an age on this machine's Docker daemon (the host
+//! `local`: `DOCKER_HOST`, else the default socket) and the Registry's Docker hosts, read-only.
 //!
-//! Invariants: a host whose daemon is down (or whose endpoint cannot be used) is reported in
-//! its own entry and never fails the others; age is counted from the container's creation, as
+//! Invariants: without `hosts`, `local` is always looked at, so a single machine with no
+//! Registry hosts never reads "nothing stale" from nothing looked at; a daemon reached twice
+//! (a Registry host whose endpoint is the local one) is counted once; a Registry that cannot
+//! be read is reported (`registry_error`) beside the local answer; a host whose daemon is down
+//! (or whose endpoint cannot be used) is reported in its own entry and never fails the others; age is counted from the container's creation, as
 //! `docker container prune --filter until=` counts it; each container is shown in the summary
 //! `docker_container_list` uses (the same function), with its `age_s`.
 
@@ -14,13 +18,17 @@ use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::budget::{chars, RESULT_BUDGET};
 use coremcp_plugin_sdk::prelude::*;
 
+/// The name `hosts` and the answer give this machine's own daemon.
+const LOCAL: &str = "local";
+
 pub const TOOL: Tool = Tool::typed("stale_containers_find", &typed(handler)).hints(Hints::READ);
 
 /// Find stale containers (exited, dead, created; running with include_running) older than
-/// older_than_s on the Registry's Docker hosts. Read-only.
+/// older_than_s on this machine's daemon (host "local") and the Registry's Docker hosts.
+/// Read-only.
 #[derive(Debug, Args)]
 pub struct Find {
-    /// default: all with a docker_endpoint
+    /// Registry hosts, "local" for this machine (default: local and every docker host)
     #[arg(max_items = 50)]
     hosts: Vec<String>,
     /// min age (default 604800, 7 days)
@@ -52,12 +60,25 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
     if args.label.as_deref().is_some_and(|l| l.starts_with('=')) {
         return Err(invalid("label", "a label filter is `key` or `key=value`"));
     }
+    let mut registry_error = None;
     let targets: Vec<(String, Result<Endpoint, ToolError>)> = if args.hosts.is_empty() {
-        docker_hosts(ctx, true)?
+        let mut all = vec![(LOCAL.to_owned(), Endpoint::local().map_err(ToolError::from))];
+        match docker_hosts(ctx, true) {
+            Ok(hosts) => all.extend(hosts),
+            Err(e) => registry_error = Some(e.message),
+        }
+        all
     } else {
         args.hosts
             .iter()
-            .map(|name| (name.clone(), resolve(ctx, Some(name)).map(|t| t.endpoint)))
+            .map(|name| {
+                let endpoint = if name == LOCAL {
+                    Endpoint::local().map_err(ToolError::from)
+                } else {
+                    resolve(ctx, Some(name)).map(|t| t.endpoint)
+                };
+                (name.clone(), endpoint)
+            })
             .collect()
     };
     let mut states: Vec<String> = if args.states.is_empty() {
@@ -79,8 +100,19 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
     }
     let mut total = 0;
     let mut reports = Vec::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
     for (host, endpoint) in targets {
         let mut report = json!({"host": host});
+        if let Ok(endpoint) = &endpoint {
+            let key = endpoint.to_string();
+            if let Some((first, _)) = seen.iter().find(|(_, e)| *e == key) {
+                report["endpoint"] = key.into();
+                report["same_daemon_as"] = first.as_str().into();
+                reports.push(report);
+                continue;
+            }
+            seen.push((host.clone(), key));
+        }
         let found = endpoint.and_then(|endpoint| {
             report["endpoint"] = endpoint.to_string().into();
             summary::list(ctx, &endpoint, true, filters.clone()).map_err(ToolError::from)
@@ -115,6 +147,9 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
         "total": total,
         "hosts": reports,
     });
+    if let Some(error) = registry_error {
+        out["registry_error"] = error.as_str().into();
+    }
     fit(&mut out);
     Ok(out)
 }
