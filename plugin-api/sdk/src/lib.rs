@@ -30,6 +30,7 @@ extern crate self as coremcp_plugin_sdk;
 
 pub mod args;
 pub mod budget;
+pub mod caller;
 mod export;
 mod group;
 pub mod page;

@@ -16,20 +16,14 @@ pub fn of(tx: &mut Tx<'_>, agent: Option<&str>) -> Result<Option<String>, TxErro
     if let Some(agent) = agent {
         return Ok(Some(agent.to_owned()));
     }
-    let Ok(caller) = coremcp_plugin_sdk::host_call("caller", &serde_json::json!({})) else {
+    let Some(caller) = coremcp_plugin_sdk::caller::Caller::of_call() else {
         // Outside a host (a test of the plugin itself): nobody is known.
         return Ok(None);
     };
     // A configured peer's own token stands for the other machine's user: its client's name
-    // says more.
-    let principal = caller["principal"]
-        .as_str()
-        .filter(|p| !matches!(*p, "stdio" | "*") && caller["peer"] != true);
-    // The host knows a client as "name version"; an actor is the name.
-    let client = caller["client"].as_str().map(|c| match c.rsplit_once(' ') {
-        Some((name, version)) if version.starts_with(|v: char| v.is_ascii_digit()) => name,
-        _ => c,
-    });
+    // says more (the SDK's caller drops such a principal). An actor is the client's name.
+    let principal = caller.principal.as_deref();
+    let client = caller.client_name();
     // The registered agent decides only between a principal and a client: the principal,
     // unless only the client names a registered agent. Otherwise no lookup is needed.
     let (Some(principal), Some(client)) = (principal, client) else {

@@ -136,7 +136,7 @@ pub struct Stamp {
 impl Stamp {
     pub fn now() -> Self {
         Self {
-            author: coremcp_plugin_sdk::config("client").filter(|c| !c.is_empty()),
+            author: coremcp_plugin_sdk::caller::who(),
             now: plugin::now(),
         }
     }

@@ -151,6 +151,14 @@ fn register_heartbeat_close_and_register_again() {
         assert_eq!(got["host"], "devbox-9");
         assert_eq!(got["heartbeat_count"], 3);
         assert_eq!(got["version"], 2);
+        // Registering again without host keeps the host it has (here, from wherever the call
+        // is served: a relay's own name would move it).
+        s.ok(
+            "session_register",
+            json!({"agent": "codex", "session_id": id}),
+        );
+        let got = s.ok("session_get", json!({"session_id": id}));
+        assert_eq!(got["host"], "devbox-9", "{got}");
 
         let closed = s.ok(
             "session_close",

@@ -348,3 +348,75 @@ fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
     let actor = feed["structuredContent"]["items"][0]["actor"].clone();
     assert_eq!(actor, "coremcp-tests", "{feed}");
 }
+
+/// A note written through a relay or `remote_host` records the agent who wrote it (the client
+/// its Core MCP carried as a configured peer), never the Core MCP in between; a token's holder
+/// is recorded by its principal.
+#[test]
+fn a_note_written_through_a_peer_records_the_agent_not_the_core_mcp_between() {
+    let relay_dir = plugins(&["notepad"]);
+    let secrets = TempDir::new("trust-note-tokens");
+    let token_file = tokens(&secrets);
+    let store =
+        coremcp_tests::stores::StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "trust-note");
+    let mut args = vec![
+        "--service".to_owned(),
+        "--tokens".to_owned(),
+        token_file,
+        "--peer-token".to_owned(),
+        "peer".to_owned(),
+    ];
+    args.extend(store.args());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let relay = Serve::start_on(relay_dir.path(), "127.0.0.1:0", &args, &[]);
+    let relay_url = url(&relay);
+    // The agent's stdio Core MCP: notepad through the relay, and the relay as a Registry host
+    // that remote_host reaches (a configured peer).
+    let proxy_dir = plugins(&["notepad", "registry"]);
+    let data = TempDir::new("trust-note-proxy");
+    let data = data.path().to_string_lossy().into_owned();
+    let mut agent = Server::start(
+        proxy_dir.path(),
+        &[
+            "--data",
+            &data,
+            "--relay",
+            &relay_url,
+            "--peer",
+            &format!("http://{}", relay.addr),
+        ],
+        &[("COREMCP_RELAY_TOKEN", PEER)],
+    );
+    agent.initialize();
+    agent.ok(
+        "registry_host_add",
+        json!({"name": "team", "address": "127.0.0.1", "core_mcp_url": relay_url}),
+    );
+    for (key, extra) in [
+        ("relayed", json!({})),
+        ("remote", json!({"remote_host": "team"})),
+    ] {
+        let mut set = json!({"scope": "global", "key": key, "value": "v"});
+        set.as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().expect("object").clone());
+        agent.ok("notepad_set", set);
+        let got = agent.ok("notepad_get", json!({"scope": "global", "key": key}));
+        assert_eq!(
+            got["updated_by"], "coremcp-tests 0",
+            "{key}: the agent's client, not the Core MCP between: {got}"
+        );
+    }
+    // A token's holder is recorded by its principal, beside its client.
+    let mut bob = client(&relay, BOB);
+    let set = bob.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "bob", "value": "v"}),
+    );
+    assert!(!is_error(&set), "{set}");
+    let got = bob.call("notepad_get", json!({"scope": "global", "key": "bob"}));
+    let by = got["structuredContent"]["updated_by"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(by.starts_with("bob ("), "{got}");
+}

@@ -73,7 +73,8 @@ fn handler(_: &Ctx<'_>, args: Write) -> Result<Value, ToolError> {
         mode: args.mode,
         expected_revision: args.expected_revision,
     };
-    let client = coremcp_plugin_sdk::config(imp::CLIENT_KEY)
+    // The caller as the host knows it, through relays and remote_host too.
+    let client = coremcp_plugin_sdk::caller::who()
         .map(|c| c.trim().to_owned())
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| imp::DEFAULT_CLIENT.to_owned());
@@ -96,8 +97,6 @@ pub(crate) mod imp {
     use crate::repo::Repo;
     use crate::tools::{is_markdown, read_text};
 
-    /// The host configuration key holding the client's name.
-    pub const CLIENT_KEY: &str = "client";
     /// `updated_by` when the host names no client.
     pub const DEFAULT_CLIENT: &str = "coremcp";
     /// Front-matter keys only the tool sets.

@@ -24,9 +24,10 @@ pub fn live(now: &str) -> String {
     format!("(expires_at IS NULL OR expires_at > {now})")
 }
 
-/// Who writes: the MCP client's name, when the host knows it.
+/// Who writes: the caller as the host knows it (its principal and client), through relays
+/// and `remote_host` too.
 pub fn updated_by() -> Option<String> {
-    sdk::config("client").filter(|c| !c.is_empty())
+    sdk::caller::who()
 }
 
 /// The expiry of a note written at `now_ms` with `ttl_s`, as stored (the schema keeps `ttl_s`

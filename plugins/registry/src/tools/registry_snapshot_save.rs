@@ -51,7 +51,7 @@ fn handler(_: &Ctx<'_>, args: Save) -> Result<Value, ToolError> {
     let branch = args.branch.as_ref().map(Branch::as_str);
     let checked = snap::check(&args.snapshot)?;
     let replace = args.replace;
-    let created_by = sdk::config("client").filter(|c| !c.is_empty());
+    let created_by = sdk::caller::who();
     let stats_text = json_text(&checked.stats);
     SERVICE.run(|tx| -> Result<Value, TxError> {
         let source_id = SOURCE.id(tx, "source", &args.source.key(), false)?;

@@ -3,9 +3,10 @@
 //! Invariants:
 //! - One statement (`INSERT … ON CONFLICT (id) DO UPDATE`), so registering the same id from two
 //!   places at once yields one session.
-//! - Registering an existing id keeps `started_at` and `heartbeat_count`, replaces agent and
-//!   host, replaces each optional field that is given and keeps the ones left out, and counts as
-//!   a heartbeat (`last_heartbeat_at` = now).
+//! - Registering an existing id keeps `started_at` and `heartbeat_count`, replaces the agent,
+//!   replaces each optional field that is given (`host` too) and keeps the ones left out, and
+//!   counts as a heartbeat (`last_heartbeat_at` = now). A new session without `host` is this
+//!   host's; registering again through another machine does not move it.
 //! - Registering a closed session re-activates it (the close fields are cleared): this is how a
 //!   client whose heartbeat answered `closed: true` comes back under the same id.
 
@@ -60,10 +61,10 @@ const REGISTER: &str = "
     INSERT INTO session (id, agent, host, project_key, cwd, repo, branch, model, groups,
                          metadata, status, started_at, last_heartbeat_at, heartbeat_count,
                          version)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active', $11, $11, 0, 1)
+    VALUES ($1, $2, COALESCE($3, $12), $4, $5, $6, $7, $8, $9, $10, 'active', $11, $11, 0, 1)
     ON CONFLICT (id) DO UPDATE SET
         agent = excluded.agent,
-        host = excluded.host,
+        host = COALESCE($3, session.host),
         project_key = COALESCE(excluded.project_key, session.project_key),
         cwd = COALESCE(excluded.cwd, session.cwd),
         repo = COALESCE(excluded.repo, session.repo),
@@ -81,11 +82,10 @@ const REGISTER: &str = "
 
 fn handler(_: &Ctx<'_>, args: Register) -> Result<Value, ToolError> {
     let id = args.session_id.map_or_else(new_id, |id| id.0);
-    let host = args.host.unwrap_or_else(|| {
-        sdk::config("host.name")
-            .filter(|h| !h.is_empty())
-            .unwrap_or_else(|| "unknown".to_owned())
-    });
+    // A new session's host when none is given; an existing one keeps its own.
+    let this_host = sdk::config("host.name")
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned());
     let groups = args.groups.map(|g| json_text(&Value::from(g)));
     let metadata = args.metadata.map(|m| json_text(&Value::Object(m)));
     if let Some(text) = metadata.as_ref().filter(|t| t.len() > MAX_METADATA_BYTES) {
@@ -97,11 +97,16 @@ fn handler(_: &Ctx<'_>, args: Register) -> Result<Value, ToolError> {
             ),
         ));
     }
-    let mut params: Vec<Param> = vec![id.as_str().into(), args.agent.into(), host.into()];
+    let mut params: Vec<Param> = vec![id.as_str().into(), args.agent.into(), args.host.into()];
     for value in [args.project, args.cwd, args.repo, args.branch, args.model] {
         params.push(value.into());
     }
-    params.extend([groups.into(), metadata.into(), now().into()]);
+    params.extend([
+        groups.into(),
+        metadata.into(),
+        now().into(),
+        this_host.into(),
+    ]);
     let version = SERVICE.run(|tx| Ok(tx.query_one(REGISTER, &params)?.get_i64("version")?))?;
     Ok(json!({
         "session_id": id,
