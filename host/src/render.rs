@@ -161,7 +161,13 @@ pub fn call_success(json_text: &str) -> String {
 /// (its feature is not built, say) did not fail: its message, which names it, is shown alone,
 /// exactly as when the host answers for a missing plugin.
 pub fn call_error(tool: &str, err: &ToolError) -> String {
-    if err.code.as_str() == coremcp_plugin_api::codes::UNAVAILABLE {
+    // A message that already names the tool ("docs_write is not in this build: …") is
+    // whole as it is; any other gets the usual prefix, whatever its code.
+    let named = err
+        .message
+        .strip_prefix(tool)
+        .is_some_and(|rest| rest.starts_with(' '));
+    if err.code.as_str() == coremcp_plugin_api::codes::UNAVAILABLE && named {
         return call_error_text(&err.message);
     }
     call_error_text(&format!("{tool} failed ({}): {}", err.code, err.message))
@@ -383,6 +389,16 @@ mod tests {
         assert_eq!(
             got["content"][0]["text"],
             "x is not in this build: it needs the \"f\" feature"
+        );
+        // Any other unavailable gets the prefix, which says which tool and what kind.
+        let err = ToolError::new(
+            "unavailable",
+            "the Registry's checkout is outside the roots",
+        );
+        let got: Value = serde_json::from_str(&call_error("x", &err)).expect("json");
+        assert_eq!(
+            got["content"][0]["text"],
+            "x failed (unavailable): the Registry's checkout is outside the roots"
         );
         let err = ToolError::new("timeout", "too slow");
         let got: Value = serde_json::from_str(&call_error("x", &err)).expect("json");

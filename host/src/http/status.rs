@@ -1,10 +1,11 @@
 //! `GET /api/status`: what this server is and how its parts are, as JSON.
 //!
-//! `{"mode": "proxy"|"service", "version", "sessions", "groups": [{"id", "state", …}],
+//! `{"mode": "proxy"|"service", "version", "advertise"?, "sessions", "groups": [{"id", "state", …}],
 //! "relays": […], "routes": […], "upstream": […]}`. Group states are read without loading anything:
-//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version`, `api_version`, `tools`
-//! and, when its tools have cargo features, `features`: each `{name, enabled}`), or `failed`
-//! (with `error`). The relays and their failover state come from the
+//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version`,
+//! `api_version` and `tools`), or `failed` (with `error`); a group whose tools have cargo
+//! features, loaded or not (from the manifest beside its library), has `features`: each
+//! `{name, enabled}`. The relays and their failover state come from the
 //! forwarding layer (`crate::forward::relay_status`), and each forwarded group's route
 //! (`own_store`, or `forwarded` with its targets and, for a Consul service, what it resolved
 //! to last) from `crate::forward::route_status`; `recent_errors` holds the last failed calls
@@ -32,7 +33,19 @@ pub fn status(
         .slots()
         .iter()
         .map(|slot| match slot.state() {
-            None if slot.installed() => json!({"id": slot.id, "state": "not_loaded"}),
+            None if slot.installed() => {
+                let mut group = json!({"id": slot.id, "state": "not_loaded"});
+                // Its tools' features as its manifest beside it says, without loading it.
+                let listed = match slot.listing() {
+                    Some(crate::plugins::Listing::Listed(tools)) => Some(tools.as_ref().clone()),
+                    _ => crate::plugins::sidecar::read(&slot.path, &slot.id),
+                };
+                let features = features(listed.iter().flatten().filter_map(|t| t.feature.as_ref()));
+                if !features.is_empty() {
+                    group["features"] = features.into();
+                }
+                group
+            }
             None | Some(Err(LoadError::NotInstalled { .. })) => {
                 json!({"id": slot.id, "state": "not_installed"})
             }
@@ -44,15 +57,14 @@ pub fn status(
                     "api_version": loaded.library.manifest.api_version,
                     "tools": loaded.tools().len(),
                 });
-                let mut features: Vec<Value> = loaded
-                    .library
-                    .manifest
-                    .tools
-                    .iter()
-                    .filter_map(|t| t.feature.as_ref())
-                    .map(|f| json!({"name": f.name, "enabled": f.enabled}))
-                    .collect();
-                features.dedup();
+                let features = features(
+                    loaded
+                        .library
+                        .manifest
+                        .tools
+                        .iter()
+                        .filter_map(|t| t.feature.as_ref()),
+                );
                 if !features.is_empty() {
                     group["features"] = features.into();
                 }
@@ -75,6 +87,21 @@ pub fn status(
         doc["advertise"] = url.as_str().into();
     }
     doc
+}
+
+/// Each feature once, in the order first met: `{name, enabled}`.
+fn features<'a>(gates: impl Iterator<Item = &'a coremcp_plugin_api::FeatureGate>) -> Vec<Value> {
+    let mut seen: Vec<&str> = Vec::new();
+    gates
+        .filter(|f| {
+            let new = !seen.contains(&f.name.as_str());
+            if new {
+                seen.push(&f.name);
+            }
+            new
+        })
+        .map(|f| json!({"name": f.name, "enabled": f.enabled}))
+        .collect()
 }
 
 #[cfg(test)]

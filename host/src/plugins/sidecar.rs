@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use coremcp_plugin_api::{ApiVersion, Manifest};
+use coremcp_plugin_api::{ApiVersion, FeatureGate, Manifest};
 use serde::{Deserialize, Serialize};
 
 use super::vetting::file_sha256 as sha256;
@@ -46,7 +46,7 @@ pub const SUFFIX: &str = ".manifest.json";
 /// A sidecar larger than this is not read (a manifest is tens of kilobytes).
 const MAX_LEN: u64 = 4 << 20;
 /// The layout described in the module documentation; another is stale.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 /// What the first read of a sidecar asks for: the head, and usually the entries too.
 const FIRST_READ: usize = 8 << 10;
 
@@ -98,6 +98,8 @@ pub struct ListedTool {
     /// Its `tools/list` entry; `None`: it is not listed (the reason was logged when it was
     /// rendered).
     pub entry: Option<Entry>,
+    /// The cargo feature it is built behind, and whether this build has it.
+    pub feature: Option<FeatureGate>,
 }
 
 impl ListedTool {
@@ -113,6 +115,7 @@ impl ListedTool {
             .iter()
             .map(|spec| Self {
                 name: spec.name.clone(),
+                feature: spec.feature.clone(),
                 entry: match crate::render::tool_entry(spec) {
                     Ok(entry) => Some(Entry::new(entry)),
                     Err(why) => {
@@ -131,7 +134,7 @@ impl ListedTool {
         a.len() == b.len()
             && a.iter()
                 .zip(b)
-                .all(|(x, y)| x.name == y.name && x.entry == y.entry)
+                .all(|(x, y)| x.name == y.name && x.entry == y.entry && x.feature == y.feature)
     }
 }
 
@@ -155,6 +158,9 @@ struct Head {
     entry_lens: Vec<Option<usize>>,
     /// The length of the manifest line (without its newline).
     manifest_len: usize,
+    /// Each tool's cargo feature gate, in the same order (`core_status` shows them before the
+    /// group loads).
+    features: Vec<Option<FeatureGate>>,
     /// Whether `sha256` records the bytes that were installed (`plugins install`, `plugins
     /// index`, `scripts/build`): then a library with other bytes is refused at load. A sidecar
     /// the host wrote after loading a library nobody recorded only lists.
@@ -186,6 +192,7 @@ impl Head {
                 .map(|t| t.entry.as_ref().map(|e| e.len()))
                 .collect(),
             manifest_len,
+            features: tools.iter().map(|t| t.feature.clone()).collect(),
             installed,
         };
         (head, tools)
@@ -202,14 +209,19 @@ impl Head {
     /// The tools with their entries, the lines of `text` at `lines`, or `None` when those are
     /// not the lines the head describes. The names move out of the head.
     fn tools(&mut self, text: &Arc<String>, lines: Range<usize>) -> Option<Vec<ListedTool>> {
-        if self.tools.len() != self.entry_lens.len() {
+        if self.tools.len() != self.entry_lens.len() || self.tools.len() != self.features.len() {
             return None;
         }
         let bytes = text.as_bytes();
         let mut at = lines.start;
         let mut tools = Vec::with_capacity(self.tools.len());
         let names = std::mem::take(&mut self.tools);
-        for (name, entry_len) in names.into_iter().zip(self.entry_lens.iter().copied()) {
+        let features = std::mem::take(&mut self.features);
+        for ((name, entry_len), feature) in names
+            .into_iter()
+            .zip(self.entry_lens.iter().copied())
+            .zip(features)
+        {
             let entry = match entry_len {
                 None => None,
                 Some(len) => {
@@ -230,7 +242,11 @@ impl Head {
                     Some(entry)
                 }
             };
-            tools.push(ListedTool { name, entry });
+            tools.push(ListedTool {
+                name,
+                entry,
+                feature,
+            });
         }
         (at == lines.end).then_some(tools)
     }

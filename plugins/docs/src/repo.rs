@@ -217,14 +217,22 @@ impl HostRegistry {
             &serde_json::json!({"tool": tool, "args": args}),
         )
         .map_err(|e| {
-            ToolError::new(
+            // The Registry's own answer (no such project, say) is passed on as it is; only a
+            // Registry that cannot be reached is said to be one.
+            let answered = matches!(
                 e.code.as_str(),
+                codes::NOT_FOUND | codes::INVALID_ARGUMENTS | codes::CONFLICT
+            );
+            let message = if answered {
+                format!("{what}: {}", e.message)
+            } else {
                 format!(
                     "{what}: the Registry could not be asked ({}); pass repo with a configured \
-                         docs repository name instead",
+                     docs repository name instead",
                     e.message
-                ),
-            )
+                )
+            };
+            ToolError::new(e.code.as_str(), message)
         })
     }
 }

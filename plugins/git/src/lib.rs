@@ -10,6 +10,7 @@
 //! - There is no plain force push: only `--force-with-lease`.
 
 pub use coremcp_git_cli as git;
+pub mod date;
 pub mod parse;
 pub mod repo;
 pub mod text;

@@ -597,6 +597,26 @@ fn git_log_filters_history() {
     assert!(over.contains("above the maximum 200"), "{over}");
     let option = lab.err("git_log", json!({"repo_path": "repo", "rev": "--all"}));
     assert!(option.contains("must not start with \"-\""), "{option}");
+    // A date git cannot read is named, not taken as "now" (which answers no commits).
+    for field in ["since", "until"] {
+        let bad = lab.err(
+            "git_log",
+            json!({"repo_path": "repo", field: "garbage-date"}),
+        );
+        assert!(
+            bad.starts_with("git_log failed (invalid_arguments)")
+                && bad.contains(field)
+                && bad.contains("garbage-date"),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        subjects(&lab.ok(
+            "git_log",
+            json!({"repo_path": "repo", "since": "20 years ago", "grep": "^Add b"})
+        )),
+        ["Add b"]
+    );
 
     // A repository with no commits yet has an empty history.
     lab.init(&lab.root().join("empty"));

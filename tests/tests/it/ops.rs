@@ -789,3 +789,44 @@ fn docs_reach_a_registry_docs_source_through_this_machines_checkout() {
     );
     assert!(err.contains("outside this Core MCP's roots"), "{err}");
 }
+
+/// Errors say what happened: the Session service's refusal of a recording is its own, not
+/// "the Registry answered"; a group's features show before it loads.
+#[test]
+fn errors_name_who_refused_and_features_show_before_loading() {
+    let dir = plugins(&["ops", "session", "docs"]);
+    // Installed as an install is: each library with its manifest beside it.
+    let (code, _, stderr) =
+        coremcp_tests::run(&["plugins", "index", "--plugins", &arg(dir.path())], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let (root, data) = (TempDir::new("errors-root"), TempDir::new("errors-data"));
+    std::fs::write(
+        root.path().join("session.jsonl"),
+        claude_fixture(SESSION, "/work/demo", 2),
+    )
+    .expect("transcript");
+    let mut s = Server::start(
+        dir.path(),
+        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+        &[],
+    );
+    s.initialize();
+    // Nothing has loaded the docs group, and its features are known.
+    let status = s.ok("core_status", json!({"include": ["features", "groups"]}));
+    assert!(status.to_string().contains("not_loaded"), "{status}");
+    let features = status["features"].to_string();
+    assert!(
+        features.contains("docs-read") && features.contains("docs-write"),
+        "{status}"
+    );
+    let err = s.refused(
+        "session_record",
+        json!({"transcript_path": "session.jsonl", "session_id": "bad id"}),
+    );
+    assert!(
+        err.starts_with("session_record failed (invalid_arguments)")
+            && err.contains("session_id")
+            && !err.contains("Registry"),
+        "{err}"
+    );
+}

@@ -32,9 +32,9 @@ pub struct Log {
     rev: Option<String>,
     /// relative to repo_path
     path: Option<String>,
-    /// git date, e.g. 2024-05-01 or "2 weeks ago"
+    /// 2024-05-01, RFC 3339 or "2 weeks ago"
     since: Option<String>,
-    /// git date
+    /// as since
     until: Option<String>,
     /// author pattern
     author: Option<String>,
@@ -53,6 +53,11 @@ fn run(ctx: &Ctx<'_>, args: Log) -> Result<Value, ToolError> {
         .as_deref()
         .map(|p| repo.pathspec("path", p))
         .transpose()?;
+    for (field, value) in [("since", &args.since), ("until", &args.until)] {
+        if let Some(value) = value {
+            crate::date::check(field, value)?;
+        }
+    }
     let mut argv = owned(&["log", "--no-color", "--no-show-signature", log::FORMAT]);
     // One more than asked, to know whether there is more.
     argv.push(format!("--max-count={}", max_count + 1));
