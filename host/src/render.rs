@@ -68,7 +68,7 @@ pub fn tool_entry(spec: &ToolSpec) -> Result<String, Unlisted> {
 }
 
 /// What `remote_host` says: short, because 92 tools carry it (TOOLS.md §0.3 explains it whole).
-const REMOTE_HOST_DESCRIPTION: &str = "a Registry host";
+const REMOTE_HOST_DESCRIPTION: &str = "Registry host";
 
 /// The hints a client needs. A read-only tool says so and whether it reaches other systems
 /// (its destructive and idempotent hints mean nothing, the specification says, so they are

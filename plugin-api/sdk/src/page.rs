@@ -18,7 +18,7 @@ pub struct Paging {
     /// default 50
     #[arg(min = 1, max = 200, default = 50)]
     pub limit: usize,
-    /// a next_cursor
+    /// next_cursor
     pub cursor: Option<String>,
 }
 

@@ -70,10 +70,7 @@ fn calendar(text: &str) -> bool {
 
 /// `N unit ago`, `N units ago`, or the same with dots.
 fn relative(text: &str) -> bool {
-    let words: Vec<&str> = text
-        .split([' ', '.'])
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> = text.split([' ', '.']).filter(|w| !w.is_empty()).collect();
     let [count, unit, "ago"] = words.as_slice() else {
         return false;
     };

@@ -113,11 +113,11 @@ pub struct ItemFields {
     /// Markdown
     #[arg(max_len = 20000)]
     pub description: Option<Text>,
-    /// not done/cancelled (use close)
+    /// close sets done/cancelled
     pub status: Option<Status>,
     /// default none
     pub priority: Option<Priority>,
-    /// agent name ("" releases)
+    /// agent ("" releases)
     pub assignee: Option<coremcp_plugin_sdk::args::Clearable<AgentName>>,
     /// replaces all
     #[arg(max_items = 50)]
@@ -127,7 +127,7 @@ pub struct ItemFields {
     /// points
     #[arg(min = 0)]
     pub estimate: Option<f64>,
-    /// must close first (replaces all)
+    /// blockers (replaces all)
     #[arg(max_items = 100)]
     pub depends_on: Option<Vec<ItemId>>,
     /// URL ("" clears)
@@ -137,7 +137,7 @@ pub struct ItemFields {
 /// The filters and paging of every level's list (ListArgs).
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// default: open ones
+    /// default open
     #[arg(max_items = 6)]
     pub status: Vec<Status>,
     /// closed too
@@ -149,7 +149,7 @@ pub struct ListArgs {
     pub label: Option<Token>,
     /// of this priority
     pub priority: Option<Priority>,
-    /// text in the title
+    /// title contains
     #[arg(min_len = 1, max_len = 200)]
     pub query: Option<String>,
     #[arg(flatten)]
@@ -166,10 +166,10 @@ pub struct GetArgs {
     /// levels (default 1)
     #[arg(min = 1, max = 3, default = 1)]
     pub depth: u32,
-    /// add its comments
+    /// with comments
     #[arg(default)]
     pub include_comments: bool,
-    /// description from char
+    /// description offset
     #[arg(min = 0, default = 0)]
     pub offset: usize,
 }
@@ -185,7 +185,7 @@ pub struct CloseArgs {
     /// closing comment
     #[arg(max_len = 20000)]
     pub comment: Option<Text>,
-    /// close open descendants too
+    /// close descendants too
     #[arg(default)]
     pub cascade: bool,
 }
@@ -195,7 +195,7 @@ pub struct CloseArgs {
 pub struct DeleteArgs {
     /// item key
     pub id: ItemId,
-    /// delete the subtree too
+    /// subtree too
     #[arg(default)]
     pub cascade: bool,
 }

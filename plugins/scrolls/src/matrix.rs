@@ -129,7 +129,7 @@ impl LevelTool {
                     if !create {
                         o.property::<Status>(
                             "status",
-                            "not done/cancelled (use close)",
+                            "close sets done/cancelled",
                             &[],
                             Some(false),
                         );
@@ -912,11 +912,11 @@ level_tools! {
     "scrolls_subtask_get" Subtask Get READ
         "Get a subtask with its dependencies.";
     "scrolls_subtask_create" Subtask Create ADD
-        "Create a subtask under a story or task.";
+        "Create a subtask under a story or task; its key is the project's next number.";
     "scrolls_subtask_update" Subtask Update IDEMPOTENT
         "Patch a subtask: only given fields change; lists are replaced.";
     "scrolls_subtask_close" Subtask Close IDEMPOTENT
-        "Close a subtask.";
+        "Close a subtask (resolution default done); its story or task may then close.";
     "scrolls_subtask_delete" Subtask Delete DESTRUCTIVE
-        "Delete a subtask.";
+        "Delete a subtask and its comments; its history moves to its parent's feed.";
 }

@@ -175,6 +175,15 @@ fn the_tool_lists_stay_within_their_budget() {
     let tools = listed["tools"].as_array().expect("tools");
     assert_eq!(tools.len(), 107);
     for tool in tools {
+        // What it does and what it answers, in a sentence or two: "Commit history." is not one
+        // an agent can act on, and a page of text crowds the list.
+        let description = tool["description"].as_str().unwrap_or_default();
+        assert!(
+            (30..=300).contains(&description.chars().count()),
+            "{}: a description of {} characters: {description:?}",
+            tool["name"],
+            description.chars().count()
+        );
         let properties = tool["inputSchema"]["properties"]
             .as_object()
             .expect("props");

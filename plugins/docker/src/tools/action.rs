@@ -29,7 +29,7 @@ pub struct Action {
     container: String,
     /// what to do
     action: Verb,
-    /// Registry host (default this machine)
+    /// Registry host (default: here)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
     /// stop/restart grace, s

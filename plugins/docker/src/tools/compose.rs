@@ -45,8 +45,8 @@ const KEPT_BYTES: usize = 1024 * 1024;
 /// Characters of Compose's own output an answer shows at most.
 const SHOWN_CHARS: usize = 6_000;
 
-/// Run a Compose command (ps, config, up, down, pull, start, stop, restart, logs) for one project;
-/// project_dir and files inside the roots. Uses COREMCP_COMPOSE.
+/// Run one Compose command for a project (project_dir and files inside the roots) through
+/// COREMCP_COMPOSE; ps and config answer JSON.
 #[derive(Debug, Args)]
 pub struct Compose {
     /// the Compose command
@@ -63,7 +63,7 @@ pub struct Compose {
     /// only these services
     #[arg(max_items = 50)]
     services: Vec<String>,
-    /// Registry host (default this machine)
+    /// Registry host (default: here)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
     /// up: build images first
@@ -75,15 +75,14 @@ pub struct Compose {
     /// logs: last lines (default 200)
     #[arg(min = 1, max = 5000, default = 200)]
     tail: u64,
-    /// ps/config/logs: let the project reach files or bind mounts outside the roots (the call
-    /// then needs up's grant)
+    /// ps/config/logs: reach files or mounts outside the roots (needs up's grant)
     #[arg(default)]
     reach_outside_roots: bool,
-    /// up: allow mounting / or the Docker socket and privileged services (over HTTP, a grant
-    /// naming docker_compose)
+    /// up: may mount / or the Docker socket, run privileged (HTTP: a grant naming
+    /// docker_compose)
     #[arg(default)]
     allow_host_access: bool,
-    /// kill Compose after, s (down waits out each stop grace)
+    /// kill Compose after, s
     #[arg(min = 1, max = 600, default = 120)]
     timeout_s: u64,
 }

@@ -19,7 +19,7 @@ pub struct Inspect {
     /// id, id prefix or name
     #[arg(min_len = 1, max_len = 256)]
     container: String,
-    /// Registry host (default this machine)
+    /// Registry host (default: here)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
     /// the daemon's whole document

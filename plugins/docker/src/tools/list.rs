@@ -17,7 +17,7 @@ pub const TOOL: Tool = Tool::typed("docker_container_list", &typed(handler)).hin
 /// project.
 #[derive(Debug, Args)]
 pub struct List {
-    /// Registry host (default this machine)
+    /// Registry host (default: here)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
     /// stopped too

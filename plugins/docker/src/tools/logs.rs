@@ -32,7 +32,7 @@ pub struct Logs {
     /// id, id prefix or name
     #[arg(min_len = 1, max_len = 256)]
     container: String,
-    /// Registry host (default this machine)
+    /// Registry host (default: here)
     #[arg(min_len = 1, max_len = 200)]
     host: Option<String>,
     /// last lines (default 200)

@@ -30,8 +30,8 @@ pub enum Mode {
     Upsert,
 }
 
-/// Create or replace a Markdown document in a docs repository, atomically. Front matter merges;
-/// updated, updated_by and revision are kept current. Does not commit.
+/// Create or replace a Markdown document, atomically; front matter merges, and updated,
+/// updated_by and revision are kept current. Does not commit.
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "docs-write"), allow(dead_code))]
 pub struct Write {

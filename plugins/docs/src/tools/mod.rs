@@ -51,8 +51,8 @@ mod shared {
     allow(dead_code)
 )]
 pub struct Choice {
-    /// configured docs repo or Registry docs source PROJECT/name (default the first configured)
+    /// configured name or docs source PROJECT/name (default: the first configured)
     pub repo: Option<String>,
-    /// Registry project key: its docs source
+    /// Registry project key (its docs source)
     pub project: Option<String>,
 }

@@ -55,12 +55,12 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     }
 }
 
-/// Structural snapshot of a code tree: files with language and symbols (kind, name, parent,
-/// signature, lines) for Rust, Python, TS/TSX, JavaScript, Go. .gitignore-aware. Too big to
-/// answer: a summary; save_to stores it whole at HEAD.
+/// Structural snapshot of a code tree (.gitignore-aware): files with language and symbols
+/// (kind, name, parent, signature, lines) for Rust, Python, TS, JS, Go. Too big: a summary;
+/// save_to stores it whole.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
-    /// folder or file inside the roots (default the first root)
+    /// folder or file in the roots (default the first)
     pub path: Option<String>,
     /// globs, e.g. *.rs, src/**
     pub include: Vec<String>,

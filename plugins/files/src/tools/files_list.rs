@@ -53,7 +53,7 @@ pub struct Params {
     /// default 500
     #[arg(min = 1, max = 10000, default = DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
-    /// a next_cursor
+    /// next_cursor
     pub cursor: Option<String>,
 }
 

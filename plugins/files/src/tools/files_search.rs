@@ -53,13 +53,13 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     coremcp_plugin_sdk::to_json(&found)
 }
 
-/// Search file contents, ripgrep-style: regex or literal, .gitignore-aware, smart case, context
-/// lines. Skips binary, hidden and ignored files. Sorted by path and line.
+/// Search file contents like ripgrep: regex or literal, smart case, context lines; skips
+/// binary, hidden and .gitignore'd files. Sorted by path and line.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
     /// Rust regex (or text with literal)
     pub pattern: String,
-    /// folder or file inside the roots (default the first root)
+    /// folder or file in the roots (default the first)
     pub path: Option<String>,
     /// pattern is plain text
     #[arg(default)]
@@ -79,7 +79,7 @@ pub struct Params {
     /// hidden entries too
     #[arg(default)]
     pub include_hidden: bool,
-    /// a next_cursor
+    /// next_cursor
     pub cursor: Option<String>,
 }
 

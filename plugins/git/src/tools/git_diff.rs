@@ -19,7 +19,8 @@ pub const HINT: &str = "pass paths or stat_only, or a larger max_chars (at most 
 
 pub const TOOL: Tool = Tool::typed("git_diff", &typed(run)).hints(Hints::READ);
 
-/// Diff of the working tree, the index, or between revisions.
+/// Diff of the work tree (default), index (staged) or revisions (target): per-file stats and
+/// patch, cut at max_chars.
 #[derive(Debug, Args)]
 pub struct Diff {
     #[arg(flatten)]

@@ -20,7 +20,8 @@ const MAX_BODY_CHARS: usize = 2000;
 
 pub const TOOL: Tool = Tool::typed("git_log", &typed(run)).hints(Hints::READ);
 
-/// Commit history.
+/// Commits, newest first (sha, author, date, subject, body); has_more if more match. Filters:
+/// rev, path, since/until, author, grep.
 #[derive(Debug, Args)]
 pub struct Log {
     #[arg(flatten)]

@@ -20,7 +20,8 @@ use crate::repo::owned;
 
 pub const TOOL: Tool = Tool::typed("git_push", &typed(run)).hints(Hints::DESTRUCTIVE);
 
-/// Push the current (or a named) branch.
+/// Push a branch (default current) to a configured remote; sets upstream if none. No plain
+/// force: force_with_lease.
 #[derive(Debug, Args)]
 pub struct Push {
     #[arg(flatten)]
@@ -31,7 +32,7 @@ pub struct Push {
     branch: Option<String>,
     /// set upstream (default: if it has none)
     set_upstream: Option<bool>,
-    /// overwrite the remote branch only if it is where we last saw it (no plain force)
+    /// overwrite only if the remote is where we last saw it (no plain force)
     #[arg(default)]
     force_with_lease: bool,
     /// tags too

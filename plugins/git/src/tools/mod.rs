@@ -22,7 +22,7 @@ use crate::repo::Repo;
 /// The `repo_path` argument every tool takes (`#[arg(flatten)]`).
 #[derive(Debug, Clone, Args)]
 pub struct RepoPath {
-    /// default: the first root
+    /// default first root
     pub repo_path: Option<String>,
 }
 

@@ -28,17 +28,17 @@ use crate::clients::{Client, Launch};
 
 pub const TOOL: Tool = Tool::typed("bootstrap", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Prepare this machine: check prerequisites, create config and plugin folders, merge the client's
-/// MCP entry into its config (backed up), optionally register the host. Idempotent.
+/// Prepare this machine: check prerequisites, create folders, merge the client's MCP entry
+/// (backed up), optionally register the host. Idempotent.
 #[derive(Debug, Args)]
 pub struct Bootstrap {
     /// client whose MCP entry to write
     #[arg(default = ClientArg::None)]
     client: ClientArg,
-    /// secondary: the client runs the secondary build (docs tools without their features)
+    /// secondary: run the secondary build (docs tools not built)
     #[arg(default = Profile::Default)]
     profile: Profile,
-    /// add this machine to the Registry at its --advertise URL
+    /// add this machine to the Registry at --advertise
     #[arg(default)]
     register_host: bool,
     /// change nothing

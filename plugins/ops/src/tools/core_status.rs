@@ -5,8 +5,8 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("core_status", &typed(handler)).hints(Hints::READ);
 
-/// This Core MCP's state: version, mode, groups and load errors, relays and routes, remote_host
-/// targets, upstream servers, your recent failed calls (as /api/status).
+/// This Core MCP's state: version, mode, groups, relays and routes, remote_host targets,
+/// upstream servers, your recent failed calls (as /api/status).
 #[derive(Debug, Args)]
 pub struct Status {
     /// default all

@@ -30,25 +30,23 @@ use coremcp_plugin_sdk::{host_call, prelude::*};
 
 pub const TOOL: Tool = Tool::typed("repo_setup", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Set up this machine's checkout of a Registry git or docs source: clone it if absent, else set
-/// its origin URL and default branch as the source says (listing changes); record it in the
-/// Registry. One checkout per source and machine (move: true to record another path).
+/// This machine's checkout of a Registry git or docs source: cloned if absent, else its origin
+/// and default branch set as the source says (changes listed); recorded in the Registry.
 #[derive(Debug, Args)]
 pub struct Setup {
     /// source ref, e.g. CORE/core-mcp
     #[arg(min_len = 3, max_len = 200)]
     source: String,
-    /// inside the roots (default: the recorded checkout, else <first root>/<name>)
+    /// in the roots (default: recorded checkout, else <root>/<name>)
     #[arg(min_len = 1, max_len = 4096)]
     path: Option<String>,
-    /// record path as this machine's checkout in place of the recorded one
+    /// record path in place of the recorded checkout
     #[arg(default)]
     r#move: bool,
     /// default: the source's default
     #[arg(min_len = 1, max_len = 255)]
     branch: Option<String>,
-    /// enable its .githooks folder (they run on every commit; over HTTP a grant naming
-    /// repo_setup)
+    /// enable its .githooks (run each commit; HTTP: a grant naming repo_setup)
     #[arg(default)]
     hooks: bool,
 }

@@ -23,8 +23,8 @@ use crate::transcript::{self, claude_project_dir, newest_jsonl, Format};
 
 pub const TOOL: Tool = Tool::typed("session_record", &typed(handler)).hints(Hints::ADD);
 
-/// Record an agent session from its Claude Code or Codex transcript (auto-detected, or
-/// transcript_path): stats, compressed, stored with the Session service. Idempotent.
+/// Record an agent session from its Claude Code or Codex transcript (found, or
+/// transcript_path): stats, compressed, stored by the Session service. Idempotent.
 #[derive(Debug, Args)]
 pub struct Record {
     /// default: the transcript's

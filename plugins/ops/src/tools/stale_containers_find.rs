@@ -23,15 +23,14 @@ const LOCAL: &str = "local";
 
 pub const TOOL: Tool = Tool::typed("stale_containers_find", &typed(handler)).hints(Hints::READ);
 
-/// Find stale containers (exited, dead, created; running with include_running) older than
-/// older_than_s on this machine's daemon (host "local") and the Registry's Docker hosts.
-/// Read-only.
+/// Stale containers (exited, dead, created; running with include_running) older than
+/// older_than_s on this machine's daemon ("local") and the Registry's Docker hosts.
 #[derive(Debug, Args)]
 pub struct Find {
-    /// Registry hosts, "local" for this machine (default: local and every docker host)
+    /// "local" or Registry hosts (default: local and every Docker host)
     #[arg(max_items = 50)]
     hosts: Vec<String>,
-    /// min age (default 604800, 7 days)
+    /// min age (default 7 days)
     #[arg(min = 0, max = 315360000, default = 604_800)]
     older_than_s: u64,
     /// default exited, dead, created

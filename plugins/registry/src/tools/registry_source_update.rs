@@ -34,7 +34,7 @@ pub struct Update {
     metadata: Option<Map<String, Value>>,
     /// archive or re-activate
     status: Option<Status>,
-    /// the version you read
+    /// version you read
     #[arg(min = 1)]
     expected_version: Option<u64>,
     /// host of checkout_path

@@ -19,7 +19,7 @@ pub struct Get {
     /// add open items (default true)
     #[arg(default = true)]
     include_work: bool,
-    /// description from char
+    /// description offset
     #[arg(min = 0, default = 0)]
     offset: usize,
 }

@@ -7,8 +7,8 @@ use crate::{items, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_item_claim", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Atomically assign an open item to an agent and set it in_progress; a rival claim gets conflict
-/// naming the holder. force takes it over; an update with assignee "" releases it.
+/// Atomically assign an open item to an agent, in_progress; a rival claim is a conflict naming
+/// the holder. force takes it over; an update with assignee "" releases it.
 #[derive(Debug, Args)]
 pub struct Claim {
     /// item key, e.g. CORE-42

@@ -7,8 +7,8 @@ use crate::{items, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_item_move", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Re-parent an item within the level rules (project under theme, epic under project, story/task
-/// under epic or project, subtask under story/task); position places it among its new siblings.
+/// Re-parent an item within the level rules (epic under project, story/task under epic or
+/// project, subtask under story/task, project under theme); position orders its siblings.
 #[derive(Debug, Args)]
 pub struct Move {
     /// item key, e.g. CORE-42

@@ -23,7 +23,7 @@ pub struct Ready {
     /// default 10
     #[arg(min = 1, max = 100, default = 10)]
     limit: usize,
-    /// a next_cursor
+    /// next_cursor
     cursor: Option<String>,
 }
 

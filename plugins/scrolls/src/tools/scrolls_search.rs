@@ -31,7 +31,7 @@ pub struct Search {
     /// default 20
     #[arg(min = 1, max = 100, default = 20)]
     limit: usize,
-    /// a next_cursor
+    /// next_cursor
     cursor: Option<String>,
 }
 

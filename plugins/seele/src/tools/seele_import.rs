@@ -26,8 +26,8 @@ pub const TOOL: Tool = Tool::typed("seele_import", &typed(handler)).hints(Hints:
 /// The most nodes one call imports.
 pub const MAX_NODES: usize = 200;
 
-/// Import up to 200 documents under root_path in one transaction, matched by path. Unchanged ones
-/// are skipped, changed ones follow on_conflict; dry_run writes nothing.
+/// Import up to 200 documents under root_path in one transaction, matched by path: unchanged
+/// ones skipped, changed ones per on_conflict; dry_run writes nothing.
 #[derive(Debug, Args)]
 pub struct Import {
     /// the documents

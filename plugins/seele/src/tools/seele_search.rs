@@ -45,7 +45,7 @@ pub struct Search {
     /// default 10
     #[arg(min = 1, max = 50, default = 10)]
     limit: usize,
-    /// a next_cursor
+    /// next_cursor
     cursor: Option<String>,
 }
 

@@ -20,9 +20,8 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("seele_write", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Create a node (no id; path and title required) or update one (id: what is left out stays);
-/// each change is a revision. Missing parents are created. front_matter merges (null removes a
-/// key).
+/// Create a node (no id; path and title) or update one by id (what is left out stays); each
+/// change is a revision; missing parents are created; front_matter merges (null removes).
 #[derive(Debug, Args)]
 pub struct Write {
     /// omit to create

@@ -23,8 +23,8 @@ const MAX_METADATA_BYTES: usize = 16 * 1024;
 
 pub const TOOL: Tool = Tool::typed("session_register", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Register an active agent session. Returns session_id, heartbeat_interval_s and stale_after_s.
-/// The same session_id again updates it and reactivates it if closed.
+/// Register an active agent session; returns session_id, heartbeat_interval_s, stale_after_s.
+/// The same session_id again updates it (reactivating a closed one).
 #[derive(Debug, Args)]
 pub struct Register {
     /// agent or client name
