@@ -99,6 +99,10 @@ fn a_sidecar_that_lies_is_corrected_by_the_library_at_the_first_call() {
         .as_array_mut()
         .expect("entry lengths")
         .push(json!(ghost.len()));
+    record["features"]
+        .as_array_mut()
+        .expect("features")
+        .push(Value::Null);
     std::fs::write(&path, format!("{record}\n{entries}\n{ghost}\n{manifest}\n")).expect("write");
 
     let mut server = Server::start(dir.path(), &[], &[]);
