@@ -63,7 +63,8 @@ def server(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator[C
     (root / "session.jsonl").write_text(transcript(str(root), 3))
     params = StdioServerParameters(
         command=str(coremcp_bin),
-        args=["stdio", "--plugins", str(plugins), "--root", str(root), "--data", str(data)],
+        args=["stdio", "--plugins", str(plugins), "--root", str(root), "--data", str(data),
+              "--advertise", "http://devbox.example:7070/mcp"],
         env={**os.environ, "HOME": str(home)},
         cwd=str(root),
     )
@@ -88,6 +89,7 @@ async def test_every_ops_tool_once(server: CoreMcpServer, tmp_path: Path) -> Non
             assert not (tmp_path / "home" / ".codex" / "config.toml").exists()
             boot = structured(await client.call_tool("bootstrap", {"register_host": True}))
             assert boot["host"]["action"] == "added"
+            assert boot["host"]["core_mcp_url"] == "http://devbox.example:7070/mcp"
 
             structured(await client.call_tool("registry_project_add", {"key": "CORE", "name": "Core"}))
             structured(await client.call_tool("registry_source_add", {
