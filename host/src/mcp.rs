@@ -3,11 +3,16 @@
 
 use crate::rpc::json_string;
 
-/// The version we prefer and answer with when the client offers one we do not speak.
+/// The version this Core MCP speaks as a client (to upstream servers and relays), which every
+/// server of the 2025 era understands.
 pub const PREFERRED_VERSION: &str = "2025-06-18";
 
-/// Every version we negotiate.
+/// Every version we negotiate, the latest first.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// What a client that offers a version we do not speak is answered with: the latest we
+/// support, as the specification asks (the client then decides whether it can go on).
+pub const LATEST_VERSION: &str = SUPPORTED_VERSIONS[0];
 
 /// A tool result handed to the model is cut to this many characters.
 pub const MAX_RESULT_CHARS: usize = 20_000;
@@ -18,12 +23,13 @@ pub const MAX_SCHEMA_CHARS: usize = 8_000;
 /// A stdio line longer than this without a newline is discarded.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 
-/// The version to answer a client that offered `offered`.
+/// The version to answer a client that offered `offered`: itself when we speak it, else the
+/// latest we do.
 pub fn negotiate(offered: Option<&str>) -> &'static str {
     offered
         .and_then(|v| SUPPORTED_VERSIONS.iter().find(|s| **s == v))
         .copied()
-        .unwrap_or(PREFERRED_VERSION)
+        .unwrap_or(LATEST_VERSION)
 }
 
 /// The server capabilities (JSON text): tools and logging, and — when upstream servers are
@@ -93,9 +99,12 @@ mod tests {
         assert_eq!(negotiate(Some("2025-11-25")), "2025-11-25");
         assert_eq!(negotiate(Some("2025-03-26")), "2025-03-26");
         assert_eq!(negotiate(Some("2024-11-05")), "2024-11-05");
-        assert_eq!(negotiate(Some("2026-07-28")), PREFERRED_VERSION);
-        assert_eq!(negotiate(Some("garbage")), PREFERRED_VERSION);
-        assert_eq!(negotiate(None), PREFERRED_VERSION);
+        // An offer we do not speak (a later revision, a typo, none): the latest we do.
+        assert_eq!(LATEST_VERSION, "2025-11-25");
+        assert_eq!(negotiate(Some("2026-07-28")), LATEST_VERSION);
+        assert_eq!(negotiate(Some("2099-01-01")), LATEST_VERSION);
+        assert_eq!(negotiate(Some("garbage")), LATEST_VERSION);
+        assert_eq!(negotiate(None), LATEST_VERSION);
     }
 
     #[test]

@@ -521,14 +521,13 @@ impl Session {
         Ok(render::tools_list(&entries[start..end], next.as_deref()))
     }
 
-    /// The upstream tools the caller may call (waiting briefly, right after start, for servers
-    /// on their first attempt), remembered to tell later changes.
+    /// The upstream tools the caller may call, of the servers connected now (never waiting for
+    /// one), remembered to tell later changes.
     fn upstream_entries(&self) -> Vec<String> {
         let hub = &self.inner.upstreams;
         if !hub.enabled() {
             return Vec::new();
         }
-        hub.wait_first_connections();
         let entries = hub.entries_for(&self.inner.caller);
         *self.inner.upstream_listed_lock() = Some(entries.clone());
         entries

@@ -3,6 +3,9 @@
 //! status.
 //!
 //! Invariants:
+//! - A listing never waits for a server: it shows the servers connected at that moment, and a
+//!   server that connects later arrives as a change (a slow server must not hide the built-in
+//!   tools from a client whose first listing has a short timeout).
 //! - Sessions hear of every change to the published tools through [`Listener`] (they send
 //!   `notifications/tools/list_changed`); listeners are held weakly, so an ended session is
 //!   simply skipped.
@@ -22,9 +25,6 @@ use super::approval::{self, Policy};
 use super::supervisor::{OnChange, Server, State};
 use super::Settings;
 use crate::policy::{Caller, Grants};
-
-/// How long after start a tool listing waits for servers still on their first attempt.
-pub const FIRST_LIST_WAIT: Duration = Duration::from_secs(5);
 
 /// A session that wants to hear when the upstream tools change.
 pub trait Listener: Send + Sync {
@@ -94,7 +94,6 @@ pub struct Upstreams {
     servers: RwLock<Vec<Arc<Server>>>,
     listeners: Arc<Listeners>,
     generations: Arc<AtomicU64>,
-    started: Instant,
     /// Serialises refreshes.
     refreshing: Mutex<()>,
     summary_logged: Arc<AtomicBool>,
@@ -140,7 +139,6 @@ impl Upstreams {
             servers: RwLock::new(Vec::new()),
             listeners: Arc::default(),
             generations: Arc::default(),
-            started: Instant::now(),
             refreshing: Mutex::new(()),
             summary_logged: Arc::new(AtomicBool::new(false)),
         })
@@ -220,18 +218,6 @@ impl Upstreams {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-    }
-
-    /// Right after start, waits (up to [`FIRST_LIST_WAIT`] after start) for the servers still
-    /// on their first attempt, so a first listing normally has their tools.
-    pub fn wait_first_connections(&self) {
-        let until = self.started + FIRST_LIST_WAIT;
-        if Instant::now() >= until {
-            return;
-        }
-        for server in self.servers() {
-            server.settle(until);
-        }
     }
 
     /// Waits up to `limit` for every server to finish its first attempt.

@@ -19,8 +19,10 @@ fn initialize_negotiates_the_protocol_version() {
         ("2025-11-25", "2025-11-25"),
         ("2025-03-26", "2025-03-26"),
         ("2024-11-05", "2024-11-05"),
-        ("2026-07-28", "2025-06-18"),
-        ("not-a-version", "2025-06-18"),
+        // An offer it does not speak in initialize: the latest revision it does.
+        ("2026-07-28", "2025-11-25"),
+        ("2099-01-01", "2025-11-25"),
+        ("not-a-version", "2025-11-25"),
     ] {
         let (_dir, mut server) = server();
         let result = server.initialize_with(offered);
