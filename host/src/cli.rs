@@ -22,8 +22,10 @@ pub struct Cli {
     /// Folder holding the plugin libraries [default: plugins/ in the install root]
     #[arg(long, global = true, env = env::PLUGINS, value_name = "DIR")]
     pub plugins: Option<PathBuf>,
-    /// Groups this session sees: all, a comma-separated list (only their libraries load), or
-    /// dynamic[,GROUP...] (meta tools enable and disable groups at run time)
+    /// Groups this session sees: all, a comma-separated list (only their libraries load),
+    /// dynamic[,GROUP...] (meta tools enable and disable groups at run time, and search and
+    /// call any tool), or search[,GROUP...] (only tools_search and tools_call, which reach
+    /// every tool: for clients that never list again)
     #[arg(long, global = true, env = env::GROUPS, value_name = "LIST", default_value = "all")]
     pub groups: String,
     /// Deadline of one tool call, in seconds (a tool's own timeout_s may extend it)

@@ -103,24 +103,37 @@ pub enum GroupSelection {
     /// Every installed group may be enabled at run time (`dynamic`); a session starts with the
     /// meta tools and these.
     Dynamic(Vec<String>),
+    /// Every installed group is reached through `tools_search` and `tools_call` (`search`); a
+    /// session lists those two and these groups' tools.
+    Search(Vec<String>),
 }
 
 impl GroupSelection {
-    /// Parses `all`, a comma-separated list of group ids, or `dynamic` followed by the groups
-    /// a session starts with (`dynamic,git,files`).
+    /// Parses `all`, a comma-separated list of group ids, or `dynamic` or `search` followed
+    /// by the groups a session starts with (`dynamic,git,files`).
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         if text.is_empty() || text == "all" {
             return Ok(Self::All);
         }
-        let (dynamic, text) = match text.strip_prefix("dynamic") {
-            Some("") => return Ok(Self::Dynamic(Vec::new())),
-            Some(rest) if rest.starts_with(',') => (true, &rest[1..]),
-            _ => (false, text),
-        };
+        let mut mode = None;
+        let mut rest = text;
+        for word in ["dynamic", "search"] {
+            match text.strip_prefix(word) {
+                Some("") => {
+                    mode = Some(word);
+                    rest = "";
+                }
+                Some(after) if after.starts_with(',') => {
+                    mode = Some(word);
+                    rest = &after[1..];
+                }
+                _ => {}
+            }
+        }
         let mut ids = Vec::new();
-        for id in text.split(',').map(str::trim) {
-            if id == "dynamic" || id == "all" {
+        for id in rest.split(',').map(str::trim).filter(|_| !rest.is_empty()) {
+            if matches!(id, "dynamic" | "search" | "all") {
                 return Err(format!(
                     "--groups: \"{id}\" must come alone or first (dynamic,git,files)"
                 ));
@@ -138,16 +151,17 @@ impl GroupSelection {
                 ids.push(id.to_owned());
             }
         }
-        Ok(match dynamic {
-            true => Self::Dynamic(ids),
-            false => Self::Only(ids),
+        Ok(match mode {
+            Some("dynamic") => Self::Dynamic(ids),
+            Some(_) => Self::Search(ids),
+            None => Self::Only(ids),
         })
     }
 
     /// Whether the group's library may be discovered (and so loaded) at all.
     pub fn includes(&self, id: &str) -> bool {
         match self {
-            Self::All | Self::Dynamic(_) => true,
+            Self::All | Self::Dynamic(_) | Self::Search(_) => true,
             Self::Only(ids) => ids.iter().any(|g| g == id),
         }
     }
@@ -156,7 +170,7 @@ impl GroupSelection {
     pub fn named(&self) -> Option<&[String]> {
         match self {
             Self::All => None,
-            Self::Only(ids) | Self::Dynamic(ids) => Some(ids),
+            Self::Only(ids) | Self::Dynamic(ids) | Self::Search(ids) => Some(ids),
         }
     }
 }
@@ -874,6 +888,17 @@ mod tests {
             .contains("alone or first"));
         assert!(GroupSelection::parse("dynamicx")
             .is_ok_and(|g| g == GroupSelection::Only(vec!["dynamicx".into()])));
+        assert_eq!(
+            GroupSelection::parse("search"),
+            Ok(GroupSelection::Search(Vec::new()))
+        );
+        assert_eq!(
+            GroupSelection::parse("search,git"),
+            Ok(GroupSelection::Search(vec!["git".into()]))
+        );
+        assert!(GroupSelection::parse("dynamic,search")
+            .expect_err("one mode")
+            .contains("alone or first"));
     }
 
     #[test]

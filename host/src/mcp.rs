@@ -45,9 +45,20 @@ pub fn capabilities(surface: bool) -> &'static str {
     }
 }
 
+/// Which meta tools a session lists (`--groups`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Menu {
+    /// None: every tool is listed (`all`, or a list of groups).
+    Plain,
+    /// The group switches, and search and call (`dynamic`).
+    Dynamic,
+    /// Search and call only (`search`).
+    Search,
+}
+
 /// The `initialize` result, for the negotiated `version` and the session's groups; `surface`
 /// as in [`capabilities`].
-pub fn initialize_result(version: &str, groups: &[&str], dynamic: bool, surface: bool) -> String {
+pub fn initialize_result(version: &str, groups: &[&str], menu: Menu, surface: bool) -> String {
     format!(
         concat!(
             "{{\"protocolVersion\":{},",
@@ -58,12 +69,12 @@ pub fn initialize_result(version: &str, groups: &[&str], dynamic: bool, surface:
         json_string(version),
         capabilities(surface),
         json_string(env!("CARGO_PKG_VERSION")),
-        json_string(&instructions(groups, dynamic)),
+        json_string(&instructions(groups, menu)),
     )
 }
 
-/// What the server tells an agent its groups are for (`dynamic`: and that it enables them).
-pub fn instructions(groups: &[&str], dynamic: bool) -> String {
+/// What the server tells an agent its groups are for, and how its meta tools reach them.
+pub fn instructions(groups: &[&str], menu: Menu) -> String {
     let mut text =
         String::from("Core MCP gives you the tools of this development environment, in groups:\n");
     for id in groups {
@@ -72,11 +83,18 @@ pub fn instructions(groups: &[&str], dynamic: bool) -> String {
             None => text.push_str(&format!("- {id}: an additional group installed here.\n")),
         }
     }
-    if dynamic {
-        text.push_str(
+    match menu {
+        Menu::Plain => {}
+        Menu::Dynamic => text.push_str(
             "This session lists only the groups it has enabled: call groups_list to see them \
-             all and groups_enable to add the ones your work needs (groups_disable drops them).\n",
-        );
+             all and groups_enable to add the ones your work needs (groups_disable drops them). \
+             Any tool is also reached at once with tools_search (find it) and tools_call (call \
+             it by name).\n",
+        ),
+        Menu::Search => text.push_str(
+            "This session lists few tools: find the one for a task with tools_search, then call \
+             it by name with tools_call. Every tool of these groups is reached that way.\n",
+        ),
     }
     text.push_str(
         "A tool that fails answers with an error result that says what was wrong; fix the \
@@ -109,7 +127,7 @@ mod tests {
 
     #[test]
     fn initialize_result_is_json_without_nulls() {
-        let text = initialize_result("2025-06-18", &["publishing", "fixture"], false, false);
+        let text = initialize_result("2025-06-18", &["publishing", "fixture"], Menu::Plain, false);
         let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(value["capabilities"]["tools"]["listChanged"], true);
         assert!(!text.contains("null"));

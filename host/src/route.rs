@@ -261,6 +261,20 @@ fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
     }
 }
 
+/// Whether `caller` may call `tool` of group `group` with some arguments: not when every call
+/// of it needs a grant the caller lacks (what `tools_search` offers a caller).
+pub fn may_call(
+    grants: &crate::policy::Grants,
+    caller: &crate::policy::Caller,
+    group: &str,
+    tool: &str,
+) -> bool {
+    let guard = coremcp_catalog::group(group)
+        .and_then(|g| g.entry(tool))
+        .and_then(|entry| guard_of(entry, "{}"));
+    grants.decide(caller, Subject::BuiltIn { group, tool, guard }) == Decision::Allow
+}
+
 /// What this call needs a grant for over HTTP, as the tool's catalog entry says for these
 /// arguments (`None`: nothing). A tool outside the catalog is not guarded: its operator
 /// installed it.

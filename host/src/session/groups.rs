@@ -1,6 +1,7 @@
 //! Dynamic groups (`--groups dynamic[,GROUP…]`): a session that starts with three meta tools
-//! and the groups it names, and enables or disables the others at run time, so the agent
-//! carries only the tool lists its work needs.
+//! (beside `tools_search` and `tools_call`, see `search.rs`) and the groups it names, and
+//! enables or disables the others at run time, so the agent carries only the tool lists its
+//! work needs. A client that never lists again reaches the others through `tools_call`.
 //!
 //! Invariants:
 //! - The meta tool names (`groups_list`, `groups_enable`, `groups_disable`) are outside the
@@ -214,9 +215,24 @@ fn list(plugins: &PluginSet, enabled: &Enabled) -> Value {
 }
 
 /// The refusal of a call to a tool of a group this session has not enabled.
-pub fn not_enabled(tool: &str, group: &str) -> String {
+/// `switches`: whether the session has the group switches (`--groups dynamic`).
+pub fn not_enabled(tool: &str, group: &str, switches: bool) -> String {
+    let call = format!("tools_call with {{\"name\": \"{tool}\", \"arguments\": {{…}}}}");
+    if switches {
+        format!(
+            "{tool} is in the \"{group}\" group, which this session has not enabled: call \
+             {ENABLE} with {{\"groups\": [\"{group}\"]}} first, or call it through {call}"
+        )
+    } else {
+        format!("{tool} is not listed in this session: call it through {call}")
+    }
+}
+
+/// The refusal of a group switch where the clients share one session (sessionless 2026).
+pub fn needs_a_session(name: &str) -> String {
     format!(
-        "{tool} is in the \"{group}\" group, which this session has not enabled: call \
-         {ENABLE} with {{\"groups\": [\"{group}\"]}} first"
+        "{name} needs a session, and this 2026 connection has none (its clients share one tool \
+         list): call any tool through tools_call {{\"name\", \"arguments\"}}, finding it with \
+         tools_search"
     )
 }

@@ -10,13 +10,15 @@
 //! upstream server. A session lists the plugin tools and the upstream tools its caller is
 //! granted, and hears of upstream changes as a [`Listener`].
 //!
-//! Modules: [`ask`] (requests to the client: elicitation), [`groups`] (the meta tools of
-//! `--groups dynamic`), [`upstream`] (the path of a `mcp__` call).
+//! Modules: [`ask`] (requests to the client: elicitation), [`groups`] (the group switches of
+//! `--groups dynamic`), [`search`] (`tools_search` and `tools_call`, of `--groups dynamic` and
+//! `--groups search`), [`upstream`] (the path of a `mcp__` call).
 
 mod ask;
 pub mod era;
 mod groups;
 mod modern_call;
+mod search;
 mod surface;
 mod upstream;
 
@@ -32,6 +34,7 @@ use serde_json::value::RawValue;
 
 use crate::calls::{Call, Calls};
 use crate::config::Config;
+use crate::mcp::Menu;
 use crate::plugins::sidecar::Entry;
 use crate::plugins::{host_api, Listing, PluginSet, ReloadReport};
 use crate::policy::Caller;
@@ -103,9 +106,12 @@ struct Inner {
     out: Arc<dyn Outbox>,
     /// The same outbox, for what depends on the era.
     era: Arc<era::EraOutbox>,
-    /// Whether the meta tools of `--groups dynamic` are served (not to the sessionless 2026
-    /// HTTP clients, who share one session and see the configured groups).
+    /// Whether this session may switch its groups (`groups_enable`/`groups_disable`): not the
+    /// sessionless 2026 HTTP session of a principal, whose clients share it; they reach every
+    /// group through `tools_call`.
     meta_tools: bool,
+    /// Which meta tools the session lists.
+    menu: Menu,
     calls: Calls,
     /// The rendered `tools/list` entries, built by the first listing (and again after a reload
     /// changed a group), with the plugin set's generation they were built at.
@@ -196,12 +202,18 @@ impl Session {
                 });
             }),
         );
-        let enabled = match &config.groups {
-            crate::config::GroupSelection::Dynamic(ids) => Some(groups::Enabled::new(ids)),
-            _ => None,
+        let (enabled, menu) = match &config.groups {
+            crate::config::GroupSelection::Dynamic(ids) => {
+                (Some(groups::Enabled::new(ids)), Menu::Dynamic)
+            }
+            crate::config::GroupSelection::Search(ids) => {
+                (Some(groups::Enabled::new(ids)), Menu::Search)
+            }
+            _ => (None, Menu::Plain),
         };
         let inner = Arc::new(Inner {
             enabled,
+            menu,
             config,
             plugins,
             out,
@@ -459,7 +471,7 @@ impl Session {
         mcp::initialize_result(
             version,
             &self.inner.plugins.installed_ids(),
-            self.inner.enabled.is_some() && self.inner.meta_tools,
+            self.inner.menu,
             self.inner.upstreams.has_servers(),
         )
     }
@@ -601,13 +613,34 @@ impl Session {
             }
         };
         let name = params.name.as_ref();
+        // `tools_call`: the call it names runs from here exactly as a direct one.
+        let named;
+        let (name, args, via_meta) = if inner.menu != Menu::Plain && name == search::CALL {
+            match search::inner_call(args) {
+                Ok(call) => {
+                    named = call;
+                    (named.0.as_str(), named.1.as_str(), true)
+                }
+                Err(message) => {
+                    return inner
+                        .out
+                        .send(rpc::response(id, &render::call_error_text(&message)))
+                }
+            }
+        } else {
+            (name, args, false)
+        };
+        if inner.menu != Menu::Plain && name == search::SEARCH {
+            return self.search_call(id, args);
+        }
         if let Some(enabled) = &inner.enabled {
-            if groups::is_meta(name) && inner.meta_tools {
+            if groups::is_meta(name) && inner.menu == Menu::Dynamic {
                 return self.groups_call(id, name, args, enabled);
             }
-            if let Some(group) = self.group_of(name).filter(|g| !enabled.contains(g)) {
+            let hidden = self.group_of(name).filter(|g| !enabled.contains(g));
+            if let Some(group) = hidden.filter(|_| !via_meta) {
                 crate::metrics::refused(&crate::metrics::Subject::of(name, Some(&group)));
-                let text = groups::not_enabled(name, &group);
+                let text = groups::not_enabled(name, &group, inner.menu == Menu::Dynamic);
                 return inner
                     .out
                     .send(rpc::response(id, &render::call_error_text(&text)));
@@ -726,9 +759,41 @@ impl Session {
         }
     }
 
+    /// Answers `tools_search`: the tools of every group and upstream server the caller would
+    /// be listed, enabled or not, ranked for its query.
+    fn search_call(&self, id: &str, args: &str) {
+        let inner = &self.inner;
+        let result = match search::query(args) {
+            Ok(query) => {
+                // Every group, enabled or not; only the tools the caller may call.
+                let (grants, caller) = (&inner.config.grants, &inner.caller);
+                let plugin = inner.render_entries(&|_: &str| true, &|group: &str, tool: &str| {
+                    route::may_call(grants, caller, group, tool)
+                });
+                let upstream = match inner.upstreams.enabled() {
+                    true => inner.upstreams.entries_for(&inner.caller),
+                    false => Vec::new(),
+                };
+                let entries = plugin
+                    .iter()
+                    .map(|e| &**e)
+                    .chain(upstream.iter().map(String::as_str));
+                render::call_success(&search::answer(&query, entries).to_string())
+            }
+            Err(message) => render::call_error_text(&message),
+        };
+        inner.out.send(rpc::response(id, &result));
+    }
+
     /// Answers a meta tool of dynamic mode, then tells the client if its tool list changed.
     fn groups_call(&self, id: &str, name: &str, args: &str, enabled: &groups::Enabled) {
         let inner = &self.inner;
+        if !inner.meta_tools && name != groups::LIST {
+            let text = groups::needs_a_session(name);
+            return inner
+                .out
+                .send(rpc::response(id, &render::call_error_text(&text)));
+        }
         let outcome = groups::call(&inner.plugins, enabled, name, args);
         let result = match &outcome.result {
             Ok(value) => render::call_success(&value.to_string()),
@@ -800,26 +865,47 @@ impl Inner {
         entries
     }
 
-    /// Every tool of the session's groups, rendered. Groups are listed from their sidecar
-    /// manifests where those describe their libraries, and loaded otherwise.
+    /// Every tool of the session's groups, rendered, after its meta tools. Groups are listed
+    /// from their sidecar manifests where those describe their libraries, and loaded otherwise.
     fn render_tools(&self) -> Vec<Entry> {
+        let mut specs = Vec::new();
+        if self.menu == Menu::Dynamic {
+            specs.extend(groups::specs());
+        }
+        if self.menu != Menu::Plain {
+            specs.extend(search::specs());
+        }
+        let mut entries: Vec<Entry> = specs
+            .iter()
+            .filter_map(|spec| render::tool_entry(spec).ok().map(Entry::new))
+            .collect();
+        let enabled = self.enabled.as_ref();
+        entries.extend(self.render_entries(
+            &|id: &str| enabled.is_none_or(|e| e.contains(id)),
+            &|_: &str, _: &str| true,
+        ));
+        entries
+    }
+
+    /// The tools of the groups `shown` keeps, rendered, as the caller is listed them, and of
+    /// those only the ones `keep` (group, tool) keeps.
+    fn render_entries(
+        &self,
+        shown: &dyn Fn(&str) -> bool,
+        keep: &dyn Fn(&str, &str) -> bool,
+    ) -> Vec<Entry> {
         let plugins = &self.plugins;
         let (grants, caller) = (&self.config.grants, &self.caller);
-        let enabled = self.enabled.as_ref();
-        let shown = |id: &str| enabled.is_none_or(|e| e.contains(id));
-        plugins.know_where(&shown);
+        plugins.know_where(shown);
         let mut entries = Vec::new();
-        if enabled.is_some() && self.meta_tools {
-            for spec in groups::specs() {
-                entries.extend(render::tool_entry(&spec).ok().map(Entry::new));
-            }
-        }
         for (index, slot) in plugins.slots().iter().enumerate() {
             if !shown(&slot.id) {
                 continue;
             }
             let served = |name: &str| {
-                plugins.route(name) == Some(index) && !grants.takes_away(caller, &slot.id, name)
+                plugins.route(name) == Some(index)
+                    && !grants.takes_away(caller, &slot.id, name)
+                    && keep(&slot.id, name)
             };
             let render = |spec: &ToolSpec| match render::tool_entry(spec) {
                 Ok(entry) => Some(Entry::new(entry)),

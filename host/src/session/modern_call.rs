@@ -100,10 +100,7 @@ impl Session {
                     crate::plugins::host_api::set_value("client", client);
                 }
                 Ok(modern::discover_result(
-                    &mcp::instructions(
-                        &inner.plugins.installed_ids(),
-                        inner.enabled.is_some() && inner.meta_tools,
-                    ),
+                    &mcp::instructions(&inner.plugins.installed_ids(), inner.menu),
                     inner.upstreams.has_servers(),
                 ))
             }

@@ -1124,3 +1124,31 @@ fn a_slow_upstream_never_holds_the_first_listing() {
     let names = server.tool_names();
     assert!(names.iter().any(|n| n == "mcp__m__echo"), "{names:?}");
 }
+
+/// In a search session an upstream server's tools are found and called through the meta tools,
+/// with the upstream grants judging the inner call.
+#[test]
+fn upstream_tools_are_searched_and_called_through_the_meta_tools() {
+    let setup = Setup::calls_server();
+    let dir = plugins(&["fixture"]);
+    let mut server = Server::start(
+        dir.path(),
+        &["--groups", "search"],
+        &[
+            ("COREMCP_MCP_CONFIG", setup.config.as_str()),
+            ("COREMCP_MCP_SERVERS", ""),
+            ("COREMCP_MCP_GRANTS", "stdio=m"),
+            ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+        ],
+    );
+    server.initialize();
+    server.wait_stderr("upstream server connected", Duration::from_secs(30));
+    let found = server.ok("tools_search", json!({"query": "echo message"}));
+    let names = found.to_string();
+    assert!(names.contains("mcp__m__echo"), "{found}");
+    let called = server.call(
+        "tools_call",
+        json!({"name": "mcp__m__echo", "arguments": {"message": "again"}}),
+    );
+    assert_eq!(text(&called), "again");
+}
