@@ -106,6 +106,11 @@ fn render(settings: &crate::upstream::Settings, report: &ServerReport) -> String
             out.push_str(&format!("  + {name}  (granted to: {})\n", who.join(", ")));
         }
     }
+    for (published, original) in &report.renamed {
+        out.push_str(&format!(
+            "  ~ {published} is the server's {original:?} (model APIs refuse that name)\n"
+        ));
+    }
     for withheld in &report.withheld {
         out.push_str(&format!("  - {}: {}\n", withheld.tool, withheld.reason));
     }

@@ -402,9 +402,14 @@ impl Upstreams {
         ))
     }
 
-    /// The server and tool a `mcp__<id>__<tool>` name calls, if a server publishes it now.
+    /// The server and tool a `mcp__<id>__<tool>` name calls, if a server publishes it now: the
+    /// server's own name of the tool, which a published name may have renamed.
     pub fn resolve(&self, full: &str) -> Result<Target, String> {
-        self.resolve_named(full, "tool")
+        let mut target = self.resolve_named(full, "tool")?;
+        if let Some(original) = target.server.tools().names.get(full) {
+            target.tool.clone_from(original);
+        }
+        Ok(target)
     }
 
     /// [`Upstreams::resolve`] for a published `what` (a tool or a prompt), named in the errors.

@@ -45,6 +45,8 @@ pub struct ServerReport {
     /// How many tools the server listed.
     pub tools: usize,
     pub published: Vec<String>,
+    /// Published names that are not the server's own: (published, the server's).
+    pub renamed: Vec<(String, String)>,
     /// The published tools as agents would see them (only in `--json`).
     pub definitions: Vec<Value>,
     pub withheld: Vec<Withheld>,
@@ -65,6 +67,9 @@ impl ServerReport {
             "state": self.state.as_str(),
             "tools": self.tools,
             "published": self.published,
+            "renamed": self.renamed.iter()
+                .map(|(published, original)| json!({"published": published, "tool": original}))
+                .collect::<Vec<_>>(),
             "definitions": self.definitions,
             "withheld": self.withheld.iter()
                 .map(|w| json!({"tool": w.tool, "reason": w.reason}))
@@ -131,6 +136,7 @@ fn empty(server: &ServerConfig, state: State) -> ServerReport {
         protocol_version: None,
         tools: 0,
         published: Vec::new(),
+        renamed: Vec::new(),
         definitions: Vec::new(),
         withheld: Vec::new(),
         more_withheld: 0,
@@ -167,6 +173,7 @@ pub fn probe(server: &ServerConfig) -> ServerReport {
                     let publication =
                         publish(&server.id, &list.tools, server.max_tools, list.unread);
                     report.published = publication.names();
+                    report.renamed = publication.renamed.clone();
                     report.definitions = publication.published;
                     report.withheld = publication.withheld;
                     report.more_withheld = publication.more_withheld;

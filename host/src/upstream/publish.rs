@@ -4,9 +4,15 @@
 //!
 //! Invariants:
 //! - Nothing broken is ever published: a tool whose input schema is not an object schema or is
-//!   over [`MAX_SCHEMA_CHARS`], whose full name is over [`MAX_NAME_CHARS`] or uses characters
-//!   clients refuse, or that would take a built-in tool's name, is **withheld** with a reason,
-//!   never cut or repaired silently.
+//!   over [`MAX_SCHEMA_CHARS`], or that would take a built-in tool's name, is **withheld** with
+//!   a reason.
+//! - Every published name is one model APIs accept (`^[A-Za-z0-9_-]{1,64}$`): a tool name with
+//!   other characters has them replaced by `_`, a full name over [`MAX_NAME_CHARS`] is cut and
+//!   ends in a short hash of the original name, and a name taken by an earlier tool of the
+//!   server gets a numbered suffix (`_2`, `_3`, …) — deterministically, in the server's order,
+//!   so the same listing always publishes the same names. Each such rename is reported
+//!   ([`Publication::renamed`]), and calls reach the server by its own name
+//!   ([`Publication::originals`]).
 //! - A description over [`MAX_DESCRIPTION_CHARS`] is cut, ending in `…`.
 //! - A server never publishes more than its `maxTools` (default 200), so one server cannot flood
 //!   every client's context; the tools past it are only **counted** ([`Publication::over_limit`]),
@@ -39,6 +45,11 @@ pub struct Withheld {
 pub struct Publication {
     /// The tools as agents would see them (`name` is the full `mcp__<id>__<tool>`).
     pub published: Vec<Value>,
+    /// The server's own name of each published tool, in the same order.
+    pub originals: Vec<String>,
+    /// The published tools whose name is not `mcp__<id>__` and the server's: (published name,
+    /// the server's name).
+    pub renamed: Vec<(String, String)>,
     /// The first tools withheld for a reason other than the limit, with it.
     pub withheld: Vec<Withheld>,
     /// Tools withheld for such a reason past those (counted only).
@@ -85,6 +96,45 @@ impl Publication {
             .filter_map(|t| t["name"].as_str().map(str::to_owned))
             .collect()
     }
+
+    /// Each published name with the server's own name of the tool.
+    pub fn name_map(&self) -> std::collections::HashMap<String, String> {
+        self.names()
+            .into_iter()
+            .zip(self.originals.iter().cloned())
+            .collect()
+    }
+}
+
+/// The name `tool` of server `id` is published as: characters model APIs refuse replaced by
+/// `_`, and at most [`MAX_NAME_CHARS`] in all (a longer one cut, ending in a hash of the
+/// original).
+fn publishable(id: &str, tool: &str) -> String {
+    let clean: String = tool
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                true => c,
+                false => '_',
+            },
+        )
+        .collect();
+    fit_name(&full_name(id, &clean), tool)
+}
+
+/// `full` cut to [`MAX_NAME_CHARS`] when longer, ending in `_` and 8 hex digits of the FNV-1a
+/// hash of `original` (so two long names that share their start stay apart).
+fn fit_name(full: &str, original: &str) -> String {
+    if full.chars().count() <= MAX_NAME_CHARS {
+        return full.to_owned();
+    }
+    let hash = original.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    let suffix = format!("_{hash:08x}");
+    // The name is ASCII by now: a byte cut is a character cut.
+    let keep = MAX_NAME_CHARS - suffix.len();
+    format!("{}{suffix}", &full[..keep])
 }
 
 /// The full name of `tool` on server `id`.
@@ -111,21 +161,40 @@ pub fn publish(id: &str, tools: &[Value], max_tools: usize, unread: usize) -> Pu
         ..Publication::default()
     };
     let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (index, tool) in tools.iter().enumerate() {
         let name = tool.get("name").and_then(Value::as_str);
         let outcome = name
             .ok_or_else(|| "it has no name".to_owned())
             .and_then(|name| {
+                if name.is_empty() {
+                    return Err("its name is empty".into());
+                }
                 if seen.contains(name) {
                     return Err("the server lists this name twice; the first one is kept".into());
                 }
-                publish_one(id, name, tool)
+                let mut full = publishable(id, name);
+                let mut n = 2;
+                while taken.contains(&full) {
+                    let suffix = format!("_{n}");
+                    let base = publishable(id, name);
+                    let keep = base.len().min(MAX_NAME_CHARS - suffix.len());
+                    full = format!("{}{suffix}", &base[..keep]);
+                    n += 1;
+                }
+                publish_one(&full, tool)
             });
         match outcome {
             Ok(_) if out.published.len() >= max_tools => out.over_limit += 1,
             Ok(published) => {
                 if let Some(name) = name {
                     seen.insert(name);
+                    let full = published["name"].as_str().unwrap_or_default().to_owned();
+                    if full != full_name(id, name) {
+                        out.renamed.push((full.clone(), name.to_owned()));
+                    }
+                    taken.insert(full);
+                    out.originals.push(name.to_owned());
                 }
                 out.published.push(published);
             }
@@ -139,8 +208,8 @@ pub fn publish(id: &str, tools: &[Value], max_tools: usize, unread: usize) -> Pu
     out
 }
 
-fn publish_one(id: &str, name: &str, tool: &Value) -> Result<Value, String> {
-    let full = full_name(id, name);
+fn publish_one(full: &str, tool: &Value) -> Result<Value, String> {
+    let full = full.to_owned();
     check_name(&full)?;
     let schema = check_schema(tool.get("inputSchema"), "input schema")?;
     let mut published = Map::new();
@@ -164,23 +233,9 @@ fn publish_one(id: &str, name: &str, tool: &Value) -> Result<Value, String> {
     Ok(Value::Object(published))
 }
 
-/// The full name must fit clients' `^[a-zA-Z0-9_-]{1,64}$` and not be a built-in tool's.
+/// The full name (already one clients accept, see [`publishable`]) must not be a built-in
+/// tool's.
 fn check_name(full: &str) -> Result<(), String> {
-    let chars = full.chars().count();
-    if chars > MAX_NAME_CHARS {
-        return Err(format!(
-            "its full name {full} is {chars} characters; clients refuse names over \
-             {MAX_NAME_CHARS}, and it is not cut"
-        ));
-    }
-    if let Some(bad) = full
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
-        return Err(format!(
-            "its full name {full} contains {bad:?}; clients accept only letters, digits, _ and -"
-        ));
-    }
     if GROUPS.iter().any(|g| g.entry(full).is_some()) {
         return Err(format!("{full} is the name of a built-in tool"));
     }
@@ -360,20 +415,48 @@ mod tests {
     }
 
     #[test]
-    fn names_over_64_characters_or_with_odd_characters_are_withheld() {
+    fn names_model_apis_refuse_are_renamed_deterministically_and_reported() {
         let long = "t".repeat(70);
         let fits = "t".repeat(64 - "mcp__s__".len());
-        let out = publish(
-            "s",
-            &[tool(&long), tool(&fits), tool("a.b"), json!({"x": 1})],
-            200,
-            0,
+        let tools = [
+            tool(&long),
+            tool(&fits),
+            tool("a.b"),
+            tool("a/b"),
+            tool("a_b"),
+            json!({"x": 1}),
+        ];
+        let out = publish("s", &tools, 200, 0);
+        let names = out.names();
+        // Every name is one model APIs accept.
+        for name in &names {
+            assert!(name.len() <= 64, "{name}");
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                "{name}"
+            );
+        }
+        // The long one: cut, ending in a hash of its own name; the one that fits: as it is.
+        assert_eq!(names[0].len(), 64);
+        assert!(names[0].starts_with("mcp__s__ttt"), "{}", names[0]);
+        assert_ne!(names[0], names[1]);
+        assert_eq!(names[1], format!("mcp__s__{fits}"));
+        // Odd characters become _, and a name taken already gets the next number.
+        assert_eq!(
+            names[2..],
+            ["mcp__s__a_b", "mcp__s__a_b_2", "mcp__s__a_b_3"]
         );
-        assert_eq!(out.names(), [format!("mcp__s__{fits}")]);
-        assert!(out.withheld[0].reason.contains("78 characters"));
-        assert!(out.withheld[0].reason.contains("not cut"));
-        assert!(out.withheld[1].reason.contains("'.'"));
-        assert_eq!(out.withheld[2].reason, "it has no name");
+        assert_eq!(out.withheld[0].reason, "it has no name");
+        // Calls reach the server by its own names, and each rename is reported.
+        let map = out.name_map();
+        assert_eq!(map["mcp__s__a_b"], "a.b");
+        assert_eq!(map["mcp__s__a_b_2"], "a/b");
+        assert_eq!(map["mcp__s__a_b_3"], "a_b");
+        assert_eq!(map[&names[0]], long);
+        assert_eq!(out.renamed.len(), 4, "{:?}", out.renamed);
+        // The same listing publishes the same names.
+        assert_eq!(publish("s", &tools, 200, 0).names(), names);
     }
 
     #[test]

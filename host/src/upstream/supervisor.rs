@@ -517,15 +517,14 @@ impl Server {
             tracing::warn!(server = %self.config.id, "{text}");
             warnings.push(text);
         }
-        let prefix = format!("mcp__{}__", self.config.id);
-        let names = publication
-            .names()
-            .into_iter()
-            .filter_map(|full| {
-                let tool = full.strip_prefix(&prefix)?.to_owned();
-                Some((full, tool))
-            })
-            .collect();
+        let names = publication.name_map();
+        for (published, original) in &publication.renamed {
+            tracing::info!(
+                server = %self.config.id,
+                "upstream tool {original:?} is published as {published} (model APIs refuse its \
+                 own name)"
+            );
+        }
         let surface = self.list_surface(client);
         for text in &surface.warnings {
             tracing::warn!(server = %self.config.id, "{text}");

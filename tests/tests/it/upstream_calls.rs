@@ -1152,3 +1152,56 @@ fn upstream_tools_are_searched_and_called_through_the_meta_tools() {
     );
     assert_eq!(text(&called), "again");
 }
+
+/// Tool names model APIs refuse are published renamed, never withheld, and a call by the
+/// published name reaches the server's own tool.
+#[test]
+fn renamed_upstream_tools_are_called_by_their_own_names() {
+    let setup = Setup::new(json!([]));
+    setup.write(json!([{"id": "n", "command": "python3", "args": [fixture(), "names"]}]));
+    let (_plugins, mut server) = setup.stdio(&[
+        ("COREMCP_MCP_GRANTS", "stdio=n"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+    ]);
+    server.initialize();
+    let names = wait_listed(&mut server, "mcp__n__a_b");
+    let long = format!("long_{}", "n".repeat(65));
+    let mut published: Vec<&String> = names.iter().filter(|n| n.starts_with("mcp__n__")).collect();
+    published.sort();
+    assert_eq!(published.len(), 4, "{names:?}");
+    for name in &published {
+        assert!(
+            name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "{name}"
+        );
+    }
+    let long_published = published
+        .iter()
+        .find(|n| n.starts_with("mcp__n__long_"))
+        .expect("the long one");
+    for (name, original) in [
+        ("mcp__n__a_b", "a.b"),
+        ("mcp__n__a_b_2", "a/b"),
+        ("mcp__n__a_b_3", "a_b"),
+        (long_published.as_str(), long.as_str()),
+    ] {
+        let answer = server.call(name, json!({}));
+        assert_eq!(text(&answer), format!("called {original}"), "{name}");
+    }
+    // `coremcp upstream` reports each rename.
+    let (code, out, err) = coremcp_tests::run(
+        &["upstream"],
+        &[
+            ("COREMCP_MCP_CONFIG", setup.config.as_str()),
+            ("COREMCP_MCP_SERVERS", ""),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("mcp__n__a_b_2 is the server's \"a/b\""),
+        "{out}"
+    );
+}
