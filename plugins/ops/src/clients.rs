@@ -33,6 +33,40 @@ pub enum Client {
 pub struct Launch {
     pub command: String,
     pub args: Vec<String>,
+    /// Variables the client must hand the server itself (Codex passes its own environment on
+    /// to no stdio server): written into its entry's `env`.
+    pub env: Vec<(String, String)>,
+}
+
+/// Settings that concern a `coremcp serve`, not a client's stdio server.
+const SERVE_ONLY: [&str; 7] = [
+    "COREMCP_LISTEN",
+    "COREMCP_TOKENS",
+    "COREMCP_TOKENS_TEXT",
+    "COREMCP_TLS_CERT",
+    "COREMCP_TLS_KEY",
+    "COREMCP_MAX_CONNECTIONS_PER_CLIENT",
+    "COREMCP_STATUS_TOKEN",
+];
+
+/// The Core MCP settings of `vars` (this process's environment) a client's entry should carry:
+/// every `COREMCP_*` variable but the serve-only ones, never a credential — by its name (the
+/// rest of it after `COREMCP_`: `RELAY_TOKEN` is one) or by its value (a URL with a password,
+/// a connection string with a key). Sorted by name.
+pub fn client_env(vars: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut kept: Vec<(String, String)> = vars
+        .filter(|(name, value)| {
+            let Some(rest) = name.strip_prefix("COREMCP_") else {
+                return false;
+            };
+            !rest.is_empty()
+                && !SERVE_ONLY.contains(&name.as_str())
+                && !coremcp_spawn::is_credential_name(rest)
+                && !coremcp_spawn::is_credential_value(std::ffi::OsStr::new(value))
+        })
+        .collect();
+    kept.sort();
+    kept
 }
 
 /// Where a variable lookup comes from (the process environment, or a test's).
@@ -132,11 +166,18 @@ fn toml_string(text: &str) -> String {
 
 fn toml_section(launch: &Launch) -> String {
     let args: Vec<String> = launch.args.iter().map(|a| toml_string(a)).collect();
-    format!(
+    let mut section = format!(
         "[mcp_servers.{ENTRY}]\ncommand = {}\nargs = [{}]\n",
         toml_string(&launch.command),
         args.join(", ")
-    )
+    );
+    if !launch.env.is_empty() {
+        section.push_str(&format!("\n[mcp_servers.{ENTRY}.env]\n"));
+        for (name, value) in &launch.env {
+            section.push_str(&format!("{name} = {}\n", toml_string(value)));
+        }
+    }
+    section
 }
 
 /// The table a header line opens (`[a.b]` → `a.b`), unquoted; `None` for any other line.
@@ -223,7 +264,43 @@ mod tests {
         Launch {
             command: "/opt/core mcp/bin/coremcp".into(),
             args: vec!["stdio".into()],
+            env: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_client_entry_carries_core_mcp_settings_never_a_credential() {
+        let vars = [
+            ("COREMCP_ROOTS", "/home/dev/src"),
+            ("COREMCP_STORE", "postgres://coremcp@db.example/core"),
+            ("COREMCP_GROUPS", "search"),
+            ("COREMCP_RELAY_TOKEN", "s3cret-token-value"),
+            ("COREMCP_STATUS_TOKEN", "s3cret"),
+            ("COREMCP_SQL", "default=postgres://app:pw@db/app"),
+            ("COREMCP_LISTEN", "0.0.0.0:7070"),
+            ("PATH", "/usr/bin"),
+            ("GITHUB_TOKEN", "ghp_x"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let kept = client_env(vars);
+        let names: Vec<&str> = kept.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["COREMCP_GROUPS", "COREMCP_ROOTS", "COREMCP_STORE"]);
+        let with_env = Launch {
+            env: kept,
+            ..launch()
+        };
+        let text = Client::Codex
+            .merge(None, &with_env)
+            .expect("new")
+            .expect("text");
+        assert!(
+            text.contains("[mcp_servers.core.env]\nCOREMCP_GROUPS = \"search\"\n"),
+            "{text}"
+        );
+        assert!(!text.contains("s3cret") && !text.contains(":pw@"), "{text}");
+        // Written once, then left alone.
+        assert_eq!(Client::Codex.merge(Some(&text), &with_env), Ok(None));
     }
 
     #[test]

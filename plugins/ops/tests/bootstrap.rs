@@ -33,6 +33,7 @@ fn plan(home: &Path, args: Value) -> Plan {
         exe: PathBuf::from("/opt/coremcp/bin/coremcp"),
         plugins: Some(home.join("plugins")),
         publish: None,
+        client_env: vec![("COREMCP_ROOTS".into(), "/home/dev".into())],
         args: parse::<Bootstrap>(args).expect("args"),
     }
 }
@@ -98,7 +99,14 @@ fn each_client_is_written_once_then_left_alone() {
         );
         if client == "codex" {
             assert!(text.starts_with("model = \"o3\"\n"), "{text}");
+            // Codex hands its stdio servers no environment: the entry carries the settings.
+            assert!(
+                text.contains("[mcp_servers.core.env]\nCOREMCP_ROOTS = \"/home/dev\""),
+                "{text}"
+            );
+            assert_eq!(first["client"]["env"], json!(["COREMCP_ROOTS"]), "{first}");
         } else {
+            assert!(!text.contains("COREMCP_ROOTS"), "{client}: {text}");
             let doc: Value = serde_json::from_str(&text).expect("json");
             assert_eq!(doc["keep"]["me"], true, "{client}: lost a key: {text}");
         }

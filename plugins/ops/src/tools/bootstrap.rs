@@ -102,6 +102,7 @@ fn handler(_: &Ctx<'_>, args: Bootstrap) -> Result<Value, ToolError> {
         exe,
         plugins: coremcp_plugin_sdk::config("plugins.dir").map(PathBuf::from),
         publish: coremcp_plugin_sdk::config("publish.cmd"),
+        client_env: crate::clients::client_env(std::env::vars()),
         args,
     };
     let mut out = run(&plan, &env)?;
@@ -122,6 +123,8 @@ pub struct Plan {
     pub exe: PathBuf,
     pub plugins: Option<PathBuf>,
     pub publish: Option<String>,
+    /// The Core MCP settings a client entry that needs them carries (`clients::client_env`).
+    pub client_env: Vec<(String, String)>,
     pub args: Bootstrap,
 }
 
@@ -173,6 +176,11 @@ pub fn run(plan: &Plan, env: crate::clients::Env<'_>) -> Result<Value, ToolError
         let launch = Launch {
             command: plan.exe.display().to_string(),
             args: vec!["stdio".to_owned()],
+            // Only Codex needs them: the other clients pass their environment on.
+            env: match client {
+                Client::Codex => plan.client_env.clone(),
+                _ => Vec::new(),
+            },
         };
         let entry = client_entry(client, &client.config_path(&plan.home, env), &launch, dry)?;
         changed |= entry["action"] == "written";
@@ -229,6 +237,11 @@ fn client_entry(
     };
     let mut out = json!({"client": client.name(), "path": shown, "entry": crate::clients::ENTRY,
                          "command": launch.command, "args": launch.args});
+    if !launch.env.is_empty() {
+        // The names only: a value may be a path the caller need not see again.
+        let names: Vec<&str> = launch.env.iter().map(|(k, _)| k.as_str()).collect();
+        out["env"] = names.into();
+    }
     let merged = client
         .merge(existing.as_deref(), launch)
         .map_err(|why| failed(format!("{why}; the file was left as it is")))?;
