@@ -67,7 +67,8 @@ pub fn tool_entry(spec: &ToolSpec) -> Result<String, Unlisted> {
     Ok(entry)
 }
 
-/// What `remote_host` says: short, because 92 tools carry it (TOOLS.md §0.3 explains it whole).
+/// What `remote_host` says: short, because 92 tools carry it (README's "Relays and remote
+/// hosts" explains it whole).
 const REMOTE_HOST_DESCRIPTION: &str = "Registry host";
 
 /// The hints a client needs. A read-only tool says so and whether it reaches other systems

@@ -34,7 +34,7 @@ pub mod sessions;
 pub mod sse;
 pub mod status;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub mod tls;
 
 use std::convert::Infallible;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::upstream::Outcome;
+use super::outcome::{Mrtr, Outcome};
 use super::{Inner, Session};
 use crate::calls::Call;
 use crate::modern::{self, state, Refusal};
@@ -25,16 +25,6 @@ use crate::{mcp, rpc};
 
 /// The key of our one input request: the human's approval.
 const APPROVAL_KEY: &str = "approval";
-
-/// What a 2026 `tools/call` brings for an approval.
-pub(super) struct Mrtr {
-    /// The request declared elicitation.
-    pub can_elicit: bool,
-    /// `inputResponses`, on a retry.
-    pub responses: Option<Value>,
-    /// `requestState`, on a retry.
-    pub state: Option<String>,
-}
 
 impl Session {
     /// Handles one request of a modern session.

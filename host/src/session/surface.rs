@@ -16,8 +16,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::modern_call::Mrtr;
-use super::upstream::Outcome;
+use super::outcome::{Mrtr, Outcome};
 use super::{Inner, Session};
 use crate::calls::Call;
 use crate::modern::{Envelope, Refusal};
@@ -105,7 +104,7 @@ impl Session {
         };
         let mut timeout = inner.config.call_timeout;
         if inner.upstreams.policy().needs_approval(forward.server.id()) {
-            timeout += super::APPROVAL_WAIT;
+            timeout += super::call::APPROVAL_WAIT;
         }
         let Some(call) =
             inner

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::ask::AskError;
+use super::outcome::{Mrtr, Outcome};
 use super::Inner;
 use crate::calls::Call;
 use crate::upstream::approval::{self, Answer};
@@ -30,18 +31,6 @@ use crate::{pool, render, rpc};
 
 /// Time kept back from the call's deadline so the server's timeout is reported first.
 const MARGIN: Duration = Duration::from_millis(250);
-
-/// How an upstream call went on its pool thread.
-pub(super) enum Outcome {
-    /// The `CallToolResult` to send.
-    Result(String),
-    /// Nothing to send: the client cancelled it (or its deadline passed).
-    Cancelled,
-    /// Sent without waiting: the server's answer will be sent from the thread that reads it.
-    Detached,
-    /// A JSON-RPC error instead of a result (a 2026 request refused by its own contents).
-    Refused(crate::modern::Refusal),
-}
 
 /// A detached upstream call in flight, so that a cancel or the deadline can abandon it.
 pub(super) struct Detached {
@@ -68,7 +57,7 @@ impl Inner {
         call: &Arc<Call>,
         target: &Target,
         args: &str,
-        mrtr: Option<&super::modern_call::Mrtr>,
+        mrtr: Option<&Mrtr>,
     ) -> Outcome {
         match self.upstream_call(call, target, args, mrtr) {
             Ok(outcome) => outcome,
@@ -83,7 +72,7 @@ impl Inner {
         call: &Arc<Call>,
         target: &Target,
         args: &str,
-        mrtr: Option<&super::modern_call::Mrtr>,
+        mrtr: Option<&Mrtr>,
     ) -> Result<Outcome, Option<String>> {
         let full = call.tool.as_str();
         let hub = &self.upstreams;
@@ -229,7 +218,7 @@ impl Inner {
         call: &Call,
         target: &Target,
         args: &str,
-        mrtr: Option<&super::modern_call::Mrtr>,
+        mrtr: Option<&Mrtr>,
     ) -> Result<Outcome, Option<String>> {
         let (full, id) = (call.tool.as_str(), target.server.id());
         match answer {

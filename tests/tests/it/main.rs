@@ -35,6 +35,7 @@ mod sql;
 mod status;
 mod stores;
 mod swap;
+mod tidy;
 mod tls;
 mod trust;
 mod upstream;
