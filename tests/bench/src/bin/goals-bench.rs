@@ -497,6 +497,11 @@ fn run(opts: &Options) -> Result<(), String> {
         "x",
         Goal::AtMost(1.5),
     );
+    let mut slow_first = Row::new(
+        "first tools/list after initialize, upstream taking 10 s to start",
+        " ms",
+        Goal::AtMost(100.0),
+    );
     let mut rss = Row::new(
         "RSS after one call of every group",
         " MB",
@@ -532,6 +537,10 @@ fn run(opts: &Options) -> Result<(), String> {
         }
         if opts.runs("cold") {
             cold_rows(opts, &data, &mut cold_row)?;
+            slow_first
+                .rounds
+                .push(first_list_beside_a_slow_upstream(opts, &data)?);
+            slow_first.detail = "every group; the upstream server never answers".into();
         }
         if opts.runs("memory") {
             let (mb, detail) = memory(opts, &data)?;
@@ -561,7 +570,16 @@ fn run(opts: &Options) -> Result<(), String> {
         opts,
         n,
         &[
-            &stdio_p50, &cold_row, &rss, &hop, &hop_rate, &cpu, &http_p50, &http_rate, &notepad,
+            &stdio_p50,
+            &cold_row,
+            &slow_first,
+            &rss,
+            &hop,
+            &hop_rate,
+            &cpu,
+            &http_p50,
+            &http_rate,
+            &notepad,
         ],
     );
     Ok(())
@@ -632,6 +650,60 @@ fn stdio_rows(opts: &Options, data: &str, n: usize, rows: [&mut Row; 3]) -> Resu
         us(measured[1].p50)
     );
     Ok(())
+}
+
+/// Milliseconds from the `initialize` answer to the first `tools/list` answer, with every
+/// group and an upstream server that takes 10 s to start (`sleep 10`, which never answers):
+/// the listing must not wait for it.
+fn first_list_beside_a_slow_upstream(opts: &Options, data: &str) -> Result<f64, String> {
+    let all = opts.all.to_string_lossy().into_owned();
+    #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
+    let child = Command::new(&opts.host)
+        .args(["stdio", "--plugins", &all, "--data", data])
+        .env("COREMCP_MCP_CONFIG", "")
+        .env("COREMCP_MCP_SERVERS", "slow=sleep 10")
+        .env("COREMCP_MCP_GRANTS", "stdio=slow")
+        .env_remove("COREMCP_GROUPS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("start {}: {e}", opts.host.display()))?;
+    let mut child = Proc(child);
+    let mut stdin = child.0.stdin.take().ok_or("no stdin")?;
+    let mut stdout = BufReader::new(child.0.stdout.take().ok_or("no stdout")?);
+    let mut line = String::new();
+    stdin
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"goals-bench","version":"0"}}}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .map_err(|e| e.to_string())?;
+    stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    stdin
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .map_err(|e| e.to_string())?;
+    line.clear();
+    stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+    let took = started.elapsed();
+    if !line.contains("\"tools\"") {
+        return Err(format!("no tool list beside a slow upstream: {line:.200}"));
+    }
+    drop(stdin);
+    drop(child);
+    Ok(took.as_secs_f64() * 1e3)
 }
 
 /// Cold starts of rmcp and of coremcp with every group, one of each in turn.
