@@ -5,6 +5,11 @@ dynamic`, offline (their model is model.py), through two turns: "Enable the git 
 again after `notifications/tools/list_changed`, and whether the model is offered the new tools
 (and calls one) on the next turn.
 
+Then the clients that never list again, Codex CLI and qwen-code, against `--groups search`:
+one turn, "Show the git status.", which the model reaches through `tools_search` and
+`tools_call`; and Codex once more beside an upstream server that takes 10 s to start
+(`sleep 10`), to show the built-in tools are offered at once.
+
 Usage: drive.py BIN_DIR COREMCP PLUGINS OUT
   BIN_DIR  the clients' node_modules/.bin     COREMCP  the coremcp binary
   PLUGINS  a plugins folder with git           OUT      a scratch folder (logs, homes)
@@ -29,11 +34,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def server_entry(name):
-    """How a client starts Core MCP: through wire.py, which records the wire to NAME.wire."""
-    args = ["--groups", "dynamic", "--plugins", str(PLUGINS), "--root", str(OUT / "work")]
+def server_entry(name, groups="dynamic", slow=False):
+    """How a client starts Core MCP: through wire.py, which records the wire to NAME.wire;
+    `slow`: beside an upstream server that takes 10 s to start."""
+    args = ["--groups", groups, "--plugins", str(PLUGINS), "--root", str(OUT / "work")]
     env = {"COREMCP": str(COREMCP), "WIRE_LOG": str(OUT / f"{name}.wire"),
            "COREMCP_DATA": str(OUT / f"data-{name}")}
+    if slow:
+        env.update({"COREMCP_MCP_CONFIG": "", "COREMCP_MCP_SERVERS": "slow=sleep 10",
+                    "COREMCP_MCP_GRANTS": "stdio=slow"})
     return str(HERE / "wire.py"), args, env
 
 
@@ -87,9 +96,9 @@ def claude(env):
     peer.close()
 
 
-def codex(env):
-    command, args, server_env = server_entry("codex")
-    home = OUT / "home-codex"
+def codex(env, name="codex", groups="dynamic", turns=TURNS, slow=False):
+    command, args, server_env = server_entry(name, groups, slow)
+    home = OUT / f"home-{name}"
     home.mkdir(parents=True, exist_ok=True)
     toml_env = ", ".join(f'{k} = "{v}"' for k, v in server_env.items())
     (home / "config.toml").write_text(f'''model = "gpt-5.1-codex"
@@ -109,14 +118,14 @@ args = {json.dumps(args)}
 env = {{ {toml_env} }}
 ''')
     env = {**env, "CODEX_HOME": str(home), "STANDIN_KEY": "offline"}
-    peer = JsonRpc([str(BIN / "codex"), "app-server"], env, OUT / "codex.err")
+    peer = JsonRpc([str(BIN / "codex"), "app-server"], env, OUT / f"{name}.err")
     peer.send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "drive", "version": "0"}}})
     peer.until(lambda m: m.get("id") == 1)
     peer.send({"method": "initialized"})
     peer.send({"id": 2, "method": "thread/start", "params": {"cwd": str(OUT / "work"),
                "approvalPolicy": "never", "sandbox": "danger-full-access"}})
     thread = peer.until(lambda m: m.get("id") == 2)["result"]["thread"]["id"]
-    for i, text in enumerate(TURNS):
+    for i, text in enumerate(turns):
         peer.send({"id": 10 + i, "method": "turn/start",
                    "params": {"threadId": thread, "input": [{"type": "text", "text": text}]}})
         peer.until(lambda m: m.get("method") == "turn/completed")
@@ -156,6 +165,35 @@ def gemini(env):
     peer.close()
 
 
+SEARCH_TURN = ["Show the git status."]
+
+
+def codex_search(env):
+    codex(env, "codex-search", "search", SEARCH_TURN)
+
+
+def codex_slow(env):
+    codex(env, "codex-slow", "search", SEARCH_TURN, slow=True)
+
+
+def qwen_search(env):
+    command, args, server_env = server_entry("qwen-search", "search")
+    home = OUT / "home-qwen"
+    settings = home / ".qwen"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "settings.json").write_text(json.dumps({
+        "mcpServers": {"core": {"command": command, "args": args, "env": server_env, "trust": True}},
+        "security": {"auth": {"selectedType": "openai"}},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}))
+    env = {**env, "HOME": str(home), "OPENAI_API_KEY": "offline",
+           "OPENAI_BASE_URL": env["MODEL_URL"] + "/v1", "OPENAI_MODEL": "qwen3-coder-plus"}
+    with open(OUT / "qwen-search.err", "w") as err:
+        subprocess.run([str(BIN / "qwen"), "-p", SEARCH_TURN[0], "--yolo"], env=env,
+                       cwd=OUT / "work", stdout=err, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=TURN_LIMIT)
+
+
 def wire(name):
     """(time, direction, message) of every line of NAME.wire."""
     rows = []
@@ -170,6 +208,30 @@ def wire(name):
 
 
 API = {"claude": "anthropic", "codex": "openai", "gemini": "gemini"}
+
+
+def search_verdict(name, version):
+    """What a search session showed on the wire: the first listing's time after `initialize`,
+    what it offered, and whether git_status was reached through tools_call."""
+    rows = wire(name)
+    asked = next(((at, m.get("id")) for at, way, m in rows
+                  if way == "C>S" and m.get("method") == "tools/list"), None)
+    listed = next(((at, m) for at, way, m in rows if asked and way == "S>C"
+                   and m.get("id") == asked[1] and "tools" in (m.get("result") or {})), None)
+    names = [t["name"] for t in listed[1]["result"]["tools"]] if listed else []
+    called = [m["params"]["arguments"].get("name") for _, way, m in rows
+              if way == "C>S" and m.get("method") == "tools/call"
+              and m.get("params", {}).get("name") == "tools_call"]
+    searched = any(way == "C>S" and m.get("method") == "tools/call"
+                   and m.get("params", {}).get("name") == "tools_search" for _, way, m in rows)
+    return {
+        "client": name, "version": version,
+        "first tools/list offers": names,
+        "first tools/list answered in": (
+            f"{1000 * (listed[0] - asked[0]):.0f} ms" if listed else "?"),
+        "tools_search called": searched,
+        "tools_call reached": called,
+    }
 
 
 def same_turn(name):
@@ -201,7 +263,11 @@ def verdict(name, version):
 
 
 def version(tool):
-    out = subprocess.run([str(BIN / tool), "--version"], capture_output=True, text=True, timeout=60)
+    try:
+        out = subprocess.run([str(BIN / tool), "--version"], capture_output=True, text=True,
+                             timeout=60)
+    except OSError as e:
+        return f"not run: {e.strerror}"
     return out.stdout.strip().splitlines()[0] if out.stdout.strip() else "?"
 
 
@@ -222,6 +288,14 @@ def main():
             except Exception as e:  # Reported, and the other clients still run.
                 print(f"{name}: {e} (see {OUT}/{name}.err)", file=sys.stderr)
             results.append(verdict(name, version(name)))
+        for name, tool, run in [("codex-search", "codex", codex_search),
+                                ("qwen-search", "qwen", qwen_search),
+                                ("codex-slow", "codex", codex_slow)]:
+            try:
+                run(env)
+            except Exception as e:  # Reported, and the other clients still run.
+                print(f"{name}: {e} (see {OUT}/{name}.err)", file=sys.stderr)
+            results.append(search_verdict(name, version(tool)))
     finally:
         model.kill()
     print(json.dumps(results, indent=1))

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""A stand-in for the model APIs of three agent CLIs, so they can be run offline as MCP clients:
-Anthropic Messages (Claude Code), OpenAI Responses (Codex CLI) and Gemini generateContent
-(Gemini CLI), streaming or not.
+"""A stand-in for the model APIs of four agent CLIs, so they can be run offline as MCP clients:
+Anthropic Messages (Claude Code), OpenAI Responses (Codex CLI), OpenAI Chat Completions
+(qwen-code) and Gemini generateContent (Gemini CLI), streaming or not.
 
 It plays a model that follows two instructions: a user turn saying "Enable the git group" gets
 one call of the offered tool ending in `groups_enable` with {"groups": ["git"]}; a turn saying
 "git status" gets one call of the tool ending in `git_status`. When Claude Code defers MCP
-tools behind its ToolSearch tool, the tool is first looked up with it. Everything else gets the
-text "Done.". Each request is logged (one JSON line) to $MODEL_LOG.
+tools behind its ToolSearch tool, the tool is first looked up with it. When only Core MCP's
+`tools_search` and `tools_call` are offered (`--groups search`), it searches for the tool, then
+calls it through `tools_call`. Everything else gets the text "Done.". Each request is logged
+(one JSON line) to $MODEL_LOG.
 
 Usage: model.py PORT
 """
@@ -35,6 +37,27 @@ def decide(text, offered, done):
             return tool, args, call_id
         if "ToolSearch" in offered and f"search_{suffix}" not in done:
             return "ToolSearch", {"query": f"select:mcp__core__{suffix}", "max_results": 5}, f"search_{suffix}"
+        search = next((n for n in offered if n.endswith("tools_search")), None)
+        through = next((n for n in offered if n.endswith("tools_call")), None)
+        if search and through:
+            if "call_tools_search" not in done:
+                return search, {"query": suffix.replace("_", " ")}, "call_tools_search"
+            if "call_tools_call" not in done:
+                return through, {"name": suffix, "arguments": args}, "call_tools_call"
+        # qwen-code defers MCP tools behind its own tool_search/tool_call bridge: review Core
+        # MCP's two, then call them through the bridge.
+        if "tool_search" in offered and "tool_call" in offered:
+            core = "mcp__core__tools_search,mcp__core__tools_call"
+            steps = [
+                ("review_core", "tool_search", {"query": f"select:{core}"}),
+                ("call_tools_search", "tool_call", {"name": "mcp__core__tools_search",
+                                                    "arguments": {"query": suffix.replace("_", " ")}}),
+                ("call_tools_call", "tool_call", {"name": "mcp__core__tools_call",
+                                                  "arguments": {"name": suffix, "arguments": args}}),
+            ]
+            for step, tool, step_args in steps:
+                if step not in done:
+                    return tool, step_args, step
         return None
     return None
 
@@ -89,6 +112,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.json({"input_tokens": 10, "totalTokens": 10})
         if "/v1/messages" in path:
             return self.anthropic(req)
+        if "/chat/completions" in path:
+            return self.chat(req)
         if "/responses" in path:
             return self.openai(req)
         if "enerateContent" in path:  # generateContent, streamGenerateContent
@@ -175,6 +200,46 @@ class Handler(BaseHTTPRequestHandler):
             ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
             ("response.completed", {"type": "response.completed", "response": response}),
         ])
+
+    def chat(self, req):
+        offered = [t.get("function", {}).get("name", "") for t in req.get("tools", [])]
+        done, text = set(), ""
+        for m in req.get("messages", []):
+            if m.get("role") == "tool":
+                done.add(m.get("tool_call_id"))
+            if m.get("role") == "user":
+                content = m.get("content")
+                if isinstance(content, list):
+                    # The prompt is the last part, after the client's own reminders.
+                    parts = [p.get("text", "") for p in content if isinstance(p, dict)]
+                    content = parts[-1] if parts else ""
+                text = content or text
+        call = decide(text, offered, done)
+        note("chat", offered, call)
+        if call:
+            delta = {"role": "assistant", "content": None, "tool_calls": [
+                {"index": 0, "id": call[2], "type": "function",
+                 "function": {"name": call[0], "arguments": json.dumps(call[1])}}]}
+            finish = "tool_calls"
+        else:
+            delta, finish = {"role": "assistant", "content": "Done."}, "stop"
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        base = {"id": "chatcmpl-1", "created": int(time.time()), "model": req.get("model", "m")}
+        if not req.get("stream"):
+            message = {k: v for k, v in delta.items() if k != "tool_calls" or v}
+            if "tool_calls" in message:
+                message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"}
+                                         for c in message["tool_calls"]]
+            return self.json({**base, "object": "chat.completion", "usage": usage, "choices": [
+                {"index": 0, "message": message, "finish_reason": finish}]})
+        self.sse([
+            (None, {**base, "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
+            (None, {**base, "object": "chat.completion.chunk", "usage": usage,
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+        ])
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     def gemini(self, req, path):
         offered = [d.get("name", "") for t in req.get("tools", []) for d in t.get("functionDeclarations", [])]
