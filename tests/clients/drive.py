@@ -7,8 +7,8 @@ again after `notifications/tools/list_changed`, and whether the model is offered
 
 Then the clients that never list again, Codex CLI and qwen-code, against `--groups search`:
 one turn, "Show the git status.", which the model reaches through `tools_search` and
-`tools_call`; and Codex once more beside an upstream server that takes 10 s to start
-(`sleep 10`), to show the built-in tools are offered at once.
+`tools_call`; and Codex, Claude Code and Gemini CLI once more beside an upstream server that
+takes 10 s to start (`sleep 10`), to show the built-in tools are offered at once.
 
 Usage: drive.py BIN_DIR COREMCP PLUGINS OUT
   BIN_DIR  the clients' node_modules/.bin     COREMCP  the coremcp binary
@@ -79,17 +79,17 @@ class JsonRpc:
             self.p.kill()
 
 
-def claude(env):
-    command, args, server_env = server_entry("claude")
-    config = OUT / "claude-mcp.json"
+def claude(env, name="claude", slow=False):
+    command, args, server_env = server_entry(name, slow=slow)
+    config = OUT / f"{name}-mcp.json"
     config.write_text(json.dumps({"mcpServers": {"core": {"command": command, "args": args, "env": server_env}}}))
-    env = {**env, "HOME": str(OUT / "home-claude"), "ANTHROPIC_BASE_URL": env["MODEL_URL"],
+    env = {**env, "HOME": str(OUT / f"home-{name}"), "ANTHROPIC_BASE_URL": env["MODEL_URL"],
            "ANTHROPIC_API_KEY": "sk-ant-offline", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            "DISABLE_AUTOUPDATER": "1"}
     peer = JsonRpc([str(BIN / "claude"), "-p", "--input-format", "stream-json", "--output-format",
                     "stream-json", "--verbose", "--mcp-config", str(config), "--strict-mcp-config",
                     "--allowedTools", "mcp__core__groups_enable", "mcp__core__git_status", "ToolSearch",
-                    "--model", "claude-opus-4-5"], env, OUT / "claude.err")
+                    "--model", "claude-opus-4-5"], env, OUT / f"{name}.err")
     for text in TURNS:
         peer.send({"type": "user", "message": {"role": "user", "content": text}})
         peer.until(lambda m: m.get("type") == "result")
@@ -132,18 +132,19 @@ env = {{ {toml_env} }}
     peer.close()
 
 
-def gemini(env):
-    command, args, server_env = server_entry("gemini")
-    settings = OUT / "home-gemini" / ".gemini"
+def gemini(env, name="gemini", slow=False):
+    command, args, server_env = server_entry(name, slow=slow)
+    settings = OUT / f"home-{name}" / ".gemini"
     settings.mkdir(parents=True, exist_ok=True)
     (settings / "settings.json").write_text(json.dumps({
         "mcpServers": {"core": {"command": command, "args": args, "env": server_env, "trust": True}},
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}))
-    env = {**env, "HOME": str(OUT / "home-gemini"), "GEMINI_API_KEY": "offline",
+    env = {**env, "HOME": str(OUT / f"home-{name}"), "GEMINI_API_KEY": "offline",
            "GOOGLE_GEMINI_BASE_URL": env["MODEL_URL"], "GEMINI_CLI_TRUST_WORKSPACE": "true"}
-    peer = JsonRpc([str(BIN / "gemini"), "--acp", "-m", "gemini-2.5-pro", "--yolo"], env, OUT / "gemini.err")
+    peer = JsonRpc([str(BIN / "gemini"), "--acp", "-m", "gemini-2.5-pro", "--yolo"], env,
+                   OUT / f"{name}.err")
 
     def allow(message):
         if message.get("method") == "session/request_permission":
@@ -174,6 +175,14 @@ def codex_search(env):
 
 def codex_slow(env):
     codex(env, "codex-slow", "search", SEARCH_TURN, slow=True)
+
+
+def claude_slow(env):
+    claude(env, "claude-slow", slow=True)
+
+
+def gemini_slow(env):
+    gemini(env, "gemini-slow", slow=True)
 
 
 def qwen_search(env):
@@ -211,8 +220,8 @@ API = {"claude": "anthropic", "codex": "openai", "gemini": "gemini"}
 
 
 def search_verdict(name, version):
-    """What a search session showed on the wire: the first listing's time after `initialize`,
-    what it offered, and whether git_status was reached through tools_call."""
+    """What a session showed on the wire: how long its first listing took, what it offered,
+    and whether git_status was reached (through tools_call, or directly)."""
     rows = wire(name)
     asked = next(((at, m.get("id")) for at, way, m in rows
                   if way == "C>S" and m.get("method") == "tools/list"), None)
@@ -231,6 +240,9 @@ def search_verdict(name, version):
             f"{1000 * (listed[0] - asked[0]):.0f} ms" if listed else "?"),
         "tools_search called": searched,
         "tools_call reached": called,
+        "git_status called directly": any(
+            way == "C>S" and m.get("method") == "tools/call"
+            and m.get("params", {}).get("name") == "git_status" for _, way, m in rows),
     }
 
 
@@ -290,7 +302,9 @@ def main():
             results.append(verdict(name, version(name)))
         for name, tool, run in [("codex-search", "codex", codex_search),
                                 ("qwen-search", "qwen", qwen_search),
-                                ("codex-slow", "codex", codex_slow)]:
+                                ("codex-slow", "codex", codex_slow),
+                                ("claude-slow", "claude", claude_slow),
+                                ("gemini-slow", "gemini", gemini_slow)]:
             try:
                 run(env)
             except Exception as e:  # Reported, and the other clients still run.
