@@ -7,8 +7,9 @@ again after `notifications/tools/list_changed`, and whether the model is offered
 
 Then the clients that never list again, Codex CLI and qwen-code, against `--groups search`:
 one turn, "Show the git status.", which the model reaches through `tools_search` and
-`tools_call`; and Codex, Claude Code and Gemini CLI once more beside an upstream server that
-takes 10 s to start (`sleep 10`), to show the built-in tools are offered at once.
+`tools_call`; and Codex, Claude Code and Gemini CLI once more, and GitHub Copilot CLI (offline,
+with a local provider) and opencode in search sessions, beside an upstream server that takes
+10 s to start (`sleep 10`), to show the built-in tools are offered at once.
 
 Usage: drive.py BIN_DIR COREMCP PLUGINS OUT
   BIN_DIR  the clients' node_modules/.bin     COREMCP  the coremcp binary
@@ -203,6 +204,45 @@ def qwen_search(env):
                        stdin=subprocess.DEVNULL, timeout=TURN_LIMIT)
 
 
+def copilot_slow(env):
+    """GitHub Copilot CLI in its offline mode (a local OpenAI-compatible provider), in a search
+    session beside a slow upstream server."""
+    command, args, server_env = server_entry("copilot-slow", "search", slow=True)
+    home = OUT / "home-copilot"
+    (home / ".copilot").mkdir(parents=True, exist_ok=True)
+    (home / ".copilot" / "mcp-config.json").write_text(json.dumps({"mcpServers": {"core": {
+        "type": "local", "command": command, "args": args, "env": server_env, "tools": ["*"]}}}))
+    env = {**env, "HOME": str(home), "COPILOT_HOME": str(home / ".copilot"),
+           "COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": env["MODEL_URL"] + "/v1",
+           "COPILOT_PROVIDER_API_KEY": "offline", "COPILOT_MODEL": "gpt-4.1",
+           "COPILOT_AUTO_UPDATE": "false"}
+    with open(OUT / "copilot-slow.err", "w") as err:
+        subprocess.run([str(BIN / "copilot"), "-p", SEARCH_TURN[0], "--allow-all-tools"],
+                       env=env, cwd=OUT / "work", stdout=err, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=TURN_LIMIT)
+
+
+def opencode_slow(env):
+    """opencode with an OpenAI-compatible provider (the stand-in), in a search session beside a
+    slow upstream server."""
+    command, args, server_env = server_entry("opencode-slow", "search", slow=True)
+    config = OUT / "home-opencode" / ".config"
+    (config / "opencode").mkdir(parents=True, exist_ok=True)
+    (config / "opencode" / "opencode.json").write_text(json.dumps({
+        "provider": {"standin": {"npm": "@ai-sdk/openai-compatible", "name": "stand-in",
+                                 "options": {"baseURL": env["MODEL_URL"] + "/v1", "apiKey": "offline"},
+                                 "models": {"m": {"name": "m"}}}},
+        "model": "standin/m", "autoupdate": False, "share": "disabled",
+        "mcp": {"core": {"type": "local", "command": [command, *args], "environment": server_env,
+                         "enabled": True}}}))
+    env = {**env, "HOME": str(OUT / "home-opencode"), "XDG_CONFIG_HOME": str(config),
+           "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    with open(OUT / "opencode-slow.err", "w") as err:
+        subprocess.run([str(BIN / "opencode"), "run", "--auto", "-m", "standin/m", SEARCH_TURN[0]],
+                       env=env, cwd=OUT / "work", stdout=err, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=TURN_LIMIT)
+
+
 def wire(name):
     """(time, direction, message) of every line of NAME.wire."""
     rows = []
@@ -265,12 +305,17 @@ def verdict(name, version):
                      if changed and at >= changed and way == "C>S" and m.get("method") == "tools/list"), None)
     called = any(way == "C>S" and m.get("method") == "tools/call"
                  and m.get("params", {}).get("name") == "git_status" for _, way, m in rows)
+    through = any(way == "C>S" and m.get("method") == "tools/call"
+                  and m.get("params", {}).get("name") == "tools_call"
+                  and m["params"].get("arguments", {}).get("name") == "git_status"
+                  for _, way, m in rows)
     return {
         "client": name, "version": version,
         "list_changed sent": changed is not None,
         "re-listed after it": f"yes, {1000 * (relisted - changed):.0f} ms later" if relisted else "no",
         "new tools offered in the same turn": same_turn(name),
-        "next turn calls a new tool": "yes (git_status)" if called else "no",
+        "next turn calls a new tool": ("yes (git_status)" if called
+                                       else "through tools_call (git_status)" if through else "no"),
     }
 
 
@@ -304,7 +349,9 @@ def main():
                                 ("qwen-search", "qwen", qwen_search),
                                 ("codex-slow", "codex", codex_slow),
                                 ("claude-slow", "claude", claude_slow),
-                                ("gemini-slow", "gemini", gemini_slow)]:
+                                ("gemini-slow", "gemini", gemini_slow),
+                                ("copilot-slow", "copilot", copilot_slow),
+                                ("opencode-slow", "opencode", opencode_slow)]:
             try:
                 run(env)
             except Exception as e:  # Reported, and the other clients still run.
