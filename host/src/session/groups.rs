@@ -47,6 +47,24 @@ pub fn is_meta(name: &str) -> bool {
     matches!(name, LIST | ENABLE | DISABLE)
 }
 
+/// A meta tool as it is listed: the host serves it itself, never forwarded.
+pub fn spec(
+    name: &str,
+    description: &str,
+    input_schema: Value,
+    annotations: Annotations,
+) -> ToolSpec {
+    ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema,
+        annotations,
+        runs: Runs::Local,
+        remote_host: false,
+        feature: None,
+    }
+}
+
 /// The meta tools, as they are listed.
 pub fn specs() -> Vec<ToolSpec> {
     let groups_arg = |verb: &str| {
@@ -67,15 +85,6 @@ pub fn specs() -> Vec<ToolSpec> {
         destructive_hint: Some(false),
         idempotent_hint: Some(true),
         open_world_hint: Some(false),
-    };
-    let spec = |name: &str, description: &str, input_schema: Value, annotations| ToolSpec {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        input_schema,
-        annotations,
-        runs: Runs::Local,
-        remote_host: false,
-        feature: None,
     };
     vec![
         spec(

@@ -12,7 +12,7 @@
 //!   one (route, policy, approval, limits, result); a meta tool is never called through it.
 //! - A search answer fits the result limit: whole tools are left out from the end, counted.
 
-use coremcp_plugin_api::{Annotations, Runs, ToolSpec};
+use coremcp_plugin_api::{Annotations, ToolSpec};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -34,15 +34,7 @@ pub fn is_meta(name: &str) -> bool {
 
 /// The two meta tools, as they are listed.
 pub fn specs() -> Vec<ToolSpec> {
-    let spec = |name: &str, description: &str, input_schema: Value, annotations| ToolSpec {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        input_schema,
-        annotations,
-        runs: Runs::Local,
-        remote_host: false,
-        feature: None,
-    };
+    use super::groups::spec;
     vec![
         spec(
             SEARCH,

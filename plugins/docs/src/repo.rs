@@ -212,11 +212,7 @@ impl HostRegistry {
         args: serde_json::Value,
         what: &str,
     ) -> Result<serde_json::Value, ToolError> {
-        sdk::host_call(
-            "registry.call",
-            &serde_json::json!({"tool": tool, "args": args}),
-        )
-        .map_err(|e| {
+        coremcp_plugin_kit::registry::call(tool, args).map_err(|e| {
             // The Registry's own answer (no such project, say) is passed on as it is; only a
             // Registry that cannot be reached is said to be one.
             let answered = matches!(
@@ -324,20 +320,8 @@ pub fn checkout_of(
     reference: &str,
     machine: &str,
 ) -> Result<PathBuf, ToolError> {
-    let source = page["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["ref"] == reference)
-        .ok_or_else(|| {
-            ToolError::new(
-                codes::NOT_FOUND,
-                format!(
-                    "argument \"repo\": no Registry source {reference} (registry_source_list \
-                     shows them)"
-                ),
-            )
-        })?;
+    use coremcp_plugin_kit::registry;
+    let source = registry::source(page, reference, "argument \"repo\": ")?;
     if source["kind"] != "docs" {
         return Err(ToolError::new(
             codes::INVALID_ARGUMENTS,
@@ -347,21 +331,10 @@ pub fn checkout_of(
             ),
         ));
     }
-    let checkouts = source["checkouts"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if let Some(path) = checkouts
-        .iter()
-        .find(|c| c["host"] == machine)
-        .and_then(|c| c["path"].as_str())
-    {
+    if let Some(path) = registry::checkout_on(source, machine) {
         return Ok(PathBuf::from(path));
     }
-    let elsewhere: Vec<&str> = checkouts
-        .iter()
-        .filter_map(|c| c["host"].as_str())
-        .collect();
+    let elsewhere = registry::checkout_hosts(source);
     let elsewhere = if elsewhere.is_empty() {
         String::new()
     } else {

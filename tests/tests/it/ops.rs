@@ -249,6 +249,42 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// A work tree `name` under `origin` holding `files`, committed on main, and its bare clone
+/// `bare` beside it; the work tree's path.
+fn bare_repository(
+    origin: &Path,
+    name: &str,
+    bare: &str,
+    files: &[(&str, &str)],
+) -> std::path::PathBuf {
+    let work = origin.join(name);
+    for (path, text) in files {
+        let file = work.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("file");
+    }
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    git(origin, &["clone", "-q", "--bare", name, bare]);
+    work
+}
+
+/// `coremcp stdio` with `root` and `data`, `home` as HOME, and an address to advertise.
+fn advertised_server(plugins: &Path, home: &TempDir, root: &TempDir, data: &TempDir) -> Server {
+    let home_arg = arg(home.path());
+    let mut s = Server::start(
+        plugins,
+        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+        &[
+            ("HOME", &home_arg),
+            ("COREMCP_ADVERTISE_URL", "http://devbox.example:7070/mcp"),
+        ],
+    );
+    s.initialize();
+    s
+}
+
 #[test]
 fn bootstrap_registers_this_machine_and_repo_setup_records_its_checkout() {
     let dir = plugins(&["ops", "registry"]);
@@ -259,24 +295,16 @@ fn bootstrap_registers_this_machine_and_repo_setup_records_its_checkout() {
     );
     // A local source is cloned only from inside the roots.
     let origin = root.path().join("origins");
-    let work = origin.join("work");
-    std::fs::create_dir_all(work.join(".githooks")).expect("mkdir");
-    std::fs::write(work.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n").expect("hook");
-    std::fs::write(work.join("README.md"), "hello\n").expect("file");
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "first"]);
-    git(&origin, &["clone", "-q", "--bare", "work", "demo.git"]);
-    let home_arg = arg(home.path());
-    let mut s = Server::start(
-        dir.path(),
-        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+    let work = bare_repository(
+        &origin,
+        "work",
+        "demo.git",
         &[
-            ("HOME", &home_arg),
-            ("COREMCP_ADVERTISE_URL", "http://devbox.example:7070/mcp"),
+            (".githooks/pre-commit", "#!/bin/sh\nexit 0\n"),
+            ("README.md", "hello\n"),
         ],
     );
-    s.initialize();
+    let mut s = advertised_server(dir.path(), &home, &root, &data);
 
     let dry = s.ok(
         "bootstrap",
@@ -681,30 +709,16 @@ fn docs_reach_a_registry_docs_source_through_this_machines_checkout() {
         TempDir::new("docsreg-data"),
     );
     let origin = root.path().join("origins");
-    let work = origin.join("handbook");
-    std::fs::create_dir_all(&work).expect("mkdir");
-    std::fs::write(
-        work.join("guide.md"),
-        "---\ntitle: Guide\n---\n# Guide\n\nHow we work.\n",
-    )
-    .expect("doc");
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "first"]);
-    git(
+    bare_repository(
         &origin,
-        &["clone", "-q", "--bare", "handbook", "handbook.git"],
+        "handbook",
+        "handbook.git",
+        &[(
+            "guide.md",
+            "---\ntitle: Guide\n---\n# Guide\n\nHow we work.\n",
+        )],
     );
-    let home_arg = arg(home.path());
-    let mut s = Server::start(
-        dir.path(),
-        &["--root", &arg(root.path()), "--data", &arg(data.path())],
-        &[
-            ("HOME", &home_arg),
-            ("COREMCP_ADVERTISE_URL", "http://devbox.example:7070/mcp"),
-        ],
-    );
-    s.initialize();
+    let mut s = advertised_server(dir.path(), &home, &root, &data);
     let err = s.refused("docs_read", json!({"project": "CORE", "path": "guide.md"}));
     assert!(err.contains("no Registry project CORE"), "{err}");
     let host = s.ok("bootstrap", json!({"register_host": true}));

@@ -283,24 +283,46 @@ fn a_relay_that_leads_back_to_the_proxy_is_refused_at_once() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// A relay (`serve --service` on its own SQLite store) of `group`, which knows the proxy's
+/// token as a peer's; the folders it needs live as long as it does.
+struct PeerRelay {
+    serve: Serve,
+    _plugins: TempDir,
+    _secrets: TempDir,
+    _store: coremcp_tests::stores::StoreEnv,
+}
+
+impl PeerRelay {
+    fn start(group: &str, label: &str) -> Self {
+        let plugins = plugins(&[group]);
+        let secrets = TempDir::new(&format!("{label}-tokens"));
+        let token_file = tokens(&secrets);
+        let store =
+            coremcp_tests::stores::StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, label);
+        let mut args = vec![
+            "--service".to_owned(),
+            "--tokens".to_owned(),
+            token_file,
+            "--peer-token".to_owned(),
+            "peer".to_owned(),
+        ];
+        args.extend(store.args());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let serve = Serve::start_on(plugins.path(), "127.0.0.1:0", &args, &[]);
+        Self {
+            serve,
+            _plugins: plugins,
+            _secrets: secrets,
+            _store: store,
+        }
+    }
+}
+
 #[test]
 fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
     // The relay: a service on its own store, which knows the proxy's token as a peer's.
-    let relay_dir = plugins(&["scrolls"]);
-    let secrets = TempDir::new("trust-actor-tokens");
-    let token_file = tokens(&secrets);
-    let store =
-        coremcp_tests::stores::StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "trust-actor");
-    let mut args = vec![
-        "--service".to_owned(),
-        "--tokens".to_owned(),
-        token_file,
-        "--peer-token".to_owned(),
-        "peer".to_owned(),
-    ];
-    args.extend(store.args());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let relay = Serve::start_on(relay_dir.path(), "127.0.0.1:0", &args, &[]);
+    let relay = PeerRelay::start("scrolls", "trust-actor");
+    let relay = &relay.serve;
     // The agent's stdio Core MCP, which passes its calls on to the relay with the peer's
     // token; its client is this test harness ("coremcp-tests").
     let proxy_dir = plugins(&["scrolls"]);
@@ -354,21 +376,8 @@ fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
 /// is recorded by its principal.
 #[test]
 fn a_note_written_through_a_peer_records_the_agent_not_the_core_mcp_between() {
-    let relay_dir = plugins(&["notepad"]);
-    let secrets = TempDir::new("trust-note-tokens");
-    let token_file = tokens(&secrets);
-    let store =
-        coremcp_tests::stores::StoreEnv::new(coremcp_tests::stores::Backend::Sqlite, "trust-note");
-    let mut args = vec![
-        "--service".to_owned(),
-        "--tokens".to_owned(),
-        token_file,
-        "--peer-token".to_owned(),
-        "peer".to_owned(),
-    ];
-    args.extend(store.args());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let relay = Serve::start_on(relay_dir.path(), "127.0.0.1:0", &args, &[]);
+    let relay = PeerRelay::start("notepad", "trust-note");
+    let relay = &relay.serve;
     let relay_url = url(&relay);
     // The agent's stdio Core MCP: notepad through the relay, and the relay as a Registry host
     // that remote_host reaches (a configured peer).

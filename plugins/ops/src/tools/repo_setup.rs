@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use coremcp_git_cli::{self as git, Mode};
 use coremcp_plugin_kit::Roots;
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::{host_call, prelude::*};
+use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("repo_setup", &typed(handler)).hints(Hints::IDEMPOTENT);
 
@@ -70,7 +70,7 @@ pub struct Source {
 }
 
 fn registry(tool: &str, args: Value) -> Result<Value, ToolError> {
-    host_call("registry.call", &json!({"tool": tool, "args": args}))
+    coremcp_plugin_kit::registry::call(tool, args)
 }
 
 /// The git or docs source `reference` (`PROJECT/name`) from the Registry, with its checkout
@@ -87,17 +87,7 @@ fn find_source(reference: &str, host: &str) -> Result<Source, ToolError> {
         json!({"project": project, "query": name, "status": "all", "limit": 200,
                "include_checkouts": true}),
     )?;
-    let found = page["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["ref"] == reference)
-        .ok_or_else(|| {
-            ToolError::new(
-                codes::NOT_FOUND,
-                format!("no Registry source {reference} (registry_source_list shows them)"),
-            )
-        })?;
+    let found = coremcp_plugin_kit::registry::source(&page, reference, "")?;
     if found["kind"] != "git" && found["kind"] != "docs" {
         return Err(invalid(
             "source",
@@ -108,13 +98,7 @@ fn find_source(reference: &str, host: &str) -> Result<Source, ToolError> {
         ));
     }
     let text = |key: &str| found[key].as_str().unwrap_or_default().to_owned();
-    let recorded = found["checkouts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["host"] == host)
-        .and_then(|c| c["path"].as_str())
-        .map(str::to_owned);
+    let recorded = coremcp_plugin_kit::registry::checkout_on(found, host).map(str::to_owned);
     Ok(Source {
         name: text("name"),
         url: text("url"),
