@@ -328,7 +328,7 @@ fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
     let proxy_dir = plugins(&["scrolls"]);
     let data = TempDir::new("trust-actor-proxy");
     let data = data.path().to_string_lossy().into_owned();
-    let relay_url = url(&relay);
+    let relay_url = url(relay);
     let mut agent = Server::start(
         proxy_dir.path(),
         &["--data", &data, "--relay", &relay_url],
@@ -347,7 +347,7 @@ fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
         "the agent's client, carried by the peer, not the peer's own token: {feed}"
     );
     // A caller that is not a peer cannot name a client: its claim is dropped.
-    let mut bob = client(&relay, BOB);
+    let mut bob = client(relay, BOB);
     let answer = bob.request(
         "tools/call",
         json!({"name": "scrolls_project_create",
@@ -378,7 +378,7 @@ fn a_relay_records_who_did_what_for_the_agent_a_peer_passed_the_call_on_for() {
 fn a_note_written_through_a_peer_records_the_agent_not_the_core_mcp_between() {
     let relay = PeerRelay::start("notepad", "trust-note");
     let relay = &relay.serve;
-    let relay_url = url(&relay);
+    let relay_url = url(relay);
     // The agent's stdio Core MCP: notepad through the relay, and the relay as a Registry host
     // that remote_host reaches (a configured peer).
     let proxy_dir = plugins(&["notepad", "registry"]);
@@ -417,7 +417,7 @@ fn a_note_written_through_a_peer_records_the_agent_not_the_core_mcp_between() {
         );
     }
     // A token's holder is recorded by its principal, beside its client.
-    let mut bob = client(&relay, BOB);
+    let mut bob = client(relay, BOB);
     let set = bob.call(
         "notepad_set",
         json!({"scope": "global", "key": "bob", "value": "v"}),
