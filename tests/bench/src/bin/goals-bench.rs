@@ -498,7 +498,7 @@ fn run(opts: &Options) -> Result<(), String> {
         Goal::AtMost(1.5),
     );
     let mut slow_first = Row::new(
-        "first tools/list after initialize, upstream taking 10 s to start",
+        "first tools/list beside an upstream taking 10 s to start",
         " ms",
         Goal::AtMost(100.0),
     );
