@@ -178,6 +178,10 @@ def codex_slow(env):
     codex(env, "codex-slow", "search", SEARCH_TURN, slow=True)
 
 
+def qwen_slow(env):
+    qwen_search(env, "qwen-slow", slow=True)
+
+
 def claude_slow(env):
     claude(env, "claude-slow", slow=True)
 
@@ -186,9 +190,9 @@ def gemini_slow(env):
     gemini(env, "gemini-slow", slow=True)
 
 
-def qwen_search(env):
-    command, args, server_env = server_entry("qwen-search", "search")
-    home = OUT / "home-qwen"
+def qwen_search(env, name="qwen-search", slow=False):
+    command, args, server_env = server_entry(name, "search", slow)
+    home = OUT / f"home-{name}"
     settings = home / ".qwen"
     settings.mkdir(parents=True, exist_ok=True)
     (settings / "settings.json").write_text(json.dumps({
@@ -198,7 +202,7 @@ def qwen_search(env):
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}))
     env = {**env, "HOME": str(home), "OPENAI_API_KEY": "offline",
            "OPENAI_BASE_URL": env["MODEL_URL"] + "/v1", "OPENAI_MODEL": "qwen3-coder-plus"}
-    with open(OUT / "qwen-search.err", "w") as err:
+    with open(OUT / f"{name}.err", "w") as err:
         subprocess.run([str(BIN / "qwen"), "-p", SEARCH_TURN[0], "--yolo"], env=env,
                        cwd=OUT / "work", stdout=err, stderr=subprocess.STDOUT,
                        stdin=subprocess.DEVNULL, timeout=TURN_LIMIT)
@@ -350,6 +354,7 @@ def main():
                                 ("codex-slow", "codex", codex_slow),
                                 ("claude-slow", "claude", claude_slow),
                                 ("gemini-slow", "gemini", gemini_slow),
+                                ("qwen-slow", "qwen", qwen_slow),
                                 ("copilot-slow", "copilot", copilot_slow),
                                 ("opencode-slow", "opencode", opencode_slow)]:
             try:
