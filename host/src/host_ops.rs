@@ -239,7 +239,7 @@ fn session_record(
             answer["stored_by"] = "relay".into();
             answer
         }),
-        Reply::Error { code, message } => Err(ToolError::new(
+        Reply::Error { code, message, .. } => Err(ToolError::new(
             codes::FAILED,
             format!("the relay refused session_record (JSON-RPC error {code}): {message}"),
         )),
@@ -299,7 +299,7 @@ fn tool_error(e: LookupError) -> ToolError {
              plugin is installed)",
         ),
         LookupError::Unavailable(_) => ToolError::new(codes::UNAVAILABLE, e.to_string()),
-        LookupError::Failed(_) | LookupError::Unknown { .. } => {
+        LookupError::Failed(_) | LookupError::Unknown { .. } | LookupError::NotATarget { .. } => {
             ToolError::new(codes::FAILED, e.to_string())
         }
     }

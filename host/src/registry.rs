@@ -45,6 +45,9 @@ pub enum LookupError {
     Tool { code: String, message: String },
     #[error("unknown remote_host \"{name}\": {}", known_hosts(.known))]
     Unknown { name: String, known: Vec<String> },
+    /// A Registry host that is not a forwarding target, and why.
+    #[error("remote_host \"{name}\" {why}")]
+    NotATarget { name: String, why: String },
 }
 
 fn known_hosts(known: &[String]) -> String {
@@ -145,12 +148,30 @@ pub fn resolve(
     timeout: Duration,
 ) -> Result<RemoteHost, LookupError> {
     let hosts = forwarding_targets(plugins, timeout)?;
-    match hosts.iter().find(|h| h.name == name) {
-        Some(host) => Ok(host.clone()),
-        None => Err(LookupError::Unknown {
+    if let Some(host) = hosts.iter().find(|h| h.name == name) {
+        return Ok(host.clone());
+    }
+    // A host the Registry has but does not forward to is named as such, not as unknown.
+    let listed = list_hosts(plugins, &json!({"name": name, "status": "all"}), timeout)?;
+    if let Some(host) = listed.iter().find(|h| h["name"] == name) {
+        return Err(LookupError::NotATarget {
             name: name.to_owned(),
-            known: hosts.into_iter().map(|h| h.name).collect(),
-        }),
+            why: not_a_target(host),
+        });
+    }
+    Err(LookupError::Unknown {
+        name: name.to_owned(),
+        known: hosts.into_iter().map(|h| h.name).collect(),
+    })
+}
+
+/// Why a listed Registry host takes no forwarded calls.
+fn not_a_target(host: &Value) -> String {
+    if host["enabled"] == false {
+        "is disabled in the Registry: registry_host_update with enabled: true takes it back".into()
+    } else {
+        "has no Core MCP address in the Registry: set its core_mcp_url with registry_host_update"
+            .into()
     }
 }
 

@@ -246,6 +246,17 @@ fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
         };
     }
     match coremcp_catalog::group_of(tool) {
+        // A group relays serve, which this one leaves out: say so, not that it runs elsewhere.
+        Some(group)
+            if cx.config.service_mode && coremcp_catalog::served_in_service_mode(group.runs) =>
+        {
+            Route::Refused(Refusal::ServiceMode(format!(
+                "{tool} is not served by this relay (group_not_enabled): its {} group is not \
+                 enabled here (see this relay's --groups, and whether the group's plugin is \
+                 installed); route it to a relay that serves the {} group",
+                group.title, group.id
+            )))
+        }
         Some(group) if cx.config.service_mode => Route::Refused(Refusal::ServiceMode(format!(
             "{tool} is not served in service mode (not_available_in_service_mode): this Core MCP \
              (coremcp serve --service) serves only the forwarded groups and the Registry; the {} \
@@ -327,7 +338,19 @@ fn take_remote_host(args: &str) -> Result<(Option<String>, String), String> {
 pub fn forwarded_answer(id: &str, tool: &str, outcome: Result<Reply, ForwardError>) -> String {
     match outcome {
         Ok(Reply::Result(result)) => crate::rpc::response(id, &result),
-        Ok(Reply::Error { code, message }) => crate::rpc::error(Some(id), code, &message),
+        // As the peer answered it, `data` included.
+        Ok(Reply::Error {
+            code,
+            message,
+            data,
+        }) => crate::modern::error_with_data(Some(id), code, &message, data.as_deref()),
+        Err(e) if e.may_have_run() => crate::rpc::response(
+            id,
+            &crate::render::call_error_text(&format!(
+                "{tool}: {e}. It may have run there (a request was sent and no answer came): \
+                 check its effect before calling it again"
+            )),
+        ),
         Err(e) => crate::rpc::response(
             id,
             &crate::render::call_error_text(&format!("{tool} could not be forwarded: {e}")),
@@ -414,10 +437,41 @@ mod tests {
             Ok(Reply::Error {
                 code: -32602,
                 message: "bad".into(),
+                data: Some(r#"{"field":"scope","hint":[1,2]}"#.into()),
             }),
         );
         let err: Value = serde_json::from_str(&err).expect("json");
         assert_eq!(err["error"]["code"], -32602);
         assert_eq!(err["error"]["message"], "bad");
+        assert_eq!(
+            err["error"]["data"],
+            serde_json::json!({"field": "scope", "hint": [1, 2]})
+        );
+        // A request that reached the peer and got no answer: the call may have run.
+        let lost = forwarded_answer(
+            "8",
+            "notepad_set",
+            Err(ForwardError::Peer {
+                peer: "http://r1/mcp".into(),
+                error: crate::net::client::HttpError::Timeout,
+            }),
+        );
+        assert!(lost.contains("It may have run there"), "{lost}");
+        // One that never left: it did not.
+        let unsent = forwarded_answer(
+            "9",
+            "notepad_set",
+            Err(ForwardError::Peer {
+                peer: "http://r1/mcp".into(),
+                error: crate::net::client::HttpError::Connect {
+                    addr: "r1".into(),
+                    reason: "refused".into(),
+                },
+            }),
+        );
+        assert!(
+            unsent.contains("could not be forwarded") && !unsent.contains("may have run"),
+            "{unsent}"
+        );
     }
 }

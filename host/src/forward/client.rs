@@ -32,8 +32,12 @@ const HANDSHAKE: Duration = Duration::from_secs(30);
 pub enum Reply {
     /// The `result` object, as the peer wrote it.
     Result(String),
-    /// A JSON-RPC error.
-    Error { code: i64, message: String },
+    /// A JSON-RPC error, its `data` (JSON text) kept as the peer sent it.
+    Error {
+        code: i64,
+        message: String,
+        data: Option<String>,
+    },
 }
 
 /// The bearer token sent to the peers the operator configured (relays, routes, and the
@@ -187,7 +191,7 @@ impl McpClient {
         }});
         match self.request(&request, id, deadline, cancelled, connect_timeout)? {
             Answer::Reply(Reply::Result(_)) => {}
-            Answer::Reply(Reply::Error { code, message }) => {
+            Answer::Reply(Reply::Error { code, message, .. }) => {
                 return Err(HttpError::Answer(format!(
                     "initialize was refused ({code}): {message}"
                 )))
@@ -317,9 +321,18 @@ fn read_answer(
         let body = response.read_all(deadline, cancelled).unwrap_or_default();
         // A JSON-RPC error for this request (how a 2026 peer refuses one, with a 4xx): -32601
         // on a 404, any code on another status. Another 404 is a session it does not know.
-        if let Ok(Some(Reply::Error { code, message })) = parse_reply(&body, id) {
+        if let Ok(Some(Reply::Error {
+            code,
+            message,
+            data,
+        })) = parse_reply(&body, id)
+        {
             if status != 404 || code == crate::rpc::METHOD_NOT_FOUND {
-                return Ok(Answer::Reply(Reply::Error { code, message }));
+                return Ok(Answer::Reply(Reply::Error {
+                    code,
+                    message,
+                    data,
+                }));
             }
         }
         if status == 404 {
@@ -394,6 +407,8 @@ fn parse_reply(body: &[u8], id: u64) -> Result<Option<Reply>, HttpError> {
     struct ErrorObject {
         code: i64,
         message: String,
+        #[serde(default)]
+        data: Option<Box<RawValue>>,
     }
     let message: Message<'_> = serde_json::from_slice(body)
         .map_err(|e| HttpError::Answer(format!("the answer is not a JSON-RPC message: {e}")))?;
@@ -405,6 +420,7 @@ fn parse_reply(body: &[u8], id: u64) -> Result<Option<Reply>, HttpError> {
         (None, Some(error)) => Ok(Some(Reply::Error {
             code: error.code,
             message: error.message,
+            data: error.data.map(|d| d.get().to_owned()),
         })),
         (None, None) => Err(HttpError::Answer(format!(
             "the response to request {id} has neither result nor error"
@@ -436,7 +452,22 @@ mod tests {
             error,
             Some(Reply::Error {
                 code: -32602,
-                message: "no".into()
+                message: "no".into(),
+                data: None,
+            })
+        );
+        // An error's data is kept as the peer wrote it.
+        let with_data = parse_reply(
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"v","data":{"supported":["x"]}}}"#,
+            3,
+        )
+        .expect("parse");
+        assert_eq!(
+            with_data,
+            Some(Reply::Error {
+                code: -32022,
+                message: "v".into(),
+                data: Some(r#"{"supported":["x"]}"#.into()),
             })
         );
         assert_eq!(

@@ -62,6 +62,18 @@ pub enum ForwardError {
     Peer { peer: String, error: HttpError },
 }
 
+impl ForwardError {
+    /// Whether a request reached a peer and no answer came back: the call may have run there.
+    pub fn may_have_run(&self) -> bool {
+        match self {
+            ForwardError::AllDown { .. } => false,
+            ForwardError::Peer { error, .. } => {
+                !error.is_before_send() && !matches!(error, HttpError::Cancelled)
+            }
+        }
+    }
+}
+
 fn list(down: &[(String, String)]) -> String {
     down.iter()
         .map(|(url, why)| format!("{url} ({why})"))

@@ -277,6 +277,14 @@ impl PluginSet {
         }
         if let Some(ids) = config.groups.named() {
             for id in ids {
+                let local = coremcp_catalog::group(id)
+                    .is_some_and(|g| !coremcp_catalog::served_in_service_mode(g.runs));
+                if config.service_mode && local {
+                    return Err(format!(
+                        "--groups: \"{id}\" is a group that runs on the agent's machine, which a \
+                         service-mode Core MCP (serve --service) never serves; leave it out"
+                    ));
+                }
                 if !slots.iter().any(|s| &s.id == id) {
                     let known: Vec<&str> = coremcp_catalog::GROUPS
                         .iter()

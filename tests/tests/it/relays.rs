@@ -212,6 +212,8 @@ fn a_relay_that_never_answers_times_out_and_the_call_is_not_sent_on() {
         error.contains(&silent_url) && error.contains("no answer"),
         "the error names the silent relay: {error}"
     );
+    // The agent is told the call may have run, so it does not repeat it blindly.
+    assert!(error.contains("It may have run there"), "{error}");
     assert_eq!(
         calls_run(&second, "notepad_get"),
         0,
@@ -291,14 +293,33 @@ fn remote_host_runs_the_call_on_that_hosts_core_mcp_one_hop() {
         registry.contains("runs only where the agent runs"),
         "{registry}"
     );
+    // A host the Registry has but forwards nothing to is named for what it is.
+    agent.ok(
+        "registry_host_add",
+        json!({"name": "devbox-3", "address": "127.0.0.3"}),
+    );
+    let no_address = agent.refused("files_list", json!({"remote_host": "devbox-3"}));
+    assert!(
+        no_address.contains("remote_host \"devbox-3\" has no Core MCP address"),
+        "{no_address}"
+    );
+    agent.ok(
+        "registry_host_update",
+        json!({"name": "devbox-2", "enabled": false}),
+    );
+    let disabled = agent.refused("files_list", json!({"remote_host": "devbox-2"}));
+    assert!(
+        disabled.contains("remote_host \"devbox-2\" is disabled"),
+        "{disabled}"
+    );
 }
 
 #[test]
 fn service_mode_serves_only_the_forwarded_groups_and_never_loads_a_local_one() {
-    let dir = plugins(&["notepad", "session", "registry", "git", "files"]);
+    let dir = plugins(&["notepad", "session", "registry", "git", "files", "scrolls"]);
     let store = StoreEnv::new(Backend::Sqlite, "service");
     let args = store.args();
-    let mut all = vec!["--service"];
+    let mut all = vec!["--service", "--groups", "notepad,session,registry"];
     all.extend(args.iter().map(String::as_str));
     let relay = Serve::start(dir.path(), &all);
     let mut client = relay.client();
@@ -330,11 +351,57 @@ fn service_mode_serves_only_the_forwarded_groups_and_never_loads_a_local_one() {
         refused.contains("git_status is not served in service mode"),
         "{refused}"
     );
+    // A forwarded group this relay leaves out is said to be that, not a local one.
+    let scrolls = client.call("scrolls_project_list", json!({}));
+    let scrolls = scrolls["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        scrolls.contains("not served by this relay")
+            && scrolls.contains("Scrolls group is not enabled here")
+            && !scrolls.contains("agent's machine"),
+        "{scrolls}"
+    );
     let set = client.call(
         "notepad_set",
         json!({"scope": "global", "key": "svc", "value": "v"}),
     );
     assert_eq!(set["structuredContent"]["version"], 1, "{set}");
+    // A local group in a relay's --groups is refused at start, saying why.
+    let plugins_arg = dir.path().to_string_lossy().into_owned();
+    #[allow(clippy::disallowed_methods)] // The binary's own start, refused before it serves.
+    let mut refused_start = std::process::Command::new(coremcp_tests::coremcp())
+        .args([
+            "serve",
+            "--service",
+            "--groups",
+            "notepad,git",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--plugins", &plugins_arg])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("coremcp serve");
+    let until = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = refused_start.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > until {
+            let _ = refused_start.kill();
+            panic!("serve --service --groups notepad,git started instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(refused_start.stderr.as_mut().expect("stderr"), &mut stderr)
+        .expect("read stderr");
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("\"git\" is a group that runs on the agent's machine"),
+        "{stderr}"
+    );
     // The local groups' libraries were never opened.
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", relay.pid())).expect("maps");
     let mapped: Vec<&str> = maps
