@@ -17,6 +17,7 @@ Usage: drive.py BIN_DIR COREMCP PLUGINS OUT
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -51,9 +52,11 @@ class JsonRpc:
     """A line-delimited JSON-RPC peer on a child's stdin and stdout."""
 
     def __init__(self, argv, env, log):
+        # Its own process group: a client that starts itself again as a child (Gemini CLI
+        # does) is ended whole, with the MCP servers it started.
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=open(log, "w"), text=True, bufsize=1, env=env,
-                                  cwd=OUT / "work")
+                                  cwd=OUT / "work", start_new_session=True)
 
     def send(self, message):
         self.p.stdin.write(json.dumps(message) + "\n")
@@ -77,7 +80,12 @@ class JsonRpc:
         try:
             self.p.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            self.p.kill()
+            pass
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.p.wait()
 
 
 def claude(env, name="claude", slow=False):
