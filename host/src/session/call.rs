@@ -37,8 +37,9 @@ const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
 pub(super) const APPROVAL_WAIT: Duration = Duration::from_secs(120);
 
 /// A call's deadline: `default`, or the tool's own `timeout_s` (given in `args`, else
-/// `declared`) and a grace on top when that is longer, up to [`MAX_CALL_TIMEOUT`].
-fn call_timeout(default: Duration, args: &str, declared: Option<u64>) -> Duration {
+/// `declared`, asked only then) and a grace on top when that is longer, up to
+/// [`MAX_CALL_TIMEOUT`].
+fn call_timeout(default: Duration, args: &str, declared: impl FnOnce() -> Option<u64>) -> Duration {
     #[derive(Deserialize)]
     struct Probe {
         timeout_s: Option<u64>,
@@ -50,7 +51,7 @@ fn call_timeout(default: Duration, args: &str, declared: Option<u64>) -> Duratio
     } else {
         None
     };
-    match given.or(declared) {
+    match given.or_else(declared) {
         Some(s) => {
             (Duration::from_secs(s) + TIMEOUT_GRACE).clamp(default, MAX_CALL_TIMEOUT.max(default))
         }
@@ -182,7 +183,7 @@ impl Session {
                     .send(rpc::response(id, &render::call_error_text(refusal.text())))
             }
             Route::Upstream(target) => {
-                let mut timeout = self.timeout_for(args, None);
+                let mut timeout = self.timeout_for(args, || None);
                 if inner.upstreams.may_ask(&target, &inner.caller) {
                     // A human answers in minutes, not seconds.
                     timeout += APPROVAL_WAIT;
@@ -216,10 +217,11 @@ impl Session {
             }
             Route::Run(run) => {
                 let group = inner.plugins.slots()[run.index].id.as_str();
-                let declared = inner.plugins.slots()[run.index]
-                    .listing()
-                    .and_then(|l| l.declared_timeout(name));
-                let timeout = self.timeout_for(args, declared);
+                // The tool's declared default is looked up only for a call that gives none.
+                let slot = &inner.plugins.slots()[run.index];
+                let timeout = self.timeout_for(args, || {
+                    slot.listing().and_then(|l| l.declared_timeout(name))
+                });
                 let Some(call) = inner.calls.start(
                     id,
                     name,
@@ -310,7 +312,7 @@ impl Session {
 
     /// The call's deadline: the default, or longer when the tool runs for its own
     /// `timeout_s` — the one the call gives, else the one the tool declares (`declared`).
-    fn timeout_for(&self, args: &str, declared: Option<u64>) -> Duration {
+    fn timeout_for(&self, args: &str, declared: impl FnOnce() -> Option<u64>) -> Duration {
         call_timeout(self.inner.config.call_timeout, args, declared)
     }
 }
@@ -435,31 +437,34 @@ mod tests {
         let default = Duration::from_secs(30);
         let secs = |s: u64| Duration::from_secs(s);
         // Nothing said, nothing declared: the default.
-        assert_eq!(call_timeout(default, r#"{"a":1}"#, None), default);
+        assert_eq!(call_timeout(default, r#"{"a":1}"#, || None), default);
         // The declared default runs its full time (a Compose `down` with a long grace).
-        assert_eq!(call_timeout(default, "{}", Some(120)), secs(125));
+        assert_eq!(call_timeout(default, "{}", || Some(120)), secs(125));
+        // A call that gives its own never asks for the declared one.
+        let given = call_timeout(default, r#"{"timeout_s":60}"#, || unreachable!("looked up"));
+        assert_eq!(given, secs(65));
         // What the call gives wins over what the tool declares, either way.
         assert_eq!(
-            call_timeout(default, r#"{"timeout_s":300}"#, Some(120)),
+            call_timeout(default, r#"{"timeout_s":300}"#, || Some(120)),
             secs(305)
         );
         assert_eq!(
-            call_timeout(default, r#"{"timeout_s":1}"#, Some(120)),
+            call_timeout(default, r#"{"timeout_s":1}"#, || Some(120)),
             default
         );
         // Never shorter than the default, never past the longest.
-        assert_eq!(call_timeout(default, "{}", Some(10)), default);
+        assert_eq!(call_timeout(default, "{}", || Some(10)), default);
         assert_eq!(
-            call_timeout(default, r#"{"timeout_s":9999}"#, None),
+            call_timeout(default, r#"{"timeout_s":9999}"#, || None),
             MAX_CALL_TIMEOUT
         );
         // A nested `timeout_s` or a bad value is not the tool's.
         assert_eq!(
-            call_timeout(default, r#"{"x":{"timeout_s":300}}"#, None),
+            call_timeout(default, r#"{"x":{"timeout_s":300}}"#, || None),
             default
         );
         assert_eq!(
-            call_timeout(default, r#"{"timeout_s":"300"}"#, Some(120)),
+            call_timeout(default, r#"{"timeout_s":"300"}"#, || Some(120)),
             secs(125)
         );
     }

@@ -314,9 +314,7 @@ fn register(args: &Bootstrap, url: &str) -> Value {
     let name = machine_name();
     let address = host_of(url);
     let mut out = json!({"name": name, "core_mcp_url": url, "address": address});
-    let call = |tool: &str, args: Value| {
-        coremcp_plugin_sdk::host_call("registry.call", &json!({"tool": tool, "args": args}))
-    };
+    let call = coremcp_plugin_kit::registry::call;
     let found = match call("registry_host_list", json!({"name": name, "status": "all"})) {
         Ok(page) => page["items"].as_array().and_then(|i| i.first()).cloned(),
         Err(e) => {
