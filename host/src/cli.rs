@@ -84,6 +84,11 @@ pub struct Cli {
     #[arg(long, global = true, env = env::RELAY_RETRY, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub relay_retry: u64,
+    /// Seconds a relay (or route target, or remote_host Core MCP) has to accept the connection
+    /// and answer the handshake, together; one that does not is skipped like a dead one
+    #[arg(long, global = true, env = env::RELAY_CONNECT_TIMEOUT, value_name = "SECS",
+          default_value = "2", value_parser = config::parse_connect_timeout)]
+    pub relay_connect_timeout: Duration,
     /// Calls one group runs at once; more wait their turn
     #[arg(long, global = true, env = env::GROUP_CONCURRENCY, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..=256))]
@@ -427,6 +432,7 @@ impl Cli {
             host_name: config::host_name(),
             relays: config::parse_relays(&relays).map_err(Failure::usage)?,
             relay_retry: Duration::from_secs(self.relay_retry),
+            relay_connect_timeout: self.relay_connect_timeout,
             peers,
             peer_tokens,
             operators,

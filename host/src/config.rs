@@ -70,6 +70,10 @@ pub mod env {
     pub const OPERATORS: &str = "COREMCP_OPERATORS";
     /// Seconds a relay that could not be connected to is skipped (`--relay-retry`, default 30).
     pub const RELAY_RETRY: &str = "COREMCP_RELAY_RETRY";
+    /// Seconds a relay, route target or `remote_host` Core MCP has to accept a connection and
+    /// answer the handshake, together, before it counts as one that cannot be connected to
+    /// (`--relay-connect-timeout`, default 2; decimals allowed).
+    pub const RELAY_CONNECT_TIMEOUT: &str = "COREMCP_RELAY_CONNECT_TIMEOUT";
     /// Where a service-mode Core MCP sends a forwarded group's calls: `GROUP=TARGET` entries,
     /// comma separated (`--route`, repeatable).
     pub const ROUTES: &str = "COREMCP_ROUTES";
@@ -210,6 +214,8 @@ pub struct Config {
     pub relays: Vec<String>,
     /// How long a relay that could not be connected to is skipped.
     pub relay_retry: Duration,
+    /// How long connecting to a peer Core MCP and its handshake may take together.
+    pub relay_connect_timeout: Duration,
     /// URL prefixes of other Core MCPs trusted with the relay token and a call's principal,
     /// beside the relays and routes (`--peer`).
     pub peers: Vec<String>,
@@ -266,6 +272,7 @@ impl Config {
             host_name: None,
             relays: Vec::new(),
             relay_retry: Duration::from_secs(30),
+            relay_connect_timeout: DEFAULT_RELAY_CONNECT_TIMEOUT,
             peers: Vec::new(),
             peer_tokens: Vec::new(),
             operators: Vec::new(),
@@ -408,6 +415,23 @@ impl Default for ConsulAgent {
 
 /// Consul's own default agent address.
 pub const DEFAULT_CONSUL: &str = "127.0.0.1:8500";
+
+/// How long a peer Core MCP has to accept a connection and answer the handshake by default.
+pub const DEFAULT_RELAY_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `--relay-connect-timeout`: seconds, decimals allowed, from 0.05 to 60.
+pub fn parse_connect_timeout(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(0.05..=60.0).contains(&secs) {
+        return Err(format!(
+            "{text} s is out of range: the connect timeout is from 0.05 to 60 seconds"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
 
 /// `--advertise`: an http(s) URL with a host, as other machines will call it.
 pub fn parse_advertise(url: &str) -> Result<String, String> {
@@ -790,6 +814,16 @@ pub fn default_plugins_dir(exe: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connect_timeouts_are_seconds_within_bounds() {
+        assert_eq!(parse_connect_timeout("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_connect_timeout("0.5"), Ok(Duration::from_millis(500)));
+        for bad in ["0", "0.01", "61", "-1", "two", "NaN", ""] {
+            let error = parse_connect_timeout(bad).expect_err(bad);
+            assert!(error.contains(bad), "{bad}: {error}");
+        }
+    }
 
     #[test]
     fn data_dir_follows_the_flag_then_xdg_then_home() {

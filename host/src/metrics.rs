@@ -396,6 +396,7 @@ fn from_status(status: &Value) -> Registry {
     let relay_attempts = Family::<[Label; 1], Counter>::default();
     let relay_failures = Family::<[Label; 1], Counter>::default();
     let relay_failovers = Family::<[Label; 1], Counter>::default();
+    let relay_unanswered = Family::<[Label; 1], Counter>::default();
     for relay in status["relays"].as_array().into_iter().flatten() {
         let label = [("relay", text(&relay["url"]))];
         let down = relay["state"] == "down";
@@ -410,10 +411,13 @@ fn from_status(status: &Value) -> Registry {
         relay_failovers
             .get_or_create(&label)
             .inc_by(total("failovers"));
+        relay_unanswered
+            .get_or_create(&label)
+            .inc_by(total("unanswered"));
     }
     registry.register(
         "coremcp_relay_down",
-        "1 while a relay is marked down after a connect failure",
+        "1 while a relay is marked down after a connect failure or an unanswered call",
         relay_down,
     );
     registry.register(
@@ -430,6 +434,11 @@ fn from_status(status: &Value) -> Registry {
         "coremcp_relay_failovers",
         "Calls passed on from each relay to the next after a connect failure",
         relay_failovers,
+    );
+    registry.register(
+        "coremcp_relay_unanswered",
+        "Calls each relay took and left unanswered until their deadline",
+        relay_unanswered,
     );
 
     let upstream_state = Family::<[Label; 2], Gauge>::default();
@@ -513,7 +522,7 @@ mod tests {
         let status = json!({
             "sessions": 2,
             "relays": [{"url": "http://a:1/mcp", "state": "down", "attempts": 5,
-                        "connect_failures": 2, "failovers": 1}],
+                        "connect_failures": 2, "failovers": 1, "unanswered": 4}],
             "upstream": [{"id": "time", "state": "running", "restarts": 3, "tools": 2}],
         });
         let text = render(&status);
@@ -524,6 +533,7 @@ mod tests {
             "coremcp_sessions_open 2",
             "coremcp_relay_down{relay=\"http://a:1/mcp\"} 1",
             "coremcp_relay_failovers_total{relay=\"http://a:1/mcp\"} 1",
+            "coremcp_relay_unanswered_total{relay=\"http://a:1/mcp\"} 4",
             "coremcp_upstream_state{server=\"time\",state=\"running\"} 1",
             "coremcp_upstream_restarts_total{server=\"time\"} 3",
         ] {

@@ -13,6 +13,11 @@
 //!   the call: then the session is set up again once and the call resent.
 //! - Only a failure to connect is reported as such ([`HttpError::is_before_send`]); a failure
 //!   of `initialize` on a live peer is an error of the peer like any other.
+//! - Setting up — the connect, `server/discover` and `initialize` together — has one short
+//!   deadline of its own (the connect timeout, `--relay-connect-timeout`), and a peer that
+//!   sends no answer to it (or drops the connection) within that time counts as one that could
+//!   not be connected to: no tool call was sent, so the call may go to the next relay. A hung
+//!   peer therefore costs a new client the connect timeout, never the call's whole deadline.
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -23,9 +28,6 @@ use serde_json::{json, Value};
 use crate::mcp::PREFERRED_VERSION;
 use crate::net::client::{Conn, HttpError, Response, Url};
 use crate::net::events::Events;
-
-/// How long `initialize` may take (ARCHITECTURE.md, "Limits": the handshake has 30 s).
-const HANDSHAKE: Duration = Duration::from_secs(30);
 
 /// What the peer answered to a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,14 +105,22 @@ impl McpClient {
     ) -> Result<Reply, HttpError> {
         let arguments = RawValue::from_string(arguments.to_owned())
             .map_err(|e| HttpError::Url(format!("the arguments are not JSON: {e}")))?;
+        // One deadline for the whole set-up, however many of its steps this client still needs.
+        let setup = Setup::new(deadline, connect_timeout, self.url.authority.clone());
         if self.modern.is_none() {
-            self.discover(deadline, cancelled, connect_timeout)?;
+            self.discover(&setup, cancelled)?;
         }
+        let mut setup = Some(setup);
         let mut fresh_session = false;
         loop {
             let modern = self.modern == Some(true);
             if self.session.is_none() && !modern {
-                self.handshake(deadline, cancelled, connect_timeout)?;
+                // A session the peer forgot is set up again under a deadline of its own.
+                let setup = setup.take().unwrap_or_else(|| {
+                    Setup::new(deadline, connect_timeout, self.url.authority.clone())
+                });
+                self.handshake(&setup, cancelled)
+                    .map_err(|e| setup.failed(e, "initialize"))?;
                 fresh_session = true;
             }
             let id = self.take_id();
@@ -151,38 +161,34 @@ impl McpClient {
 
     /// Asks the peer whether it speaks 2026-07-28 (`server/discover`); any answer but a
     /// discovery naming it means it does not. A peer that cannot be reached is an error.
-    fn discover(
-        &mut self,
-        deadline: Instant,
-        cancelled: &AtomicBool,
-        connect_timeout: Duration,
-    ) -> Result<(), HttpError> {
-        let deadline = deadline.min(Instant::now() + HANDSHAKE);
+    fn discover(&mut self, setup: &Setup, cancelled: &AtomicBool) -> Result<(), HttpError> {
         let id = self.take_id();
         let params = crate::upstream::client::with_envelope(json!({}), None);
         let request =
             json!({"jsonrpc": "2.0", "id": id, "method": "server/discover", "params": params});
         self.modern = Some(true);
-        let answer = self.request(&request, id, deadline, cancelled, connect_timeout);
+        let answer = self.request(
+            &request,
+            id,
+            setup.deadline,
+            cancelled,
+            setup.connect_left(),
+        );
         let modern = matches!(&answer, Ok(Answer::Reply(Reply::Result(result)))
             if serde_json::from_str::<Value>(result).is_ok_and(|r| crate::modern::offers_modern(&r)));
         self.modern = Some(modern);
         match answer {
-            Err(e) if e.is_before_send() => {
+            Err(e) if e.is_before_send() || Setup::unanswered(&e) => {
                 self.modern = None;
-                Err(e)
+                Err(setup.failed(e, "server/discover"))
             }
+            // Any answer, even a refusal, says the peer is there and not a 2026 one.
             _ => Ok(()),
         }
     }
 
-    fn handshake(
-        &mut self,
-        deadline: Instant,
-        cancelled: &AtomicBool,
-        connect_timeout: Duration,
-    ) -> Result<(), HttpError> {
-        let deadline = deadline.min(Instant::now() + HANDSHAKE);
+    fn handshake(&mut self, setup: &Setup, cancelled: &AtomicBool) -> Result<(), HttpError> {
+        let (deadline, connect_timeout) = (setup.deadline, setup.connect_left());
         let id = self.take_id();
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
             "protocolVersion": PREFERRED_VERSION,
@@ -303,6 +309,64 @@ impl McpClient {
 enum Answer {
     Reply(Reply),
     UnknownSession,
+}
+
+/// The set-up of a client (connect, `server/discover`, `initialize`) under its one deadline.
+struct Setup {
+    /// The connect timeout's end, or the call's deadline when that is sooner.
+    deadline: Instant,
+    timeout: Duration,
+    authority: String,
+}
+
+impl Setup {
+    fn new(call_deadline: Instant, timeout: Duration, authority: String) -> Self {
+        Self {
+            deadline: call_deadline.min(Instant::now() + timeout),
+            timeout,
+            authority,
+        }
+    }
+
+    /// What is left of the set-up's time, for a connect.
+    fn connect_left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Whether `error` means the peer let the set-up go unanswered: no answer in time, or the
+    /// connection lost while sending or waiting. Its answers (an HTTP refusal, say) are not.
+    fn unanswered(error: &HttpError) -> bool {
+        matches!(error, HttpError::Timeout | HttpError::Send(_))
+    }
+
+    /// `error` of the set-up step `step`: one the peer left unanswered becomes a connect
+    /// failure, since no tool call was sent.
+    fn failed(&self, error: HttpError, step: &str) -> HttpError {
+        if !Self::unanswered(&error) {
+            return error;
+        }
+        let reason = match error {
+            HttpError::Timeout => format!(
+                "no answer to {step} within the {} connect timeout (--relay-connect-timeout)",
+                seconds(self.timeout)
+            ),
+            other => format!("{step}: {other}"),
+        };
+        HttpError::Connect {
+            addr: self.authority.clone(),
+            reason,
+        }
+    }
+}
+
+/// `2 s`, `0.5 s`.
+fn seconds(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs} s")
+    }
 }
 
 /// The answer to request `id` in `response` (a JSON body or an SSE stream).

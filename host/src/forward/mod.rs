@@ -3,14 +3,18 @@
 //! Core MCP.
 //!
 //! Failover, exactly: relays are tried in order, skipping any marked down. A relay that cannot
-//! be **connected** to (refused, unreachable, connect timeout) is marked down for the retry
-//! period (30 s) and the next is tried; once the period is over, one call probes it again (the
+//! be **connected** to (refused, unreachable, or no connection and handshake within the connect
+//! timeout, `--relay-connect-timeout`, 2 s) is marked down for the retry period (30 s) and the
+//! next is tried; once the period is over, one call probes it again (the
 //! others keep skipping it meanwhile), so a dead relay costs one connect attempt per period,
 //! not one per call, and calls return to it as soon as it answers. Anything from a **live**
 //! relay — a JSON-RPC error, an `isError` result, a timeout or a broken connection after the
 //! request was sent — comes back as it is and is never sent elsewhere: the call may have had
 //! effects. The decision is made on the error's type ([`HttpError::is_before_send`]), never on
-//! its text. All relays down → one error naming each relay and why.
+//! its text. A relay that took a call and answered nothing by the call's deadline is hung: that
+//! call is answered with the timeout (it may have run), and the relay is marked down for the
+//! retry period like a dead one, so the calls after it go to the next relay at once. All relays
+//! down → one error naming each relay and why.
 //!
 //! A target of the list may be `consul://SERVICE` ([`consul`]): its passing instances are
 //! looked up in Consul on every call and tried in Consul's order, each with the same
@@ -41,8 +45,6 @@ use crate::net::client::{HttpError, Url};
 use client::{McpClient, Reply};
 use hop::Outgoing;
 
-/// How long one connect attempt may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Idle connections kept per peer.
 const IDLE_PER_PEER: usize = 16;
 
@@ -88,6 +90,8 @@ struct Peer {
     url: Result<Url, HttpError>,
     /// The operator configured it ([`peers`]): it is sent the credential and the principal.
     trusted: bool,
+    /// How long connecting and the handshake may take together.
+    connect_timeout: Duration,
     idle: Mutex<Vec<McpClient>>,
     health: Mutex<Health>,
 }
@@ -102,16 +106,19 @@ struct Health {
     /// Calls sent to it (each probe included).
     attempts: u64,
     connect_failures: u64,
+    /// Calls it took and left unanswered until their deadline (each marked it down).
+    unanswered: u64,
     /// Calls it passed on to the next target: skipped while down, or a connect failure.
     failovers: u64,
 }
 
 impl Peer {
-    fn new(url: &str, trusted: bool) -> Self {
+    fn new(url: &str, trusted: bool, connect_timeout: Duration) -> Self {
         Self {
             shown: redact_url(url),
             url: Url::parse(url),
             trusted,
+            connect_timeout,
             idle: Mutex::new(Vec::new()),
             health: Mutex::new(Health::default()),
         }
@@ -139,7 +146,7 @@ impl Peer {
             &hop.meta(self.trusted && client::has_bearer(), routed),
             deadline,
             cancelled,
-            CONNECT_TIMEOUT,
+            self.connect_timeout,
         );
         if client.reusable() {
             let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
@@ -178,6 +185,7 @@ struct Lookup {
 pub struct Relays {
     entries: Vec<Entry>,
     retry_after: Duration,
+    connect_timeout: Duration,
     consul: Option<Arc<consul::Consul>>,
     /// Whose targets these are, for messages ("relay").
     what: String,
@@ -196,6 +204,7 @@ impl Relays {
     pub fn new(
         targets: &[String],
         retry_after: Duration,
+        connect_timeout: Duration,
         consul: Option<Arc<consul::Consul>>,
         what: &str,
     ) -> Self {
@@ -207,12 +216,13 @@ impl Relays {
                     instances: Mutex::new(HashMap::new()),
                     last: Mutex::new(Lookup::default()),
                 }),
-                None => Entry::Url(Arc::new(Peer::new(t, true))),
+                None => Entry::Url(Arc::new(Peer::new(t, true, connect_timeout))),
             })
             .collect();
         Self {
             entries,
             retry_after,
+            connect_timeout,
             consul,
             what: what.to_owned(),
             routed: false,
@@ -286,11 +296,9 @@ impl Relays {
                 let peers = urls
                     .iter()
                     .map(|url| {
-                        Arc::clone(
-                            instances
-                                .entry(url.clone())
-                                .or_insert_with(|| Arc::new(Peer::new(url, true))),
-                        )
+                        Arc::clone(instances.entry(url.clone()).or_insert_with(|| {
+                            Arc::new(Peer::new(url, true, self.connect_timeout))
+                        }))
                     })
                     .collect();
                 last.resolved = urls;
@@ -345,6 +353,33 @@ impl Relays {
                 );
                 down.push((peer.shown.clone(), error.to_string()));
                 None
+            }
+            Err(HttpError::Timeout) => {
+                // It took the call and went silent: the call is not sent elsewhere (it may
+                // have run), but the calls after it are.
+                health.down_until = Some(Instant::now() + self.retry_after);
+                health
+                    .down_since
+                    .get_or_insert_with(std::time::SystemTime::now);
+                health.unanswered += 1;
+                health.reason = Some("took a call and sent no answer by its deadline".to_owned());
+                drop(health);
+                // Its idle connections lead to the same silent process.
+                peer.idle
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clear();
+                tracing::warn!(
+                    relay = %peer.shown,
+                    "{} {} took a call and sent no answer by its deadline; skipping it for {} s",
+                    self.what,
+                    peer.shown,
+                    self.retry_after.as_secs()
+                );
+                Some(Err(ForwardError::Peer {
+                    peer: peer.shown.clone(),
+                    error: HttpError::Timeout,
+                }))
             }
             Err(error) => Some(Err(ForwardError::Peer {
                 peer: peer.shown.clone(),
@@ -443,6 +478,7 @@ impl Peer {
             },
             "attempts": health.attempts,
             "connect_failures": health.connect_failures,
+            "unanswered": health.unanswered,
             "failovers": health.failovers,
         });
         if let Some(until) = health.down_until.filter(|u| *u > now) {
@@ -497,7 +533,13 @@ fn list_of(config: &Config, targets: &[String], what: &str) -> Relays {
         .iter()
         .any(|t| t.starts_with("consul://"))
         .then(|| consul_of(config));
-    Relays::new(targets, config.relay_retry, consul, what)
+    Relays::new(
+        targets,
+        config.relay_retry,
+        config.relay_connect_timeout,
+        consul,
+        what,
+    )
 }
 
 /// The routed groups of a service-mode process: each group's list, built once.
@@ -583,7 +625,13 @@ pub fn call_remote(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .entry(url.to_owned())
-        .or_insert_with(|| Arc::new(Peer::new(url, trusted(config).allows(url))))
+        .or_insert_with(|| {
+            Arc::new(Peer::new(
+                url,
+                trusted(config).allows(url),
+                config.relay_connect_timeout,
+            ))
+        })
         .clone();
     peer.call(tool, arguments, hop, false, deadline, cancelled)
         .map_err(|error| ForwardError::Peer {
@@ -611,6 +659,7 @@ mod tests {
         let relays = Relays::new(
             &[dead.clone(), other.clone()],
             Duration::from_millis(300),
+            Duration::from_secs(2),
             None,
             "relay",
         );
@@ -642,14 +691,109 @@ mod tests {
         assert_eq!(failures(&relays), [2, 2]);
     }
 
+    /// A peer on loopback that answers `server/discover` as a 2026 Core MCP and then takes
+    /// every other request without ever answering; the requests it got, in order.
+    fn hangs_after_discover() -> (String, Arc<Mutex<Vec<String>>>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = Arc::clone(&log);
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                    let mut held = stream;
+                    loop {
+                        let mut length = 0;
+                        let mut line = String::new();
+                        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                            if line == "\r\n" {
+                                break;
+                            }
+                            if let Some(v) =
+                                line.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                length = v.trim().parse().expect("length");
+                            }
+                            line.clear();
+                        }
+                        if line.is_empty() {
+                            return;
+                        }
+                        let mut body = vec![0; length];
+                        reader.read_exact(&mut body).expect("body");
+                        let request: Value = serde_json::from_slice(&body).expect("json");
+                        let method = request["method"].as_str().unwrap_or_default().to_owned();
+                        log.lock().expect("log").push(method.clone());
+                        if method != "server/discover" {
+                            // Taken, never answered: the connection stays open and silent.
+                            std::thread::sleep(Duration::from_secs(3600));
+                        }
+                        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                            "supportedVersions": ["2026-07-28"], "capabilities": {},
+                            "serverInfo": {"name": "hung", "version": "0"}}})
+                        .to_string();
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                            answer.len()
+                        );
+                        held.write_all(head.as_bytes()).expect("write");
+                        held.write_all(answer.as_bytes()).expect("write");
+                    }
+                });
+            }
+        });
+        (url, seen)
+    }
+
     #[test]
-    fn a_live_relay_that_times_out_is_not_failed_over() {
+    fn a_peer_silent_in_the_handshake_is_failed_over_within_the_connect_timeout() {
+        // Accepts connections (the kernel's backlog) and never answers anything.
         let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
         let silent_url = format!("http://{}/mcp", silent.local_addr().expect("addr"));
         let second = dead_url();
         let relays = Relays::new(
-            &[silent_url.clone(), second],
+            &[silent_url.clone(), second.clone()],
             Duration::from_secs(30),
+            Duration::from_millis(200),
+            None,
+            "relay",
+        );
+        let cancelled = AtomicBool::new(false);
+        let started = Instant::now();
+        let err = relays
+            .call(
+                "x",
+                "{}",
+                &Outgoing::default(),
+                Instant::now() + Duration::from_secs(20),
+                &cancelled,
+            )
+            .expect_err("both down");
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("{silent_url} (cannot connect to"))
+                && text.contains("no answer to server/discover within the 0.2 s connect timeout"),
+            "{text}"
+        );
+        assert!(text.contains(&second), "the next relay was tried: {text}");
+        assert!(!err.may_have_run(), "no tool call was sent");
+        assert_eq!(relays.status()[0]["state"], "down");
+        assert_eq!(relays.status()[0]["connect_failures"], 1);
+    }
+
+    #[test]
+    fn a_peer_that_takes_a_call_and_hangs_is_marked_down_and_the_call_not_sent_on() {
+        let (hung_url, seen) = hangs_after_discover();
+        let second = dead_url();
+        let relays = Relays::new(
+            &[hung_url.clone(), second],
+            Duration::from_secs(30),
+            Duration::from_secs(2),
             None,
             "relay",
         );
@@ -659,19 +803,47 @@ mod tests {
                 "x",
                 "{}",
                 &Outgoing::default(),
-                Instant::now() + Duration::from_millis(300),
+                Instant::now() + Duration::from_millis(400),
                 &cancelled,
             )
             .expect_err("timeout");
-        match err {
+        match &err {
             ForwardError::Peer { peer, error } => {
-                assert_eq!(peer, silent_url);
+                assert_eq!(peer, &hung_url);
                 assert!(matches!(error, HttpError::Timeout), "{error}");
             }
-            other => panic!("expected the first relay's timeout, got {other}"),
+            other => panic!("expected the hung relay's timeout, got {other}"),
         }
-        // The second relay was never tried, so it has no failure counted.
-        assert_eq!(relays.status()[1]["connect_failures"], 0);
-        assert_eq!(relays.status()[0]["state"], "up");
+        assert!(err.may_have_run());
+        assert_eq!(
+            *seen.lock().expect("seen"),
+            ["server/discover", "tools/call"]
+        );
+        // The next relay was not tried for this call, but the hung one is now skipped.
+        let status = relays.status();
+        assert_eq!(status[1]["attempts"], 0);
+        assert_eq!(status[0]["state"], "down");
+        assert_eq!(status[0]["unanswered"], 1);
+        assert_eq!(status[0]["connect_failures"], 0);
+        let next = relays
+            .call(
+                "x",
+                "{}",
+                &Outgoing::default(),
+                Instant::now() + Duration::from_secs(5),
+                &cancelled,
+            )
+            .expect_err("the second is dead too");
+        let text = next.to_string();
+        assert!(
+            text.contains("sent no answer by its deadline; skipped for"),
+            "{text}"
+        );
+        assert_eq!(relays.status()[1]["attempts"], 1, "went on to the next");
+        assert_eq!(
+            seen.lock().expect("seen").len(),
+            2,
+            "not sent to the hung one"
+        );
     }
 }

@@ -180,12 +180,12 @@ fn an_error_from_a_live_relay_comes_back_as_it_is_and_is_never_retried() {
 }
 
 #[test]
-fn a_relay_that_never_answers_times_out_and_the_call_is_not_sent_on() {
+fn a_relay_silent_in_the_handshake_is_failed_over_within_the_connect_timeout() {
     let dir = plugins(&["notepad"]);
     let Some(store) = StoreEnv::postgres("silent") else {
         return;
     };
-    // Accepts connections and never answers.
+    // Accepts connections and never answers: no tool call can have reached it.
     let silent = TcpListener::bind("127.0.0.2:0").expect("bind");
     let silent_url = format!("http://{}/mcp", silent.local_addr().expect("addr"));
     let held = Arc::new(Mutex::new(Vec::new()));
@@ -199,30 +199,136 @@ fn a_relay_that_never_answers_times_out_and_the_call_is_not_sent_on() {
     let mut agent = proxy(
         &dir,
         &[&silent_url, &url(&second)],
-        &["--call-timeout", "2"],
+        &["--relay-connect-timeout", "1"],
     );
     let started = Instant::now();
     let error = agent.refused("notepad_get", json!({"scope": "global", "key": "k"}));
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "{:?}",
-        started.elapsed()
-    );
-    assert!(
-        error.contains(&silent_url) && error.contains("no answer"),
-        "the error names the silent relay: {error}"
-    );
-    // The agent is told the call may have run, so it does not repeat it blindly.
-    assert!(error.contains("It may have run there"), "{error}");
-    assert_eq!(
-        calls_run(&second, "notepad_get"),
-        0,
-        "never sent to the second relay"
-    );
+    let took = started.elapsed();
+    // The second relay answered (the note is missing there), after the 1 s set-up deadline.
+    assert!(error.starts_with("notepad_get failed (not_found):"), "{error}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert_eq!(settled(1, || calls_run(&second, "notepad_get")), 1);
     assert!(
         !held.lock().expect("held").is_empty(),
         "the silent relay was reached"
     );
+    let log = agent.stderr();
+    assert!(
+        log.contains(&format!(
+            "relay {silent_url} cannot connect to {}: no answer to server/discover within the 1 s connect timeout",
+            silent_url.trim_start_matches("http://").trim_end_matches("/mcp")
+        )),
+        "{log}"
+    );
+}
+
+/// Sends `SIGCONT` to a relay stopped with `SIGSTOP` when dropped, so a failing test does
+/// not leave it frozen.
+struct Stopped<'a>(&'a Serve);
+
+impl<'a> Stopped<'a> {
+    fn stop(relay: &'a Serve) -> Self {
+        relay.signal(libc::SIGSTOP);
+        Self(relay)
+    }
+}
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        self.0.signal(libc::SIGCONT);
+    }
+}
+
+#[test]
+fn a_hung_relay_costs_one_call_and_the_calls_after_it_go_to_the_next_relay() {
+    let dir = plugins(&["notepad"]);
+    let Some(store) = StoreEnv::postgres("hung") else {
+        return;
+    };
+    let first = relay(&free_addr("127.0.0.2"), &dir, &store);
+    let second = relay(&free_addr("127.0.0.3"), &dir, &store);
+    let (first_url, second_url) = (url(&first), url(&second));
+    // The agent's Core MCP, over HTTP so that its status and metrics can be read.
+    let agent = serve(
+        "127.0.0.1:0",
+        dir.path(),
+        &[
+            "--relay",
+            &first_url,
+            "--relay",
+            &second_url,
+            "--call-timeout",
+            "4",
+        ],
+    );
+    let mut client = agent.client();
+    client.initialize();
+    let key = json!({"scope": "global", "key": "hung"});
+    client.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "hung", "value": "v"}),
+    );
+    assert_eq!(settled(1, || calls_run(&first, "notepad_set")), 1);
+
+    // The first relay hangs with the agent's connection to it open (SIGSTOP).
+    let stopped = Stopped::stop(&first);
+    let started = Instant::now();
+    let lost = client.call("notepad_get", key.clone());
+    let took = started.elapsed();
+    let lost_text = text(&lost).to_owned();
+    assert_eq!(lost["isError"], true, "{lost}");
+    assert!(
+        lost_text.contains(&first_url)
+            && lost_text.contains("no answer")
+            && lost_text.contains("It may have run there"),
+        "{lost_text}"
+    );
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    eprintln!("the call the hung relay took: answered in {took:?} (call timeout 4 s)");
+    assert_eq!(calls_run(&second, "notepad_get"), 0, "the lost call is not sent on");
+
+    // The next call goes straight to the second relay.
+    let started = Instant::now();
+    let note = client.call("notepad_get", key.clone());
+    let took = started.elapsed();
+    assert_eq!(note["structuredContent"]["value"], "v", "{note}");
+    assert!(took < Duration::from_secs(3), "answered by the second relay in {took:?}");
+    eprintln!("the next call: answered by the second relay in {took:?}");
+    assert_eq!(settled(1, || calls_run(&second, "notepad_get")), 1);
+
+    let status = coremcp_tests::http::request(agent.addr, "GET", "/api/status", &[], b"").json();
+    let hung = &status["relays"][0];
+    assert_eq!(hung["state"], "down", "{status}");
+    assert_eq!(hung["unanswered"], 1, "{status}");
+    assert!(
+        hung["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("sent no answer by its deadline")),
+        "{status}"
+    );
+    let metrics = coremcp_tests::http::request(agent.addr, "GET", "/metrics", &[], b"").text();
+    for line in [
+        format!("coremcp_relay_down{{relay=\"{first_url}\"}} 1"),
+        format!("coremcp_relay_unanswered_total{{relay=\"{first_url}\"}} 1"),
+    ] {
+        assert!(metrics.contains(&line), "{line} in:\n{metrics}");
+    }
+
+    // A Core MCP that starts now has no session with the hung relay: its set-up times out
+    // within the connect timeout (2 s by default) and the call goes to the second relay.
+    let mut fresh = proxy(&dir, &[&first_url, &second_url], &[]);
+    let started = Instant::now();
+    let note = fresh.ok("notepad_get", key);
+    let took = started.elapsed();
+    assert_eq!(note["value"], "v");
+    assert!(took < Duration::from_secs(3), "answered by the second relay in {took:?}");
+    eprintln!("a new Core MCP's first call: answered by the second relay in {took:?}");
+    assert!(
+        fresh.stderr().contains("within the 2 s connect timeout"),
+        "{}",
+        fresh.stderr()
+    );
+    drop(stopped);
 }
 
 #[test]
