@@ -139,7 +139,8 @@ pub enum Command {
         /// Service mode: serve only the forwarded groups from the store, never a local group
         #[arg(long)]
         service: bool,
-        /// Bearer tokens to accept: a file of `NAME TOKEN` lines (required off loopback)
+        /// Bearer tokens to accept: a file of `NAME TOKEN` lines (required off loopback,
+        /// unless COREMCP_TOKENS_TEXT holds them)
         #[arg(long, env = env::TOKENS, value_name = "FILE")]
         tokens: Option<PathBuf>,
         /// Serve TLS with this PEM certificate chain (with --tls-key; read again on SIGHUP)
@@ -506,6 +507,7 @@ pub fn main() -> ExitCode {
                 &crate::http::Options {
                     listen,
                     tokens: tokens.as_deref(),
+                    tokens_text: std::env::var(env::TOKENS_TEXT).ok().as_deref(),
                     per_client: max_connections_per_client as usize,
                     tls_cert: tls_cert.as_deref(),
                     tls_key: tls_key.as_deref(),

@@ -85,6 +85,10 @@ pub mod env {
     pub const LISTEN: &str = "COREMCP_LISTEN";
     /// The bearer tokens `coremcp serve` accepts: a file of `NAME TOKEN` lines (`--tokens`).
     pub const TOKENS: &str = "COREMCP_TOKENS";
+    /// The bearer tokens `coremcp serve` accepts, as text: the tokens file's `NAME TOKEN`
+    /// lines, separated by newlines or `;` (so that a Docker env file can hold them). Beside
+    /// or instead of `--tokens`; environment only, never a flag (`ps` shows flags).
+    pub const TOKENS_TEXT: &str = "COREMCP_TOKENS_TEXT";
     /// The PEM certificate chain `coremcp serve` serves TLS with (`--tls-cert`).
     pub const TLS_CERT: &str = "COREMCP_TLS_CERT";
     /// The PEM private key of that certificate (`--tls-key`).

@@ -1,9 +1,11 @@
-//! Bearer tokens for `coremcp serve --tokens FILE`: the file format, and the check of one
-//! request's `Authorization` header.
+//! Bearer tokens for `coremcp serve --tokens FILE` and `COREMCP_TOKENS_TEXT`: the format, and
+//! the check of one request's `Authorization` header.
 //!
 //! The file holds one `NAME TOKEN` pair a line; blank lines and lines starting with `#` are
-//! skipped. A file that does not parse is refused whole, naming the line — a server never runs
-//! with half its tokens.
+//! skipped. The variable holds the same lines, separated by newlines or `;` (a Docker env file
+//! has one line per variable), and both may be given: their names and tokens must not repeat.
+//! A source that does not parse is refused whole, naming the line — a server never runs with
+//! half its tokens.
 //!
 //! Invariants:
 //! - A presented token is compared with **every** configured token in constant time (no early
@@ -40,6 +42,13 @@ impl fmt::Display for Principal {
 pub enum TokensError {
     #[error("cannot read the tokens file {path}: {reason}")]
     Read { path: String, reason: String },
+    /// The file exists but this process's user may not read it (a container's own user, say).
+    #[error(
+        "cannot read the tokens file {path}: permission denied to this process (uid {uid}, gid \
+         {gid}); make it readable by that user (e.g. chown {uid} {path}; chmod 400 {path}), or \
+         give the tokens in COREMCP_TOKENS_TEXT instead"
+    )]
+    Unreadable { path: String, uid: u32, gid: u32 },
     #[error("{path} line {line}: {reason}")]
     Line {
         path: String,
@@ -48,6 +57,15 @@ pub enum TokensError {
     },
     #[error("{path} holds no token: add a `NAME TOKEN` line")]
     Empty { path: String },
+    #[error(
+        "{name} of COREMCP_TOKENS_TEXT has the same {what} as {other} of the tokens file: give \
+         each token once"
+    )]
+    Both {
+        name: String,
+        what: &'static str,
+        other: String,
+    },
 }
 
 /// The configured tokens.
@@ -75,12 +93,54 @@ impl Tokens {
     /// Reads and parses a tokens file.
     pub fn load(path: &Path) -> Result<Self, TokensError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TokensError::Read {
-            path: shown.clone(),
-            reason: e.to_string(),
+        let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied => {
+                // SAFETY: getuid(2) and getgid(2) take nothing and always succeed.
+                let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+                TokensError::Unreadable {
+                    path: shown.clone(),
+                    uid,
+                    gid,
+                }
+            }
+            _ => TokensError::Read {
+                path: shown.clone(),
+                reason: e.to_string(),
+            },
         })?;
         warn_if_readable_by_others(path);
         Self::parse(&text, &shown)
+    }
+
+    /// The tokens of a file and of `COREMCP_TOKENS_TEXT` together (`None`: neither is given; an
+    /// empty variable counts as not given). A name or token in both is refused.
+    pub fn from_sources(
+        file: Option<&Path>,
+        text: Option<&str>,
+    ) -> Result<Option<Self>, TokensError> {
+        let from_file = file.map(Self::load).transpose()?;
+        let from_text = text
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| Self::parse(&t.replace(';', "\n"), crate::config::env::TOKENS_TEXT))
+            .transpose()?;
+        match (from_file, from_text) {
+            (Some(mut file), Some(text)) => {
+                for (name, token) in text.entries {
+                    let clash = file
+                        .entries
+                        .iter()
+                        .find(|(n, t)| *n == name || *t == token)
+                        .map(|(n, _)| n.clone());
+                    if let Some(other) = clash {
+                        let what = if other == name { "name" } else { "token" };
+                        return Err(TokensError::Both { name, what, other });
+                    }
+                    file.entries.push((name, token));
+                }
+                Ok(Some(file))
+            }
+            (file, text) => Ok(file.or(text)),
+        }
     }
 
     /// Parses the text of a tokens file; `shown` names the file in errors.
@@ -243,6 +303,52 @@ mod tests {
             !format!("{tokens:?}").contains("secret"),
             "Debug hides tokens"
         );
+    }
+
+    #[test]
+    fn tokens_come_from_the_environment_beside_or_instead_of_a_file() {
+        let text = "alice 0123456789abcdef0123; bob secret-secret-secret-1\n\ncarol carol-carol-carol-carol";
+        let tokens = Tokens::from_sources(None, Some(text))
+            .expect("parses")
+            .expect("some");
+        assert_eq!(tokens.len(), 3);
+        assert_eq!(
+            tokens.check(Some(b"Bearer secret-secret-secret-1")),
+            Ok(Principal::Token("bob".into()))
+        );
+        assert!(Tokens::from_sources(None, Some("  "))
+            .expect("empty")
+            .is_none());
+        assert!(Tokens::from_sources(None, None).expect("none").is_none());
+        // An entry that does not parse is named by its place in the variable.
+        let error = Tokens::from_sources(None, Some("alice 0123456789abcdef0123;bob"))
+            .expect_err("refused")
+            .to_string();
+        assert_eq!(
+            error,
+            "COREMCP_TOKENS_TEXT line 2: expected `NAME TOKEN` (two fields separated by spaces)"
+        );
+        // Beside a file: both count, and nothing may repeat across them.
+        let dir = std::env::temp_dir().join(format!("coremcp-tokens-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("tokens");
+        std::fs::write(&file, "dave dave-dave-dave-dave-1\n").expect("write");
+        let both = Tokens::from_sources(Some(&file), Some(text))
+            .expect("parses")
+            .expect("some");
+        assert_eq!(both.len(), 4);
+        let clash = Tokens::from_sources(Some(&file), Some("dave 0123456789abcdef0123"))
+            .expect_err("same name")
+            .to_string();
+        assert!(clash.contains("the same name as dave"), "{clash}");
+        let clash = Tokens::from_sources(Some(&file), Some("erin dave-dave-dave-dave-1"))
+            .expect_err("same token")
+            .to_string();
+        assert!(
+            clash.contains("erin") && clash.contains("same token") && !clash.contains("dave-dave"),
+            "{clash}"
+        );
+        std::fs::remove_dir_all(&dir).expect("clean up");
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub struct Options<'a> {
     pub listen: &'a str,
     /// `--tokens`.
     pub tokens: Option<&'a Path>,
+    /// `COREMCP_TOKENS_TEXT`.
+    pub tokens_text: Option<&'a str>,
     /// `--max-connections-per-client`.
     pub per_client: usize,
     /// `--tls-cert` and `--tls-key`.
@@ -89,7 +91,8 @@ pub enum ServeError {
     Address(String),
     #[error(
         "--listen {0} is not a loopback address, and a server other machines can reach needs \
-         bearer tokens: pass --tokens FILE (lines of `NAME TOKEN`), or listen on 127.0.0.1"
+         bearer tokens: pass --tokens FILE (lines of `NAME TOKEN`) or set COREMCP_TOKENS_TEXT \
+         (the same lines, separated by `;`), or listen on 127.0.0.1"
     )]
     TokensRequired(SocketAddr),
     #[error("--tokens: {0}")]
@@ -149,7 +152,7 @@ pub fn check_exposure(addr: SocketAddr, tokens: Option<&Tokens>) -> Result<(), S
 /// Runs `coremcp serve` until a stop signal.
 pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
     let addr = resolve_listen(options.listen)?;
-    let tokens = options.tokens.map(Tokens::load).transpose()?;
+    let tokens = Tokens::from_sources(options.tokens, options.tokens_text)?;
     check_exposure(addr, tokens.as_ref())?;
     let certs = match (options.tls_cert, options.tls_key) {
         (Some(cert), Some(key)) => Some(Arc::new(tls::Certs::load(cert, key)?)),

@@ -56,69 +56,44 @@ fn the_image_serves_a_relay_on_postgres_and_stops_cleanly() {
     assert_eq!(inspect("{{.Parent}}"), "");
     assert_eq!(inspect("{{.Config.User}}"), "10001:10001");
 
-    let name = format!("coremcp-image-{}", std::process::id());
-    let _cleanup = Cleanup::new(&daemon, &[&name]);
+    // The README's line, word for word, with only the env file and the image substituted.
+    let line = readme_run_line();
+    assert_eq!(
+        line[..6],
+        ["docker", "run", "-d", "--network", "host", "--env-file"],
+        "{line:?}"
+    );
+    assert_eq!(
+        (line.len(), line[6].as_str()),
+        (8, "service.env"),
+        "{line:?}"
+    );
     let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let store_env = format!("COREMCP_STORE={}", store.store);
-    // Its bearer tokens come in as a read-only file, as a team would mount them.
-    let secrets = TempDir::new("image-tokens");
-    let tokens = secrets.path().join("tokens");
-    std::fs::write(&tokens, format!("alice {TOKEN}\n")).expect("write tokens");
-    let mount = format!("{}:/run/tokens:ro", tokens.display());
-    let run = [
-        "run",
-        "-d",
-        "--network",
-        "host",
-        "--name",
-        &name,
-        "-e",
-        &store_env,
-        "-v",
-        &mount,
-        "-e",
-        "COREMCP_TOKENS=/run/tokens",
-        &tag,
-        "serve",
-        "--service",
-        "--listen",
-        &listen,
-    ];
-    daemon.cli(&run);
-    let addr = listen.parse().expect("address");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if std::net::TcpStream::connect(addr).is_ok()
-            && request(addr, "GET", "/healthz", &[], b"").status == 200
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the container never answered /healthz:\n{}",
-            daemon.cli(&["logs", &name])
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let secrets = TempDir::new("image-env");
+    let env_file = secrets.path().join("service.env");
+    let tokens_text = format!("alice {TOKEN};ci ci-token-0123456789abcdef");
+    std::fs::write(
+        &env_file,
+        service_env(&store.store, port, Some(&tokens_text)),
+    )
+    .expect("write env file");
+    let mut run: Vec<String> = line[1..].to_vec();
+    run[5] = env_file.to_string_lossy().into_owned();
+    run[6].clone_from(&tag);
+    let run: Vec<&str> = run.iter().map(String::as_str).collect();
+    let id = daemon.cli(&run);
+    let _cleanup = Cleanup::new(&daemon, &[&id]);
+    // No volume: the settings and the tokens came in the environment.
+    assert_eq!(daemon.cli(&["inspect", "-f", "{{len .Mounts}}", &id]), "0");
+    let addr = format!("127.0.0.1:{port}").parse().expect("address");
+    wait_healthy(&daemon, &id, addr);
 
     let anonymous = request(addr, "POST", "/mcp", &[], b"{}");
-    assert_eq!(
-        anonymous.status,
-        401,
-        "{} {}",
-        anonymous.text(),
-        daemon.cli(&[
-            "inspect",
-            "-f",
-            "{{.Config.Env}} {{.Mounts}} {{.Args}}",
-            &name
-        ])
-    );
+    assert_eq!(anonymous.status, 401, "{}", anonymous.text());
 
     // A developer's proxy reaches it as its relay.
     let dir = plugins(&["notepad"]);
-    let relay = format!("http://{listen}/mcp");
+    let relay = format!("http://127.0.0.1:{port}/mcp");
     let data = TempDir::new("proxy-data");
     let args = ["--relay", &relay, "--data", &data.path().to_string_lossy()];
     // Without the token the relay turns the proxy away, and the agent is told why.
@@ -155,10 +130,158 @@ fn the_image_serves_a_relay_on_postgres_and_stops_cleanly() {
     )
     .json();
     assert_eq!(status["mode"], "service");
+    // The second token of the variable is accepted too.
+    let ci = request(
+        addr,
+        "GET",
+        "/api/status",
+        &[("Authorization", "Bearer ci-token-0123456789abcdef")],
+        b"",
+    );
+    assert_eq!(ci.status, 200);
 
     // docker stop sends SIGTERM: the server drains and exits 0, well within the grace.
+    stop_cleanly(&daemon, &id);
+    drop(proxy);
+    daemon.remove(&[&id]);
+
+    mounted_tokens_file(&daemon, &tag, &store.store);
+    let _ = daemon.cli(&["image", "rm", "-f", &tag]);
+}
+
+/// The team guide's other set-up: the tokens in a mounted file. Owned by root with mode 0600
+/// the image's user cannot read it, and the relay stops at start saying what to do; owned by
+/// that user (uid 10001, mode 0400), as the guide shows, it serves.
+fn mounted_tokens_file(daemon: &docker::Daemon, tag: &str, store: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let secrets = TempDir::new("image-tokens");
+    let env_file = secrets.path().join("service.env");
+    let tokens = secrets.path().join("tokens");
+    std::fs::write(&tokens, format!("alice {TOKEN}\n")).expect("write tokens");
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    // SAFETY: geteuid(2) takes nothing and always succeeds.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped the mounted tokens file: chown to the image's user needs root");
+        return;
+    }
+    let port = free_port();
+    std::fs::write(&env_file, service_env(store, port, None)).expect("write env file");
+    let env_path = env_file.to_string_lossy().into_owned();
+    let mount = format!("{}:/run/tokens:ro", tokens.display());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "-d", "--network", "host", "--env-file", &env_path];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-v", &mount, "-e", "COREMCP_TOKENS=/run/tokens", tag]);
+        daemon.cli(&args)
+    };
+    // Root's, 0600: refused at start, naming the user and the way out.
+    let id = run(&[]);
+    let _cleanup = Cleanup::new(daemon, &[&id]);
+    daemon.wait_state(&id, "exited");
+    assert_eq!(
+        daemon.cli(&["inspect", "-f", "{{.State.ExitCode}}", &id]),
+        "2"
+    );
+    let said = logs(daemon, &id);
+    assert!(
+        said.contains("permission denied to this process (uid 10001")
+            && said.contains("chown 10001 /run/tokens")
+            && said.contains("COREMCP_TOKENS_TEXT"),
+        "{said}"
+    );
+    daemon.remove(&[&id]);
+    // The guide's way: owned by the image's user, readable by it alone.
+    std::os::unix::fs::chown(&tokens, Some(10001), Some(10001)).expect("chown");
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o400)).expect("chmod");
+    let id = run(&[]);
+    let _cleanup = Cleanup::new(daemon, &[&id]);
+    let addr = format!("127.0.0.1:{port}").parse().expect("address");
+    wait_healthy(daemon, &id, addr);
+    let bearer = format!("Bearer {TOKEN}");
+    let status = request(
+        addr,
+        "GET",
+        "/api/status",
+        &[("Authorization", &bearer)],
+        b"",
+    );
+    assert_eq!(status.status, 200, "{}", status.text());
+    stop_cleanly(daemon, &id);
+}
+
+/// The README's `docker run` line for the image, as words.
+fn readme_run_line() -> Vec<String> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("read README");
+    let line = readme
+        .split('`')
+        .find(|piece| piece.starts_with("docker run ") && piece.contains("--env-file"))
+        .expect("README shows how to run the image");
+    line.split_whitespace().map(str::to_owned).collect()
+}
+
+/// `deploy/service.env.example` as a team fills it in: the store, the port, and (for a
+/// container with no volume) the tokens.
+fn service_env(store: &str, port: u16, tokens_text: Option<&str>) -> String {
+    let example = std::fs::read_to_string(repo().join("deploy/service.env.example"))
+        .expect("read the example");
+    let mut filled = Vec::new();
+    let (mut set_store, mut set_listen, mut set_tokens) = (false, false, false);
+    for line in example.lines() {
+        if line.starts_with("COREMCP_STORE=") {
+            filled.push(format!("COREMCP_STORE={store}"));
+            set_store = true;
+        } else if line == "COREMCP_LISTEN=0.0.0.0:7070" {
+            filled.push(format!("COREMCP_LISTEN=0.0.0.0:{port}"));
+            set_listen = true;
+        } else if let (Some(_), Some(tokens)) =
+            (line.strip_prefix("# COREMCP_TOKENS_TEXT="), tokens_text)
+        {
+            filled.push(format!("COREMCP_TOKENS_TEXT={tokens}"));
+            set_tokens = true;
+        } else {
+            filled.push(line.to_owned());
+        }
+    }
+    assert!(
+        set_store && set_listen && (set_tokens || tokens_text.is_none()),
+        "the example names the store, the listen address and the tokens:\n{example}"
+    );
+    filled.join("\n") + "\n"
+}
+
+fn logs(daemon: &docker::Daemon, id: &str) -> String {
+    #[allow(clippy::disallowed_methods)] // The container's output, as `docker logs` shows it.
+    let out = Command::new("docker")
+        .args(["logs", id])
+        .env("DOCKER_HOST", &daemon.host)
+        .stdin(Stdio::null())
+        .output()
+        .expect("docker logs");
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// Polls `/healthz` at `addr` until the container answers (30 s at most).
+fn wait_healthy(daemon: &docker::Daemon, id: &str, addr: std::net::SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if std::net::TcpStream::connect(addr).is_ok()
+            && request(addr, "GET", "/healthz", &[], b"").status == 200
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the container never answered /healthz:\n{}",
+            logs(daemon, id)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `docker stop`: SIGTERM, then the server drains and exits 0 well within the grace.
+fn stop_cleanly(daemon: &docker::Daemon, id: &str) {
     let started = Instant::now();
-    daemon.cli(&["stop", "-t", "40", &name]);
+    daemon.cli(&["stop", "-t", "40", id]);
     assert!(
         started.elapsed() < Duration::from_secs(35),
         "{:?}",
@@ -168,12 +291,9 @@ fn the_image_serves_a_relay_on_postgres_and_stops_cleanly() {
         "inspect",
         "-f",
         "{{.State.ExitCode}} {{.State.OOMKilled}}",
-        &name,
+        id,
     ]);
     assert_eq!(state, "0 false");
-    drop(proxy);
-    daemon.remove(&[&name]);
-    let _ = daemon.cli(&["image", "rm", "-f", &tag]);
 }
 
 #[test]

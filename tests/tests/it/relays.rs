@@ -205,7 +205,10 @@ fn a_relay_silent_in_the_handshake_is_failed_over_within_the_connect_timeout() {
     let error = agent.refused("notepad_get", json!({"scope": "global", "key": "k"}));
     let took = started.elapsed();
     // The second relay answered (the note is missing there), after the 1 s set-up deadline.
-    assert!(error.starts_with("notepad_get failed (not_found):"), "{error}");
+    assert!(
+        error.starts_with("notepad_get failed (not_found):"),
+        "{error}"
+    );
     assert!(took < Duration::from_secs(3), "{took:?}");
     assert_eq!(settled(1, || calls_run(&second, "notepad_get")), 1);
     assert!(
@@ -285,14 +288,21 @@ fn a_hung_relay_costs_one_call_and_the_calls_after_it_go_to_the_next_relay() {
     );
     assert!(took < Duration::from_secs(6), "{took:?}");
     eprintln!("the call the hung relay took: answered in {took:?} (call timeout 4 s)");
-    assert_eq!(calls_run(&second, "notepad_get"), 0, "the lost call is not sent on");
+    assert_eq!(
+        calls_run(&second, "notepad_get"),
+        0,
+        "the lost call is not sent on"
+    );
 
     // The next call goes straight to the second relay.
     let started = Instant::now();
     let note = client.call("notepad_get", key.clone());
     let took = started.elapsed();
     assert_eq!(note["structuredContent"]["value"], "v", "{note}");
-    assert!(took < Duration::from_secs(3), "answered by the second relay in {took:?}");
+    assert!(
+        took < Duration::from_secs(3),
+        "answered by the second relay in {took:?}"
+    );
     eprintln!("the next call: answered by the second relay in {took:?}");
     assert_eq!(settled(1, || calls_run(&second, "notepad_get")), 1);
 
@@ -321,7 +331,10 @@ fn a_hung_relay_costs_one_call_and_the_calls_after_it_go_to_the_next_relay() {
     let note = fresh.ok("notepad_get", key);
     let took = started.elapsed();
     assert_eq!(note["value"], "v");
-    assert!(took < Duration::from_secs(3), "answered by the second relay in {took:?}");
+    assert!(
+        took < Duration::from_secs(3),
+        "answered by the second relay in {took:?}"
+    );
     eprintln!("a new Core MCP's first call: answered by the second relay in {took:?}");
     assert!(
         fresh.stderr().contains("within the 2 s connect timeout"),
