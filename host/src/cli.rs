@@ -155,6 +155,22 @@ pub enum Command {
               default_value_t = crate::http::connections::DEFAULT_PER_CLIENT as u64,
               value_parser = clap::value_parser!(u64).range(1..=65536))]
         max_connections_per_client: u64,
+        /// Accept OAuth 2.1 access tokens (JWT) from this issuer beside any --tokens: its keys
+        /// are found by OpenID discovery, and /.well-known/oauth-protected-resource points
+        /// clients to it
+        #[arg(long, env = env::OAUTH_ISSUER, value_name = "URL")]
+        oauth_issuer: Option<String>,
+        /// The audience a token must be for (default: this server's /mcp URL, from
+        /// --advertise or the listen address)
+        #[arg(long, env = env::OAUTH_AUDIENCE, value_name = "URL", requires = "oauth_issuer")]
+        oauth_audience: Option<String>,
+        /// The token claim that names the caller, as grants name principals
+        #[arg(long, env = env::OAUTH_PRINCIPAL_CLAIM, value_name = "CLAIM", default_value = "sub")]
+        oauth_principal_claim: String,
+        /// The scopes clients should ask the issuer for (space or comma separated), published
+        /// in the resource metadata and the 401 challenge
+        #[arg(long, env = env::OAUTH_SCOPES, value_name = "SCOPES", requires = "oauth_issuer")]
+        oauth_scopes: Option<String>,
     },
     /// The tools a session would see, with group, route and availability
     Tools {
@@ -447,9 +463,12 @@ impl Cli {
     }
 }
 
-/// Reads `COREMCP_RELAY_TOKEN`, the bearer token sent to the peers; refuses one that could not
-/// be a token.
+/// Reads how this process signs in to its peers: `COREMCP_RELAY_TOKEN` (a static bearer
+/// token) or `COREMCP_RELAY_OAUTH_*` (the client credentials grant), never both; refuses a
+/// token that could not be one and OAuth settings that are incomplete.
 fn relay_token() -> Result<(), Failure> {
+    use crate::forward::client::Credential;
+    use crate::oauth::client::{ClientCredentials, Settings};
     let token = std::env::var(env::RELAY_TOKEN)
         .ok()
         .filter(|t| !t.is_empty());
@@ -457,7 +476,21 @@ fn relay_token() -> Result<(), Failure> {
         crate::http::auth::check_token(token)
             .map_err(|why| Failure::usage(format!("{}: the token {why}", env::RELAY_TOKEN)))?;
     }
-    crate::forward::client::set_bearer(token);
+    let oauth = Settings::from(|name| std::env::var(name).ok()).map_err(Failure::usage)?;
+    let credential = match (token, oauth) {
+        (Some(_), Some(_)) => {
+            return Err(Failure::usage(format!(
+                "{} and {} are both set: the relays are signed in to one way, a static token \
+                 or OAuth; unset one",
+                env::RELAY_TOKEN,
+                crate::oauth::client::env::ISSUER
+            )))
+        }
+        (Some(token), None) => Some(Credential::Static(token)),
+        (None, Some(settings)) => Some(Credential::OAuth(ClientCredentials::new(settings))),
+        (None, None) => None,
+    };
+    crate::forward::client::set_credential(credential);
     Ok(())
 }
 
@@ -501,6 +534,10 @@ pub fn main() -> ExitCode {
                 ref tls_cert,
                 ref tls_key,
                 max_connections_per_client,
+                ref oauth_issuer,
+                ref oauth_audience,
+                ref oauth_principal_claim,
+                ref oauth_scopes,
                 ..
             } => crate::commands::serve::run(
                 config,
@@ -511,6 +548,14 @@ pub fn main() -> ExitCode {
                     per_client: max_connections_per_client as usize,
                     tls_cert: tls_cert.as_deref(),
                     tls_key: tls_key.as_deref(),
+                    oauth: oauth_issuer
+                        .as_deref()
+                        .map(|issuer| crate::http::OAuthOptions {
+                            issuer,
+                            audience: oauth_audience.as_deref(),
+                            principal_claim: oauth_principal_claim,
+                            scopes: oauth_scopes.as_deref(),
+                        }),
                 },
             ),
             Command::Hosts { json } => crate::commands::hosts::run(config, json),

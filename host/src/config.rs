@@ -89,6 +89,14 @@ pub mod env {
     /// lines, separated by newlines or `;` (so that a Docker env file can hold them). Beside
     /// or instead of `--tokens`; environment only, never a flag (`ps` shows flags).
     pub const TOKENS_TEXT: &str = "COREMCP_TOKENS_TEXT";
+    /// The OAuth issuer whose JWT access tokens `coremcp serve` accepts (`--oauth-issuer`).
+    pub const OAUTH_ISSUER: &str = "COREMCP_OAUTH_ISSUER";
+    /// The audience those tokens must be for (`--oauth-audience`; default: the `/mcp` URL).
+    pub const OAUTH_AUDIENCE: &str = "COREMCP_OAUTH_AUDIENCE";
+    /// The claim that names the caller (`--oauth-principal-claim`, default `sub`).
+    pub const OAUTH_PRINCIPAL_CLAIM: &str = "COREMCP_OAUTH_PRINCIPAL_CLAIM";
+    /// The scopes clients should ask for (`--oauth-scopes`), published in the metadata.
+    pub const OAUTH_SCOPES: &str = "COREMCP_OAUTH_SCOPES";
     /// The PEM certificate chain `coremcp serve` serves TLS with (`--tls-cert`).
     pub const TLS_CERT: &str = "COREMCP_TLS_CERT";
     /// The PEM private key of that certificate (`--tls-key`).

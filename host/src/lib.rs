@@ -31,6 +31,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod modern;
 pub mod net;
+pub mod oauth;
 pub mod pace;
 pub mod plugins;
 pub mod policy;

@@ -4,8 +4,10 @@
 //! Grants are `;`-separated rules `PRINCIPAL=TARGET,TARGET…`, read from `COREMCP_GRANTS`
 //! (`--grants`) and `COREMCP_MCP_GRANTS` (the upstream grants; same grammar):
 //!
-//! - PRINCIPAL: `stdio` (the client of `coremcp stdio`), the NAME of an HTTP bearer token, or
-//!   `*` (every principal, and HTTP callers of a listener without tokens);
+//! - PRINCIPAL: `stdio` (the client of `coremcp stdio`), the NAME of an HTTP bearer token (or
+//!   the principal claim of an OAuth access token), `scope:NAME` (every caller whose OAuth
+//!   access token carries that scope), or `*` (every principal, and HTTP callers of a listener
+//!   without tokens);
 //! - TARGET: `mcp__<id>__<tool>` (one upstream tool), `mcp__<id>__*` (every tool of server
 //!   `<id>`), or a bare name: in `COREMCP_GRANTS` a catalog group id or built-in tool name
 //!   (`git`, `git_push`), else an upstream server id or a group or tool of a plugin outside the
@@ -40,6 +42,8 @@ pub enum Caller {
     Stdio,
     /// An HTTP caller, by the name of its bearer token.
     Token(String),
+    /// An HTTP caller by an OAuth access token: its principal claim, and its scopes.
+    Signed { name: String, scopes: Vec<String> },
     /// An HTTP caller on a listener without tokens (loopback only).
     Anonymous,
 }
@@ -54,7 +58,7 @@ impl Caller {
     pub fn name(&self) -> &str {
         match self {
             Caller::Stdio => "stdio",
-            Caller::Token(name) => name,
+            Caller::Token(name) | Caller::Signed { name, .. } => name,
             Caller::Anonymous => "*",
         }
     }
@@ -64,6 +68,7 @@ impl Caller {
         match self {
             Caller::Stdio => "the stdio client".to_owned(),
             Caller::Token(name) => format!("the token \"{name}\""),
+            Caller::Signed { name, .. } => format!("the OAuth principal \"{name}\""),
             Caller::Anonymous => "HTTP callers without a token".to_owned(),
         }
     }
@@ -99,6 +104,8 @@ pub enum Decision {
 enum Principal {
     Stdio,
     Token(String),
+    /// `scope:NAME`.
+    Scope(String),
     Everyone,
 }
 
@@ -183,7 +190,7 @@ impl Grants {
             }
             (
                 Subject::BuiltIn { guard: None, .. },
-                Caller::Stdio | Caller::Token(_) | Caller::Anonymous,
+                Caller::Stdio | Caller::Token(_) | Caller::Signed { .. } | Caller::Anonymous,
             ) => Decision::Allow,
             (Subject::BuiltIn { guard: Some(_), .. }, Caller::Stdio) => Decision::Allow,
             (
@@ -192,7 +199,7 @@ impl Grants {
                     tool,
                     guard: Some(guarded),
                 },
-                Caller::Token(_) | Caller::Anonymous,
+                Caller::Token(_) | Caller::Signed { .. } | Caller::Anonymous,
             ) => {
                 let what = match guarded {
                     Guarded::ChangesMachine => {
@@ -291,6 +298,13 @@ impl Grants {
             let (name, caller) = match &rule.principal {
                 Principal::Stdio => ("stdio".to_owned(), Caller::Stdio),
                 Principal::Token(name) => (name.clone(), Caller::Token(name.clone())),
+                Principal::Scope(scope) => (
+                    format!("scope:{scope}"),
+                    Caller::Signed {
+                        name: String::new(),
+                        scopes: vec![scope.clone()],
+                    },
+                ),
                 Principal::Everyone => ("*".to_owned(), Caller::Anonymous),
             };
             if !who.contains(&name) && matches!(self.decide(&caller, subject), Decision::Allow) {
@@ -328,11 +342,21 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
             "" => return Err(format!("{origin}: no principal before \"=\"")),
             "*" => Principal::Everyone,
             "stdio" => Principal::Stdio,
+            scoped if scoped.starts_with("scope:") => {
+                let scope = &scoped["scope:".len()..];
+                if !is_scope(scope) {
+                    return Err(format!(
+                        "{origin}: \"{scope}\" is not a scope (visible characters, no \
+                         ; , = or \\)"
+                    ));
+                }
+                Principal::Scope(scope.to_owned())
+            }
             name if is_principal_name(name) => Principal::Token(name.to_owned()),
             name => {
                 return Err(format!(
-                    "{origin}: \"{name}\" is not a principal (stdio, *, or a token name of \
-                     letters, digits, _ - .)"
+                    "{origin}: \"{name}\" is not a principal (stdio, *, a token name of \
+                     letters, digits, _ - ., or scope:NAME)"
                 ))
             }
         };
@@ -352,6 +376,15 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
 
 /// Whether `name` is a principal as grants write it: `stdio`, `*`, or a token name (letters,
 /// digits, `_`, `-`, `.`; at most 255 characters).
+/// Whether `scope` may be named in a grant: an OAuth scope token (RFC 6749 §3.3) without the
+/// characters the grants grammar separates with.
+fn is_scope(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .chars()
+            .all(|c| c.is_ascii_graphic() && !matches!(c, '"' | '\\' | ';' | ',' | '='))
+}
+
 pub fn is_principal_name(name: &str) -> bool {
     name == "*"
         || (!name.is_empty()
@@ -363,10 +396,17 @@ pub fn is_principal_name(name: &str) -> bool {
 
 fn applies(principal: &Principal, caller: &Caller) -> bool {
     match (principal, caller) {
-        (Principal::Everyone, Caller::Stdio | Caller::Token(_) | Caller::Anonymous) => true,
+        (
+            Principal::Everyone,
+            Caller::Stdio | Caller::Token(_) | Caller::Signed { .. } | Caller::Anonymous,
+        ) => true,
         (Principal::Stdio, Caller::Stdio) => true,
-        (Principal::Stdio, Caller::Token(_) | Caller::Anonymous) => false,
-        (Principal::Token(name), Caller::Token(caller)) => name == caller,
+        (Principal::Stdio, Caller::Token(_) | Caller::Signed { .. } | Caller::Anonymous) => false,
+        (Principal::Token(name), Caller::Token(caller) | Caller::Signed { name: caller, .. }) => {
+            name == caller
+        }
+        (Principal::Scope(scope), Caller::Signed { scopes, .. }) => scopes.contains(scope),
+        (Principal::Scope(_), Caller::Stdio | Caller::Token(_) | Caller::Anonymous) => false,
         (Principal::Token(_), Caller::Stdio | Caller::Anonymous) => false,
     }
 }

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 pub mod consul;
 pub mod docker;
 pub mod http;
+pub mod oidc;
 pub mod stores;
 pub mod tls;
 

@@ -42,19 +42,32 @@ pub enum Reply {
     },
 }
 
-/// The bearer token sent to the peers the operator configured (relays, routes, and the
-/// `remote_host` URLs `--peer` allows: [`super::peers`]), from `COREMCP_RELAY_TOKEN`; set once
-/// at start.
-static BEARER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-
-/// Sets the bearer token the peers are sent (`None`: none). The first call wins.
-pub fn set_bearer(token: Option<String>) {
-    let _ = BEARER.set(token.map(|t| format!("Bearer {t}")));
+/// How this process proves itself to the peers the operator configured (relays, routes, and
+/// the `remote_host` URLs `--peer` allows: [`super::peers`]); set once at start.
+pub enum Credential {
+    /// `COREMCP_RELAY_TOKEN`, as the `Authorization` value.
+    Static(String),
+    /// `COREMCP_RELAY_OAUTH_*`: a token per peer from the client credentials grant.
+    OAuth(crate::oauth::client::ClientCredentials),
 }
 
-/// Whether a bearer token is configured for the peers.
-pub fn has_bearer() -> bool {
-    matches!(BEARER.get(), Some(Some(_)))
+static CREDENTIAL: std::sync::OnceLock<Option<Credential>> = std::sync::OnceLock::new();
+
+/// Sets the credential the peers are sent (`None`: none). The first call wins.
+pub fn set_credential(credential: Option<Credential>) {
+    let _ = CREDENTIAL.set(credential.map(|c| match c {
+        Credential::Static(token) => Credential::Static(format!("Bearer {token}")),
+        oauth => oauth,
+    }));
+}
+
+/// Whether a credential is configured for the peers.
+pub fn has_credential() -> bool {
+    matches!(CREDENTIAL.get(), Some(Some(_)))
+}
+
+fn credential() -> Option<&'static Credential> {
+    CREDENTIAL.get().and_then(Option::as_ref)
 }
 
 /// One MCP client of one peer.
@@ -213,7 +226,7 @@ impl McpClient {
         }
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let body = initialized.to_string();
-        let headers = self.headers(&initialized);
+        let headers = self.headers(&initialized)?;
         let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
         let conn = self
             .conn
@@ -237,7 +250,7 @@ impl McpClient {
         Ok(())
     }
 
-    fn headers(&self, request: &Value) -> Vec<(&'static str, String)> {
+    fn headers(&self, request: &Value) -> Result<Vec<(&'static str, String)>, HttpError> {
         let modern = self.modern == Some(true);
         let version = if modern { MODERN } else { PREFERRED_VERSION };
         let mut headers = vec![
@@ -257,10 +270,38 @@ impl McpClient {
         if let Some(session) = &self.session {
             headers.push(("Mcp-Session-Id", session.clone()));
         }
-        if let (true, Some(Some(bearer))) = (self.trusted, BEARER.get()) {
-            headers.push(("Authorization", bearer.clone()));
+        match (self.trusted, credential()) {
+            (true, Some(Credential::Static(bearer))) => {
+                headers.push(("Authorization", bearer.clone()));
+            }
+            (true, Some(Credential::OAuth(client))) => {
+                let url = self.url_text();
+                let bearer = client.authorization(&url).map_err(|e| {
+                    HttpError::SignIn(format!("cannot sign in to {url} with OAuth: {e}"))
+                })?;
+                headers.push(("Authorization", bearer));
+            }
+            (false, _) | (true, None) => {}
         }
-        headers
+        Ok(headers)
+    }
+
+    /// This peer's URL as configured (the resource its OAuth tokens are for).
+    fn url_text(&self) -> String {
+        let scheme = if self.url.tls { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.url.authority, self.url.path)
+    }
+
+    /// The peer refused this client's credential (HTTP 401): an OAuth token is dropped so the
+    /// next request gets a new one; whether there was one to drop.
+    fn refused_credential(&self) -> bool {
+        match (self.trusted, credential()) {
+            (true, Some(Credential::OAuth(client))) => {
+                client.forget(&self.url_text());
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Sends one request (connecting first if needed) and waits for the answer with `id`.
@@ -272,11 +313,33 @@ impl McpClient {
         cancelled: &AtomicBool,
         connect_timeout: Duration,
     ) -> Result<Answer, HttpError> {
+        match self.request_once(request, id, deadline, cancelled, connect_timeout) {
+            // Refused at the door (401), so it did not run: once more with a new OAuth token
+            // (the provider may have rotated its keys, or the token been revoked).
+            Err(HttpError::Unauthorized(_)) if self.refused_credential() => self
+                .request_once(request, id, deadline, cancelled, connect_timeout)
+                .map_err(|e| match e {
+                    HttpError::Unauthorized(text) => HttpError::Answer(text),
+                    other => other,
+                }),
+            Err(HttpError::Unauthorized(text)) => Err(HttpError::Answer(text)),
+            other => other,
+        }
+    }
+
+    fn request_once(
+        &mut self,
+        request: &Value,
+        id: u64,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+        connect_timeout: Duration,
+    ) -> Result<Answer, HttpError> {
         if !self.conn.as_mut().is_some_and(Conn::alive) {
             self.conn = Some(Conn::connect(&self.url, connect_timeout)?);
         }
         let body = request.to_string();
-        let headers = self.headers(request);
+        let headers = self.headers(request)?;
         let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
         let url = self.url.clone();
         let conn = self
@@ -404,6 +467,9 @@ fn read_answer(
         }
         let text = String::from_utf8_lossy(&body);
         let excerpt: String = text.chars().take(300).collect();
+        if status == 401 && trusted {
+            return Err(HttpError::Unauthorized(format!("HTTP 401: {excerpt}")));
+        }
         let why = match (status, trusted) {
             (401 | 403, false) => {
                 " (no token was sent: this URL comes from a Registry record and is not one the \

@@ -185,7 +185,11 @@ impl Incoming {
     /// else it is ignored: a name, not an identity).
     pub fn client(&self, session: &Caller, peer_tokens: &[String]) -> Option<&str> {
         match session {
-            Caller::Token(name) if peer_tokens.iter().any(|p| p == name) => self.client.as_deref(),
+            Caller::Token(name) | Caller::Signed { name, .. }
+                if peer_tokens.iter().any(|p| p == name) =>
+            {
+                self.client.as_deref()
+            }
             _ => None,
         }
     }
@@ -202,7 +206,9 @@ impl Incoming {
             return Ok(Cow::Borrowed(session));
         };
         let peer = match session {
-            Caller::Token(name) => peer_tokens.iter().any(|p| p == name),
+            Caller::Token(name) | Caller::Signed { name, .. } => {
+                peer_tokens.iter().any(|p| p == name)
+            }
             Caller::Stdio | Caller::Anonymous => false,
         };
         if !peer {
@@ -236,7 +242,7 @@ impl Outgoing {
         let mut via = incoming.via.clone();
         via.push(instance_id().to_owned());
         let principal = match caller {
-            Caller::Token(name) => Some(name.clone()),
+            Caller::Token(name) | Caller::Signed { name, .. } => Some(name.clone()),
             Caller::Stdio | Caller::Anonymous => None,
         };
         // Believed from a peer only: the session drops it from anyone else.

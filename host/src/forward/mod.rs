@@ -70,7 +70,8 @@ impl ForwardError {
         match self {
             ForwardError::AllDown { .. } => false,
             ForwardError::Peer { error, .. } => {
-                !error.is_before_send() && !matches!(error, HttpError::Cancelled)
+                !error.is_before_send()
+                    && !matches!(error, HttpError::Cancelled | HttpError::SignIn(_))
             }
         }
     }
@@ -143,7 +144,7 @@ impl Peer {
         let outcome = client.call_tool(
             tool,
             arguments,
-            &hop.meta(self.trusted && client::has_bearer(), routed),
+            &hop.meta(self.trusted && client::has_credential(), routed),
             deadline,
             cancelled,
             self.connect_timeout,

@@ -26,13 +26,15 @@ pub enum Principal {
     Local,
     /// The caller presented the token of this NAME.
     Token(String),
+    /// The caller presented an OAuth access token: its principal claim and its scopes.
+    Signed { name: String, scopes: Vec<String> },
 }
 
 impl fmt::Display for Principal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Principal::Local => f.write_str("local"),
-            Principal::Token(name) => f.write_str(name),
+            Principal::Token(name) | Principal::Signed { name, .. } => f.write_str(name),
         }
     }
 }
@@ -238,7 +240,7 @@ pub fn check_token(token: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn bearer(value: &[u8]) -> Option<&[u8]> {
+pub(crate) fn bearer(value: &[u8]) -> Option<&[u8]> {
     let value = value.trim_ascii();
     let (scheme, rest) = value.split_at_checked(6)?;
     if !scheme.eq_ignore_ascii_case(b"bearer") || !rest.first()?.is_ascii_whitespace() {

@@ -57,6 +57,7 @@ use crate::net::race::Either::{First, Second};
 pub use service::Service;
 
 use crate::config::Config;
+use crate::oauth::resource::{ResourceServer, Settings};
 use crate::plugins::PluginSet;
 use crate::upstream::hub::Upstreams;
 use auth::{Tokens, TokensError};
@@ -82,6 +83,19 @@ pub struct Options<'a> {
     /// `--tls-cert` and `--tls-key`.
     pub tls_cert: Option<&'a Path>,
     pub tls_key: Option<&'a Path>,
+    /// `--oauth-issuer`, `--oauth-audience`, `--oauth-principal-claim`.
+    pub oauth: Option<OAuthOptions<'a>>,
+}
+
+/// The resource server settings `serve` is given.
+#[derive(Debug, Clone)]
+pub struct OAuthOptions<'a> {
+    pub issuer: &'a str,
+    /// `None`: this server's own `/mcp` URL (`--advertise`, else the listen address).
+    pub audience: Option<&'a str>,
+    pub principal_claim: &'a str,
+    /// `--oauth-scopes`: space or comma separated.
+    pub scopes: Option<&'a str>,
 }
 
 /// Why the server did not start (or stopped).
@@ -92,7 +106,7 @@ pub enum ServeError {
     #[error(
         "--listen {0} is not a loopback address, and a server other machines can reach needs \
          bearer tokens: pass --tokens FILE (lines of `NAME TOKEN`) or set COREMCP_TOKENS_TEXT \
-         (the same lines, separated by `;`), or listen on 127.0.0.1"
+         (the same lines, separated by `;`) or --oauth-issuer URL, or listen on 127.0.0.1"
     )]
     TokensRequired(SocketAddr),
     #[error("--tokens: {0}")]
@@ -101,6 +115,10 @@ pub enum ServeError {
     Tls(#[from] tls::TlsError),
     #[error("{0}")]
     Plugins(String),
+    #[error("--oauth-issuer: {0}")]
+    OAuth(String),
+    #[error("--oauth-issuer: cannot read the identity provider: {0}")]
+    OAuthProvider(crate::oauth::OAuthError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: io::Error },
     #[error("cannot start the HTTP runtime: {0}")]
@@ -121,8 +139,11 @@ impl ServeError {
             | ServeError::Tokens(_)
             | ServeError::Tls(_)
             | ServeError::Plugins(_)
+            | ServeError::OAuth(_)
             | ServeError::StatusNotLoopback(_) => true,
-            ServeError::Bind { .. } | ServeError::Runtime(_) => false,
+            ServeError::Bind { .. } | ServeError::Runtime(_) | ServeError::OAuthProvider(_) => {
+                false
+            }
         }
     }
 }
@@ -140,9 +161,10 @@ pub fn resolve_listen(listen: &str) -> Result<SocketAddr, ServeError> {
         .ok_or_else(|| ServeError::Address(listen.to_owned()))
 }
 
-/// Checks the listen address against the tokens: off loopback, tokens are required.
-pub fn check_exposure(addr: SocketAddr, tokens: Option<&Tokens>) -> Result<(), ServeError> {
-    if addr.ip().is_loopback() || tokens.is_some() {
+/// Checks the listen address against the credentials: off loopback, tokens or OAuth are
+/// required.
+pub fn check_exposure(addr: SocketAddr, guarded: bool) -> Result<(), ServeError> {
+    if addr.ip().is_loopback() || guarded {
         Ok(())
     } else {
         Err(ServeError::TokensRequired(addr))
@@ -153,7 +175,13 @@ pub fn check_exposure(addr: SocketAddr, tokens: Option<&Tokens>) -> Result<(), S
 pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
     let addr = resolve_listen(options.listen)?;
     let tokens = Tokens::from_sources(options.tokens, options.tokens_text)?;
-    check_exposure(addr, tokens.as_ref())?;
+    let oauth = options
+        .oauth
+        .as_ref()
+        .map(|o| resource_server(o, &config, addr, options.tls_cert.is_some()))
+        .transpose()?
+        .map(Arc::new);
+    check_exposure(addr, tokens.is_some() || oauth.is_some())?;
     let certs = match (options.tls_cert, options.tls_key) {
         (Some(cert), Some(key)) => Some(Arc::new(tls::Certs::load(cert, key)?)),
         (None, None) => None,
@@ -172,17 +200,73 @@ pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
         .map_err(ServeError::Runtime)?;
     let per_client = connections::PerClient::new(options.per_client);
     let outcome = runtime.block_on(run(
-        config, plugins, tokens, certs, addr, signals, per_client,
+        config,
+        plugins,
+        (tokens, oauth),
+        certs,
+        addr,
+        signals,
+        per_client,
     ));
     // Requests still being handled after the drain are abandoned, not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     outcome
 }
 
+/// Discovers the issuer and fetches its keys; the audience is `--oauth-audience`, else this
+/// server's `/mcp` URL.
+fn resource_server(
+    options: &OAuthOptions<'_>,
+    config: &Config,
+    addr: SocketAddr,
+    tls: bool,
+) -> Result<ResourceServer, ServeError> {
+    let issuer = options.issuer.trim();
+    if !issuer.starts_with("https://") && !issuer.starts_with("http://") {
+        return Err(ServeError::OAuth(format!(
+            "{issuer:?} is not an http(s) URL"
+        )));
+    }
+    let audience = match (options.audience, &config.advertise) {
+        (Some(audience), _) => audience.trim().to_owned(),
+        (None, Some(advertised)) => advertised.clone(),
+        (None, None) if addr.port() == 0 => {
+            return Err(ServeError::OAuth(
+                "the audience is this server's /mcp URL, and listening on port 0 it has none \
+                 yet: give --oauth-audience"
+                    .to_owned(),
+            ))
+        }
+        (None, None) => {
+            let scheme = if tls { "https" } else { "http" };
+            format!("{scheme}://{addr}/mcp")
+        }
+    };
+    let claim = options.principal_claim.trim();
+    if claim.is_empty() {
+        return Err(ServeError::OAuth(
+            "--oauth-principal-claim is empty".to_owned(),
+        ));
+    }
+    ResourceServer::start(Settings {
+        issuer: issuer.to_owned(),
+        audience,
+        principal_claim: claim.to_owned(),
+        scopes: options
+            .scopes
+            .unwrap_or_default()
+            .split([' ', ','])
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    })
+    .map_err(ServeError::OAuthProvider)
+}
+
 async fn run(
     config: Config,
     plugins: Arc<PluginSet>,
-    tokens: Option<Tokens>,
+    (tokens, oauth): (Option<Tokens>, Option<Arc<ResourceServer>>),
     certs: Option<Arc<tls::Certs>>,
     addr: SocketAddr,
     signals: libc::sigset_t,
@@ -199,9 +283,20 @@ async fn run(
     } else {
         "proxy"
     };
-    let auth = match &tokens {
-        Some(t) => format!("bearer tokens: {}", t.len()),
-        None => "no tokens: loopback only".to_owned(),
+    let auth = match (&tokens, &oauth) {
+        (Some(t), None) => format!("bearer tokens: {}", t.len()),
+        (Some(t), Some(o)) => format!(
+            "bearer tokens: {}, OAuth issuer {} for {}",
+            t.len(),
+            o.settings().issuer,
+            o.settings().audience
+        ),
+        (None, Some(o)) => format!(
+            "OAuth issuer {} for {}",
+            o.settings().issuer,
+            o.settings().audience
+        ),
+        (None, None) => "no tokens: loopback only".to_owned(),
     };
     let scheme = if certs.is_some() { "https" } else { "http" };
     eprintln!("coremcp: listening on {scheme}://{local}/mcp ({mode} mode, {auth})");
@@ -213,6 +308,7 @@ async fn run(
         plugins,
         Arc::clone(&upstreams),
         tokens,
+        oauth,
         local,
     ));
     {

@@ -3,12 +3,17 @@
 //!
 //! Every request passes, in this order:
 //! 1. the path: `/mcp`, `/healthz`, `/`, `/api/status`, `/metrics` and `/api/mcp/refresh` are
-//!    served; any other path (including `/.well-known/oauth-*`) is 404 at once;
+//!    served, and with `--oauth-issuer` the protected-resource metadata
+//!    (`/.well-known/oauth-protected-resource`, also with `/mcp` after it); any other path is
+//!    404 at once;
 //! 2. DNS-rebinding protection (`origin.rs`): 403;
-//! 3. `/` (the status page, which holds no data) and `/healthz` (it tells nothing but `ok`)
-//!    answer here, without a token; `/api/mcp/refresh` with an `Origin` other than this
+//! 3. `/` (the status page, which holds no data), `/healthz` (it tells nothing but `ok`) and
+//!    the resource metadata (public by design: it says where to sign in) answer here, without
+//!    a token; `/api/mcp/refresh` with an `Origin` other than this
 //!    server's own is 403 (a page elsewhere must not reload our configuration);
-//! 4. bearer tokens, when configured (`auth.rs`): 401 with `WWW-Authenticate: Bearer`;
+//! 4. bearer tokens, when configured: a static one (`auth.rs`), else an OAuth access token
+//!    (`crate::oauth::resource`); 401 with `WWW-Authenticate: Bearer` (and, with OAuth, where
+//!    the resource metadata is);
 //! 5. `/api/status` (`status.rs`), `/metrics` (`crate::metrics`), `POST /api/mcp/refresh` (re-read the upstream servers'
 //!    configuration, answered with what was kept, started and removed) or `/mcp`
 //!    (`endpoint.rs`).
@@ -26,6 +31,7 @@ use super::endpoint::Endpoint;
 use super::origin::HostGuard;
 use super::sessions::Sessions;
 use crate::config::Config;
+use crate::oauth::resource::{Rejected, ResourceServer};
 use crate::plugins::PluginSet;
 use crate::rpc;
 use crate::upstream::hub::Upstreams;
@@ -39,6 +45,7 @@ enum Route {
     Refresh,
     Page,
     Metrics,
+    ResourceMetadata,
 }
 
 /// The status page: static, self-contained (no CDN), reading `/api/status` and `/metrics`.
@@ -51,6 +58,7 @@ pub struct Service {
     upstreams: Arc<Upstreams>,
     sessions: Sessions,
     tokens: Option<Tokens>,
+    oauth: Option<Arc<ResourceServer>>,
     guard: HostGuard,
     /// A stdio process's status listener: everything but `/mcp` (its one session is the
     /// agent client's, on stdin and stdout).
@@ -64,9 +72,11 @@ impl Service {
         plugins: Arc<PluginSet>,
         upstreams: Arc<Upstreams>,
         tokens: Option<Tokens>,
+        oauth: Option<Arc<ResourceServer>>,
         listening: SocketAddr,
     ) -> Self {
         Self {
+            oauth,
             sessions: Sessions::new(config.clone(), Arc::clone(&plugins), Arc::clone(&upstreams)),
             config,
             plugins,
@@ -87,7 +97,7 @@ impl Service {
     ) -> Self {
         Self {
             status_only: true,
-            ..Self::new(config, plugins, upstreams, None, listening)
+            ..Self::new(config, plugins, upstreams, None, None, listening)
         }
     }
 
@@ -136,6 +146,12 @@ impl Service {
             "/api/mcp/refresh" => Route::Refresh,
             "/metrics" => Route::Metrics,
             "/" => Route::Page,
+            "/.well-known/oauth-protected-resource"
+            | "/.well-known/oauth-protected-resource/mcp"
+                if self.oauth.is_some() =>
+            {
+                Route::ResourceMetadata
+            }
             _ => return body::text(StatusCode::NOT_FOUND, "not found\n"),
         };
         let headers = request.headers();
@@ -174,6 +190,17 @@ impl Service {
                 "Forbidden: /api/mcp/refresh takes requests from this server's own page only\n",
             );
         }
+        if let (Route::ResourceMetadata, Some(oauth)) = (route, &self.oauth) {
+            return match *request.method() {
+                Method::GET | Method::HEAD => {
+                    body::json(StatusCode::OK, oauth.metadata().to_string())
+                }
+                _ => allow(
+                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
+                    "GET, HEAD",
+                ),
+            };
+        }
         if route == Route::Health {
             return match *request.method() {
                 Method::GET | Method::HEAD => body::text(StatusCode::OK, "ok\n"),
@@ -183,18 +210,16 @@ impl Service {
                 ),
             };
         }
-        let principal = match &self.tokens {
-            None => Principal::Local,
-            Some(tokens) => {
-                match tokens.check(headers.get(AUTHORIZATION).map(HeaderValue::as_bytes)) {
-                    Ok(principal) => principal,
-                    Err(denied) => return unauthorized(route, denied),
-                }
-            }
+        let authorization = headers.get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        let principal = match self.authenticate(route, authorization).await {
+            Ok(principal) => principal,
+            Err(refused) => return refused,
         };
         let viewer = match &principal {
             Principal::Local => None,
-            Principal::Token(name) => self.config.errors_visible_to(name),
+            Principal::Token(name) | Principal::Signed { name, .. } => {
+                self.config.errors_visible_to(name)
+            }
         };
         match route {
             Route::Status => match *request.method() {
@@ -226,12 +251,77 @@ impl Service {
                     "POST",
                 ),
             },
-            Route::Mcp | Route::Health | Route::Page => {
+            Route::Mcp | Route::Health | Route::Page | Route::ResourceMetadata => {
                 Endpoint {
                     sessions: &self.sessions,
                 }
                 .serve(request, principal)
                 .await
+            }
+        }
+    }
+
+    /// Who sent a request: no credential is needed without tokens or OAuth (a loopback
+    /// listener); else a static token, or an OAuth access token. A token whose key is not held
+    /// is checked again after one fetch of the issuer's keys, on the blocking pool.
+    async fn authenticate(
+        &self,
+        route: Route,
+        authorization: Option<&[u8]>,
+    ) -> Result<Principal, Response<Body>> {
+        let denied = match &self.tokens {
+            Some(tokens) => match tokens.check(authorization) {
+                Ok(principal) => return Ok(principal),
+                Err(denied) => Some(denied),
+            },
+            None => None,
+        };
+        let Some(oauth) = &self.oauth else {
+            return match denied {
+                Some(denied) => Err(unauthorized(route, denied, None)),
+                None => Ok(Principal::Local),
+            };
+        };
+        let Some(token) = authorization
+            .and_then(super::auth::bearer)
+            .and_then(|t| std::str::from_utf8(t).ok())
+        else {
+            let denied = if authorization.is_some() {
+                Denied::Invalid
+            } else {
+                Denied::Missing
+            };
+            return Err(unauthorized(route, denied, Some(oauth.challenge(None))));
+        };
+        let verdict = match oauth.check(token) {
+            Err(Rejected::UnknownKey(_)) => {
+                let (oauth, token) = (Arc::clone(oauth), token.to_owned());
+                tokio::task::spawn_blocking(move || oauth.check_fetching(&token))
+                    .await
+                    .unwrap_or_else(|e| Err(Rejected::Invalid(e.to_string())))
+            }
+            other => other,
+        };
+        match verdict {
+            Ok(verified) => {
+                tracing::debug!(
+                    principal = %verified.principal,
+                    scopes = %verified.scopes.join(" "),
+                    "OAuth access token accepted"
+                );
+                Ok(Principal::Signed {
+                    name: verified.principal,
+                    scopes: verified.scopes,
+                })
+            }
+            Err(rejected) => {
+                let why = rejected.to_string();
+                tracing::info!("refused an OAuth access token: {why}");
+                Err(unauthorized(
+                    route,
+                    Denied::Invalid,
+                    Some(oauth.challenge(Some(&why))),
+                ))
             }
         }
     }
@@ -353,8 +443,9 @@ fn allow(mut response: Response<Body>, methods: &'static str) -> Response<Body> 
     response
 }
 
-/// 401 with the challenge RFC 6750 asks for.
-fn unauthorized(route: Route, denied: Denied) -> Response<Body> {
+/// 401 with the challenge RFC 6750 asks for (`oauth`: the resource server's, which also says
+/// where its metadata is).
+fn unauthorized(route: Route, denied: Denied, oauth: Option<String>) -> Response<Body> {
     let (challenge, message) = match denied {
         Denied::Missing => (
             "Bearer realm=\"coremcp\"",
@@ -374,8 +465,9 @@ fn unauthorized(route: Route, denied: Denied) -> Response<Body> {
         ),
         _ => body::text(StatusCode::UNAUTHORIZED, format!("{message}\n")),
     };
-    response
-        .headers_mut()
-        .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    let challenge = oauth
+        .and_then(|c| HeaderValue::from_str(&c).ok())
+        .unwrap_or(HeaderValue::from_static(challenge));
+    response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
     response
 }

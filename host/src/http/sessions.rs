@@ -290,6 +290,10 @@ fn caller_of(principal: &Principal) -> Caller {
     match principal {
         Principal::Local => Caller::Anonymous,
         Principal::Token(name) => Caller::Token(name.clone()),
+        Principal::Signed { name, scopes } => Caller::Signed {
+            name: name.clone(),
+            scopes: scopes.clone(),
+        },
     }
 }
 

@@ -78,6 +78,7 @@ fn harness(tokens: Option<&str>) -> Harness {
         plugins,
         Upstreams::none(),
         tokens,
+        None,
         HOST.parse().expect("addr"),
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -547,15 +548,14 @@ fn tokens_are_required_when_configured() {
 
 #[test]
 fn the_listener_needs_tokens_off_loopback() {
-    let tokens = Tokens::parse(TOKENS, "t").expect("tokens");
     let public = super::resolve_listen("0.0.0.0:7070").expect("addr");
     assert!(matches!(
-        super::check_exposure(public, None),
+        super::check_exposure(public, false),
         Err(super::ServeError::TokensRequired(_))
     ));
-    assert!(super::check_exposure(public, Some(&tokens)).is_ok());
+    assert!(super::check_exposure(public, true).is_ok());
     let local = super::resolve_listen("127.0.0.2:7070").expect("addr");
-    assert!(super::check_exposure(local, None).is_ok());
+    assert!(super::check_exposure(local, false).is_ok());
     assert!(super::resolve_listen("[::1]:0").is_ok());
     assert!(matches!(
         super::resolve_listen("no port"),

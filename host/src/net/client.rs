@@ -72,6 +72,13 @@ pub enum HttpError {
     /// The connection broke, or the answer is not valid HTTP, after the request was sent.
     #[error("{0}")]
     Answer(String),
+    /// The peer answered 401 to the credential sent: the request did not run.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// No credential for the peer could be had (its OAuth provider refused or is away):
+    /// nothing was sent to the peer, and sending elsewhere would not help.
+    #[error("{0}")]
+    SignIn(String),
     /// The answer is over [`MAX_BODY`] (`bytes`: its length, when the peer said it).
     #[error("the answer{} is over the {MAX_BODY}-byte limit", bytes.map_or_else(String::new, |b| format!(" of {b} bytes")))]
     TooLarge { bytes: Option<u64> },

@@ -298,6 +298,49 @@ fn upstream_rules_grant_servers_and_single_tools_to_principals() {
 }
 
 #[test]
+fn scopes_of_oauth_tokens_are_principals_too() {
+    let grants = Grants::parse(
+        Some("scope:deploy=git_push; scope:notes-ro=!notepad_set; alice=docs"),
+        Some("scope:tools=time"),
+    )
+    .expect("grants");
+    let signed = |name: &str, scopes: &[&str]| Caller::Signed {
+        name: name.to_owned(),
+        scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    let allowed = |caller: &Caller, subject| grants.decide(caller, subject) == Decision::Allow;
+    let deployer = signed("svc-1", &["deploy", "tools"]);
+    assert!(allowed(&deployer, built_in("git_push", "{}")));
+    assert!(allowed(
+        &deployer,
+        upstream("time", "now", "mcp__time__now")
+    ));
+    assert!(!allowed(
+        &signed("svc-2", &["tools"]),
+        built_in("git_push", "{}")
+    ));
+    // A `!` on a scope takes away from whoever carries it.
+    let reader = signed("svc-3", &["notes-ro"]);
+    assert!(!allowed(&reader, built_in("notepad_set", "{}")));
+    assert!(allowed(&reader, built_in("notepad_get", "{}")));
+    // A rule by name applies to an OAuth principal of that name; a static token never has
+    // scopes.
+    assert!(allowed(&signed("alice", &[]), built_in("docs_write", "{}")));
+    assert!(!allowed(&token("deploy"), built_in("git_push", "{}")));
+    let Decision::Refuse(text) = grants.decide(&signed("svc-2", &[]), built_in("git_push", "{}"))
+    else {
+        panic!("not granted");
+    };
+    assert!(text.contains("the OAuth principal \"svc-2\""), "{text}");
+    assert!(Grants::parse(Some("scope:=git"), None)
+        .expect_err("empty scope")
+        .contains("is not a scope"));
+    assert!(Grants::parse(Some("scope:a\\b=git"), None)
+        .expect_err("backslash")
+        .contains("is not a scope"));
+}
+
+#[test]
 fn malformed_rules_are_refused_by_variable_and_number() {
     let cases = [
         ("stdio", "rule 1 (\"stdio\"): expected PRINCIPAL=TARGET"),

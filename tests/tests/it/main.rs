@@ -16,6 +16,7 @@ mod hosts;
 mod http;
 mod modern;
 mod notepad;
+mod oauth;
 mod ops;
 mod plugins;
 mod policy;

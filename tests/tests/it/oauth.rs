@@ -1,0 +1,286 @@
+//! Sign-in through the team's identity provider (OAuth 2.1, MCP's authorization spec), against
+//! the real npm `oidc-provider` (`coremcp_tests::oidc`): `coremcp serve --oauth-issuer` as a
+//! resource server — metadata, challenge, and every way a token can be wrong — and a proxy
+//! signing in to its relay with the client credentials grant.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use coremcp_tests::http::{request, Client, Serve};
+use coremcp_tests::oidc::{self, Provider};
+use coremcp_tests::{free_port, plugins, Server, TempDir};
+use serde_json::json;
+
+/// A static token accepted beside OAuth.
+const STATIC: &str = "ci-token-0123456789abcdef";
+
+/// `coremcp serve` on `port` trusting `issuer`, with one static token too, and a grant that
+/// takes `notepad_delete` from every token with the scope `notes`.
+fn relay(dir: &TempDir, port: u16, issuer: &str) -> Serve {
+    let listen = format!("127.0.0.1:{port}");
+    Serve::start_on(
+        dir.path(),
+        &listen,
+        &[
+            "--oauth-issuer",
+            issuer,
+            "--grants",
+            "scope:notes=!notepad_delete",
+        ],
+        &[
+            ("COREMCP_TOKENS_TEXT", &format!("ci {STATIC}")),
+            ("COREMCP_LOG", "coremcp=debug"),
+        ],
+    )
+}
+
+/// An MCP client of `serve` presenting `token`.
+fn client(serve: &Serve, token: &str) -> Client {
+    let mut client = serve.client();
+    client.token = Some(token.to_owned());
+    client
+}
+
+/// What `POST /mcp` with `token` is answered: the status and the challenge.
+fn refused(serve: &Serve, token: &str) -> (u16, String) {
+    let bearer = format!("Bearer {token}");
+    let response = request(
+        serve.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    );
+    let challenge = response
+        .header("www-authenticate")
+        .unwrap_or_default()
+        .to_owned();
+    (response.status, challenge)
+}
+
+/// base64url without padding (to take a real token apart and put it together differently).
+fn b64url(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_server_accepts_its_providers_tokens_and_refuses_every_other() {
+    let Some(script) = oidc::script() else {
+        return;
+    };
+    let provider_port = free_port();
+    let issuer = format!("http://127.0.0.1:{provider_port}");
+    let provider = Provider::start(&script, provider_port, &issuer, "k1");
+    let port = free_port();
+    let dir = plugins(&["notepad"]);
+    let relay = relay(&dir, port, &issuer);
+    let audience = format!("http://127.0.0.1:{port}/mcp");
+
+    // No token: 401 pointing at the metadata, which points at the provider (RFC 9728).
+    let anonymous = request(relay.addr, "POST", "/mcp", &[], b"{}");
+    assert_eq!(anonymous.status, 401);
+    let metadata_url = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(
+        anonymous.header("www-authenticate"),
+        Some(format!("Bearer resource_metadata=\"{metadata_url}\"").as_str())
+    );
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let doc = request(relay.addr, "GET", path, &[], b"");
+        assert_eq!(doc.status, 200, "{path}");
+        let doc = doc.json();
+        assert_eq!(doc["resource"], audience.as_str(), "{doc}");
+        assert_eq!(doc["authorization_servers"], json!([issuer]), "{doc}");
+    }
+
+    // A token of the provider for this server: in, as its subject.
+    let token = provider.token("sdk", &audience);
+    let mut sdk = client(&relay, &token);
+    sdk.initialize();
+    sdk.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "k", "value": "v"}),
+    );
+    let got = sdk.call("notepad_get", json!({"scope": "global", "key": "k"}));
+    let by = got["structuredContent"]["updated_by"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        by.starts_with("sdk ("),
+        "the token's sub is the principal: {got}"
+    );
+    // Its scope is a principal of the grants too: `notes` may not delete.
+    let delete = sdk.call("notepad_delete", json!({"scope": "global", "key": "k"}));
+    assert_eq!(delete["isError"], true, "{delete}");
+    let text = delete["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("refused to the OAuth principal \"sdk\"")
+            && text.contains("scope:notes=!notepad_delete"),
+        "{text}"
+    );
+    // A static token still works beside it.
+    let mut ci = client(&relay, STATIC);
+    ci.initialize();
+
+    // For another resource: refused, and told why.
+    let elsewhere = provider.token("sdk", "http://127.0.0.1:9/mcp");
+    let (status, challenge) = refused(&relay, &elsewhere);
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains("error=\"invalid_token\"") && challenge.contains("not for this server"),
+        "{challenge}"
+    );
+
+    // `alg: none`: the same claims, unsigned.
+    let parts: Vec<&str> = token.split('.').collect();
+    let unsigned = format!(
+        "{}.{}.",
+        b64url(br#"{"alg":"none","typ":"at+jwt","kid":"k1"}"#),
+        parts[1]
+    );
+    let (status, challenge) = refused(&relay, &unsigned);
+    assert_eq!(status, 401, "{challenge}");
+    // A real token's signature on other claims.
+    let forged = format!("{}.{}.{}", parts[0], b64url(br#"{"sub":"root"}"#), parts[2]);
+    let (status, challenge) = refused(&relay, &forged);
+    assert_eq!(status, 401, "{challenge}");
+
+    // Signed by another key under the same kid and issuer name: an impostor provider.
+    let impostor_port = free_port();
+    let impostor = Provider::start(&script, impostor_port, &issuer, "k1");
+    let wrong_signer = impostor.token("sdk", &audience);
+    let (status, challenge) = refused(&relay, &wrong_signer);
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains("signature does not verify"),
+        "{challenge}"
+    );
+    drop(impostor);
+
+    // Expired: a token that lives 1 s, past the 5 s of skew allowed.
+    let short = provider.token("short", &audience);
+    thread::sleep(Duration::from_secs(7));
+    let (status, challenge) = refused(&relay, &short);
+    assert_eq!(status, 401);
+    assert!(challenge.contains("expired"), "{challenge}");
+
+    // The provider rotates its key (a new kid): the server fetches the keys again.
+    drop(provider);
+    let rotated = Provider::start(&script, provider_port, &issuer, "k2");
+    let fresh = rotated.token("sdk", &audience);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut after = client(&relay, &fresh);
+    loop {
+        let message = after.message(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "coremcp-tests", "version": "0"}}),
+        );
+        let response = after.post(&message);
+        if response.status == 200 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the rotated key was never picked up: {} {:?}\n{}",
+            response.status,
+            response.header("www-authenticate"),
+            relay.stderr()
+        );
+        thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        relay
+            .stderr()
+            .contains("fetched the OAuth issuer's keys again"),
+        "{}",
+        relay.stderr()
+    );
+    // The old key is gone from the provider: its tokens are no longer accepted.
+    let (status, _) = refused(&relay, &token);
+    assert_eq!(status, 401);
+}
+
+#[test]
+fn a_proxy_signs_in_to_its_relay_with_client_credentials() {
+    let Some(script) = oidc::script() else {
+        return;
+    };
+    let provider_port = free_port();
+    let issuer = format!("http://127.0.0.1:{provider_port}");
+    let _provider = Provider::start(&script, provider_port, &issuer, "k1");
+    let port = free_port();
+    let dir = plugins(&["notepad"]);
+    let relay = relay(&dir, port, &issuer);
+    let relay_url = format!("http://127.0.0.1:{port}/mcp");
+    let data = TempDir::new("proxy-data");
+    let args = [
+        "--relay",
+        relay_url.as_str(),
+        "--data",
+        &data.path().to_string_lossy(),
+    ];
+    let sign_in = |secret: &str| -> Vec<(String, String)> {
+        vec![
+            ("COREMCP_RELAY_OAUTH_ISSUER".into(), issuer.clone()),
+            ("COREMCP_RELAY_OAUTH_CLIENT_ID".into(), "proxy".into()),
+            ("COREMCP_RELAY_OAUTH_CLIENT_SECRET".into(), secret.into()),
+            ("COREMCP_RELAY_OAUTH_SCOPE".into(), "notes".into()),
+        ]
+    };
+    let env = sign_in("proxy-secret-0123456789");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut proxy = Server::start(dir.path(), &args, &env);
+    proxy.initialize();
+    proxy.ok(
+        "notepad_set",
+        json!({"scope": "global", "key": "signed-in", "value": "v"}),
+    );
+    let got = proxy.ok(
+        "notepad_get",
+        json!({"scope": "global", "key": "signed-in"}),
+    );
+    let by = got["updated_by"].as_str().unwrap_or_default();
+    assert!(
+        by.starts_with("proxy ("),
+        "the relay saw the proxy's client id: {got}"
+    );
+    assert!(
+        relay.stderr().contains("OAuth access token accepted"),
+        "{}",
+        relay.stderr()
+    );
+    drop(proxy);
+
+    // A wrong secret: the call fails saying the sign-in failed, and that nothing ran.
+    let env = sign_in("not-the-secret-0123456789");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut wrong = Server::start(dir.path(), &args, &env);
+    wrong.initialize();
+    let error = wrong.refused(
+        "notepad_get",
+        json!({"scope": "global", "key": "signed-in"}),
+    );
+    assert!(
+        error.contains("cannot sign in to") && error.contains("invalid_client"),
+        "{error}"
+    );
+    assert!(!error.contains("may have run"), "{error}");
+}
