@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use crate::mcp::PREFERRED_VERSION;
 use crate::net::client::{Conn, HttpError, Response, Url};
-use crate::net::events::Events;
+use crate::net::mcp::{self, Framing, ReadError};
 
 /// What the peer answered to a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,10 +143,8 @@ impl McpClient {
                 request["params"]["_meta"] = Value::Object(meta.clone());
             }
             if modern {
-                request["params"] = crate::upstream::client::with_envelope(
-                    std::mem::take(&mut request["params"]),
-                    None,
-                );
+                request["params"] =
+                    crate::modern::with_envelope(std::mem::take(&mut request["params"]), None);
             }
             match self.request(&request, id, deadline, cancelled, connect_timeout)? {
                 Answer::Reply(Reply::Result(result)) if modern => {
@@ -176,9 +174,8 @@ impl McpClient {
     /// discovery naming it means it does not. A peer that cannot be reached is an error.
     fn discover(&mut self, setup: &Setup, cancelled: &AtomicBool) -> Result<(), HttpError> {
         let id = self.take_id();
-        let params = crate::upstream::client::with_envelope(json!({}), None);
-        let request =
-            json!({"jsonrpc": "2.0", "id": id, "method": "server/discover", "params": params});
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": crate::modern::DISCOVER,
+                             "params": crate::modern::discover_params()});
         self.modern = Some(true);
         let answer = self.request(
             &request,
@@ -227,7 +224,10 @@ impl McpClient {
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let body = initialized.to_string();
         let headers = self.headers(&initialized)?;
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
         let conn = self
             .conn
             .as_mut()
@@ -250,36 +250,24 @@ impl McpClient {
         Ok(())
     }
 
-    fn headers(&self, request: &Value) -> Result<Vec<(&'static str, String)>, HttpError> {
+    fn headers(&self, request: &Value) -> Result<Vec<(String, String)>, HttpError> {
         let modern = self.modern == Some(true);
         let version = if modern { MODERN } else { PREFERRED_VERSION };
-        let mut headers = vec![
-            ("Content-Type", "application/json".to_owned()),
-            ("Accept", "application/json, text/event-stream".to_owned()),
-            ("MCP-Protocol-Version", version.to_owned()),
-        ];
-        if modern {
-            if let Some(method) = request["method"].as_str() {
-                headers.push(("Mcp-Method", method.to_owned()));
-            }
-            // Our tool names are header-safe ASCII (the catalog and publish rules).
-            if let Some(name) = request["params"]["name"].as_str() {
-                headers.push(("Mcp-Name", name.to_owned()));
-            }
-        }
-        if let Some(session) = &self.session {
-            headers.push(("Mcp-Session-Id", session.clone()));
-        }
+        let mut headers = mcp::headers(
+            Some(version),
+            self.session.as_deref(),
+            modern.then_some(request),
+        );
         match (self.trusted, credential()) {
             (true, Some(Credential::Static(bearer))) => {
-                headers.push(("Authorization", bearer.clone()));
+                headers.push(("Authorization".to_owned(), bearer.clone()));
             }
             (true, Some(Credential::OAuth(client))) => {
                 let url = self.url_text();
                 let bearer = client.authorization(&url).map_err(|e| {
                     HttpError::SignIn(format!("cannot sign in to {url} with OAuth: {e}"))
                 })?;
-                headers.push(("Authorization", bearer));
+                headers.push(("Authorization".to_owned(), bearer));
             }
             (false, _) | (true, None) => {}
         }
@@ -340,7 +328,10 @@ impl McpClient {
         }
         let body = request.to_string();
         let headers = self.headers(request)?;
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
         let url = self.url.clone();
         let conn = self
             .conn
@@ -432,7 +423,8 @@ fn seconds(duration: Duration) -> String {
     }
 }
 
-/// The answer to request `id` in `response` (a JSON body or an SSE stream).
+/// The answer to request `id` in `response` (a JSON body or an SSE stream), read as every
+/// client of ours reads one (`crate::net::mcp`), the reply kept as the peer wrote it.
 fn read_answer(
     response: &mut Response<'_>,
     trusted: bool,
@@ -440,71 +432,34 @@ fn read_answer(
     deadline: Instant,
     cancelled: &AtomicBool,
 ) -> Result<Answer, HttpError> {
-    let status = response.status;
-    let event_stream = response
-        .header("content-type")
-        .is_some_and(|t| t.starts_with("text/event-stream"));
-    if status != 200 {
-        let body = response.read_all(deadline, cancelled).unwrap_or_default();
-        // A JSON-RPC error for this request (how a 2026 peer refuses one, with a 4xx): -32601
-        // on a 404, any code on another status. Another 404 is a session it does not know.
-        if let Ok(Some(Reply::Error {
-            code,
-            message,
-            data,
-        })) = parse_reply(&body, id)
-        {
-            if status != 404 || code == crate::rpc::METHOD_NOT_FOUND {
-                return Ok(Answer::Reply(Reply::Error {
-                    code,
-                    message,
-                    data,
-                }));
-            }
+    let on_message = |bytes: &[u8], _: Framing| parse_reply(bytes, id).map_err(|e| e.to_string());
+    match mcp::read_answer(response, Some(id), true, deadline, cancelled, on_message) {
+        Ok(mcp::Read::Reply(reply)) => Ok(Answer::Reply(reply)),
+        Ok(mcp::Read::UnknownSession) => Ok(Answer::UnknownSession),
+        Ok(mcp::Read::Accepted) => Err(HttpError::Answer(format!(
+            "request {id} was answered 202 Accepted, with no response"
+        ))),
+        // A peer's stream is never resumed: its response is on the POST's own stream.
+        Ok(mcp::Read::Resume { .. }) => {
+            Err(HttpError::Answer(ReadError::StreamEnded(id).to_string()))
         }
-        if status == 404 {
-            return Ok(Answer::UnknownSession);
+        Err(ReadError::Http(e)) => Err(e),
+        Err(ReadError::Status {
+            status: 401,
+            excerpt,
+        }) if trusted => Err(HttpError::Unauthorized(format!("HTTP 401: {excerpt}"))),
+        Err(ReadError::Status { status, excerpt }) => {
+            let why = match (status, trusted) {
+                (401 | 403, false) => {
+                    " (no token was sent: this URL comes from a Registry record and is not one \
+                     the operator allowed; start coremcp with --peer URL or COREMCP_PEERS to \
+                     send it COREMCP_RELAY_TOKEN)"
+                }
+                _ => "",
+            };
+            Err(HttpError::Answer(format!("HTTP {status}: {excerpt}{why}")))
         }
-        let text = String::from_utf8_lossy(&body);
-        let excerpt: String = text.chars().take(300).collect();
-        if status == 401 && trusted {
-            return Err(HttpError::Unauthorized(format!("HTTP 401: {excerpt}")));
-        }
-        let why = match (status, trusted) {
-            (401 | 403, false) => {
-                " (no token was sent: this URL comes from a Registry record and is not one the \
-                 operator allowed; start coremcp with --peer URL or COREMCP_PEERS to send it \
-                 COREMCP_RELAY_TOKEN)"
-            }
-            _ => "",
-        };
-        return Err(HttpError::Answer(format!("HTTP {status}: {excerpt}{why}")));
-    }
-    if !event_stream {
-        let body = response.read_all(deadline, cancelled)?;
-        return parse_reply(&body, id)?.map(Answer::Reply).ok_or_else(|| {
-            HttpError::Answer(format!("the answer is not the response to request {id}"))
-        });
-    }
-    let mut events = Events::default();
-    loop {
-        let piece = response.read_some(deadline, cancelled)?;
-        if piece.is_empty() {
-            return Err(HttpError::Answer(format!(
-                "the event stream ended without the response to request {id}"
-            )));
-        }
-        let complete = events.feed(&piece);
-        if events.held() > crate::net::client::MAX_BODY {
-            return Err(HttpError::Answer("an event is over the size limit".into()));
-        }
-        for event in complete {
-            if let Some(reply) = parse_reply(event.data.as_bytes(), id)? {
-                // The stream ends after the response; read it out so the connection is reusable.
-                while !response.read_some(deadline, cancelled)?.is_empty() {}
-                return Ok(Answer::Reply(reply));
-            }
-        }
+        Err(other) => Err(HttpError::Answer(other.to_string())),
     }
 }
 

@@ -20,6 +20,8 @@ static VERSION_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 /// The modern versions we serve, newest last.
 pub const VERSIONS: &[&str] = &["2026-07-28"];
+/// The version Core MCP speaks as a client when the server offers it.
+pub const VERSION: &str = "2026-07-28";
 
 pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -412,6 +414,48 @@ pub fn offers_modern(discovered: &serde_json::Value) -> bool {
                 .iter()
                 .any(|v| v.as_str().is_some_and(|v| VERSIONS.contains(&v)))
         })
+}
+
+/// The method of the 2026 probe: a server that answers it naming 2026-07-28 among its
+/// `supportedVersions` ([`offers_modern`]) is spoken to sessionless; any other answer means
+/// `initialize` and a session. Every client of ours probes with it (`discover_params`).
+pub const DISCOVER: &str = "server/discover";
+
+/// The params of the [`DISCOVER`] probe: no arguments, the envelope.
+pub fn discover_params() -> serde_json::Value {
+    with_envelope(serde_json::json!({}), None)
+}
+
+/// `params` with the 2026 envelope in its `_meta` (keys already there are kept; the
+/// capabilities are `capabilities`, or none).
+pub fn with_envelope(
+    mut params: serde_json::Value,
+    capabilities: Option<serde_json::Value>,
+) -> serde_json::Value {
+    if !params.is_object() {
+        params = serde_json::json!({});
+    }
+    let meta = &mut params["_meta"];
+    if !meta.is_object() {
+        *meta = serde_json::json!({});
+    }
+    let entries = [
+        (VERSION_KEY, serde_json::json!(VERSION)),
+        (
+            CAPABILITIES_KEY,
+            capabilities.unwrap_or_else(|| serde_json::json!({})),
+        ),
+        (
+            CLIENT_INFO_KEY,
+            serde_json::json!({"name": "coremcp", "title": "Core MCP", "version": env!("CARGO_PKG_VERSION")}),
+        ),
+    ];
+    if let Some(meta) = meta.as_object_mut() {
+        for (key, value) in entries {
+            meta.entry(key).or_insert(value);
+        }
+    }
+    params
 }
 
 /// A list result (an object's JSON text) with the caching fields a modern client needs.

@@ -5,4 +5,5 @@
 
 pub mod client;
 pub mod events;
+pub mod mcp;
 pub mod race;

@@ -33,14 +33,13 @@ use super::rpc::{Notices, UpstreamError};
 use super::sse::SseTransport;
 use super::stdio::StdioTransport;
 use crate::mcp::{PREFERRED_VERSION, SUPPORTED_VERSIONS};
+use crate::modern::{with_envelope, VERSION as MODERN};
 
 /// How long `initialize` may take (ARCHITECTURE.md, "Limits").
 pub const HANDSHAKE: Duration = Duration::from_secs(30);
 /// How long the `server/discover` probe waits before the server is taken for a legacy one
 /// that does not answer unknown requests (the SDK client's figure).
 pub const PROBE: Duration = Duration::from_secs(10);
-/// The modern version we speak to upstream servers.
-const MODERN: &str = "2026-07-28";
 /// The most `tools/list` pages followed (ARCHITECTURE.md, "Limits").
 pub const MAX_PAGES: usize = 20;
 
@@ -66,35 +65,6 @@ pub struct Client {
     modern: bool,
     /// The capabilities it declared (`initialize` or `server/discover`).
     pub capabilities: Value,
-}
-
-/// `params` with the 2026 envelope in its `_meta` (keys already there are kept; the
-/// capabilities are `capabilities`, or none).
-pub fn with_envelope(mut params: Value, capabilities: Option<Value>) -> Value {
-    if !params.is_object() {
-        params = json!({});
-    }
-    let meta = &mut params["_meta"];
-    if !meta.is_object() {
-        *meta = json!({});
-    }
-    let entries = [
-        (crate::modern::VERSION_KEY, json!(MODERN)),
-        (
-            crate::modern::CAPABILITIES_KEY,
-            capabilities.unwrap_or_else(|| json!({})),
-        ),
-        (
-            crate::modern::CLIENT_INFO_KEY,
-            json!({"name": "coremcp", "title": "Core MCP", "version": env!("CARGO_PKG_VERSION")}),
-        ),
-    ];
-    if let Some(meta) = meta.as_object_mut() {
-        for (key, value) in entries {
-            meta.entry(key).or_insert(value);
-        }
-    }
-    params
 }
 
 /// The tools a server listed.
@@ -285,7 +255,7 @@ impl Client {
             t.set_modern(Some(MODERN));
         }
         self.modern = true;
-        let answer = self.request("server/discover", json!({}), PROBE, &NEVER);
+        let answer = self.request(crate::modern::DISCOVER, json!({}), PROBE, &NEVER);
         let modern = answer.as_ref().is_ok_and(crate::modern::offers_modern);
         if !modern {
             self.modern = false;
@@ -327,7 +297,7 @@ impl Client {
     /// Asks whether the server is there: `ping`, or `server/discover` in 2026 (no ping).
     pub fn ping(&self, timeout: Duration) -> Result<Value, UpstreamError> {
         match self.modern {
-            true => self.request("server/discover", json!({}), timeout, &NEVER),
+            true => self.request(crate::modern::DISCOVER, json!({}), timeout, &NEVER),
             false => self.request("ping", json!({}), timeout, &NEVER),
         }
     }

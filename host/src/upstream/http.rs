@@ -37,8 +37,8 @@ use serde_json::{json, Value};
 
 use super::rpc::{classify, method_not_found, Incoming, Notices, UpstreamError};
 use super::wait::lock;
-use crate::net::client::{Conn, HttpError, Response, Url, MAX_BODY};
-use crate::net::events::Events;
+use crate::net::client::{Conn, HttpError, Response, Url};
+use crate::net::mcp::{self, Framing, ReadError};
 
 /// The longest wait for a TCP connection.
 const CONNECT: Duration = Duration::from_secs(10);
@@ -279,7 +279,7 @@ impl HttpTransport {
                     Value::String(s) => s.clone(),
                     _ => return None,
                 };
-                Some((format!("Mcp-Param-{token}"), header_value(&text)))
+                Some((format!("Mcp-Param-{token}"), mcp::header_value(&text)))
             })
             .collect()
     }
@@ -489,20 +489,11 @@ impl HttpTransport {
         );
     }
 
-    fn headers(&self, sent: &Sent) -> Vec<(String, String)> {
-        let mut headers = vec![
-            ("Content-Type".to_owned(), "application/json".to_owned()),
-            (
-                "Accept".to_owned(),
-                "application/json, text/event-stream".to_owned(),
-            ),
-        ];
-        if let Some(version) = &sent.version {
-            headers.push(("MCP-Protocol-Version".to_owned(), version.clone()));
-        }
-        if let Some(session) = &sent.session {
-            headers.push(("Mcp-Session-Id".to_owned(), session.clone()));
-        }
+    /// The headers of a message on `sent` (with its routing headers for a 2026 `message`),
+    /// and the configured ones.
+    fn headers(&self, sent: &Sent, message: Option<&Value>) -> Vec<(String, String)> {
+        let modern = message.filter(|_| sent.modern);
+        let mut headers = mcp::headers(sent.version.as_deref(), sent.session.as_deref(), modern);
         headers.extend(self.headers.iter().cloned());
         headers
     }
@@ -518,9 +509,8 @@ impl HttpTransport {
         cancel: &AtomicBool,
     ) -> Result<(Answer, Option<String>), Failure> {
         let mut conn = self.pool.take(deadline)?;
-        let mut headers = self.headers(sent);
+        let mut headers = self.headers(sent, Some(message));
         if sent.modern {
-            headers.extend(routing_headers(message));
             headers.extend(self.param_headers(message));
         }
         let pairs: Vec<(&str, &str)> = headers
@@ -581,7 +571,7 @@ impl HttpTransport {
                 }
                 std::thread::sleep(POLL.min(wake.saturating_duration_since(Instant::now())));
             }
-            let mut headers = self.headers(sent);
+            let mut headers = self.headers(sent, None);
             headers.push(("Last-Event-ID".to_owned(), last_id.clone()));
             let pairs: Vec<(&str, &str)> = headers
                 .iter()
@@ -687,8 +677,10 @@ struct Reading<'a> {
     headers: &'a [(&'a str, &'a str)],
 }
 
-/// Reads the answer to request `id` (or the acknowledgement of a notification), polling
-/// `cancel` while it waits. With `drain`, a stream is read to its end after the response.
+/// Reads the answer to request `id` (or the acknowledgement of a notification) the way every
+/// client of ours does (`crate::net::mcp`): each message of it is handled here — the response
+/// to `id` is the outcome, a request of the server's is answered -32601, a notification noted.
+/// With `drain`, a stream is read to its end after the response.
 fn read_answer(
     response: &mut Response<'_>,
     id: Option<u64>,
@@ -702,110 +694,26 @@ fn read_answer(
         url,
         headers,
     } = *reading;
-    let status = response.status;
-    if !(200..300).contains(&status) {
-        let body = response.read_all(deadline, cancel).unwrap_or_default();
-        // A JSON-RPC error for our request (how a 2026 server refuses one): -32601 on a 404,
-        // any code on another status. Another 404 is a session the server does not know.
-        if let Some((code, message)) = id.and_then(|id| rpc_error_for(&body, id)) {
-            if status != 404 || code == crate::rpc::METHOD_NOT_FOUND {
-                return Ok(Read::Done(Answer::Outcome(Err((code, message)))));
-            }
-        }
-        if status == 404 {
-            return Ok(Read::Done(Answer::UnknownSession));
-        }
-        let text: String = String::from_utf8_lossy(&body).chars().take(300).collect();
-        return Err(HttpError::Answer(format!("HTTP {status}: {}", text.trim())).into());
-    }
-    let streaming = response
-        .header("content-type")
-        .is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
-    let Some(id) = id else {
-        let _ = response.read_all(deadline, cancel)?;
-        return Ok(Read::Done(Answer::Accepted));
-    };
-    if status == 202 {
-        let _ = response.read_all(deadline, cancel)?;
-        return Ok(Read::Done(Answer::Accepted));
-    }
-    if !streaming {
-        let body = response.read_all(deadline, cancel)?;
-        let message: Value = serde_json::from_slice(&body).map_err(|e| {
-            Failure::Other(UpstreamError::Protocol(format!(
-                "the answer is not JSON: {e}"
-            )))
-        })?;
-        return match handle(&message, id, notices, url, headers, deadline) {
-            Some(outcome) => Ok(Read::Done(Answer::Outcome(outcome))),
-            None => Err(Failure::Other(UpstreamError::Protocol(format!(
-                "the answer is not the response to request {id}"
-            )))),
-        };
-    }
-    let mut events = Events::default();
-    let mut read = 0usize;
-    loop {
-        let piece = response.read_some(deadline, cancel)?;
-        if piece.is_empty() {
-            if let Some(last_id) = events.last_id() {
-                return Ok(Read::Resume {
-                    last_id: last_id.to_owned(),
-                    retry: events.retry(),
-                });
-            }
-            return Err(Failure::Other(UpstreamError::Protocol(format!(
-                "the event stream ended without the response to request {id}"
-            ))));
-        }
-        read += piece.len();
-        if read > MAX_BODY {
-            return Err(HttpError::TooLarge { bytes: None }.into());
-        }
-        for event in events.feed(&piece) {
-            let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
+    let on_message = |bytes: &[u8], framing: Framing| {
+        let message: Value = match serde_json::from_slice(bytes) {
+            Ok(message) => message,
+            Err(_) if framing == Framing::Event => {
                 notices.warn("ignored an event whose data is not JSON".into());
-                continue;
-            };
-            if let Some(outcome) = handle(&message, id, notices, url, headers, deadline) {
-                // A POST's stream ends after its response: read it to its end so the connection
-                // can be reused. A resumed GET stream may stay open: it is dropped instead.
-                while drain && !response.read_some(deadline, cancel)?.is_empty() {}
-                return Ok(Read::Done(Answer::Outcome(outcome)));
+                return Ok(None);
             }
-        }
-    }
-}
-
-/// Handles one message of an answer: the outcome if it is the response to `id`.
-/// The code and message of a JSON-RPC error answering request `id`, if `body` is one.
-fn rpc_error_for(body: &[u8], id: u64) -> Option<(i64, String)> {
-    let message: Value = serde_json::from_slice(body).ok()?;
-    match classify(&message) {
-        Incoming::Response {
-            id: got,
-            outcome: Err(error),
-        } if got == id => Some(error),
-        _ => None,
-    }
-}
-
-/// `Mcp-Method`, and `Mcp-Name` for the methods that name something, of a 2026 message; a
-/// value a header cannot carry as it is goes as `=?base64?…?=`.
-fn routing_headers(message: &Value) -> Vec<(String, String)> {
-    let Some(method) = message["method"].as_str() else {
-        return Vec::new();
+            Err(e) => return Err(format!("the answer is not JSON: {e}")),
+        };
+        Ok(id.and_then(|id| handle(&message, id, notices, url, headers, deadline)))
     };
-    let mut headers = vec![("Mcp-Method".to_owned(), method.to_owned())];
-    let key = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return headers,
-    };
-    if let Some(value) = message["params"][key].as_str() {
-        headers.push(("Mcp-Name".to_owned(), header_value(value)));
+    match mcp::read_answer(response, id, drain, deadline, cancel, on_message) {
+        Ok(mcp::Read::Reply(outcome)) => Ok(Read::Done(Answer::Outcome(outcome))),
+        Ok(mcp::Read::UnknownSession) => Ok(Read::Done(Answer::UnknownSession)),
+        Ok(mcp::Read::Accepted) => Ok(Read::Done(Answer::Accepted)),
+        Ok(mcp::Read::Resume { last_id, retry }) => Ok(Read::Resume { last_id, retry }),
+        Err(ReadError::Http(e)) => Err(Failure::Http(e)),
+        Err(e @ ReadError::Status { .. }) => Err(Failure::Http(HttpError::Answer(e.to_string()))),
+        Err(e) => Err(Failure::Other(UpstreamError::Protocol(e.to_string()))),
     }
-    headers
 }
 
 /// The `x-mcp-header` annotations of a schema: for each property reached through
@@ -827,22 +735,6 @@ fn annotations(schema: &Value, path: &mut Vec<String>, found: &mut Vec<Annotatio
             _ => annotations(property, path, found),
         }
         path.pop();
-    }
-}
-
-/// `value` as a header value: as it is when it is printable ASCII without edge spaces, else
-/// base64 inside the sentinel the specification gives.
-fn header_value(value: &str) -> String {
-    use base64::Engine as _;
-    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && value.trim() == value
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
-    match plain {
-        true => value.to_owned(),
-        false => format!(
-            "=?base64?{}?=",
-            base64::engine::general_purpose::STANDARD.encode(value)
-        ),
     }
 }
 
@@ -890,6 +782,7 @@ mod tests {
         accepted, reply, result, serve, shareable, until, Hangs, SlowFast,
     };
     use super::*;
+    use crate::net::client::MAX_BODY;
 
     fn transport(base: &str) -> Arc<HttpTransport> {
         let notices = Arc::new(Notices::default());
