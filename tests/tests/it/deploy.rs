@@ -120,25 +120,11 @@ fn the_image_serves_a_relay_on_postgres_and_stops_cleanly() {
     );
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(!data.path().join("nervhq.sqlite3").exists());
-    let bearer = format!("Bearer {TOKEN}");
-    let status = request(
-        addr,
-        "GET",
-        "/api/status",
-        &[("Authorization", &bearer)],
-        b"",
-    )
-    .json();
-    assert_eq!(status["mode"], "service");
+    let status = status_of(addr, TOKEN);
+    assert_eq!(status.status, 200, "{}", status.text());
+    assert_eq!(status.json()["mode"], "service");
     // The second token of the variable is accepted too.
-    let ci = request(
-        addr,
-        "GET",
-        "/api/status",
-        &[("Authorization", "Bearer ci-token-0123456789abcdef")],
-        b"",
-    );
-    assert_eq!(ci.status, 200);
+    assert_eq!(status_of(addr, "ci-token-0123456789abcdef").status, 200);
 
     // docker stop sends SIGTERM: the server drains and exits 0, well within the grace.
     stop_cleanly(&daemon, &id);
@@ -197,16 +183,21 @@ fn mounted_tokens_file(daemon: &docker::Daemon, tag: &str, store: &str) {
     let _cleanup = Cleanup::new(daemon, &[&id]);
     let addr = format!("127.0.0.1:{port}").parse().expect("address");
     wait_healthy(daemon, &id, addr);
-    let bearer = format!("Bearer {TOKEN}");
-    let status = request(
+    let status = status_of(addr, TOKEN);
+    assert_eq!(status.status, 200, "{}", status.text());
+    stop_cleanly(daemon, &id);
+}
+
+/// `GET /api/status` with `token`.
+fn status_of(addr: std::net::SocketAddr, token: &str) -> coremcp_tests::http::Response {
+    let bearer = format!("Bearer {token}");
+    request(
         addr,
         "GET",
         "/api/status",
         &[("Authorization", &bearer)],
         b"",
-    );
-    assert_eq!(status.status, 200, "{}", status.text());
-    stop_cleanly(daemon, &id);
+    )
 }
 
 /// The README's `docker run` line for the image, as words.

@@ -225,7 +225,7 @@ fn a_proxy_signs_in_to_its_relay_with_client_credentials() {
     };
     let provider_port = free_port();
     let issuer = format!("http://127.0.0.1:{provider_port}");
-    let _provider = Provider::start(&script, provider_port, &issuer, "k1");
+    let provider = Provider::start(&script, provider_port, &issuer, "k1");
     let port = free_port();
     let dir = plugins(&["notepad"]);
     let relay = relay(&dir, port, &issuer);
@@ -265,6 +265,40 @@ fn a_proxy_signs_in_to_its_relay_with_client_credentials() {
     assert!(
         relay.stderr().contains("OAuth access token accepted"),
         "{}",
+        relay.stderr()
+    );
+
+    // The provider rotates its key, and the relay learns of it (a token of the new key): the
+    // token the proxy holds is refused now, so it fetches a new one and sends the call again.
+    drop(provider);
+    let rotated = Provider::start(&script, provider_port, &issuer, "k2");
+    let fresh = rotated.token("sdk", &relay_url);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while refused(&relay, &fresh).0 == 401 {
+        assert!(Instant::now() < deadline, "{}", relay.stderr());
+        thread::sleep(Duration::from_millis(200));
+    }
+    let refusals = || {
+        relay
+            .stderr()
+            .matches("refused an OAuth access token")
+            .count()
+    };
+    let before = refusals();
+    let got = proxy.ok(
+        "notepad_get",
+        json!({"scope": "global", "key": "signed-in"}),
+    );
+    assert_eq!(got["value"], "v");
+    // The log line may still be in the pipe when the answer arrives.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while refusals() == before && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        refusals(),
+        before + 1,
+        "the held token was refused once, then a new one taken: {}",
         relay.stderr()
     );
     drop(proxy);
