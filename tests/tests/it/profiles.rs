@@ -308,3 +308,104 @@ fn deleting_the_docs_plugin_from_a_full_install_gives_the_same_errors() {
     std::fs::remove_file(install.path().join("plugins/libcoremcp_docs.so")).expect("delete");
     check_without_docs(install.path());
 }
+
+/// The sections of an ELF file, by name (`readelf -S -W`).
+fn sections(file: &Path) -> Vec<String> {
+    let (code, out, err) = run_program(
+        Path::new("/usr/bin/readelf"),
+        &["-S", "-W", &file.to_string_lossy()],
+        &[],
+    );
+    assert_eq!(code, 0, "readelf {}: {err}", file.display());
+    out.lines()
+        .filter_map(|l| l.split(']').nth(1))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What `scripts/build --release` does to an install (`strip_install` of scripts/lib/strip.sh),
+/// done to a copy of the full profile: every library still passes the ABI layout check and the
+/// vetting, the manifests written after it are those listing uses, and every group answers.
+#[test]
+fn a_stripped_profile_loads_and_serves_every_group() {
+    let Some(full) = dist("full") else {
+        return;
+    };
+    let install = copy_install(&full);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/lib/strip.sh");
+    let command = format!(
+        "source '{}' && strip_install '{}'",
+        script.display(),
+        install.path().display()
+    );
+    let (code, _, err) = run_program(Path::new("/bin/bash"), &["-c", &command], &[]);
+    assert_eq!(code, 0, "strip_install: {err}");
+    let bin = install.path().join("bin/coremcp");
+    for file in std::iter::once(bin.clone()).chain(
+        std::fs::read_dir(install.path().join("plugins"))
+            .expect("plugins")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "so")),
+    ) {
+        let kept = sections(&file);
+        // `.debug_gdb_scripts` is loaded with the program (it names gdb's pretty printers).
+        assert!(
+            !kept
+                .iter()
+                .any(|s| s.starts_with(".debug_") && s != ".debug_gdb_scripts"),
+            "{}: {kept:?}",
+            file.display()
+        );
+        for needed in [".symtab", ".gnu_debuglink"] {
+            assert!(
+                kept.iter().any(|s| s == needed),
+                "{}: {kept:?}",
+                file.display()
+            );
+        }
+        let relative = file.strip_prefix(install.path()).expect("inside");
+        let debug = install
+            .path()
+            .join("debug")
+            .join(format!("{}.debug", relative.display()));
+        assert!(
+            sections(&debug).iter().any(|s| s == ".debug_line"),
+            "{} keeps the line tables",
+            debug.display()
+        );
+    }
+    // The manifests are written for the stripped libraries, as scripts/build does.
+    let (code, _, err) = run_program(&bin, &["plugins", "index"], &[]);
+    assert_eq!(code, 0, "plugins index: {err}");
+    let (code, table, err) = run_program(&bin, &["plugins"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let loaded = table.lines().filter(|l| l.contains(" loaded")).count();
+    assert_eq!(loaded, 11, "every group loads:\n{table}\n{err}");
+    check_stripped_groups_answer(install.path());
+}
+
+/// A call of each group on the stripped install, through one session.
+fn check_stripped_groups_answer(install: &Path) {
+    let work = TempDir::new("work");
+    std::fs::write(work.path().join("a.txt"), "needle").expect("write");
+    let mut server = server(install, work.path());
+    assert_eq!(sorted(server.tool_names()), sorted(built()));
+    let calls = [
+        ("files_search", json!({"pattern": "needle"})),
+        ("registry_host_list", json!({})),
+        ("notepad_list", json!({"scope": "global"})),
+        ("session_list_active", json!({})),
+        ("scrolls_project_list", json!({})),
+        ("docs_read", json!({"path": "missing.md"})),
+    ];
+    for (tool, args) in calls {
+        let result = server.call(tool, args);
+        let shown = text(&result);
+        // Each answers for itself: a result, or its own error — never a load failure.
+        assert!(
+            !shown.contains("unavailable") && !shown.contains("not installed"),
+            "{tool}: {result}"
+        );
+    }
+}
