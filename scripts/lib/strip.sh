@@ -1,5 +1,5 @@
-# Release installs without their debug sections. Sourced by scripts/build (and run by the
-# profiles test on a copy of an install).
+# Release installs without their debug sections. Sourced by scripts/build and scripts/bench
+# (and run by the profiles test on a copy of an install).
 #
 #   strip_install DIST   for dist/<profile>/bin/coremcp and each plugins/*.so: the debug
 #                        sections go to DIST/debug/<same path>.debug, the file keeps its
@@ -14,24 +14,29 @@
 # Needs objcopy (binutils).
 
 strip_install() {
-    local dist="$1" file rel debug
+    local dist="$1" file rel
+    for file in "$dist/bin/coremcp" "$dist"/plugins/*.so; do
+        [ -f "$file" ] || continue
+        rel="${file#"$dist"/}"
+        strip_file "$file" "$dist/debug/$rel.debug" || return 1
+    done
+}
+
+# strip_file FILE DEBUG   moves FILE's debug sections to DEBUG (see strip_install).
+strip_file() {
+    local file="$1" debug="$2"
     if ! command -v objcopy >/dev/null 2>&1; then
         echo "objcopy is not on PATH (Debian's binutils): it strips the release install" >&2
         return 1
     fi
-    for file in "$dist/bin/coremcp" "$dist"/plugins/*.so; do
-        [ -f "$file" ] || continue
-        rel="${file#"$dist"/}"
-        debug="$dist/debug/$rel.debug"
-        mkdir -p "$(dirname "$debug")"
-        objcopy --only-keep-debug "$file" "$debug.new.$$"
-        mv -f "$debug.new.$$" "$debug"
-        chmod 0644 "$debug"
-        # The debuglink records the debug file's name and CRC; run from its folder so that
-        # only the name is recorded.
-        cp "$file" "$file.new.$$"
-        (cd "$(dirname "$debug")" && objcopy --strip-debug \
-            --add-gnu-debuglink="$(basename "$debug")" "$file.new.$$")
-        mv -f "$file.new.$$" "$file"
-    done
+    mkdir -p "$(dirname "$debug")"
+    objcopy --only-keep-debug "$file" "$debug.new.$$"
+    mv -f "$debug.new.$$" "$debug"
+    chmod 0644 "$debug"
+    # The debuglink records the debug file's name and CRC; run from its folder so that only
+    # the name is recorded.
+    cp "$file" "$file.new.$$"
+    (cd "$(dirname "$debug")" && objcopy --strip-debug \
+        --add-gnu-debuglink="$(basename "$debug")" "$file.new.$$")
+    mv -f "$file.new.$$" "$file"
 }

@@ -14,17 +14,20 @@
 //!    back); a copied install is hashed on its first load. A library with no such record
 //!    beside it (never installed or indexed: a sidecar the host itself wrote after a load
 //!    records no installed bytes) is vetted as before.
-//! 3. **A probe process**, for a file not seen to pass before: `coremcp probe-plugin FILE`
-//!    opens the library and reads its manifest in a short-lived child, so whatever a damaged
-//!    library does while it is mapped and relocated kills only the probe. A file that passed is
-//!    remembered in `plugin-checks.json` under the data folder: its path, identity, size and
-//!    mtime are the fast path (no read at all); when they change, its SHA-256 is compared with
-//!    the files that passed (a rebuilt or re-copied library with the same bytes is not probed
-//!    again).
+//! 3. **A probe process**, when a library is installed or indexed (`plugins install`,
+//!    `plugins index`, and so `scripts/build`), and at load only for a library with no install
+//!    record (one whose recorded bytes matched was probed when they were recorded, so its
+//!    first call pays for the hash alone): `coremcp probe-plugin FILE` opens the library and
+//!    reads its manifest in a short-lived child, so whatever a damaged library does while it is
+//!    mapped and relocated kills only the probe. A file that passed is remembered in
+//!    `plugin-checks.json` under the data folder: its path, identity, size and mtime are the
+//!    fast path (no read at all); when they change, its SHA-256 is compared with the files that
+//!    passed (a rebuilt or re-copied library with the same bytes is not probed again).
 //!
 //! Invariants:
 //! - No library is mapped in this process before its structure passed, and, when a probe
-//!   program is configured, before a probe survived it or its bytes match a file that did.
+//!   program is configured, before a probe survived it or its bytes match a file that did (at
+//!   install or index time, or since, under this data folder).
 //! - No library is loaded to serve whose bytes differ from the SHA-256 recorded beside it.
 //! - A refusal is one line that names the file and what is wrong with it.
 //! - The record is only ever replaced whole (written beside, then renamed); a record that is
@@ -148,6 +151,14 @@ impl Vetting {
                     path: shown.to_owned(),
                 });
             }
+            // These are the bytes that passed the whole vetting when they were installed or
+            // indexed: loading them needs no probe. Remembered, so the next process does not
+            // hash them either.
+            if known.is_none() {
+                seen.sha256 = now;
+                self.remember(seen);
+            }
+            return Ok(());
         }
         let Some(probe) = &self.probe else {
             return Ok(());

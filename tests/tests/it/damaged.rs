@@ -325,3 +325,39 @@ fn a_library_changed_in_place_after_it_was_installed_is_refused_and_the_others_k
     let echoed = server.call("fixture_echo", json!({"message": "hi"}));
     assert!(!is_error(&echoed), "{echoed}");
 }
+
+#[test]
+fn an_installed_library_is_probed_when_indexed_and_only_hashed_at_its_first_load() {
+    let dir = plugins(&["fixture"]);
+    let index_data = TempDir::new("index-data");
+    let (code, _, err) = run(
+        &["plugins", "index", "--plugins", &dir_arg(&dir)],
+        &[
+            ("COREMCP_DATA", index_data.path().to_str().expect("utf-8")),
+            ("COREMCP_LOG", "debug"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("plugin probe: ok: group fixture"),
+        "the vetting runs at index time: {err}"
+    );
+    // A user who never loaded it (a data folder of its own): its first call checks the bytes
+    // against the install record and opens no probe.
+    let fresh = TempDir::new("fresh-data");
+    let env = [
+        ("COREMCP_DATA", fresh.path().to_str().expect("utf-8")),
+        ("COREMCP_LOG", "debug"),
+    ];
+    let (code, _, err) = run(
+        &["call", "fixture_echo", "{}", "--plugins", &dir_arg(&dir)],
+        &env,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("plugin loaded group=fixture"), "{err}");
+    assert!(!err.contains("plugin probe"), "no probe at load: {err}");
+    // Remembered: the next process does not hash it either (it is the known file).
+    let record = std::fs::read_to_string(fresh.path().join("plugin-checks.json"))
+        .expect("the record of files that passed");
+    assert!(record.contains("libcoremcp_fixture.so"), "{record}");
+}

@@ -12,7 +12,7 @@
 //! usage: goals-bench --host <coremcp> --floor <echo-floor> --rmcp <rmcp-baseline>
 //!        --all <plugins dir with every group, indexed> --pair <plugins dir: fixture, notepad>
 //!        [--everything <mcp-server-everything>] [--calls N] [--rounds N]
-//!        [--only stdio,cold,memory,http,upstream]   (default: every comparison)
+//!        [--only stdio,cold,first,memory,http,upstream]   (default: every comparison)
 
 #![allow(clippy::print_stdout)]
 
@@ -414,10 +414,9 @@ fn http(servers: [(&str, &str, u32); 2], n: usize) -> Result<[HttpFigures; 2], S
     Ok([figures(0, first), figures(1, second)])
 }
 
-/// One call of a tool of every group (an error answer still loads the group), then the RSS,
-/// and what each group's first call added.
-fn memory(opts: &Options, data: &str) -> Result<(f64, String), String> {
-    let probes: [(&str, Value); 11] = [
+/// A call of a tool of each group (an error answer still loads the group).
+fn probes(data: &str) -> [(&'static str, Value); 11] {
+    [
         ("registry_theme_list", json!({})),
         ("docs_read", json!({"path": "README.md"})),
         ("seele_search", json!({"query": "x"})),
@@ -429,7 +428,65 @@ fn memory(opts: &Options, data: &str) -> Result<(f64, String), String> {
         ("core_status", json!({})),
         ("publishing", json!({})),
         ("docker_container_list", json!({})),
-    ];
+    ]
+}
+
+/// Each group's first call after an install (the plugins folder as `scripts/build` leaves it:
+/// indexed, never loaded by this user), in a data folder of its own that nothing has used, less
+/// the same call's steady p50 in that process: what loading the group costs its first caller
+/// (the content check, the vetting if any, mapping, the store's schema). Also each library's
+/// SHA-256 time here, the content check's share. The figure is the worst group's.
+fn first_calls(opts: &Options, scratch: &Path) -> Result<(f64, String), String> {
+    use sha2::Digest as _;
+    let plugins = opts.all.to_string_lossy().into_owned();
+    let mut worst = 0f64;
+    let mut shown = Vec::new();
+    let groups = probes(&scratch.to_string_lossy());
+    // `core_status` is the host's own, in no library.
+    let groups = groups.iter().filter(|(tool, _)| *tool != "core_status");
+    for (n, (tool, args)) in groups.enumerate() {
+        let fresh = scratch.join(format!("first-{n}"));
+        let _ = std::fs::remove_dir_all(&fresh);
+        std::fs::create_dir_all(&fresh).map_err(|e| e.to_string())?;
+        let data = fresh.to_string_lossy().into_owned();
+        let mut client = stdio(
+            &opts.host,
+            &["stdio", "--plugins", &plugins, "--data", &data],
+            &[("COREMCP_DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+        )?;
+        client.request("tools/list", json!({}))?;
+        let request = json!({"name": tool, "arguments": args});
+        let started = Instant::now();
+        client.request("tools/call", request.clone())?;
+        let first = started.elapsed();
+        let mut steady = Vec::new();
+        for _ in 0..21 {
+            let started = Instant::now();
+            client.request("tools/call", request.clone())?;
+            steady.push(started.elapsed());
+        }
+        let extra = (first.saturating_sub(p50(&mut steady))).as_secs_f64() * 1e3;
+        let group = tool.split('_').next().unwrap_or(tool);
+        let library = opts.all.join(format!("libcoremcp_{group}.so"));
+        let hash_ms = match std::fs::read(&library) {
+            Ok(bytes) => {
+                let started = Instant::now();
+                let _ = sha2::Sha256::digest(&bytes);
+                format!(" (hash {:.1})", started.elapsed().as_secs_f64() * 1e3)
+            }
+            Err(_) => String::new(),
+        };
+        worst = worst.max(extra);
+        shown.push(format!("{group} {extra:.1}{hash_ms}"));
+        let _ = std::fs::remove_dir_all(&fresh);
+    }
+    Ok((worst, format!("ms per group: {}", shown.join(", "))))
+}
+
+/// One call of a tool of every group (an error answer still loads the group), then the RSS,
+/// and what each group's first call added.
+fn memory(opts: &Options, data: &str) -> Result<(f64, String), String> {
+    let probes = probes(data);
     let plugins = opts.all.to_string_lossy();
     let mut client = stdio(
         &opts.host,
@@ -502,6 +559,11 @@ fn run(opts: &Options) -> Result<(), String> {
         " ms",
         Goal::AtMost(100.0),
     );
+    let mut first = Row::new(
+        "first call of a group after install, minus steady (worst)",
+        " ms",
+        Goal::AtMost(15.0),
+    );
     let mut rss = Row::new(
         "RSS after one call of every group",
         " MB",
@@ -542,6 +604,11 @@ fn run(opts: &Options) -> Result<(), String> {
                 .push(first_list_beside_a_slow_upstream(opts, &data)?);
             slow_first.detail = "every group; the upstream server never answers".into();
         }
+        if opts.runs("first") {
+            let (worst, detail) = first_calls(opts, &scratch)?;
+            first.rounds.push(worst);
+            first.detail = detail;
+        }
         if opts.runs("memory") {
             let (mb, detail) = memory(opts, &data)?;
             rss.rounds.push(mb);
@@ -573,6 +640,7 @@ fn run(opts: &Options) -> Result<(), String> {
             &stdio_p50,
             &cold_row,
             &slow_first,
+            &first,
             &rss,
             &hop,
             &hop_rate,
