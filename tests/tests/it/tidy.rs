@@ -118,3 +118,54 @@ fn every_rust_module_opens_with_a_doc_comment() {
         "modules without an opening doc comment (//! what it is for): {undocumented:?}"
     );
 }
+
+/// The performance page `scripts/bench --goals --write docs/performance.md` writes is well
+/// formed and linked from the README: what it measured on, when and at which commit, and one
+/// row per figure with its median, its goal and whether it holds. (Not whether the machine
+/// was fast: the page records what a run found.)
+#[test]
+fn the_performance_page_is_well_formed_and_linked() {
+    let root = repository();
+    let page =
+        std::fs::read_to_string(root.join("docs/performance.md")).expect("docs/performance.md");
+    for field in ["- Machine: ", "- Date: ", "- Commit: ", "- Method: "] {
+        let line = page
+            .lines()
+            .find(|l| l.starts_with(field))
+            .unwrap_or_else(|| panic!("no {field:?} line"));
+        assert!(line.len() > field.len() + 3, "{line}");
+        assert!(!line.contains("unknown"), "{line}");
+    }
+    let header =
+        "| Figure | Median | Goal | Holds | Rounds | Baseline and figures of the last round |";
+    let rows: Vec<&str> = page
+        .lines()
+        .skip_while(|l| *l != header)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(rows.len() >= 10, "a row per figure: {rows:?}");
+    for row in &rows {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 6, "{row}");
+        let median = cells[1];
+        assert!(
+            median == "not run"
+                || median
+                    .trim_end_matches(|c: char| c.is_alphabetic() || c == ' ')
+                    .parse::<f64>()
+                    .is_ok(),
+            "{row}"
+        );
+        assert!(
+            cells[2].starts_with("<= ") || cells[2].starts_with(">= "),
+            "{row}"
+        );
+        assert!(["yes", "NO", "-"].contains(&cells[3]), "{row}");
+    }
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    assert!(
+        readme.contains("(docs/performance.md)"),
+        "the README links the page"
+    );
+}

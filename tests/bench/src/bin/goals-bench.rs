@@ -13,6 +13,10 @@
 //!        --all <plugins dir with every group, indexed> --pair <plugins dir: fixture, notepad>
 //!        [--everything <mcp-server-everything>] [--calls N] [--rounds N]
 //!        [--only stdio,cold,first,memory,http,upstream]   (default: every comparison)
+//!        [--write FILE]   (also write the table as a page: docs/performance.md)
+//!
+//! The page names the machine (from /proc), the date and the commit (`COREMCP_BENCH_DATE` and
+//! `COREMCP_BENCH_COMMIT`, which scripts/bench sets).
 
 #![allow(clippy::print_stdout)]
 
@@ -44,6 +48,8 @@ struct Options {
     rounds: usize,
     /// The comparisons to run (`None`: all).
     only: Option<Vec<String>>,
+    /// `--write`: the page the table is also written to.
+    write: Option<PathBuf>,
 }
 
 impl Options {
@@ -59,7 +65,7 @@ fn parse_args() -> Result<Options, String> {
     let path = |v: Option<String>| v.map(PathBuf::from);
     let (mut host, mut floor, mut rmcp, mut all, mut pair, mut everything) =
         (None, None, None, None, None, None);
-    let (mut calls, mut rounds, mut only) = (3000, 3, None);
+    let (mut calls, mut rounds, mut only, mut write) = (3000, 3, None, None);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
@@ -72,6 +78,7 @@ fn parse_args() -> Result<Options, String> {
             "--calls" => calls = value.parse().map_err(|e| format!("--calls: {e}"))?,
             "--rounds" => rounds = value.parse().map_err(|e| format!("--rounds: {e}"))?,
             "--only" => only = Some(value.split(',').map(str::to_owned).collect()),
+            "--write" => write = path(Some(value)),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -85,6 +92,7 @@ fn parse_args() -> Result<Options, String> {
         calls: calls.max(200),
         rounds: rounds.max(1),
         only,
+        write,
     })
 }
 
@@ -134,28 +142,36 @@ impl Row {
         v.get(v.len() / 2).copied()
     }
 
-    fn print(&self) {
-        let (goal, holds) = match (self.goal, self.median()) {
-            (Goal::AtMost(g), Some(m)) => (format!("<= {g}{}", self.unit), m <= g),
-            (Goal::AtLeast(g), Some(m)) => (format!(">= {g}{}", self.unit), m >= g),
-            (_, None) => ("-".to_owned(), false),
+    /// The median, the goal, whether it holds, and the rounds, as the table shows them.
+    fn cells(&self) -> (String, String, &'static str, String) {
+        let goal = match self.goal {
+            Goal::AtMost(g) => format!("<= {g}{}", self.unit),
+            Goal::AtLeast(g) => format!(">= {g}{}", self.unit),
+        };
+        let holds = match (self.goal, self.median()) {
+            (Goal::AtMost(g), Some(m)) => m <= g,
+            (Goal::AtLeast(g), Some(m)) => m >= g,
+            (_, None) => false,
         };
         let rounds: Vec<String> = self.rounds.iter().map(|r| format!("{r:.2}")).collect();
-        println!(
-            "| {:<58} | {:>9} | {:>10} | {:<5} | {} {}",
-            self.figure,
+        (
             self.median()
                 .map_or("not run".to_owned(), |m| format!("{m:.2}{}", self.unit)),
             goal,
-            if self.median().is_none() {
-                "-"
-            } else if holds {
-                "yes"
-            } else {
-                "NO"
+            match (self.median(), holds) {
+                (None, _) => "-",
+                (Some(_), true) => "yes",
+                (Some(_), false) => "NO",
             },
             rounds.join(" / "),
-            self.detail
+        )
+    }
+
+    fn print(&self) {
+        let (median, goal, holds, rounds) = self.cells();
+        println!(
+            "| {:<58} | {median:>9} | {goal:>10} | {holds:<5} | {rounds} {}",
+            self.figure, self.detail
         );
     }
 }
@@ -567,7 +583,12 @@ fn run(opts: &Options) -> Result<(), String> {
     let mut rss = Row::new(
         "RSS after one call of every group",
         " MB",
-        Goal::AtMost(15.0),
+        Goal::AtMost(20.0),
+    );
+    let mut size = Row::new(
+        "full profile on disk: coremcp and every library, stripped",
+        " MB",
+        Goal::AtMost(50.0),
     );
     let mut hop = Row::new(
         "upstream hop p50, through - direct (server-everything)",
@@ -592,6 +613,11 @@ fn run(opts: &Options) -> Result<(), String> {
         Goal::AtMost(1.3),
     );
 
+    if opts.runs("size") {
+        let (mb, detail) = install_size(opts)?;
+        size.rounds.push(mb);
+        size.detail = detail;
+    }
     for round in 1..=opts.rounds {
         eprintln!("goals-bench: round {round} of {}", opts.rounds);
         if opts.runs("stdio") {
@@ -637,6 +663,7 @@ fn run(opts: &Options) -> Result<(), String> {
         opts,
         n,
         &[
+            &size,
             &stdio_p50,
             &cold_row,
             &slow_first,
@@ -845,6 +872,81 @@ fn http_rows(opts: &Options, data: &str, n: usize, rows: [&mut Row; 2]) -> Resul
 }
 
 /// The table: each row's median, goal and rounds.
+/// The size of the install measured (the host binary and every library, as laid out: stripped
+/// by scripts/bench as scripts/build does), in MB of 10^6 bytes.
+fn install_size(opts: &Options) -> Result<(f64, String), String> {
+    let len = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.len())
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let host = len(&opts.host)?;
+    let mut libraries = 0;
+    for entry in std::fs::read_dir(&opts.all).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "so") {
+            libraries += len(&path)?;
+        }
+    }
+    let mb = |b: u64| b as f64 / 1e6;
+    Ok((
+        mb(host + libraries),
+        format!(
+            "coremcp {:.1} MB, libraries {:.1} MB",
+            mb(host),
+            mb(libraries)
+        ),
+    ))
+}
+
+/// The table as a page (`--write`): the machine, the date, the commit, the method, the rows.
+fn write_page(path: &Path, opts: &Options, n: usize, rows: &[&Row]) -> Result<(), String> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|r| r.split(':').nth(1))
+        })
+        .map_or("unknown CPU".to_owned(), |m| m.trim().to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let memory_gib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+    let env = |name: &str| std::env::var(name).unwrap_or_else(|_| "unknown".to_owned());
+    let mut page = String::from(
+        "# Performance: the overhead budget\n\n\
+         Written by `scripts/bench --goals --write docs/performance.md`; run it again rather than \
+         edit this page. Every figure is a ratio (or a difference) against a baseline measured \
+         in the same run, side by side, so a shared machine's slow spells weigh on both.\n\n",
+    );
+    page.push_str(&format!(
+        "- Machine: {cpu}, {cores} cores, {memory_gib:.0} GiB\n- Date: {}\n- Commit: {}\n\
+         - Method: medians of {} rounds; {n} serial calls per figure, in {BLOCKS} blocks \
+         alternating with the baseline's\n\n",
+        env("COREMCP_BENCH_DATE"),
+        env("COREMCP_BENCH_COMMIT"),
+        opts.rounds
+    ));
+    page.push_str(
+        "| Figure | Median | Goal | Holds | Rounds | Baseline and figures of the last round |\n",
+    );
+    page.push_str("|---|---|---|---|---|---|\n");
+    for row in rows {
+        let (median, goal, holds, rounds) = row.cells();
+        page.push_str(&format!(
+            "| {} | {median} | {goal} | {holds} | {rounds} | {} |\n",
+            row.figure,
+            row.detail.replace('|', "/")
+        ));
+    }
+    std::fs::write(path, page).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn print_table(opts: &Options, n: usize, rows: &[&Row]) {
     println!(
         "\nmedians of {} rounds ({} serial calls per figure, in {BLOCKS} blocks alternating with \
@@ -867,6 +969,12 @@ fn print_table(opts: &Options, n: usize, rows: &[&Row]) {
     }
     if opts.everything.is_none() {
         println!("(the upstream rows need --everything: server-everything was not given)");
+    }
+    if let Some(path) = &opts.write {
+        match write_page(path, opts, n, rows) {
+            Ok(()) => println!("written to {}", path.display()),
+            Err(e) => eprintln!("goals-bench: cannot write the page: {e}"),
+        }
     }
 }
 
