@@ -34,6 +34,33 @@ fn relay(dir: &TempDir, port: u16, issuer: &str) -> Serve {
     )
 }
 
+/// A provider (signing with key `k1`) and a server trusting it.
+struct Setup {
+    provider: Provider,
+    provider_port: u16,
+    issuer: String,
+    relay: Serve,
+    port: u16,
+    dir: TempDir,
+}
+
+fn set_up(script: &str) -> Setup {
+    let provider_port = free_port();
+    let issuer = format!("http://127.0.0.1:{provider_port}");
+    let provider = Provider::start(script, provider_port, &issuer, "k1");
+    let port = free_port();
+    let dir = plugins(&["notepad"]);
+    let relay = relay(&dir, port, &issuer);
+    Setup {
+        provider,
+        provider_port,
+        issuer,
+        relay,
+        port,
+        dir,
+    }
+}
+
 /// An MCP client of `serve` presenting `token`.
 fn client(serve: &Serve, token: &str) -> Client {
     let mut client = serve.client();
@@ -83,12 +110,14 @@ fn a_server_accepts_its_providers_tokens_and_refuses_every_other() {
     let Some(script) = oidc::script() else {
         return;
     };
-    let provider_port = free_port();
-    let issuer = format!("http://127.0.0.1:{provider_port}");
-    let provider = Provider::start(&script, provider_port, &issuer, "k1");
-    let port = free_port();
-    let dir = plugins(&["notepad"]);
-    let relay = relay(&dir, port, &issuer);
+    let Setup {
+        provider,
+        provider_port,
+        issuer,
+        relay,
+        port,
+        dir: _dir,
+    } = set_up(&script);
     let audience = format!("http://127.0.0.1:{port}/mcp");
 
     // No token: 401 pointing at the metadata, which points at the provider (RFC 9728).
@@ -223,12 +252,14 @@ fn a_proxy_signs_in_to_its_relay_with_client_credentials() {
     let Some(script) = oidc::script() else {
         return;
     };
-    let provider_port = free_port();
-    let issuer = format!("http://127.0.0.1:{provider_port}");
-    let provider = Provider::start(&script, provider_port, &issuer, "k1");
-    let port = free_port();
-    let dir = plugins(&["notepad"]);
-    let relay = relay(&dir, port, &issuer);
+    let Setup {
+        provider,
+        provider_port,
+        issuer,
+        relay,
+        port,
+        dir,
+    } = set_up(&script);
     let relay_url = format!("http://127.0.0.1:{port}/mcp");
     let data = TempDir::new("proxy-data");
     let args = [
