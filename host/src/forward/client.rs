@@ -118,6 +118,9 @@ impl McpClient {
     ) -> Result<Reply, HttpError> {
         let arguments = RawValue::from_string(arguments.to_owned())
             .map_err(|e| HttpError::Url(format!("the arguments are not JSON: {e}")))?;
+        // An OAuth token is fetched (if none is held) by the call's deadline, not the set-up's:
+        // the provider is not the peer.
+        self.sign_in(deadline)?;
         // One deadline for the whole set-up, however many of its steps this client still needs.
         let setup = Setup::new(deadline, connect_timeout, self.url.authority.clone());
         if self.modern.is_none() {
@@ -223,7 +226,7 @@ impl McpClient {
         }
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let body = initialized.to_string();
-        let headers = self.headers(&initialized)?;
+        let headers = self.headers(&initialized, deadline)?;
         let headers: Vec<(&str, &str)> = headers
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
@@ -250,7 +253,13 @@ impl McpClient {
         Ok(())
     }
 
-    fn headers(&self, request: &Value) -> Result<Vec<(String, String)>, HttpError> {
+    /// The headers of `request`, with this client's credential (an OAuth token fetched by
+    /// `deadline` if none is held).
+    fn headers(
+        &self,
+        request: &Value,
+        deadline: Instant,
+    ) -> Result<Vec<(String, String)>, HttpError> {
         let modern = self.modern == Some(true);
         let version = if modern { MODERN } else { PREFERRED_VERSION };
         let mut headers = mcp::headers(
@@ -258,20 +267,30 @@ impl McpClient {
             self.session.as_deref(),
             modern.then_some(request),
         );
-        match (self.trusted, credential()) {
-            (true, Some(Credential::Static(bearer))) => {
-                headers.push(("Authorization".to_owned(), bearer.clone()));
-            }
-            (true, Some(Credential::OAuth(client))) => {
-                let url = self.url_text();
-                let bearer = client.authorization(&url).map_err(|e| {
-                    HttpError::SignIn(format!("cannot sign in to {url} with OAuth: {e}"))
-                })?;
-                headers.push(("Authorization".to_owned(), bearer));
-            }
-            (false, _) | (true, None) => {}
+        if let Some(bearer) = self.authorization(deadline)? {
+            headers.push(("Authorization".to_owned(), bearer));
         }
         Ok(headers)
+    }
+
+    /// The `Authorization` value this peer is sent, if any: only a peer the operator
+    /// configured gets the credential (an OAuth token fetched by `deadline` if none is held).
+    fn authorization(&self, deadline: Instant) -> Result<Option<String>, HttpError> {
+        match (self.trusted, credential()) {
+            (true, Some(Credential::Static(bearer))) => Ok(Some(bearer.clone())),
+            (true, Some(Credential::OAuth(client))) => {
+                let url = self.url_text();
+                client.authorization(&url, deadline).map(Some).map_err(|e| {
+                    HttpError::SignIn(format!("cannot sign in to {url} with OAuth: {e}"))
+                })
+            }
+            (false, _) | (true, None) => Ok(None),
+        }
+    }
+
+    /// Makes sure an OAuth token for this peer is held (nothing to do for another credential).
+    fn sign_in(&self, deadline: Instant) -> Result<(), HttpError> {
+        self.authorization(deadline).map(drop)
     }
 
     /// This peer's URL as configured (the resource its OAuth tokens are for).
@@ -327,7 +346,7 @@ impl McpClient {
             self.conn = Some(Conn::connect(&self.url, connect_timeout)?);
         }
         let body = request.to_string();
-        let headers = self.headers(request)?;
+        let headers = self.headers(request, deadline)?;
         let headers: Vec<(&str, &str)> = headers
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))

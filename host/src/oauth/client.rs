@@ -110,8 +110,9 @@ impl ClientCredentials {
         self.settings.resource.as_deref().unwrap_or(peer_url)
     }
 
-    /// `Bearer <token>` for the peer at `peer_url`: the one held, or a new one.
-    pub fn authorization(&self, peer_url: &str) -> Result<String, OAuthError> {
+    /// `Bearer <token>` for the peer at `peer_url`: the one held, or a new one (asked for by
+    /// `deadline`, the call's).
+    pub fn authorization(&self, peer_url: &str, deadline: Instant) -> Result<String, OAuthError> {
         let resource = self.resource_of(peer_url).to_owned();
         if let Some(held) = self
             .held
@@ -123,7 +124,7 @@ impl ClientCredentials {
             return Ok(format!("Bearer {}", held.token));
         }
         let asked = Instant::now();
-        let (token, lifetime) = self.fetch(&resource)?;
+        let (token, lifetime) = self.fetch(&resource, deadline)?;
         self.held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -146,7 +147,7 @@ impl ClientCredentials {
             .remove(resource);
     }
 
-    fn endpoint(&self) -> Result<String, OAuthError> {
+    fn endpoint(&self, deadline: Instant) -> Result<String, OAuthError> {
         let mut slot = self
             .token_endpoint
             .lock()
@@ -154,7 +155,7 @@ impl ClientCredentials {
         if let Some(url) = &*slot {
             return Ok(url.clone());
         }
-        let endpoints = super::discover(&self.settings.issuer)?;
+        let endpoints = super::discover(&self.settings.issuer, deadline)?;
         let url = endpoints
             .token_endpoint
             .ok_or_else(|| OAuthError::Provider {
@@ -166,8 +167,8 @@ impl ClientCredentials {
     }
 
     /// Asks the token endpoint for a token for `resource`; the token and its lifetime.
-    fn fetch(&self, resource: &str) -> Result<(String, Duration), OAuthError> {
-        let endpoint = self.endpoint()?;
+    fn fetch(&self, resource: &str, deadline: Instant) -> Result<(String, Duration), OAuthError> {
+        let endpoint = self.endpoint(deadline)?;
         let mut form = format!(
             "grant_type=client_credentials&resource={}",
             form_encode(resource)
@@ -182,8 +183,12 @@ impl ClientCredentials {
             form_encode(&self.settings.client_secret)
         ));
         let authorization = format!("Basic {basic}");
-        let (status, answer) =
-            super::post_form(&endpoint, &[("Authorization", &authorization)], &form)?;
+        let (status, answer) = super::post_form(
+            &endpoint,
+            &[("Authorization", &authorization)],
+            &form,
+            deadline,
+        )?;
         let token = answer["access_token"].as_str().filter(|t| !t.is_empty());
         match (status, token) {
             (200, Some(token)) => {

@@ -4,7 +4,8 @@
 //! in to its relays with the **client credentials grant** ([`client`]) instead of a static
 //! token. Both find the issuer's endpoints by discovery ([`discover`]).
 //!
-//! Invariants: every request to the identity provider has a deadline ([`TIMEOUT`]); an
+//! Invariants: every request to the identity provider has a deadline (at most [`TIMEOUT`], and
+//! never past the call it is made for); an
 //! issuer's discovery document must name that very issuer (OpenID Connect Discovery 1.0 §4.3,
 //! RFC 8414 §3.3), so a document served elsewhere cannot redirect where keys or tokens come
 //! from; no secret or token is ever logged or put in an error.
@@ -41,16 +42,16 @@ pub struct Endpoints {
 
 /// Reads `issuer`'s metadata: OpenID Connect discovery (`/.well-known/openid-configuration`),
 /// else RFC 8414's `/.well-known/oauth-authorization-server`.
-pub fn discover(issuer: &str) -> Result<Endpoints, OAuthError> {
+pub fn discover(issuer: &str, deadline: Instant) -> Result<Endpoints, OAuthError> {
     let issuer = issuer.trim_end_matches('/');
     let oidc = format!("{issuer}/.well-known/openid-configuration");
-    let document = match get_json(&oidc) {
+    let document = match get_json(&oidc, deadline) {
         Ok(document) => document,
         Err(first) => {
             // RFC 8414 puts the issuer's path after the well-known name.
             let (origin, path) = split_origin(issuer);
             let rfc8414 = format!("{origin}/.well-known/oauth-authorization-server{path}");
-            get_json(&rfc8414).map_err(|second| OAuthError::Provider {
+            get_json(&rfc8414, deadline).map_err(|second| OAuthError::Provider {
                 url: issuer.to_owned(),
                 reason: format!("no discovery document: {first}; {second}"),
             })?
@@ -89,8 +90,8 @@ fn split_origin(url: &str) -> (&str, &str) {
 }
 
 /// GETs `url` and parses the JSON object it answers with 200.
-pub fn get_json(url: &str) -> Result<Value, OAuthError> {
-    let (status, body) = exchange(url, "GET", &[("Accept", "application/json")], b"")?;
+pub fn get_json(url: &str, deadline: Instant) -> Result<Value, OAuthError> {
+    let (status, body) = exchange(url, "GET", &[("Accept", "application/json")], b"", deadline)?;
     json_of(url, status, &body)
 }
 
@@ -99,13 +100,14 @@ pub fn post_form(
     url: &str,
     headers: &[(&str, &str)],
     form: &str,
+    deadline: Instant,
 ) -> Result<(u16, Value), OAuthError> {
     let mut all = vec![
         ("Accept", "application/json"),
         ("Content-Type", "application/x-www-form-urlencoded"),
     ];
     all.extend_from_slice(headers);
-    let (status, body) = exchange(url, "POST", &all, form.as_bytes())?;
+    let (status, body) = exchange(url, "POST", &all, form.as_bytes(), deadline)?;
     let value = serde_json::from_slice(&body).map_err(|e| OAuthError::Provider {
         url: url.to_owned(),
         reason: format!("HTTP {status}, not JSON: {e}"),
@@ -133,21 +135,26 @@ fn json_of(url: &str, status: u16, body: &[u8]) -> Result<Value, OAuthError> {
     Ok(value)
 }
 
-/// One request on a connection of its own, within [`TIMEOUT`].
+/// One request on a connection of its own, by `deadline` and within [`TIMEOUT`].
 fn exchange(
     url: &str,
     method: &str,
     headers: &[(&str, &str)],
     body: &[u8],
+    deadline: Instant,
 ) -> Result<(u16, Vec<u8>), OAuthError> {
     let failed = |reason: String| OAuthError::Provider {
         url: url.to_owned(),
         reason,
     };
     let parsed = Url::parse(url).map_err(|e| failed(e.to_string()))?;
-    let deadline = Instant::now() + TIMEOUT;
+    let deadline = deadline.min(Instant::now() + TIMEOUT);
     let never = AtomicBool::new(false);
-    let mut conn = Conn::connect(&parsed, TIMEOUT).map_err(|e| failed(e.to_string()))?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(failed("no time left before the call's deadline".to_owned()));
+    }
+    let mut conn = Conn::connect(&parsed, left).map_err(|e| failed(e.to_string()))?;
     let mut response = conn
         .exchange(&parsed, method, headers, body, deadline, &never)
         .map_err(|e| failed(e.to_string()))?;

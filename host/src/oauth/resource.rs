@@ -91,12 +91,12 @@ impl ResourceServer {
     /// Discovers the issuer and fetches its keys (at start: a provider that cannot be read
     /// stops the start, naming it).
     pub fn start(settings: Settings) -> Result<Self, OAuthError> {
-        let endpoints = super::discover(&settings.issuer)?;
+        let endpoints = super::discover(&settings.issuer, Instant::now() + super::TIMEOUT)?;
         let jwks_uri = endpoints.jwks_uri.ok_or_else(|| OAuthError::Provider {
             url: settings.issuer.clone(),
             reason: "its discovery document has no jwks_uri".to_owned(),
         })?;
-        let keys = fetch_keys(&jwks_uri)?;
+        let keys = fetch_keys(&jwks_uri, Instant::now() + super::TIMEOUT)?;
         Ok(Self::with_keys(settings, jwks_uri, keys))
     }
 
@@ -217,7 +217,7 @@ impl ResourceServer {
             // Claimed now, so that calls arriving meanwhile do not fetch as well.
             keys.fetched = Instant::now();
         }
-        match fetch_keys(&self.jwks_uri) {
+        match fetch_keys(&self.jwks_uri, Instant::now() + super::TIMEOUT) {
             Ok(fresh) => {
                 tracing::info!(
                     "fetched the OAuth issuer's keys again: {} key(s)",
@@ -249,8 +249,8 @@ fn metadata_url(resource: &str) -> String {
 
 /// The usable verification keys of a JWKS document (others are skipped, not fatal: a
 /// provider may publish encryption or symmetric keys beside them).
-fn fetch_keys(jwks_uri: &str) -> Result<Vec<Jwk>, OAuthError> {
-    let document = super::get_json(jwks_uri)?;
+fn fetch_keys(jwks_uri: &str, deadline: Instant) -> Result<Vec<Jwk>, OAuthError> {
+    let document = super::get_json(jwks_uri, deadline)?;
     let keys: Vec<Jwk> = document["keys"]
         .as_array()
         .into_iter()
