@@ -8,11 +8,17 @@
 //!
 //! Invariants:
 //! - The peer's answer to a call comes back unchanged: its `result` object as JSON text, or its
-//!   JSON-RPC error code and message ([`Reply`]). Nothing is retried after the call was sent,
-//!   except when the peer says the session is unknown (HTTP 404), which means it did not run
-//!   the call: then the session is set up again once and the call resent.
-//! - Only a failure to connect is reported as such ([`HttpError::is_before_send`]); a failure
-//!   of `initialize` on a live peer is an error of the peer like any other.
+//!   JSON-RPC error code, message and `data` ([`Reply`]), read by the reader every client of
+//!   ours shares (`crate::net::mcp`). Nothing is retried after the call was sent, except when
+//!   the peer says it did not run it: the session is unknown (HTTP 404) — it is set up again
+//!   once and the call resent — or the credential was refused (HTTP 401) — an OAuth token is
+//!   fetched anew once and the call resent.
+//! - Only a failure to connect is reported as such ([`HttpError::is_before_send`]); an answer
+//!   refusing `initialize` on a live peer is an error of the peer like any other.
+//! - The credential goes only to a peer the operator configured (`trusted`): the static
+//!   `COREMCP_RELAY_TOKEN`, or an OAuth token of `crate::oauth::client`, fetched by the call's
+//!   deadline before the set-up starts; a sign-in that fails is neither a connect failure nor a
+//!   call that may have run ([`HttpError::SignIn`]).
 //! - Setting up — the connect, `server/discover` and `initialize` together — has one short
 //!   deadline of its own (the connect timeout, `--relay-connect-timeout`), and a peer that
 //!   sends no answer to it (or drops the connection) within that time counts as one that could
