@@ -378,7 +378,7 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
 /// digits, `_`, `-`, `.`; at most 255 characters).
 /// Whether `scope` may be named in a grant: an OAuth scope token (RFC 6749 §3.3) without the
 /// characters the grants grammar separates with.
-fn is_scope(scope: &str) -> bool {
+pub fn is_scope(scope: &str) -> bool {
     !scope.is_empty()
         && scope
             .chars()

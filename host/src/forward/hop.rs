@@ -3,13 +3,16 @@
 //! - [`ROUTED`] (`true`): passed on by a service-mode `--route`; the receiver serves it from
 //!   its store or refuses it, and never routes it again.
 //! - [`PRINCIPAL`]: on whose behalf the call is made — the principal the sender's own policy
-//!   judged it for, so the receiver's policy can judge the same principal.
+//!   judged it for, so the receiver's policy can judge the same principal; with [`SCOPES`]
+//!   when that principal signed in with an OAuth access token (its scopes, for `scope:NAME`
+//!   grants there too).
 //! - [`VIA`]: the instance ids of the Core MCPs the call has passed through, in order. A Core
 //!   MCP that finds its own id there refuses the call at once: a relay, route or `remote_host`
 //!   leads back to it, and passing the call on again would only bounce it until its deadline.
 //!
 //! Invariants:
-//! - [`PRINCIPAL`] is written only for a peer the operator configured (see [`super::peers`]),
+//! - [`PRINCIPAL`] (and [`SCOPES`]) is written only for a peer the operator configured (see
+//!   [`super::peers`]),
 //!   with the token that lets it know us, and only for a token principal; it is believed only
 //!   from a caller authenticated as a configured peer ([`Incoming::caller`]); from anyone else
 //!   it is refused, never ignored, so a client cannot pass for another principal.
@@ -30,6 +33,10 @@ use crate::policy::Caller;
 pub const ROUTED: &str = "dev.coremcp/routed";
 /// `_meta` key: the principal the call is made for.
 pub const PRINCIPAL: &str = "dev.coremcp/principal";
+/// `_meta` key: the OAuth scopes of the principal the call is made for (with [`PRINCIPAL`]).
+pub const SCOPES: &str = "dev.coremcp/scopes";
+/// The most scopes carried.
+pub const MAX_SCOPES: usize = 64;
 /// `_meta` key: the name of the agent's client the call came from (what a record of who did
 /// what shows), told to a configured peer and believed only from one.
 pub const CLIENT: &str = "dev.coremcp/client";
@@ -68,6 +75,8 @@ pub fn instance_id() -> &'static str {
 pub struct Incoming {
     pub routed: bool,
     pub principal: Option<String>,
+    /// The principal's OAuth scopes, when it signed in with an access token.
+    pub scopes: Option<Vec<String>>,
     /// The client's name, as the sender's session knew it.
     pub client: Option<String>,
     pub via: Vec<String>,
@@ -139,6 +148,34 @@ impl Incoming {
                 })
             }
         };
+        let scopes = match map.get(SCOPES) {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(list)) if list.len() <= MAX_SCOPES => Some(
+                list.iter()
+                    .map(|s| match s {
+                        Value::String(s) if s.len() <= 200 && crate::policy::is_scope(s) => {
+                            Ok(s.clone())
+                        }
+                        other => Err(HopError::Malformed {
+                            key: SCOPES,
+                            why: format!("expected scope names, got {other}"),
+                        }),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            Some(other) => {
+                return Err(HopError::Malformed {
+                    key: SCOPES,
+                    why: format!("expected at most {MAX_SCOPES} scope names, got {other}"),
+                })
+            }
+        };
+        if scopes.is_some() && principal.is_none() {
+            return Err(HopError::Malformed {
+                key: SCOPES,
+                why: format!("scopes are a principal's, and \"{PRINCIPAL}\" names none"),
+            });
+        }
         let via = match map.get(VIA) {
             None => Vec::new(),
             Some(Value::Array(ids)) if ids.len() <= MAX_VIA => ids
@@ -166,6 +203,7 @@ impl Incoming {
         Ok(Self {
             routed,
             principal,
+            scopes,
             client,
             via,
         })
@@ -216,9 +254,13 @@ impl Incoming {
                 caller: session.described(),
             });
         }
-        Ok(match principal.as_str() {
-            "stdio" | "*" => Cow::Borrowed(session),
-            name => Cow::Owned(Caller::Token(name.to_owned())),
+        Ok(match (principal.as_str(), &self.scopes) {
+            ("stdio" | "*", _) => Cow::Borrowed(session),
+            (name, Some(scopes)) => Cow::Owned(Caller::Signed {
+                name: name.to_owned(),
+                scopes: scopes.clone(),
+            }),
+            (name, None) => Cow::Owned(Caller::Token(name.to_owned())),
         })
     }
 }
@@ -232,6 +274,8 @@ pub struct Outgoing {
     /// The name of the agent's client: the one the call arrived with from a peer, else this
     /// process's session's.
     pub client: Option<String>,
+    /// The principal's OAuth scopes, when it signed in with an access token.
+    pub scopes: Option<Vec<String>>,
     /// The path so far, this process last.
     pub via: Vec<String>,
 }
@@ -241,9 +285,10 @@ impl Outgoing {
     pub fn new(caller: &Caller, incoming: &Incoming) -> Self {
         let mut via = incoming.via.clone();
         via.push(instance_id().to_owned());
-        let principal = match caller {
-            Caller::Token(name) | Caller::Signed { name, .. } => Some(name.clone()),
-            Caller::Stdio | Caller::Anonymous => None,
+        let (principal, scopes) = match caller {
+            Caller::Token(name) => (Some(name.clone()), None),
+            Caller::Signed { name, scopes } => (Some(name.clone()), Some(scopes.clone())),
+            Caller::Stdio | Caller::Anonymous => (None, None),
         };
         // Believed from a peer only: the session drops it from anyone else.
         let client = incoming
@@ -254,6 +299,7 @@ impl Outgoing {
         Self {
             principal,
             client,
+            scopes,
             via,
         }
     }
@@ -269,6 +315,12 @@ impl Outgoing {
         }
         if let (true, Some(principal)) = (credentialed, &self.principal) {
             meta.insert(PRINCIPAL.to_owned(), Value::from(principal.as_str()));
+            if let Some(scopes) = &self.scopes {
+                meta.insert(
+                    SCOPES.to_owned(),
+                    Value::Array(scopes.iter().map(|s| Value::from(s.as_str())).collect()),
+                );
+            }
         }
         if let (true, Some(client)) = (credentialed, &self.client) {
             meta.insert(CLIENT.to_owned(), Value::from(client.as_str()));
@@ -308,6 +360,7 @@ mod tests {
             Incoming {
                 routed: true,
                 principal: Some("bob".into()),
+                scopes: None,
                 client: None,
                 via: vec!["a".into(), "b".into()],
             }
@@ -356,6 +409,42 @@ mod tests {
                 .map(Cow::into_owned),
             Ok(Caller::Anonymous)
         );
+    }
+
+    #[test]
+    fn an_oauth_principals_scopes_travel_with_it_to_a_configured_peer_only() {
+        let caller = Caller::Signed {
+            name: "svc".into(),
+            scopes: vec!["deploy".into(), "notes".into()],
+        };
+        let out = Outgoing::new(&caller, &Incoming::default());
+        let meta = out.meta(true, false);
+        assert_eq!(meta[SCOPES], serde_json::json!(["deploy", "notes"]));
+        assert!(
+            !out.meta(false, false).contains_key(SCOPES),
+            "only with the token"
+        );
+        // The next Core MCP judges the same principal with the same scopes, from a peer only.
+        let text = Value::Object(meta).to_string();
+        let hop = parse(&text).expect("hop");
+        let peers = vec!["peer".to_owned()];
+        assert_eq!(
+            hop.caller(&Caller::Token("peer".into()), &peers)
+                .map(Cow::into_owned),
+            Ok(caller)
+        );
+        assert!(hop.caller(&Caller::Token("svc".into()), &peers).is_err());
+        // A static token's principal carries none.
+        let plain = Outgoing::new(&Caller::Token("bob".into()), &Incoming::default());
+        assert!(!plain.meta(true, false).contains_key(SCOPES));
+        for bad in [
+            r#"{"dev.coremcp/principal":"a","dev.coremcp/scopes":"x"}"#,
+            r#"{"dev.coremcp/principal":"a","dev.coremcp/scopes":["a;b"]}"#,
+            r#"{"dev.coremcp/scopes":["x"]}"#,
+        ] {
+            let err = parse(bad).expect_err(bad);
+            assert!(err.to_string().contains(SCOPES), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -349,3 +349,57 @@ fn a_proxy_signs_in_to_its_relay_with_client_credentials() {
     );
     assert!(!error.contains("may have run"), "{error}");
 }
+
+#[test]
+fn an_oauth_principals_scopes_are_judged_again_on_the_relay() {
+    let Some(script) = oidc::script() else {
+        return;
+    };
+    let provider_port = free_port();
+    let issuer = format!("http://127.0.0.1:{provider_port}");
+    let provider = Provider::start(&script, provider_port, &issuer, "k1");
+    let dir = plugins(&["notepad"]);
+    // The relay knows the devbox's Core MCP as a peer (its token named by --peer-token), and
+    // takes notepad_delete from every principal with the scope `notes`.
+    let peer_token = "devbox-token-0123456789abcdef";
+    let relay = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &[
+            "--peer-token",
+            "devbox",
+            "--grants",
+            "scope:notes=!notepad_delete",
+        ],
+        &[("COREMCP_TOKENS_TEXT", &format!("devbox {peer_token}"))],
+    );
+    let relay_url = format!("http://{}/mcp", relay.addr);
+    // A shared devbox: agents sign in to it with the provider's tokens; it forwards Notepad.
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let devbox = Serve::start_on(
+        dir.path(),
+        &listen,
+        &["--oauth-issuer", &issuer, "--relay", &relay_url],
+        &[("COREMCP_RELAY_TOKEN", peer_token)],
+    );
+    let token = provider.token("sdk", &format!("http://{listen}/mcp"));
+    let mut agent = client(&devbox, &token);
+    agent.initialize();
+    let set = agent.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "scoped", "value": "v"}),
+    );
+    assert_ne!(set["isError"], true, "{set}");
+    let delete = agent.call(
+        "notepad_delete",
+        json!({"scope": "global", "key": "scoped"}),
+    );
+    assert_eq!(delete["isError"], true, "{delete}");
+    let text = delete["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("refused to the OAuth principal \"sdk\"")
+            && text.contains("scope:notes=!notepad_delete"),
+        "the relay judged the agent's scopes: {text}"
+    );
+}
