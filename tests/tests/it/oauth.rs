@@ -6,7 +6,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use coremcp_tests::http::{request, Client, Serve};
+use coremcp_tests::http::{request, Client, Recorder, Serve};
 use coremcp_tests::oidc::{self, Provider};
 use coremcp_tests::{free_port, plugins, Server, TempDir};
 use serde_json::json;
@@ -44,12 +44,18 @@ struct Setup {
     dir: TempDir,
 }
 
-fn set_up(script: &str) -> Setup {
+/// A provider on a free port signing with key `k1`: it, its port and its issuer URL.
+fn start_provider(script: &str) -> (Provider, u16, String) {
     let provider_port = free_port();
     let issuer = format!("http://127.0.0.1:{provider_port}");
     let provider = Provider::start(script, provider_port, &issuer, "k1");
+    (provider, provider_port, issuer)
+}
+
+fn set_up(script: &str) -> Setup {
+    let (provider, provider_port, issuer) = start_provider(script);
     let port = free_port();
-    let dir = plugins(&["notepad"]);
+    let dir = plugins(&["notepad", "registry"]);
     let relay = relay(&dir, port, &issuer);
     Setup {
         provider,
@@ -293,6 +299,29 @@ fn a_proxy_signs_in_to_its_relay_with_client_credentials() {
         by.starts_with("proxy ("),
         "the relay saw the proxy's client id: {got}"
     );
+
+    // An attacker's Registry record: its URL gets no token (none is even asked for it) and no
+    // principal, though the proxy signs in to its relay.
+    let stolen = Recorder::start(
+        "127.0.0.1",
+        b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+    );
+    let evil = format!("http://{}/mcp", stolen.addr);
+    proxy.ok(
+        "registry_host_add",
+        json!({"name": "evil", "address": "127.0.0.1", "core_mcp_url": evil}),
+    );
+    let answer = proxy.refused("notepad_list", json!({"remote_host": "evil"}));
+    assert!(answer.contains("401"), "{answer}");
+    let requests = stolen.requests();
+    assert!(!requests.is_empty(), "the listener was never called");
+    for request in &requests {
+        let lower = request.to_ascii_lowercase();
+        assert!(
+            !lower.contains("authorization") && !request.contains("dev.coremcp/principal"),
+            "a credential reached a Registry record's URL:\n{request}"
+        );
+    }
     assert!(
         relay.stderr().contains("OAuth access token accepted"),
         "{}",
@@ -355,9 +384,7 @@ fn an_oauth_principals_scopes_are_judged_again_on_the_relay() {
     let Some(script) = oidc::script() else {
         return;
     };
-    let provider_port = free_port();
-    let issuer = format!("http://127.0.0.1:{provider_port}");
-    let provider = Provider::start(&script, provider_port, &issuer, "k1");
+    let (provider, _, issuer) = start_provider(&script);
     let dir = plugins(&["notepad"]);
     // The relay knows the devbox's Core MCP as a peer (its token named by --peer-token), and
     // takes notepad_delete from every principal with the scope `notes`.
