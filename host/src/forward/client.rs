@@ -294,9 +294,13 @@ impl McpClient {
         }
     }
 
-    /// Makes sure an OAuth token for this peer is held (nothing to do for another credential).
+    /// Makes sure an OAuth token for this peer is held (nothing to do for another credential,
+    /// so a static token's call pays nothing here).
     fn sign_in(&self, deadline: Instant) -> Result<(), HttpError> {
-        self.authorization(deadline).map(drop)
+        match (self.trusted, credential()) {
+            (true, Some(Credential::OAuth(_))) => self.authorization(deadline).map(drop),
+            _ => Ok(()),
+        }
     }
 
     /// This peer's URL as configured (the resource its OAuth tokens are for).
