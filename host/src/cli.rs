@@ -12,6 +12,8 @@ use clap::{Parser, Subcommand};
 use crate::commands::Failure;
 use crate::config::{self, env, Config, GroupSelection};
 
+mod stdio_line;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "coremcp",
@@ -507,7 +509,9 @@ fn extra_ca(file: Option<&std::path::Path>) -> Result<(), Failure> {
 pub fn main() -> ExitCode {
     crate::hardening::at_start();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = parse_fast(&args).unwrap_or_else(|| Cli::parse_from(&args));
+    let cli = stdio_line::parse(&args, &|name| std::env::var_os(name))
+        .or_else(|| parse_fast(&args))
+        .unwrap_or_else(|| Cli::parse_from(&args));
     crate::logging::init(std::env::var(env::LOG).ok().as_deref());
     crate::hardening::warn_about_credentials_in(&args);
     if let Command::ProbePlugin { file } = &cli.command {
