@@ -4,7 +4,7 @@
 //! - The pipes are read and written directly: the reading thread hands each line to the session
 //!   itself and runs a call there too, handing the reading to another thread if the call runs
 //!   long ([`readers`]); answers are written by whichever thread produced them, one `write`
-//!   each.
+//!   each, or one for a burst a thread had in hand ([`Cork`], [`outbox`]).
 //! - A line longer than [`MAX_LINE_BYTES`] without a newline is discarded as it streams in and
 //!   reported; memory stays bounded by the limit, whatever arrives.
 //! - Only the protocol writes to the real stdout: fd 1 is re-pointed at stderr before any
@@ -13,16 +13,19 @@
 //!   from a `signalfd` by the watcher of [`readers`], so no code runs in a signal handler.
 
 use std::fs::File;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead};
 use std::os::fd::{AsFd, FromRawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::mcp::MAX_LINE_BYTES;
 
+mod outbox;
 mod readers;
+
 use crate::session::{Outbox, Session};
+pub use outbox::Cork;
+use outbox::StdoutOutbox;
 
 /// How long, after stdin closes, calls in flight get to answer before the process exits.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -113,62 +116,6 @@ impl<R: io::Read> LineReader<io::BufReader<R>> {
     }
 }
 
-/// Writes protocol messages to the real stdout.
-///
-/// Senders never wait for one another's `write`: a sender appends its message to the queue and,
-/// if no one is writing, becomes the writer and flushes the queue until it is empty — so under
-/// load several answers leave in one `write`, and idle, each leaves at once.
-struct StdoutOutbox {
-    file: File,
-    queue: Mutex<Queue>,
-    broken: AtomicBool,
-}
-
-#[derive(Default)]
-struct Queue {
-    bytes: Vec<u8>,
-    writing: bool,
-}
-
-impl Outbox for StdoutOutbox {
-    fn send(&self, message: String) {
-        if self.broken.load(Ordering::Relaxed) {
-            return;
-        }
-        let mut batch = message.into_bytes();
-        batch.push(b'\n');
-        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        if queue.writing {
-            queue.bytes.extend_from_slice(&batch);
-            return;
-        }
-        // Nobody writes, so nothing waits (the writer leaves only with the queue empty): this
-        // message goes out as it is, without a copy, and what others queue meanwhile after it.
-        queue.writing = true;
-        loop {
-            drop(queue);
-            self.write(&batch);
-            batch.clear();
-            queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            if queue.bytes.is_empty() {
-                queue.writing = false;
-                return;
-            }
-            std::mem::swap(&mut batch, &mut queue.bytes);
-        }
-    }
-}
-
-impl StdoutOutbox {
-    fn write(&self, bytes: &[u8]) {
-        if let Err(e) = (&self.file).write_all(bytes) {
-            if !self.broken.swap(true, Ordering::Relaxed) {
-                tracing::warn!("stdout closed ({e}); answers are dropped from now on");
-            }
-        }
-    }
-}
-
 /// Moves the protocol to a private copy of fd 1 and points fd 1 at stderr.
 fn take_stdout() -> io::Result<File> {
     // SAFETY: fcntl/dup2 on the process's own standard descriptors; F_DUPFD_CLOEXEC returns a
@@ -212,11 +159,7 @@ fn block_sighup() -> io::Result<libc::sigset_t> {
 /// Serves one session on stdin/stdout until stdin closes.
 pub fn serve(make_session: impl FnOnce(Arc<dyn Outbox>) -> Session) -> io::Result<()> {
     let sighup = block_sighup()?;
-    let out = Arc::new(StdoutOutbox {
-        file: take_stdout()?,
-        queue: Mutex::new(Queue::default()),
-        broken: AtomicBool::new(false),
-    });
+    let out = StdoutOutbox::new(take_stdout()?);
     let session = make_session(out);
     let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     readers::Readers::new(stdin, MAX_LINE_BYTES, session.clone(), &sighup)?.serve()?;

@@ -84,6 +84,14 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
+impl<R: io::Read> Lines<io::BufReader<R>> {
+    /// Whether a whole line is waiting in the buffer (the next [`Lines::next_line`] reads
+    /// nothing).
+    pub fn line_buffered(&self) -> bool {
+        memchr::memchr(b'\n', self.reader.buffer()).is_some()
+    }
+}
+
 /// Finds the numeric top-level `"id"` of a JSON object fed in pieces, keeping nothing of it
 /// but a few bytes of state: it tracks strings, escapes and nesting, and reads the value of the
 /// key `id` at depth 1 wherever it comes (first, as most servers write it, or last, after a

@@ -260,52 +260,67 @@ fn stderr_suffix(excerpt: Option<String>) -> String {
 
 fn read_stdout(stdout: impl Read, shared: &Shared) {
     let mut lines = Lines::new(BufReader::with_capacity(64 * 1024, stdout), MAX_LINE_BYTES);
+    // Held while answers already read wait behind the one being handled, so that a burst
+    // reaches a stdio client in one write (the client wakes once for it).
+    let mut cork = None;
     while let Ok(Some(line)) = lines.next_line() {
-        let text = match line {
-            Line::Text(text) => text,
-            Line::TooLong { bytes, id } => {
-                shared.notices.warn(format!(
-                    "discarded a stdout line of {bytes} bytes (over the {MAX_LINE_BYTES}-byte \
-                     limit){}",
-                    id.map_or_else(String::new, |id| format!(", the answer to request {id}"))
-                ));
-                // The request it answered ends now, saying why, instead of at its deadline.
-                if let Some(id) = id {
-                    shared.pending.answer(id, Err(Refused::TooLarge { bytes }));
-                }
-                continue;
-            }
-        };
-        if text.iter().all(u8::is_ascii_whitespace) {
-            continue;
+        if lines.line_buffered() {
+            cork.get_or_insert_with(crate::stdio::Cork::hold);
         }
-        // The common message, an answer with a result, goes on as text.
-        if let Some((id, result)) = result_of(&text) {
-            shared.pending.answer_raw(id, Ok(result));
-            continue;
-        }
-        let message: Value = match serde_json::from_slice(&text) {
-            Ok(message) => message,
-            Err(e) => {
-                let start: String = String::from_utf8_lossy(&text).chars().take(80).collect();
-                shared.notices.warn(format!(
-                    "ignored a stdout line that is not JSON ({e}): {start}"
-                ));
-                continue;
-            }
-        };
-        match classify(&message) {
-            Incoming::Response { id, outcome } => {
-                shared.pending.answer(id, outcome.map_err(Refused::from))
-            }
-            Incoming::Request { id, method } => {
-                let _ = shared.write(&method_not_found(&id, &method));
-            }
-            Incoming::Notification { method } => shared.notices.notification(&method),
-            Incoming::Invalid(why) => shared.notices.warn(format!("ignored a message: {why}")),
+        take_line(line, shared);
+        if !lines.line_buffered() {
+            cork = None;
         }
     }
+    drop(cork);
     shared.pending.close();
+}
+
+/// Handles one line of the server's stdout.
+fn take_line(line: Line, shared: &Shared) {
+    let text = match line {
+        Line::Text(text) => text,
+        Line::TooLong { bytes, id } => {
+            shared.notices.warn(format!(
+                "discarded a stdout line of {bytes} bytes (over the {MAX_LINE_BYTES}-byte \
+                     limit){}",
+                id.map_or_else(String::new, |id| format!(", the answer to request {id}"))
+            ));
+            // The request it answered ends now, saying why, instead of at its deadline.
+            if let Some(id) = id {
+                shared.pending.answer(id, Err(Refused::TooLarge { bytes }));
+            }
+            return;
+        }
+    };
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    // The common message, an answer with a result, goes on as text.
+    if let Some((id, result)) = result_of(&text) {
+        shared.pending.answer_raw(id, Ok(result));
+        return;
+    }
+    let message: Value = match serde_json::from_slice(&text) {
+        Ok(message) => message,
+        Err(e) => {
+            let start: String = String::from_utf8_lossy(&text).chars().take(80).collect();
+            shared.notices.warn(format!(
+                "ignored a stdout line that is not JSON ({e}): {start}"
+            ));
+            return;
+        }
+    };
+    match classify(&message) {
+        Incoming::Response { id, outcome } => {
+            shared.pending.answer(id, outcome.map_err(Refused::from))
+        }
+        Incoming::Request { id, method } => {
+            let _ = shared.write(&method_not_found(&id, &method));
+        }
+        Incoming::Notification { method } => shared.notices.notification(&method),
+        Incoming::Invalid(why) => shared.notices.warn(format!("ignored a message: {why}")),
+    }
 }
 
 /// The id and the `result` (as text) of a response to one of our requests, read without
