@@ -215,6 +215,17 @@ fn status_kb(pid: u32, field: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("no {field}"))
 }
 
+/// A kB figure of `/proc/PID/smaps_rollup`, e.g. `Pss`.
+fn rollup_kb(pid: u32, field: &str) -> Result<u64, String> {
+    let rollup =
+        std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).map_err(|e| e.to_string())?;
+    rollup
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| format!("no {field} in smaps_rollup"))
+}
+
 /// `PROGRAM ARGS` on stdio pipes, with `env`, its stderr discarded, initialised.
 fn stdio(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<StdioClient, String> {
     #[allow(clippy::disallowed_methods)] // The bench starts the servers it measures.
@@ -500,15 +511,19 @@ fn first_calls(opts: &Options, scratch: &Path) -> Result<(f64, String), String> 
 }
 
 /// One call of a tool of every group (an error answer still loads the group), then the RSS,
-/// and what each group's first call added.
+/// what each group's first call added, and the proportional set size once a second session
+/// has called every group too.
 fn memory(opts: &Options, data: &str) -> Result<(f64, String), String> {
     let probes = probes(data);
     let plugins = opts.all.to_string_lossy();
-    let mut client = stdio(
-        &opts.host,
-        &["stdio", "--plugins", &plugins, "--data", data],
-        &[("COREMCP_DOCKER_HOST", "unix:///nonexistent/docker.sock")],
-    )?;
+    let start_session = || {
+        stdio(
+            &opts.host,
+            &["stdio", "--plugins", &plugins, "--data", data],
+            &[("COREMCP_DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+        )
+    };
+    let mut client = start_session()?;
     client.request("tools/list", json!({}))?;
     let mut before = rss_kb(client.pid())?;
     let start = before;
@@ -541,13 +556,23 @@ fn memory(opts: &Options, data: &str) -> Result<(f64, String), String> {
         status_kb(client.pid(), "RssAnon")?,
         status_kb(client.pid(), "RssFile")?,
     );
+    // An agent's machine runs a session per agent: with a second one that called every group
+    // too, the pages of the files count half to each (the proportional set size).
+    let mut second = start_session()?;
+    for (tool, args) in &probes {
+        second.request("tools/call", json!({"name": tool, "arguments": args}))?;
+    }
+    let pss = rollup_kb(client.pid(), "Pss")?;
+    drop(second);
     Ok((
         before as f64 / 1024.0,
         format!(
-            "anonymous {:.1} MB + file-backed {:.1} MB; start {:.1} MB; per group MB: {}",
+            "anonymous {:.1} MB + file-backed {:.1} MB; start {:.1} MB; PSS beside a second \
+             session {:.1} MB; per group MB: {}",
             anon as f64 / 1024.0,
             file as f64 / 1024.0,
             start as f64 / 1024.0,
+            pss as f64 / 1024.0,
             costs.join(", ")
         ),
     ))
