@@ -587,7 +587,21 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn line(text: &str) -> Vec<std::ffi::OsString> {
+    /// Each of `texts`, as a command line, parses with `parse` to what clap makes of it.
+    pub(super) fn assert_agrees_with_clap(
+        texts: &[&str],
+        parse: &dyn Fn(&[std::ffi::OsString]) -> Option<Cli>,
+    ) {
+        for text in texts {
+            let args = line(text);
+            let ours = parse(&args).unwrap_or_else(|| panic!("not parsed: {text}"));
+            let clap = Cli::try_parse_from(&args).expect(text);
+            assert_eq!(format!("{ours:?}"), format!("{clap:?}"), "{text}");
+        }
+    }
+
+    /// `coremcp` and the words of `text`, as a command line.
+    pub(super) fn line(text: &str) -> Vec<std::ffi::OsString> {
         std::iter::once("coremcp")
             .chain(text.split_whitespace())
             .map(Into::into)
@@ -598,7 +612,7 @@ mod tests {
     /// what it does not handle.
     #[test]
     fn the_fast_parse_agrees_with_clap() {
-        for text in [
+        let texts = [
             "stdio --plugins /p --data /d",
             "--plugins /p --data /d stdio",
             "--plugins=/p stdio --data=/d --groups git,files",
@@ -614,12 +628,8 @@ mod tests {
             "status --url http://127.0.0.1:9 --json",
             "hosts",
             "upstream --json --store sqlite:",
-        ] {
-            let args = line(text);
-            let fast = parse_fast(&args).unwrap_or_else(|| panic!("not parsed fast: {text}"));
-            let clap = Cli::try_parse_from(&args).expect(text);
-            assert_eq!(format!("{fast:?}"), format!("{clap:?}"), "{text}");
-        }
+        ];
+        assert_agrees_with_clap(&texts, &|args| parse_fast(args));
         for text in [
             "",
             "--help",

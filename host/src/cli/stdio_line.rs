@@ -238,14 +238,8 @@ pub(super) fn parse(args: &[OsString], env: &dyn Fn(&str) -> Option<OsString>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::{ArgAction, CommandFactory, Parser};
-
-    fn line(text: &str) -> Vec<OsString> {
-        std::iter::once("coremcp")
-            .chain(text.split_whitespace())
-            .map(Into::into)
-            .collect()
-    }
+    use crate::cli::tests::{assert_agrees_with_clap, line};
+    use clap::{ArgAction, CommandFactory};
 
     fn real_env(name: &str) -> Option<OsString> {
         std::env::var_os(name)
@@ -312,7 +306,7 @@ mod tests {
     /// judge.
     #[test]
     fn a_stdio_line_parses_as_clap_parses_it() {
-        for text in [
+        let texts = [
             "stdio",
             "stdio --plugins /p --data /d",
             "--plugins /p --data /d stdio",
@@ -327,12 +321,8 @@ mod tests {
             "stdio --sql db=postgres://x --sql-allow-privileged db --docs /docs",
             "stdio --route git=http://r/mcp --peer http://p/ --peer-token t --operator o",
             "stdio --store postgres://db/x --consul 127.0.0.1:1 --call-timeout 3600",
-        ] {
-            let args = line(text);
-            let fast = parse(&args, &real_env).unwrap_or_else(|| panic!("not parsed: {text}"));
-            let clap = Cli::try_parse_from(&args).expect(text);
-            assert_eq!(format!("{fast:?}"), format!("{clap:?}"), "{text}");
-        }
+        ];
+        assert_agrees_with_clap(&texts, &|args| parse(args, &real_env));
         for text in [
             "",
             "--plugins /p",

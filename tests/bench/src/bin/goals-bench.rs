@@ -206,24 +206,21 @@ fn rss_kb(pid: u32) -> Result<u64, String> {
 
 /// A kB figure of `/proc/PID/status`, e.g. `VmRSS`.
 fn status_kb(pid: u32, field: &str) -> Result<u64, String> {
-    let status =
-        std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .ok_or_else(|| format!("no {field}"))
+    proc_kb(pid, "status", field)
 }
 
 /// A kB figure of `/proc/PID/smaps_rollup`, e.g. `Pss`.
 fn rollup_kb(pid: u32, field: &str) -> Result<u64, String> {
-    let rollup =
-        std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).map_err(|e| e.to_string())?;
-    rollup
-        .lines()
+    proc_kb(pid, "smaps_rollup", field)
+}
+
+/// The `FIELD: N kB` figure of `/proc/PID/FILE`.
+fn proc_kb(pid: u32, file: &str, field: &str) -> Result<u64, String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).map_err(|e| e.to_string())?;
+    text.lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .ok_or_else(|| format!("no {field} in smaps_rollup"))
+        .ok_or_else(|| format!("no {field} in /proc/{pid}/{file}"))
 }
 
 /// `PROGRAM ARGS` on stdio pipes, with `env`, its stderr discarded, initialised.
