@@ -109,13 +109,6 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
-impl<R: io::Read> LineReader<io::BufReader<R>> {
-    /// Whether input is waiting to be cut into lines (the next [`Self::next`] reads nothing).
-    pub fn has_buffered(&self) -> bool {
-        !self.inner.buffer().is_empty()
-    }
-}
-
 /// Moves the protocol to a private copy of fd 1 and points fd 1 at stderr.
 fn take_stdout() -> io::Result<File> {
     // SAFETY: fcntl/dup2 on the process's own standard descriptors; F_DUPFD_CLOEXEC returns a

@@ -11,9 +11,10 @@
 //! A call costs no system call for this: it only writes its number where the watcher looks.
 //! The watcher parks (its timer disarmed) after [`PARK_AFTER`] ticks without a call, and the
 //! first call after that re-arms it, so an idle session wakes nobody. The same thread takes
-//! SIGHUP (through a `signalfd`) and hands the reload to the pool. It starts once the session
-//! has answered its first message and waits for more, or before the first call runs inline,
-//! whichever comes first: a client's first round trip pays for no thread but the reader.
+//! SIGHUP (through a `signalfd`) and hands the reload to the pool. The thread that starts serving
+//! starts it right after the first reader, while that reader already reads: the client's first
+//! round trip waits for no thread but the reader, and a SIGHUP is taken from the start. A call
+//! about to run inline starts it too, if that comes first.
 //!
 //! Invariants:
 //! - Exactly one thread reads at a time: the lines sit behind a mutex, and a thread reads only
@@ -110,10 +111,11 @@ impl Readers {
         }))
     }
 
-    /// Reads until the input ends: starts the first reader, and waits.
+    /// Reads until the input ends: starts the first reader, then the watcher, and waits.
     pub fn serve(self: &Arc<Self>) -> io::Result<()> {
         let reader = Arc::clone(self);
         pool::global().spawn(Box::new(move || reader.read()));
+        self.start_watcher();
         let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if let Some(result) = ended.take() {
@@ -130,15 +132,10 @@ impl Readers {
     fn read(self: Arc<Self>) {
         let _inline = inline::install(Arc::clone(&self) as Arc<dyn Runner>);
         let mut line = Vec::new();
-        let mut answered = false;
         loop {
             let mut oversize = None;
             let more = {
                 let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
-                if answered && !lines.has_buffered() {
-                    // Waiting for the client now: the moment to start the watcher.
-                    self.start_watcher();
-                }
                 lines.next(|event| match event {
                     Event::Line(text) => line.extend_from_slice(text),
                     Event::Oversize(bytes) => oversize = Some(bytes),
@@ -151,7 +148,6 @@ impl Readers {
                 }
                 None => {}
             }
-            answered = true;
             line.clear();
             match more {
                 Ok(true) if inline::installed() => {}
