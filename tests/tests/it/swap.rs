@@ -30,16 +30,17 @@ fn install_plugin(bin: &Path, file: &Path) -> (i32, String, String) {
 }
 
 #[test]
-fn a_sighup_before_the_first_message_is_taken_when_the_session_starts_watching() {
+fn a_sighup_before_the_first_message_reloads_at_once() {
     let (_dir, bin) = install();
     let (code, _, err) = install_plugin(&bin, &library("fixture_swap_v1"));
     assert_eq!(code, 0, "{err}");
     let mut server = Server::start_program(&bin, &[], &[]);
-    // Logged once SIGHUP is blocked: the signal waits, pending, for the thread that takes it.
+    // Logged once SIGHUP is blocked: the signal waits, pending, for the thread that takes it,
+    // which runs from the start, before any message.
     server.wait_stderr("coremcp stdio ready", WAIT);
     server.signal(libc::SIGHUP);
-    server.initialize();
     server.wait_stderr("reload: no plugin changed", WAIT);
+    server.initialize();
     assert_eq!(
         server.call("swap_hello", json!({}))["structuredContent"],
         json!({"version": 1})
