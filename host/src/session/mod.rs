@@ -243,7 +243,24 @@ impl Session {
 
     /// Handles one incoming message.
     pub fn handle(&self, line: &[u8]) {
-        match rpc::parse(line) {
+        self.dispatch(rpc::parse(line), line)
+    }
+
+    /// Handles `line` if the host answers it alone, in bounded time ([`answers_alone`]);
+    /// `false`: it was left alone for the caller to hand to [`Session::handle`] where a call
+    /// may run. The stdio transport reads a session's opening this way on the thread that
+    /// serves (`stdio/readers.rs`).
+    pub fn handle_if_alone(&self, line: &[u8]) -> bool {
+        let incoming = rpc::parse(line);
+        if !answers_alone(&incoming) {
+            return false;
+        }
+        self.dispatch(incoming, line);
+        true
+    }
+
+    fn dispatch(&self, incoming: Incoming<'_>, line: &[u8]) {
+        match incoming {
             Incoming::Request { id, method, params } => self.request(id.get(), &method, params),
             Incoming::Notification { method, params } => self.notification(&method, params),
             Incoming::Response { id } => {
@@ -796,6 +813,23 @@ fn log_rank(level: &str) -> Option<u8> {
         .iter()
         .position(|l| *l == level)
         .map(|rank| rank as u8)
+}
+
+/// Whether the host answers `incoming` alone, in bounded time: a request that runs no tool and
+/// waits on no upstream server, relay or client (`initialize`, `ping`, `tools/list`,
+/// `logging/setLevel`, `server/discover`: a listing that must load a group waits at most
+/// [`crate::plugins::LOAD_WAIT`] for it), a notification, a response, or a message that is not
+/// valid. A call, an upstream surface request, a subscription or any other method is not.
+fn answers_alone(incoming: &Incoming<'_>) -> bool {
+    match incoming {
+        Incoming::Request { method, .. } => matches!(
+            &**method,
+            "initialize" | "ping" | "tools/list" | "logging/setLevel" | "server/discover"
+        ),
+        Incoming::Notification { .. } | Incoming::Response { .. } | Incoming::Invalid { .. } => {
+            true
+        }
+    }
 }
 
 /// The refusal of a request whose id is already in flight.

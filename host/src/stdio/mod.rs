@@ -109,6 +109,14 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+impl<R> LineReader<io::BufReader<R>> {
+    /// Whether bytes read from the input wait in the buffer (so the next line may need no
+    /// read).
+    pub fn has_buffered(&self) -> bool {
+        !self.inner.buffer().is_empty()
+    }
+}
+
 /// Moves the protocol to a private copy of fd 1 and points fd 1 at stderr.
 fn take_stdout() -> io::Result<File> {
     // SAFETY: fcntl/dup2 on the process's own standard descriptors; F_DUPFD_CLOEXEC returns a

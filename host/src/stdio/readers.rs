@@ -1,6 +1,13 @@
 //! Who reads stdin, and who runs a call when it arrives.
 //!
-//! One thread at a time reads lines and runs each call itself (see [`crate::inline`]), so a
+//! The thread that serves reads the session's opening itself: the messages the host answers
+//! alone in bounded time (`initialize`, `tools/list`, a ping, notifications: see
+//! [`Session::handle_if_alone`]). So a client's first round trips wait for no other thread to
+//! start or wake. At the first message that may run a call, or wait on an upstream server, it
+//! hands that message and the reading to a reader on the pool, starts the watcher, and from then
+//! on only waits for the end of input.
+//!
+//! From then on, one thread at a time reads lines and runs each call itself (see [`crate::inline`]), so a
 //! trivial call costs the one wake-up that brought its line. A call that runs past a grace of
 //! one to two [`TICK`]s hands the reading to another thread: a watcher thread wakes every tick
 //! while calls are flowing, and when it sees the same call running at two ticks at least a tick
@@ -11,10 +18,10 @@
 //! A call costs no system call for this: it only writes its number where the watcher looks.
 //! The watcher parks (its timer disarmed) after [`PARK_AFTER`] ticks without a call, and the
 //! first call after that re-arms it, so an idle session wakes nobody. The same thread takes
-//! SIGHUP (through a `signalfd`) and hands the reload to the pool. The thread that starts serving
-//! starts it right after the first reader, while that reader already reads: the client's first
-//! round trip waits for no thread but the reader, and a SIGHUP is taken from the start. A call
-//! about to run inline starts it too, if that comes first.
+//! SIGHUP (through a `signalfd`) and hands the reload to the pool. The thread that serves starts
+//! it right after the first reader; a call about to run inline starts it too, if that comes
+//! first. During the opening, the thread that serves polls the input with the `signalfd`, and a
+//! SIGHUP ends the opening at once, so the watcher takes it.
 //!
 //! Invariants:
 //! - Exactly one thread reads at a time: the lines sit behind a mutex, and a thread reads only
@@ -27,13 +34,15 @@
 //!   publishes that it parks before it looks for a running call (both sequentially
 //!   consistent), so at least one of them sees the other and exactly one re-arms the timer.
 //! - SIGHUP stays blocked in every thread; one that arrives before the watcher runs waits,
-//!   pending, and is taken when it does. Reloads run one at a time.
-//! - The thread that started serving never reads: it waits for the end of input, so a stuck
-//!   call cannot keep the process from exiting once stdin closes.
+//!   pending, and is taken when it does. Reloads run one at a time. During the opening, a SIGHUP
+//!   waits at most for the message being handled (or for the rest of a line the client began).
+//! - The thread that started serving never runs a call: after the opening it reads nothing and
+//!   waits for the end of input, so a stuck call cannot keep the process from exiting once stdin
+//!   closes.
 
 use std::fs::File;
 use std::io::{self, BufReader};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Once, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -61,6 +70,8 @@ pub struct Readers {
     /// This value's own `Arc`, for the threads it starts.
     me: Weak<Self>,
     lines: Mutex<LineReader<BufReader<File>>>,
+    /// The input's descriptor (owned by `lines`), which the opening polls.
+    input: RawFd,
     session: Session,
     timer: Timer,
     hangups: Hangups,
@@ -91,8 +102,10 @@ impl Readers {
         hangup: &libc::sigset_t,
     ) -> io::Result<Arc<Self>> {
         let (timer, hangups) = (Timer::new()?, Hangups::new(hangup)?);
+        let fd = input.as_raw_fd();
         Ok(Arc::new_cyclic(|me| Self {
             me: me.clone(),
+            input: fd,
             lines: Mutex::new(LineReader::new(
                 BufReader::with_capacity(64 * 1024, input),
                 limit,
@@ -111,10 +124,15 @@ impl Readers {
         }))
     }
 
-    /// Reads until the input ends: starts the first reader, then the watcher, and waits.
+    /// Reads until the input ends: reads the opening here, then starts the first reader (with
+    /// the line that ended the opening) and the watcher, and waits.
     pub fn serve(self: &Arc<Self>) -> io::Result<()> {
+        let pending = match self.open() {
+            Opening::Ended(result) => return result,
+            Opening::HandOver(pending) => pending,
+        };
         let reader = Arc::clone(self);
-        pool::global().spawn(Box::new(move || reader.read()));
+        pool::global().spawn(Box::new(move || reader.read(pending)));
         self.start_watcher();
         let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
@@ -128,25 +146,79 @@ impl Readers {
         }
     }
 
-    /// Holds the reader's role until the input ends or a call running here outlasts the grace.
-    fn read(self: Arc<Self>) {
-        let _inline = inline::install(Arc::clone(&self) as Arc<dyn Runner>);
+    /// Reads and handles, on the thread that serves, the messages the session answers alone
+    /// ([`Session::handle_if_alone`]), until the first that it does not (handed over), a
+    /// SIGHUP (none), or the end of input. Before each read it polls the input with the
+    /// signalfd, so a SIGHUP is seen at once, unless the input has bytes buffered.
+    fn open(&self) -> Opening {
         let mut line = Vec::new();
         loop {
-            let mut oversize = None;
-            let more = {
-                let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
-                lines.next(|event| match event {
-                    Event::Line(text) => line.extend_from_slice(text),
-                    Event::Oversize(bytes) => oversize = Some(bytes),
-                })
-            };
-            match oversize {
-                Some(bytes) => self.session.report_oversize(bytes),
-                None if more.as_ref().is_ok_and(|&more| more) || !line.is_empty() => {
-                    self.session.handle(&line)
+            let buffered = self
+                .lines
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .has_buffered();
+            match hangup_first(self.input, &self.hangups, buffered) {
+                Ok(false) => {}
+                Ok(true) => return Opening::HandOver(None),
+                Err(e) => {
+                    // The readers read on, and the watcher takes SIGHUP from the start.
+                    tracing::debug!("cannot poll stdin for the opening ({e}): handing over");
+                    return Opening::HandOver(None);
                 }
-                None => {}
+            }
+            let (got, more) = self.next(&mut line);
+            match got {
+                Got::Oversize(bytes) => self.session.report_oversize(bytes),
+                Got::Line if !self.session.handle_if_alone(&line) => {
+                    return Opening::HandOver(Some(line));
+                }
+                Got::Line | Got::Nothing => {}
+            }
+            line.clear();
+            match more {
+                Ok(true) => {}
+                Ok(false) => return Opening::Ended(Ok(())),
+                Err(e) => return Opening::Ended(Err(e)),
+            }
+        }
+    }
+
+    /// Reads the next message, its text into `line` (empty before); whether more may follow.
+    fn next(&self, line: &mut Vec<u8>) -> (Got, io::Result<bool>) {
+        let mut got = Got::Nothing;
+        let more = self
+            .lines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .next(|event| match event {
+                Event::Line(text) => {
+                    line.extend_from_slice(text);
+                    got = Got::Line;
+                }
+                Event::Oversize(bytes) => got = Got::Oversize(bytes),
+            });
+        (got, more)
+    }
+
+    /// Holds the reader's role, first handling `pending` (the line that ended the opening),
+    /// until the input ends or a call running here outlasts the grace.
+    fn read(self: Arc<Self>, pending: Option<Vec<u8>>) {
+        let _inline = inline::install(Arc::clone(&self) as Arc<dyn Runner>);
+        if let Some(line) = pending {
+            self.session.handle(&line);
+            if !inline::installed() {
+                // The call outlasted its grace: another thread reads now.
+                return;
+            }
+        }
+        let mut line = Vec::new();
+        loop {
+            let (got, more) = self.next(&mut line);
+            match got {
+                Got::Oversize(bytes) => self.session.report_oversize(bytes),
+                Got::Line => self.session.handle(&line),
+                Got::Nothing => {}
             }
             line.clear();
             match more {
@@ -226,7 +298,7 @@ impl Readers {
                     {
                         tracing::debug!("a call outlasted its grace on the reader; another reads");
                         let reader = Arc::clone(&self);
-                        pool::global().spawn(Box::new(move || reader.read()));
+                        pool::global().spawn(Box::new(move || reader.read(None)));
                     }
                 }
                 Tick::Park => {
@@ -271,6 +343,53 @@ impl Readers {
                 self.parked.store(true, Ordering::SeqCst);
                 false
             }
+        }
+    }
+}
+
+/// How the opening ended.
+enum Opening {
+    /// The input ended (or failed) during it.
+    Ended(io::Result<()>),
+    /// The readers take over, starting with this line, which the opening did not handle.
+    HandOver(Option<Vec<u8>>),
+}
+
+/// What one read of the input brought.
+enum Got {
+    Line,
+    /// A line of this many bytes, discarded for exceeding the limit.
+    Oversize(u64),
+    /// The end of input, or an error.
+    Nothing,
+}
+
+/// Waits until `input` can be read (at once when `buffered`: the reader has bytes already) or
+/// a SIGHUP is pending; true for a SIGHUP. The signal is left for the watcher to take.
+fn hangup_first(input: RawFd, hangups: &Hangups, buffered: bool) -> io::Result<bool> {
+    let mut fds = [
+        libc::pollfd {
+            fd: hangups.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            // A negative descriptor is skipped by poll.
+            fd: if buffered { -1 } else { input },
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let timeout = if buffered { 0 } else { -1 };
+    loop {
+        // SAFETY: `fds` is a valid array of two pollfd for the duration of the call.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        if rc >= 0 {
+            return Ok(fds[0].revents != 0);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
         }
     }
 }
@@ -512,6 +631,8 @@ fn wait(timer: &Timer, hangups: &Hangups) -> io::Result<Woken> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
 
     #[test]
     fn a_call_is_taken_over_only_when_seen_running_a_tick_apart() {
@@ -546,5 +667,178 @@ mod tests {
         let later = start + TICK * 5;
         assert_eq!(watch.tick(3, later), Tick::Wait);
         assert_eq!(watch.tick(3, later + TICK), Tick::Take);
+    }
+
+    /// An opening read from `input` (written whole, then closed, before it is read), over an
+    /// empty plugins folder; what the session sent meanwhile.
+    struct Opened {
+        opening: Opening,
+        sent: Vec<serde_json::Value>,
+    }
+
+    /// Catches what a session sends.
+    #[derive(Default)]
+    struct Caught(Mutex<Vec<String>>);
+
+    impl crate::session::Outbox for Caught {
+        fn send(&self, message: String) {
+            self.0.lock().expect("lock").push(message);
+        }
+    }
+
+    fn open_with(input: &[u8], limit: usize, before: impl FnOnce()) -> Opened {
+        let plugins = crate::http::tests::Scratch::new();
+        let config = crate::config::Config::with_plugins(plugins.path().to_owned());
+        let set = Arc::new(crate::plugins::PluginSet::discover(&config).expect("discover"));
+        let out = Arc::new(Caught::default());
+        let session = Session::new(
+            config,
+            set,
+            crate::upstream::hub::Upstreams::none(),
+            crate::policy::Caller::Stdio,
+            Arc::clone(&out) as Arc<dyn crate::session::Outbox>,
+        );
+        let (read, write) = pipe();
+        // Small enough to sit in the pipe's buffer whole.
+        (&write).write_all(input).expect("write the input");
+        drop(write);
+        // SAFETY: a local set, initialised before use.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGHUP);
+            set
+        };
+        let readers = Readers::new(read, limit, session, &set).expect("readers");
+        before();
+        let opening = readers.open();
+        let sent = out
+            .0
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|m| serde_json::from_str(m).expect("JSON"))
+            .collect();
+        Opened { opening, sent }
+    }
+
+    fn pipe() -> (File, File) {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+        let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+        assert_eq!(rc, 0, "pipe2: {}", io::Error::last_os_error());
+        // SAFETY: both descriptors were just created and are owned by nothing else.
+        unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
+    }
+
+    fn lines(messages: &[serde_json::Value]) -> Vec<u8> {
+        messages
+            .iter()
+            .flat_map(|m| format!("{m}\n").into_bytes())
+            .collect()
+    }
+
+    fn initialize() -> serde_json::Value {
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "unit", "version": "0"}}})
+    }
+
+    #[test]
+    fn the_opening_answers_what_the_host_answers_alone_and_hands_over_the_first_call() {
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": {"name": "fixture_echo", "arguments": {}}});
+        let input = lines(&[
+            initialize(),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 6, "method": "logging/setLevel",
+                "params": {"level": "info"}}),
+            call.clone(),
+            serde_json::json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+        ]);
+        let opened = open_with(&input, 1 << 20, || {});
+        let Opening::HandOver(Some(pending)) = opened.opening else {
+            panic!("the call ends the opening");
+        };
+        assert_eq!(
+            pending,
+            call.to_string().into_bytes(),
+            "handed over as it came"
+        );
+        let ids: Vec<_> = opened.sent.iter().map(|m| m["id"].clone()).collect();
+        assert_eq!(ids, [1, 2, 3, 6], "answered here, in order: {:?}", opened.sent);
+        assert!(
+            opened.sent[1]["result"]["tools"].is_array(),
+            "{:?}",
+            opened.sent
+        );
+    }
+
+    #[test]
+    fn whatever_may_wait_ends_the_opening() {
+        for method in [
+            "tools/call",
+            "resources/list",
+            "prompts/get",
+            "subscriptions/listen",
+        ] {
+            let request = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": method});
+            let opened = open_with(&lines(&[initialize(), request.clone()]), 1 << 20, || {});
+            assert!(
+                matches!(&opened.opening, Opening::HandOver(Some(line)) if *line == request.to_string().into_bytes()),
+                "{method}"
+            );
+            assert_eq!(opened.sent.len(), 1, "{method}: only initialize answered");
+        }
+    }
+
+    #[test]
+    fn the_end_of_input_ends_the_opening_with_bad_lines_answered_on_the_way() {
+        let mut input = lines(&[initialize()]);
+        input.extend_from_slice(b"not json\n");
+        input.extend_from_slice(&[b'x'; 300]);
+        input.extend_from_slice(b"\n");
+        let opened = open_with(&input, 200, || {});
+        assert!(matches!(opened.opening, Opening::Ended(Ok(()))));
+        let codes: Vec<_> = opened
+            .sent
+            .iter()
+            .map(|m| m["error"]["code"].clone())
+            .collect();
+        assert_eq!(
+            codes,
+            [serde_json::Value::Null, (-32700).into(), (-32700).into()]
+        );
+    }
+
+    #[test]
+    fn a_pending_sighup_ends_the_opening_before_anything_is_read() {
+        // SAFETY: blocks SIGHUP in this test's thread only, then makes it pending there; the
+        // opening polls from this thread, and the signal is taken back below.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGHUP);
+            assert_eq!(
+                libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()),
+                0
+            );
+            set
+        };
+        let opened = open_with(&lines(&[initialize()]), 1 << 20, || {
+            // SAFETY: signals this thread, which blocks SIGHUP.
+            assert_eq!(
+                unsafe { libc::pthread_kill(libc::pthread_self(), libc::SIGHUP) },
+                0
+            );
+        });
+        assert!(matches!(opened.opening, Opening::HandOver(None)));
+        assert!(opened.sent.is_empty(), "nothing read: {:?}", opened.sent);
+        // Taken back, so it never reaches this thread: a signalfd reads this thread's pending
+        // signals.
+        let hangups = Hangups::new(&set).expect("signalfd");
+        assert!(hangups.arrived().expect("read the signalfd"));
     }
 }

@@ -48,6 +48,26 @@ fn a_sighup_before_the_first_message_reloads_at_once() {
 }
 
 #[test]
+fn a_sighup_after_the_listing_and_before_any_call_reloads_at_once() {
+    let (_dir, bin) = install();
+    let (code, _, err) = install_plugin(&bin, &library("fixture_swap_v1"));
+    assert_eq!(code, 0, "{err}");
+    let mut server = Server::start_program(&bin, &[], &[]);
+    server.initialize();
+    assert_eq!(swap_tools(&mut server), ["swap_hello", "swap_wait"]);
+    let (code, _, err) = install_plugin(&bin, &library("fixture_swap_v2"));
+    assert_eq!(code, 0, "{err}");
+    // No call yet: the thread that serves reads the session's opening, waiting for the next
+    // message, and the signal ends that wait.
+    server.signal(libc::SIGHUP);
+    server.notification("notifications/tools/list_changed", WAIT);
+    assert_eq!(
+        server.call("swap_hello", json!({}))["structuredContent"],
+        json!({"version": 2})
+    );
+}
+
+#[test]
 fn a_group_is_swapped_on_a_running_host() {
     let (dir, bin) = install();
     let host_bytes = std::fs::read(&bin).expect("read host");
