@@ -826,7 +826,7 @@ fn first_list_beside_a_slow_upstream(opts: &Options, data: &str) -> Result<f64, 
 /// Cold starts of rmcp and of coremcp with every group, one of each in turn.
 fn cold_rows(opts: &Options, data: &str, row: &mut Row) -> Result<(), String> {
     let all = opts.all.to_string_lossy().into_owned();
-    let starts = 15;
+    let starts = 41;
     let (mut rmcp, mut host, mut length) = (Vec::new(), Vec::new(), 0);
     for _ in 0..starts {
         rmcp.push(cold(&opts.rmcp, &["stdio"], &[])?.0);
