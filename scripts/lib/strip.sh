@@ -38,10 +38,11 @@ strip_file() {
     cp "$file" "$file.stripping.$$"
     (cd "$(dirname "$debug")" && objcopy --strip-debug \
         --add-gnu-debuglink="$(basename "$debug")" "$file.stripping.$$")
-    # objcopy writes its output in small pieces, and the page cache keeps a file in pieces of
-    # the size it was written in until it is read back from disk: every start of a program
-    # mapped from small pieces pays for it (about 0.15 ms of the host's 1.5 ms cold start).
-    # Copied once more, the file is written in large pieces, as one read from disk would be.
+    # Written by one copy rather than by objcopy's small writes, the same bytes start faster
+    # for as long as the file stays in the page cache as written (measured on the host: about
+    # ten page faults and 0.1 ms less per start, and 0.15 ms of the cold start to a listing;
+    # the page cache keeps a file in the pieces it was written in, and a file read back from
+    # disk comes in large ones).
     cp "$file.stripping.$$" "$file.new.$$"
     rm -f "$file.stripping.$$"
     mv -f "$file.new.$$" "$file"
