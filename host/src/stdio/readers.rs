@@ -7,13 +7,13 @@
 //! hands that message and the reading to a reader on the pool, starts the watcher, and from then
 //! on only waits for the end of input.
 //!
-//! From then on, one thread at a time reads lines and runs each call itself (see [`crate::inline`]), so a
-//! trivial call costs the one wake-up that brought its line. A call that runs past a grace of
-//! one to two [`TICK`]s hands the reading to another thread: a watcher thread wakes every tick
-//! while calls are flowing, and when it sees the same call running at two ticks at least a tick
-//! apart, it starts a new reader on the pool. So a slow or stuck call never keeps the session
-//! from its next message (a cancel, an answer to the server's own question, another call) for
-//! more than two ticks.
+//! From then on, one thread at a time reads lines and runs each call itself (see
+//! [`crate::inline`]), so a trivial call costs the one wake-up that brought its line. A call
+//! that runs past a grace of one to two [`TICK`]s hands the reading to another thread: a
+//! watcher thread wakes every tick while calls are flowing, and when it sees the same call
+//! running at two ticks at least a tick apart, it starts a new reader on the pool. So a slow or
+//! stuck call never keeps the session from its next message (a cancel, an answer to the
+//! server's own question, another call) for more than two ticks.
 //!
 //! A call costs no system call for this: it only writes its number where the watcher looks.
 //! The watcher parks (its timer disarmed) after [`PARK_AFTER`] ticks without a call, and the
@@ -786,10 +786,11 @@ mod tests {
         ] {
             let request = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": method});
             let opened = open_with(&lines(&[initialize(), request.clone()]), 1 << 20, || {});
-            assert!(
-                matches!(&opened.opening, Opening::HandOver(Some(line)) if *line == request.to_string().into_bytes()),
-                "{method}"
-            );
+            let handed = match &opened.opening {
+                Opening::HandOver(Some(line)) => line.clone(),
+                _ => panic!("{method} ends the opening"),
+            };
+            assert_eq!(handed, request.to_string().into_bytes(), "{method}");
             assert_eq!(opened.sent.len(), 1, "{method}: only initialize answered");
         }
     }
