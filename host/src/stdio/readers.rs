@@ -768,7 +768,12 @@ mod tests {
             "handed over as it came"
         );
         let ids: Vec<_> = opened.sent.iter().map(|m| m["id"].clone()).collect();
-        assert_eq!(ids, [1, 2, 3, 6], "answered here, in order: {:?}", opened.sent);
+        assert_eq!(
+            ids,
+            [1, 2, 3, 6],
+            "answered here, in order: {:?}",
+            opened.sent
+        );
         assert!(
             opened.sent[1]["result"]["tools"].is_array(),
             "{:?}",
@@ -830,10 +835,8 @@ mod tests {
         };
         let opened = open_with(&lines(&[initialize()]), 1 << 20, || {
             // SAFETY: signals this thread, which blocks SIGHUP.
-            assert_eq!(
-                unsafe { libc::pthread_kill(libc::pthread_self(), libc::SIGHUP) },
-                0
-            );
+            let rc = unsafe { libc::pthread_kill(libc::pthread_self(), libc::SIGHUP) };
+            assert_eq!(rc, 0);
         });
         assert!(matches!(opened.opening, Opening::HandOver(None)));
         assert!(opened.sent.is_empty(), "nothing read: {:?}", opened.sent);
