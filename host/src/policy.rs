@@ -374,8 +374,6 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
     Ok(rules)
 }
 
-/// Whether `name` is a principal as grants write it: `stdio`, `*`, or a token name (letters,
-/// digits, `_`, `-`, `.`; at most 255 characters).
 /// Whether `scope` may be named in a grant: an OAuth scope token (RFC 6749 §3.3) without the
 /// characters the grants grammar separates with.
 pub fn is_scope(scope: &str) -> bool {
@@ -385,6 +383,8 @@ pub fn is_scope(scope: &str) -> bool {
             .all(|c| c.is_ascii_graphic() && !matches!(c, '"' | '\\' | ';' | ',' | '='))
 }
 
+/// Whether `name` is a principal as grants write it: `stdio`, `*`, or a token name (letters,
+/// digits, `_`, `-`, `.`; at most 255 characters).
 pub fn is_principal_name(name: &str) -> bool {
     name == "*"
         || (!name.is_empty()

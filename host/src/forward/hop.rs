@@ -12,10 +12,10 @@
 //!
 //! Invariants:
 //! - [`PRINCIPAL`] (and [`SCOPES`]) is written only for a peer the operator configured (see
-//!   [`super::peers`]),
-//!   with the token that lets it know us, and only for a token principal; it is believed only
-//!   from a caller authenticated as a configured peer ([`Incoming::caller`]); from anyone else
-//!   it is refused, never ignored, so a client cannot pass for another principal.
+//!   [`super::peers`]), with the token that lets it know us, and only for a token principal;
+//!   it is believed only from a caller authenticated as a configured peer
+//!   ([`Incoming::caller`]); from anyone else it is refused, never ignored, so a client cannot
+//!   pass for another principal.
 //! - A principal that speaks for this machine's own user (`stdio`, or the tokenless loopback
 //!   listener `*`) is never believed as such on the other side: there it is the peer itself.
 //! - [`VIA`] only ever restricts (a call it names us in is refused), so it is accepted from
@@ -37,6 +37,8 @@ pub const PRINCIPAL: &str = "dev.coremcp/principal";
 pub const SCOPES: &str = "dev.coremcp/scopes";
 /// The most scopes carried.
 pub const MAX_SCOPES: usize = 64;
+/// The longest scope name carried.
+pub const MAX_SCOPE_LEN: usize = 200;
 /// `_meta` key: the name of the agent's client the call came from (what a record of who did
 /// what shows), told to a configured peer and believed only from one.
 pub const CLIENT: &str = "dev.coremcp/client";
@@ -153,7 +155,9 @@ impl Incoming {
             Some(Value::Array(list)) if list.len() <= MAX_SCOPES => Some(
                 list.iter()
                     .map(|s| match s {
-                        Value::String(s) if s.len() <= 200 && crate::policy::is_scope(s) => {
+                        Value::String(s)
+                            if s.len() <= MAX_SCOPE_LEN && crate::policy::is_scope(s) =>
+                        {
                             Ok(s.clone())
                         }
                         other => Err(HopError::Malformed {

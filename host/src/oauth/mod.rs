@@ -5,10 +5,10 @@
 //! token. Both find the issuer's endpoints by discovery ([`discover`]).
 //!
 //! Invariants: every request to the identity provider has a deadline (at most [`TIMEOUT`], and
-//! never past the call it is made for); an
-//! issuer's discovery document must name that very issuer (OpenID Connect Discovery 1.0 §4.3,
-//! RFC 8414 §3.3), so a document served elsewhere cannot redirect where keys or tokens come
-//! from; no secret or token is ever logged or put in an error.
+//! never past the call it is made for); an issuer's discovery document must name that very
+//! issuer (OpenID Connect Discovery 1.0 §4.3, RFC 8414 §3.3), so a document served elsewhere
+//! cannot redirect where keys or tokens come from; no secret or token is ever logged or put in
+//! an error.
 
 pub mod client;
 pub mod resource;

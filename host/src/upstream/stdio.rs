@@ -264,11 +264,13 @@ fn read_stdout(stdout: impl Read, shared: &Shared) {
     // reaches a stdio client in one write (the client wakes once for it).
     let mut cork = None;
     while let Ok(Some(line)) = lines.next_line() {
-        if lines.line_buffered() {
+        // Handling a line reads nothing: what is buffered now is what follows it.
+        let more = lines.line_buffered();
+        if more {
             cork.get_or_insert_with(crate::stdio::Cork::hold);
         }
         take_line(line, shared);
-        if !lines.line_buffered() {
+        if !more {
             cork = None;
         }
     }
