@@ -577,8 +577,8 @@ pub static DOCKER: Group = Group {
             ]))
             .escalates_with(
                 "allow_host_access",
-                "it may hand a container the whole host (/ or the Docker socket mounted, \
-                 privileged)",
+                "it may hand a container the whole host (/, the Docker socket or the kernel's \
+                 trees mounted, privileged, added capabilities, host namespaces or devices)",
             ),
     ],
 };

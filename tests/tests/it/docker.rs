@@ -679,3 +679,210 @@ fn compose_runs_for_its_own_timeout_and_a_cut_one_says_what_it_left() {
     let ps = server.ok("docker_compose", with("ps", json!({})));
     assert_eq!(ps["count"], 0, "down finished: {ps}");
 }
+
+/// The attacks of the fourth trust rung, against the real dockerd and Compose: shapes Compose
+/// reads one way and a second parser another (merge keys at every depth and as lists, YAML 1.1
+/// booleans, `extends` through a merge key, a `.env` that is a symlink or that interpolates one
+/// value into another). `up` never hands a container the host without `allow_host_access`, and
+/// the grant-less `config` reads nothing outside the roots; a project that uses the same
+/// features legitimately still goes up, from the configuration Compose resolved.
+#[test]
+fn compose_decides_on_what_compose_will_run() {
+    let Some(d) = daemon() else { return };
+    let top = TempDir::new("compose-rung4");
+    let root = top.path().join("root");
+    let outside = top.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    std::fs::write(
+        outside.join("secret.env"),
+        "API_TOKEN=outside-secret-value\n",
+    )
+    .expect("secret");
+    std::fs::write(
+        outside.join("base.yml"),
+        "services:\n  web:\n    image: busybox\n    env_file: secret.env\n",
+    )
+    .expect("base");
+    let image = &d.image;
+    let write = |name: &str, compose: &str, dotenv: Option<&str>| {
+        let folder = root.join(name);
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        std::fs::write(folder.join("compose.yml"), compose).expect("compose");
+        if let Some(dotenv) = dotenv {
+            std::fs::write(folder.join(".env"), dotenv).expect(".env");
+        }
+    };
+    let service = format!("image: {image}\n    network_mode: none\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; sleep 1000 & wait\"]");
+    write(
+        "mergeroot",
+        &format!("x-v: &v\n  type: bind\n  source: /\n  target: /host\nservices:\n  web:\n    {service}\n    volumes:\n      - <<: *v\n"),
+        None,
+    );
+    write(
+        "privyes",
+        &format!("services:\n  web:\n    {service}\n    privileged: yes\n"),
+        None,
+    );
+    write(
+        "privon",
+        &format!("services:\n  web:\n    {service}\n    privileged: on\n"),
+        None,
+    );
+    write(
+        "servicesmerge",
+        "x: &all\n  web:\n    image: busybox\n    env_file: ../../outside/secret.env\nservices:\n  <<: *all\n",
+        None,
+    );
+    write(
+        "anchorlist",
+        "x: &a {image: busybox}\ny: &b {env_file: ../../outside/secret.env}\nservices:\n  web:\n    <<: [*a, *b]\n",
+        None,
+    );
+    write(
+        "extendsmerge",
+        "x: &e\n  extends:\n    file: ../../outside/base.yml\n    service: web\nservices:\n  web:\n    <<: *e\n",
+        None,
+    );
+    write(
+        "dotenvref",
+        "services:\n  web:\n    image: busybox\n    env_file: ${P}\n",
+        Some(&format!("D={}\nP=${{D}}/secret.env\n", outside.display())),
+    );
+    write(
+        "dotenvlink",
+        "services:\n  web:\n    image: busybox\n    environment:\n      LEAK: ${API_TOKEN}\n",
+        None,
+    );
+    std::os::unix::fs::symlink(outside.join("secret.env"), root.join("dotenvlink/.env"))
+        .expect("symlink");
+    // The same features used inside the roots: merge keys, a YAML 1.1 `no`, `.env`
+    // interpolation, an env_file Compose inlines into the resolved file.
+    let project = unique("good").replace('-', "");
+    write(
+        "good",
+        &format!(
+            "x-base: &base\n  {}\n  privileged: no\n  env_file: ${{APP_ENV}}\nservices:\n  web:\n    <<: *base\n    environment:\n      GREETING: \"${{GREETING}}\"\n      LITERAL: \"$$HOME\"\n",
+            service.replace("\n    ", "\n  ")
+        ),
+        Some("NAME=world\nGREETING=hello ${NAME}\nAPP_ENV=./app.env\n"),
+    );
+    std::fs::write(root.join("good/app.env"), "FROM_FILE=inlined\n").expect("app.env");
+    let (v1, v2) = (format!("{project}_web_1"), format!("{project}-web-1"));
+    let _cleanup = Cleanup::new(&d, &[&v1, &v2]);
+
+    let dir = plugins(&["docker"]);
+    let root_arg = root.to_string_lossy().into_owned();
+    let mut server = Server::start(
+        dir.path(),
+        &["--root", &root_arg],
+        &[
+            ("DOCKER_HOST", d.host.as_str()),
+            ("COREMCP_COMPOSE", "docker-compose"),
+        ],
+    );
+    server.initialize();
+    for (name, says) in [
+        ("mergeroot", "mounts /"),
+        ("privyes", "privileged"),
+        ("privon", "privileged"),
+    ] {
+        let err = server.refused(
+            "docker_compose",
+            json!({"action": "up", "project_dir": name, "project_name": format!("{project}{name}")}),
+        );
+        assert!(
+            err.contains(says) && err.contains("allow_host_access"),
+            "{name}: {err}"
+        );
+        let created = d.cli(&[
+            "ps",
+            "-a",
+            "-q",
+            "--filter",
+            &format!("label=com.docker.compose.project={project}{name}"),
+        ]);
+        assert_eq!(created, "", "{name}: nothing was created");
+    }
+    for (name, says) in [
+        ("servicesmerge", "services.web.env_file[0]"),
+        ("anchorlist", "services.web.env_file[0]"),
+        ("extendsmerge", "services.web.extends.file"),
+        ("dotenvref", "services.web.env_file[0]"),
+        ("dotenvlink", ".env"),
+    ] {
+        for action in ["config", "ps", "logs"] {
+            let err = server.refused(
+                "docker_compose",
+                json!({"action": action, "project_dir": name}),
+            );
+            assert!(
+                err.contains(says)
+                    && err.contains("outside the roots")
+                    && !err.contains("outside-secret-value"),
+                "{name} {action}: {err}"
+            );
+        }
+    }
+
+    let base = json!({"project_dir": "good", "project_name": project});
+    let with = |action: &str, extra: Value| {
+        let mut args = base.clone();
+        args["action"] = action.into();
+        merge(&mut args, extra);
+        args
+    };
+    let config = server.ok("docker_compose", with("config", json!({})));
+    let web = &config["config"]["services"]["web"];
+    assert_eq!(web["environment"]["GREETING"], "hello world", "{config}");
+    server.ok("docker_compose", with("up", json!({})));
+    let name = d.cli(&[
+        "ps",
+        "-a",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+        "--format",
+        "{{.Names}}",
+    ]);
+    let env = d.cli(&["inspect", "-f", "{{json .Config.Env}}", &name]);
+    for expected in ["GREETING=hello world", "FROM_FILE=inlined", "LITERAL=$HOME"] {
+        assert!(env.contains(expected), "{expected} in {env}");
+    }
+    let privileged = d.cli(&["inspect", "-f", "{{.HostConfig.Privileged}}", &name]);
+    assert_eq!(privileged, "false");
+    // Up again changes nothing: the resolved file is the project Compose knows.
+    let again = server.ok("docker_compose", with("up", json!({})));
+    assert!(
+        again["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("up-to-date"),
+        "{again}"
+    );
+    server.ok("docker_compose", with("down", json!({})));
+
+    // The opt-in still works, through the same resolved file (a bind of `/`: this machine's
+    // sandbox lets no container run privileged).
+    let opted_project = format!("{project}mergeroot");
+    let (p1, p2) = (
+        format!("{opted_project}_web_1"),
+        format!("{opted_project}-web-1"),
+    );
+    let _cleanup_opted = Cleanup::new(&d, &[&p1, &p2]);
+    let opted = json!({"project_dir": "mergeroot", "project_name": opted_project});
+    let mut up = opted.clone();
+    up["action"] = "up".into();
+    up["allow_host_access"] = true.into();
+    server.ok("docker_compose", up);
+    let id = d.cli(&[
+        "ps",
+        "-a",
+        "-q",
+        "--filter",
+        &format!("label=com.docker.compose.project={opted_project}"),
+    ]);
+    let mounts = d.cli(&["inspect", "-f", "{{json .Mounts}}", &id]);
+    assert!(mounts.contains(r#""Source":"/""#), "{mounts}");
+    let mut down = opted;
+    down["action"] = "down".into();
+    server.ok("docker_compose", down);
+}

@@ -9,13 +9,17 @@
 //!   its Compose files named (`-f`, found in `project_dir` when none are given), so neither
 //!   `COMPOSE_FILE` nor a `.env` picks others.
 //! - `ps`, `config` and `logs` (which need no grant) reach nothing outside the roots: every
-//!   file the project reads (`env_file`, `extends`, `include`, `secrets`/`configs` files,
-//!   `label_file`, build contexts) and every bind mount on this machine's daemon is checked
-//!   first ([`reach`]), and one outside is refused, naming it — unless the call says
-//!   `reach_outside_roots`, which makes it need `up`'s grant.
-//! - `up` never mounts `/`, a folder holding the Docker socket or the socket itself, nor runs a
-//!   privileged service, unless the call says `allow_host_access` (which over HTTP only a
-//!   grant naming `docker_compose` allows).
+//!   file the project reads (`.env`, `env_file`, `extends`, `include`, `secrets`/`configs`
+//!   files, `label_file`, build contexts) and every bind mount on this machine's daemon is
+//!   checked first ([`reach`], which reads the files as Compose does: merge keys at every depth,
+//!   `.env` where it really is and interpolated), and one outside is refused, naming it —
+//!   unless the call says `reach_outside_roots`, which makes it need `up`'s grant.
+//! - `up` runs exactly what was checked ([`resolved`]): Compose resolves the project
+//!   (`config`), the resolved document is judged ([`host_access`]), and `up` is handed that
+//!   document, so no second reading can disagree. Nothing that gives a container the host — a
+//!   bind of `/`, of a socket or of the kernel's trees, `privileged` in any spelling, added
+//!   capabilities, host namespaces, devices, weakening `security_opt` — runs unless the call
+//!   says `allow_host_access` (which over HTTP only a grant naming `docker_compose` allows).
 //! - `ps` answers the project's containers from the Engine API (`ps -a -q` gives their ids,
 //!   which every Compose version prints alike), in the same summary as
 //!   `docker_container_list`; `config` answers the resolved project as JSON (Compose's YAML
@@ -34,7 +38,9 @@ use coremcp_spawn::{Finished, SpawnError, Spec};
 
 use super::common::answer;
 
+mod host_access;
 mod reach;
+mod resolved;
 
 pub const TOOL: Tool = Tool::typed("docker_compose", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
@@ -42,6 +48,8 @@ pub const TOOL: Tool = Tool::typed("docker_compose", &typed(handler)).hints(Hint
 const COMPOSE_KEY: &str = "compose.cmd";
 /// Bytes of each stream kept while Compose runs.
 const KEPT_BYTES: usize = 1024 * 1024;
+/// Bytes of the resolved configuration `up` is handed at most (the whole of it is judged).
+const RESOLVED_BYTES: usize = 8 * 1024 * 1024;
 /// Characters of Compose's own output an answer shows at most.
 const SHOWN_CHARS: usize = 6_000;
 
@@ -78,8 +86,8 @@ pub struct Compose {
     /// ps/config/logs: reach files or mounts outside the roots (needs up's grant)
     #[arg(default)]
     reach_outside_roots: bool,
-    /// up: may mount / or the Docker socket, run privileged (HTTP: a grant naming
-    /// docker_compose)
+    /// up: may give a container the host (/, socket, privileged, caps; HTTP: a grant
+    /// naming docker_compose)
     #[arg(default)]
     allow_host_access: bool,
     /// kill Compose after, s
@@ -115,44 +123,34 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
         &args,
         coremcp_plugin_sdk::config(COMPOSE_KEY).as_deref(),
     )?;
-    check_reach(&roots, &args, &plan, &target.endpoint)?;
-    let mut spec = Spec::new(&plan.program).args(&plan.args);
-    spec.cwd = Some(plan.dir.clone());
-    spec.env = vec![("DOCKER_HOST".into(), target.endpoint.to_string().into())];
-    spec.max_output = KEPT_BYTES;
-    spec.keep_end = true;
-    // The call's deadline (which a `timeout_s` extends) wins; keep a moment to answer in,
-    // and to say what a killed Compose left behind.
-    let remaining = ctx
-        .remaining()
-        .saturating_sub(std::time::Duration::from_millis(1_500));
-    spec.timeout = std::time::Duration::from_secs(args.timeout_s)
-        .min(remaining.max(std::time::Duration::from_millis(1)));
+    let vars = check_reach(&roots, &args, &plan, &target.endpoint)?;
+    // `up` is handed the project as Compose resolved it and as it was judged (`resolved`).
+    let (line, _resolved) = if args.action == ComposeAction::Up {
+        let project = plan.project_for_up(&vars);
+        let config = plan.line(&plan.files, &[], Some(&project), &["config".to_owned()]);
+        let printed = run_compose(ctx, &args, &plan, &config, &target.endpoint, RESOLVED_BYTES)?;
+        let local = matches!(target.endpoint, coremcp_docker_api::Endpoint::Unix(_));
+        let sockets = host_access::sockets(&target.endpoint, &vars, local);
+        let judge = |doc: &Value| host_access::resolved(doc, &plan.dir, &vars, &sockets);
+        let resolved = resolved::prepare(
+            &printed.stdout.bytes,
+            printed.stdout.dropped,
+            &judge,
+            args.allow_host_access,
+        )?;
+        let extra = ["--env-file".to_owned(), path_text(&resolved.env_file)];
+        let line = plan.line(
+            std::slice::from_ref(&resolved.file),
+            &extra,
+            Some(&project),
+            &plan.tail,
+        );
+        (line, Some(resolved))
+    } else {
+        (plan.args.clone(), None)
+    };
     let shown = plan.shown();
-    let finished = coremcp_spawn::run(&spec, Some(ctx.raw().cancelled)).map_err(|e| {
-        let timed_out = matches!(e, SpawnError::TimedOut { .. });
-        let mut error = spawn_error(&plan.program, &shown, e);
-        if timed_out {
-            let project = args
-                .project_name
-                .clone()
-                .unwrap_or_else(|| project_name_of(&plan.dir));
-            error
-                .message
-                .push_str(&left_behind(ctx, &target.endpoint, &project));
-        }
-        error
-    })?;
-    if !finished.status.success() {
-        return Err(ToolError::new(
-            codes::FAILED,
-            format!(
-                "{shown} failed ({}):\n{}",
-                finished.status,
-                output(&finished, 3_000)
-            ),
-        ));
-    }
+    let finished = run_compose(ctx, &args, &plan, &line, &target.endpoint, KEPT_BYTES)?;
     let mut out = answer(
         &target,
         json!({
@@ -209,23 +207,82 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
     Ok(out)
 }
 
+/// Runs Compose with `line` in the project folder for this call: `DOCKER_HOST` set to the
+/// daemon, bounded output (`kept` bytes of each stream), the call's deadline; a failed command is
+/// a tool error quoting what it printed.
+fn run_compose(
+    ctx: &Ctx<'_>,
+    args: &Compose,
+    plan: &Plan,
+    line: &[String],
+    endpoint: &coremcp_docker_api::Endpoint,
+    kept: usize,
+) -> Result<Finished, ToolError> {
+    let mut spec = Spec::new(&plan.program).args(line);
+    spec.cwd = Some(plan.dir.clone());
+    spec.env = vec![("DOCKER_HOST".into(), endpoint.to_string().into())];
+    spec.max_output = kept;
+    spec.keep_end = kept == KEPT_BYTES;
+    // The call's deadline (which a `timeout_s` extends) wins; keep a moment to answer in,
+    // and to say what a killed Compose left behind.
+    let remaining = ctx
+        .remaining()
+        .saturating_sub(std::time::Duration::from_millis(1_500));
+    spec.timeout = std::time::Duration::from_secs(args.timeout_s)
+        .min(remaining.max(std::time::Duration::from_millis(1)));
+    let shown = std::iter::once(plan.program.as_str())
+        .chain(line.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let finished = coremcp_spawn::run(&spec, Some(ctx.raw().cancelled)).map_err(|e| {
+        let timed_out = matches!(e, SpawnError::TimedOut { .. });
+        let mut error = spawn_error(&plan.program, &shown, e);
+        if timed_out {
+            let project = args
+                .project_name
+                .clone()
+                .unwrap_or_else(|| project_name_of(&plan.dir));
+            error
+                .message
+                .push_str(&left_behind(ctx, endpoint, &project));
+        }
+        error
+    })?;
+    if !finished.status.success() {
+        return Err(ToolError::new(
+            codes::FAILED,
+            format!(
+                "{shown} failed ({}):\n{}",
+                finished.status,
+                output(&finished, 3_000)
+            ),
+        ));
+    }
+    Ok(finished)
+}
+
 /// The environment Compose runs with, for its interpolation: what it inherits and
 /// `DOCKER_HOST`.
-fn compose_vars(dir: &Path, endpoint: &coremcp_docker_api::Endpoint) -> reach::Vars {
+fn compose_vars(
+    dir: &Path,
+    endpoint: &coremcp_docker_api::Endpoint,
+    may_read: &dyn Fn(&str, &Path) -> Result<(), ToolError>,
+) -> Result<reach::Vars, ToolError> {
     let inherited = coremcp_spawn::child_env(&coremcp_spawn::Inherit::Scrubbed)
         .into_iter()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .chain([("DOCKER_HOST".to_owned(), endpoint.to_string())]);
-    reach::vars(dir, inherited)
+    reach::vars(dir, inherited, may_read)
 }
 
-/// Refuses what the call may not reach (see the module invariants) before Compose runs.
+/// Refuses what the call may not reach (see the module invariants) before Compose runs; the
+/// variables Compose will interpolate with.
 fn check_reach(
     roots: &Roots,
     args: &Compose,
     plan: &Plan,
     endpoint: &coremcp_docker_api::Endpoint,
-) -> Result<(), ToolError> {
+) -> Result<reach::Vars, ToolError> {
     let read_only = matches!(
         args.action,
         ComposeAction::Ps | ComposeAction::Config | ComposeAction::Logs
@@ -258,7 +315,7 @@ fn check_reach(
         }
         Ok(())
     };
-    let vars = compose_vars(&plan.dir, endpoint);
+    let vars = compose_vars(&plan.dir, endpoint, &may_read)?;
     let reached = reach::read(&plan.dir, &plan.files, &vars, &may_read)?;
     // A bind mount's source is on the daemon's machine: this one's only for a local socket.
     let local = matches!(endpoint, coremcp_docker_api::Endpoint::Unix(_));
@@ -282,60 +339,33 @@ fn check_reach(
         }
     }
     if args.action == ComposeAction::Up && !args.allow_host_access {
-        let sockets = docker_sockets(endpoint, &vars, local);
+        let sockets = host_access::sockets(endpoint, &vars, local);
         for r in reached.paths.iter().filter(|r| r.mount) {
-            let Ok(path) = &r.path else { continue };
-            let hands_over = path == Path::new("/") || sockets.iter().any(|s| s.starts_with(path));
-            if hands_over {
-                return Err(host_access(&format!(
-                    "{} mounts {}, which gives the container the whole host",
-                    r.field,
-                    path.display()
-                )));
+            let why = match &r.path {
+                Ok(path) => host_access::mount(path, r.read_only, &sockets),
+                Err(why) => Some(format!("cannot be placed ({why})")),
+            };
+            if let Some(why) = why {
+                return Err(host_access_refused(&format!("{} {why}", r.field)));
             }
         }
-        if let Some(service) = reached.privileged.first() {
-            return Err(host_access(&format!(
-                "service {service} runs privileged, which gives it the whole host"
-            )));
+        if let Some(first) = reached.host_access.first() {
+            return Err(host_access_refused(first));
         }
     }
-    Ok(())
+    Ok(vars)
 }
 
 /// The refusal of an `up` that would hand over the host.
-fn host_access(what: &str) -> ToolError {
+fn host_access_refused(what: &str) -> ToolError {
     ToolError::new(
         codes::INVALID_ARGUMENTS,
         format!(
-            "docker_compose up: {what}; it is refused unless the call says allow_host_access: true \
-             (over HTTP that needs a grant naming docker_compose itself)"
+            "docker_compose up: {what}, which gives the container the host; it is refused \
+             unless the call says allow_host_access: true (over HTTP that needs a grant naming \
+             docker_compose itself)"
         ),
     )
-}
-
-/// Where a daemon's socket may be on the daemon's machine: the usual places, the endpoint's
-/// own, the rootless one; canonical too when the daemon is this machine's.
-fn docker_sockets(
-    endpoint: &coremcp_docker_api::Endpoint,
-    vars: &reach::Vars,
-    local: bool,
-) -> Vec<PathBuf> {
-    let mut sockets: Vec<PathBuf> = vec!["/var/run/docker.sock".into(), "/run/docker.sock".into()];
-    if let coremcp_docker_api::Endpoint::Unix(path) = endpoint {
-        sockets.push(path.into());
-    }
-    if let Some(runtime) = vars.get("XDG_RUNTIME_DIR") {
-        sockets.push(Path::new(runtime).join("docker.sock"));
-    }
-    if local {
-        let canonical: Vec<PathBuf> = sockets
-            .iter()
-            .filter_map(|s| s.canonicalize().ok())
-            .collect();
-        sockets.extend(canonical);
-    }
-    sockets
 }
 
 /// The Compose files Compose would pick in `dir` without `-f`: the first of its names that
@@ -365,13 +395,56 @@ fn default_files(dir: &Path) -> Vec<PathBuf> {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Plan {
     pub program: String,
+    /// The whole line after the program.
     pub args: Vec<String>,
     pub dir: PathBuf,
     /// The Compose files, named with `-f` (canonical, inside the roots).
     pub files: Vec<PathBuf>,
+    /// The configured command's own leading words (`compose` of `docker compose`).
+    words: Vec<String>,
+    /// `-p NAME` when the call names the project.
+    project: Option<String>,
+    /// The action, its flags and its services.
+    tail: Vec<String>,
 }
 
 impl Plan {
+    /// A line of this plan's command with other Compose files, options after them, the project
+    /// name (the call's, else `project`) and another action.
+    fn line(
+        &self,
+        files: &[PathBuf],
+        options: &[String],
+        project: Option<&str>,
+        tail: &[String],
+    ) -> Vec<String> {
+        let mut line = self.words.clone();
+        line.extend(["--project-directory".into(), path_text(&self.dir)]);
+        for file in files {
+            line.extend(["-f".into(), path_text(file)]);
+        }
+        line.extend(options.iter().cloned());
+        if let Some(name) = self.project.as_deref().or(project) {
+            line.extend(["-p".into(), name.to_owned()]);
+        }
+        line.extend(tail.iter().cloned());
+        line
+    }
+
+    /// The project name both of `up`'s Compose commands are given, so the second, which reads
+    /// no `.env`, names the project as the first did: the call's, else `COMPOSE_PROJECT_NAME`
+    /// (the environment's, else the `.env`'s), else the folder's, as Compose derives it.
+    fn project_for_up(&self, vars: &reach::Vars) -> String {
+        self.project
+            .clone()
+            .or_else(|| {
+                vars.get("COMPOSE_PROJECT_NAME")
+                    .map(|n| normalized_name(n))
+                    .filter(|n| !n.is_empty())
+            })
+            .unwrap_or_else(|| project_name_of(&self.dir))
+    }
+
     /// The command line as an agent reads it (paths inside the roots only).
     fn shown(&self) -> String {
         std::iter::once(self.program.as_str())
@@ -392,8 +465,6 @@ pub fn plan(roots: &Roots, args: &Compose, configured: Option<&str>) -> Result<P
             format!("{}: not a folder", dir.display()),
         ));
     }
-    let mut line = words;
-    line.extend(["--project-directory".into(), path_text(&dir)]);
     let mut files = Vec::new();
     for (i, file) in args.files.iter().enumerate() {
         let field = format!("files[{i}]");
@@ -420,9 +491,6 @@ pub fn plan(roots: &Roots, args: &Compose, configured: Option<&str>) -> Result<P
             ));
         }
     }
-    for file in &files {
-        line.extend(["-f".into(), path_text(file)]);
-    }
     if let Some(name) = &args.project_name {
         let ok = name
             .chars()
@@ -438,9 +506,8 @@ pub fn plan(roots: &Roots, args: &Compose, configured: Option<&str>) -> Result<P
                  a letter or digit",
             ));
         }
-        line.extend(["-p".into(), name.clone()]);
     }
-    line.push(args.action.name().into());
+    let mut tail = vec![args.action.name().to_owned()];
     let flags: &[&str] = match args.action {
         ComposeAction::Ps => &["-a", "-q"],
         ComposeAction::Up if args.build => &["-d", "--build"],
@@ -449,9 +516,9 @@ pub fn plan(roots: &Roots, args: &Compose, configured: Option<&str>) -> Result<P
         ComposeAction::Logs => &["--no-color"],
         _ => &[],
     };
-    line.extend(flags.iter().map(|f| (*f).to_owned()));
+    tail.extend(flags.iter().map(|f| (*f).to_owned()));
     if args.action == ComposeAction::Logs {
-        line.extend(["--tail".into(), args.tail.to_string()]);
+        tail.extend(["--tail".into(), args.tail.to_string()]);
     }
     for (field, set, action) in [
         ("build", args.build, ComposeAction::Up),
@@ -483,15 +550,20 @@ pub fn plan(roots: &Roots, args: &Compose, configured: Option<&str>) -> Result<P
             }
         }
         if args.action != ComposeAction::Config {
-            line.extend(args.services.iter().cloned());
+            tail.extend(args.services.iter().cloned());
         }
     }
-    Ok(Plan {
+    let mut plan = Plan {
         program,
-        args: line,
+        args: Vec::new(),
         dir,
         files,
-    })
+        words,
+        project: args.project_name.clone(),
+        tail,
+    };
+    plan.args = plan.line(&plan.files, &[], None, &plan.tail);
+    Ok(plan)
 }
 
 /// The Compose command's words: the configured one, else `docker-compose` where it is on
@@ -534,12 +606,14 @@ fn output(finished: &Finished, max: usize) -> String {
     }
 }
 
-/// The project name Compose gives a project folder: its name, lowercased, keeping letters,
-/// digits, `_` and `-`.
+/// The project name Compose gives a project folder: its name, normalised.
 fn project_name_of(dir: &Path) -> String {
-    dir.file_name()
-        .map(|n| n.to_string_lossy().to_lowercase())
-        .unwrap_or_default()
+    normalized_name(&dir.file_name().unwrap_or_default().to_string_lossy())
+}
+
+/// A project name as Compose normalises one: lowercased, keeping letters, digits, `_` and `-`.
+fn normalized_name(name: &str) -> String {
+    name.to_lowercase()
         .chars()
         .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
         .collect()
@@ -711,7 +785,7 @@ mod tests {
         let roots = tree.roots();
         let plan = plan(&roots, &args, Some("docker-compose"))?;
         let local = coremcp_docker_api::Endpoint::Unix("/var/run/docker.sock".into());
-        check_reach(&roots, &args, &plan, &local)
+        check_reach(&roots, &args, &plan, &local).map(drop)
     }
 
     #[test]
@@ -758,6 +832,20 @@ mod tests {
                 "secrets:\n  s:\n    file: ${OUTSIDE_DIR:-../../outside}/secret.env\nservices: {}\n".to_owned(),
                 "secrets.s.file",
             ),
+            // Merge keys at the services level, and as a list of anchors.
+            (
+                "x: &all\n  web:\n    image: busybox\n    env_file: ../../outside/secret.env\nservices:\n  <<: *all\n".to_owned(),
+                "services.web.env_file[0]",
+            ),
+            (
+                "x: &a {image: busybox}\ny: &b {env_file: ../../outside/secret.env}\nservices:\n  web:\n    <<: [*a, *b]\n".to_owned(),
+                "services.web.env_file[0]",
+            ),
+            // `extends` given through a merge key.
+            (
+                "x: &e\n  extends:\n    file: ../../outside/base.yml\n    service: web\nservices:\n  web:\n    <<: *e\n".to_owned(),
+                "services.web.extends.file",
+            ),
         ] {
             let e = reach_of(&tree, &compose, config.clone()).expect_err(&compose);
             assert!(
@@ -778,10 +866,37 @@ mod tests {
         let e = reach_of(
             &tree,
             "services:\n  web:\n    env_file: ${MISSING:?set MISSING}\n",
-            config,
+            config.clone(),
         )
         .expect_err("unplaceable");
         assert!(e.message.contains("cannot be placed"), "{}", e.message);
+        // A `.env` value that names another: interpolated as Compose does.
+        tree.write(
+            "proj/.env",
+            format!("D={}\nP=${{D}}/secret.env\n", outside.display()),
+        );
+        let e = reach_of(
+            &tree,
+            "services:\n  web:\n    image: busybox\n    env_file: ${P}\n",
+            config.clone(),
+        )
+        .expect_err("interpolated .env");
+        assert!(
+            e.message.contains(&secret.display().to_string()),
+            "{}",
+            e.message
+        );
+        // A `.env` that is a symlink to a file outside: never read.
+        std::fs::remove_file(tree.inside().join("proj/.env")).expect("rm");
+        tree.symlink(&secret, "proj/.env");
+        let e = reach_of(&tree, "services:\n  web:\n    image: busybox\n", config)
+            .expect_err(".env symlink");
+        assert!(
+            e.message.contains(".env") && e.message.contains("outside the roots"),
+            "{}",
+            e.message
+        );
+        std::fs::remove_file(tree.inside().join("proj/.env")).expect("rm");
     }
 
     #[test]
@@ -799,6 +914,25 @@ mod tests {
                 "mounts",
             ),
             ("services:\n  web:\n    image: busybox\n    privileged: true\n", "privileged"),
+            // YAML 1.1 booleans, which Compose honours.
+            ("services:\n  web:\n    image: busybox\n    privileged: yes\n", "privileged"),
+            ("services:\n  web:\n    image: busybox\n    privileged: on\n", "privileged"),
+            // A `/` bind mount written through a merge key in the volumes list.
+            (
+                "x-v: &v\n  type: bind\n  source: /\n  target: /host\nservices:\n  web:\n    image: busybox\n    volumes:\n      - <<: *v\n",
+                "mounts /",
+            ),
+            ("services:\n  web:\n    image: busybox\n    cap_add: [SYS_ADMIN]\n", "capabilities"),
+            ("services:\n  web:\n    image: busybox\n    pid: host\n", "pid"),
+            ("services:\n  web:\n    image: busybox\n    devices: [/dev/sda]\n", "devices"),
+            (
+                "services:\n  web:\n    image: busybox\n    security_opt: [apparmor=unconfined]\n",
+                "security_opt",
+            ),
+            (
+                "volumes:\n  h:\n    driver_opts: {type: none, o: bind, device: /}\nservices:\n  web:\n    image: busybox\n",
+                "mounts /",
+            ),
         ] {
             let e = reach_of(&tree, compose, up.clone()).expect_err(compose);
             assert!(
@@ -810,7 +944,7 @@ mod tests {
             assert!(reach_of(&tree, compose, allowed).is_ok(), "{compose}");
         }
         // A granted up may reach outside the roots otherwise.
-        let outside = "services:\n  web:\n    image: busybox\n    volumes:\n      - /etc:/e:ro\n";
+        let outside = "services:\n  web:\n    image: busybox\n    volumes:\n      - /var/log:/l:ro\n      - /etc/localtime:/etc/localtime:ro\n";
         assert!(reach_of(&tree, outside, up).is_ok());
         let e = reach_of(
             &tree,

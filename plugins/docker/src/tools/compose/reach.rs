@@ -35,6 +35,8 @@ pub struct Reached {
     pub field: String,
     /// A bind mount's host side (else a file Compose or the build reads).
     pub mount: bool,
+    /// A bind mount the container may only read.
+    pub read_only: bool,
     /// The path, or why it cannot be placed.
     pub path: Result<PathBuf, String>,
 }
@@ -43,40 +45,91 @@ pub struct Reached {
 #[derive(Debug, Default)]
 pub struct Reach {
     pub paths: Vec<Reached>,
-    /// The services that run privileged.
-    pub privileged: Vec<String>,
+    /// What its services are given of the host besides mounts ([`super::host_access`]), in
+    /// words: "service web runs privileged".
+    pub host_access: Vec<String>,
 }
 
 /// The variables Compose interpolates with.
 pub type Vars = BTreeMap<String, String>;
 
 /// The variables of a project in `dir` whose Compose process gets `env`: `env`, then the
-/// project's `.env` for what `env` does not set.
-pub fn vars(dir: &Path, env: impl IntoIterator<Item = (String, String)>) -> Vars {
-    let mut vars: Vars = std::fs::read_to_string(dir.join(".env"))
-        .map(|text| dotenv(&text))
-        .unwrap_or_default();
+/// project's `.env` for what `env` does not set. `.env` is read like every other file of the
+/// project: where it really is (a symlink followed) and only after `may_read` allowed that
+/// path; its values are interpolated as Compose's dotenv reader does ([`dotenv`]).
+pub fn vars(
+    dir: &Path,
+    env: impl IntoIterator<Item = (String, String)>,
+    may_read: &dyn Fn(&str, &Path) -> Result<(), ToolError>,
+) -> Result<Vars, ToolError> {
+    let env: Vars = env.into_iter().collect();
+    let file = dir.join(".env");
+    let mut vars = match file.canonicalize() {
+        // A dangling link or no file: Compose reads none either.
+        Err(_) => Vars::new(),
+        Ok(real) if !real.is_file() => Vars::new(),
+        Ok(real) => {
+            may_read(".env", &real)?;
+            dotenv(&read_text(&real)?, &env)
+        }
+    };
     vars.extend(env);
+    Ok(vars)
+}
+
+/// `KEY=VALUE` lines as Compose's dotenv readers take them: `export ` allowed, `#` comments
+/// (after a space, for an unquoted value), single-quoted values literal, double-quoted ones
+/// with their escapes; unquoted and double-quoted values interpolated, a name looked up among
+/// the lines before it first and then in `env`.
+pub fn dotenv(text: &str, env: &Vars) -> Vars {
+    let mut vars = Vars::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim().to_owned();
+        let value = value.trim_start();
+        let value = if let Some(rest) = value.strip_prefix('\'') {
+            rest.split_once('\'').map_or(rest, |(v, _)| v).to_owned()
+        } else if let Some(rest) = value.strip_prefix('"') {
+            let mut out = String::new();
+            let mut chars = rest.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => match chars.next() {
+                        Some('n') => out.push('\n'),
+                        Some('t') => out.push('\t'),
+                        Some(other) => out.push(other),
+                        None => break,
+                    },
+                    other => out.push(other),
+                }
+            }
+            expand_with(&out, &vars, env)
+        } else {
+            let cut = value.find(" #").or_else(|| value.find("\t#"));
+            let value = cut.map_or(value, |at| &value[..at]).trim_end();
+            expand_with(value, &vars, env)
+        };
+        vars.insert(key, value);
+    }
     vars
 }
 
-/// `KEY=VALUE` lines (`export ` allowed, `#` comments, values in quotes unquoted).
-fn dotenv(text: &str) -> Vars {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| {
-            let l = l.strip_prefix("export ").unwrap_or(l);
-            let (k, v) = l.split_once('=')?;
-            let v = v.trim();
-            let v = v
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(v);
-            Some((k.trim().to_owned(), v.to_owned()))
-        })
-        .collect()
+/// `text` interpolated with `earlier` (the lines before) first, then `env`; kept as written
+/// when it does not interpolate (Compose refuses such a file anyway).
+fn expand_with(text: &str, earlier: &Vars, env: &Vars) -> String {
+    if !text.contains('$') {
+        return text.to_owned();
+    }
+    let mut both = env.clone();
+    both.extend(earlier.iter().map(|(k, v)| (k.clone(), v.clone())));
+    interpolate(text, &both).unwrap_or_else(|_| text.to_owned())
 }
 
 /// Reads the project of `files` (the Compose files, canonical, in order) whose project folder
@@ -140,7 +193,9 @@ impl Walk<'_> {
                 format!("{shown} is not a Compose file (YAML): {e}"),
             )
         })?;
-        let doc = merged(&doc);
+        // Merge keys at every depth, as Compose's YAML readers apply them: in a service, in
+        // `services` itself, in a list item, as a list of anchors.
+        let doc = merged_deep(&doc);
         if only.is_none() {
             self.includes(&doc, base, &shown, depth)?;
             for (kind, key) in [("secrets", "file"), ("configs", "file")] {
@@ -150,12 +205,22 @@ impl Walk<'_> {
                     }
                 }
             }
+            // A named volume of the local driver can bind any host folder (`device`).
+            for (name, device, read_only) in super::host_access::volume_devices(&doc, self.vars) {
+                self.mount(
+                    &format!("volumes.{name}.driver_opts.device"),
+                    &shown,
+                    base,
+                    &device,
+                    read_only,
+                );
+            }
         }
         for (name, service) in entries(&doc["services"]) {
             if only.is_some_and(|o| o != name) {
                 continue;
             }
-            self.service(&name, &merged(service), base, &shown, file, depth)?;
+            self.service(&name, service, base, &shown, file, depth)?;
         }
         Ok(())
     }
@@ -222,9 +287,10 @@ impl Walk<'_> {
         for label_file in strings(&service["label_file"]) {
             self.note(&at("label_file"), shown, base, label_file, false);
         }
-        if service["privileged"] == Value::Bool(true) {
-            self.reach.privileged.push(name.to_owned());
-        }
+        let interpolated = interpolated(service, self.vars);
+        self.reach
+            .host_access
+            .extend(super::host_access::service(name, &interpolated));
         match &service["build"] {
             Value::String(context) => self.context(&at("build"), shown, base, context, None),
             build @ Value::Object(_) => {
@@ -241,8 +307,8 @@ impl Walk<'_> {
         if let Some(volumes) = service["volumes"].as_array() {
             for (i, volume) in volumes.iter().enumerate() {
                 let field = format!("{}[{i}]", at("volumes"));
-                if let Some(source) = bind_source(volume, self.vars) {
-                    self.note(&field, shown, base, &source, true);
+                if let Some((source, read_only)) = bind_source(volume, self.vars) {
+                    self.mount(&field, shown, base, &source, read_only);
                 }
             }
         }
@@ -304,7 +370,8 @@ impl Walk<'_> {
         }
     }
 
-    /// Records `path` (named at `field` of `shown`, relative to `base`); its place, if it has one.
+    /// Records `path` (named at `field` of `shown`, relative to `base`), a file Compose or
+    /// the build reads; its place, if it has one.
     fn note(
         &mut self,
         field: &str,
@@ -317,30 +384,48 @@ impl Walk<'_> {
         self.reach.paths.push(Reached {
             field: format!("{field} in {shown}"),
             mount,
+            read_only: false,
             path: placed.clone(),
         });
         placed.ok()
     }
+
+    /// Records the host side of a bind mount.
+    fn mount(&mut self, field: &str, shown: &str, base: &Path, path: &str, read_only: bool) {
+        self.reach.paths.push(Reached {
+            field: format!("{field} in {shown}"),
+            mount: true,
+            read_only,
+            path: place(base, path, self.vars),
+        });
+    }
 }
 
 /// The host side of a volume when it is a bind mount (short syntax `SRC:DST[:MODE]` whose
-/// source is a path, or long syntax `type: bind`).
-fn bind_source(volume: &Value, vars: &Vars) -> Option<String> {
+/// source is a path, or long syntax `type: bind`), and whether it is read-only.
+pub fn bind_source(volume: &Value, vars: &Vars) -> Option<(String, bool)> {
     match volume {
         Value::String(spec) => {
             // A source is a path when it starts like one once interpolated (else a named
             // volume); a lone target is an anonymous volume.
             let spec = interpolate(spec, vars).unwrap_or_else(|_| spec.clone());
-            let (source, _) = spec.split_once(':')?;
+            let (source, rest) = spec.split_once(':')?;
             let path_like = source.starts_with(['.', '/', '~']);
-            path_like.then(|| source.to_owned())
+            let read_only = rest
+                .split_once(':')
+                .is_some_and(|(_, mode)| mode.split(',').any(|m| m == "ro"));
+            path_like.then(|| (source.to_owned(), read_only))
         }
         Value::Object(long) => {
             let bind = long.get("type").and_then(Value::as_str) == Some("bind");
+            let read_only = super::host_access::truthy(long.get("read_only"));
             bind.then(|| {
-                long.get("source")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
+                long.get("source").and_then(Value::as_str).map(|s| {
+                    (
+                        interpolate(s, vars).unwrap_or_else(|_| s.to_owned()),
+                        read_only,
+                    )
+                })
             })
             .flatten()
         }
@@ -499,6 +584,38 @@ fn merged(value: &Value) -> Value {
     Value::Object(out)
 }
 
+/// `value` with its merge keys applied at every depth (a mapping's own first, then its
+/// members'), as Compose's YAML readers apply them wherever a mapping is.
+pub fn merged_deep(value: &Value) -> Value {
+    match value {
+        Value::Object(_) => match merged(value) {
+            Value::Object(map) => {
+                Value::Object(map.into_iter().map(|(k, v)| (k, merged_deep(&v))).collect())
+            }
+            other => other,
+        },
+        Value::Array(list) => Value::Array(list.iter().map(merged_deep).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `value` with every string interpolated as Compose interpolates it (a string that cannot be
+/// is kept as written).
+pub fn interpolated(value: &Value, vars: &Vars) -> Value {
+    match value {
+        Value::String(text) if text.contains('$') => {
+            Value::String(interpolate(text, vars).unwrap_or_else(|_| text.clone()))
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), interpolated(v, vars)))
+                .collect(),
+        ),
+        Value::Array(list) => Value::Array(list.iter().map(|v| interpolated(v, vars)).collect()),
+        other => other.clone(),
+    }
+}
+
 /// A mapping's entries (none for anything else).
 fn entries(value: &Value) -> Vec<(String, &Value)> {
     value
@@ -616,33 +733,60 @@ mod tests {
     fn bind_mounts_are_told_from_named_volumes() {
         let v = vars(&[("ROOT", "/")]);
         for (volume, expected) in [
-            (json!("./data:/data"), Some("./data")),
-            (json!("/:/host:ro"), Some("/")),
-            (json!("${ROOT}:/host"), Some("/")),
-            (json!("~/.ssh:/root/.ssh"), Some("~/.ssh")),
+            (json!("./data:/data"), Some(("./data", false))),
+            (json!("/:/host:ro"), Some(("/", true))),
+            (json!("/srv:/srv:ro,z"), Some(("/srv", true))),
+            (json!("${ROOT}:/host"), Some(("/", false))),
+            (json!("~/.ssh:/root/.ssh"), Some(("~/.ssh", false))),
             (json!("named:/data"), None),
             (json!("/anonymous"), None),
             (
                 json!({"type": "bind", "source": "/var/run/docker.sock", "target": "/s"}),
-                Some("/var/run/docker.sock"),
+                Some(("/var/run/docker.sock", false)),
+            ),
+            (
+                json!({"type": "bind", "source": "${ROOT}", "target": "/s", "read_only": "yes"}),
+                Some(("/", true)),
             ),
             (
                 json!({"type": "volume", "source": "named", "target": "/d"}),
                 None,
             ),
         ] {
-            assert_eq!(bind_source(&volume, &v).as_deref(), expected, "{volume}");
+            let found = bind_source(&volume, &v);
+            let found = found.as_ref().map(|(s, ro)| (s.as_str(), *ro));
+            assert_eq!(found, expected, "{volume}");
         }
     }
 
     #[test]
-    fn merge_keys_bring_their_fields() {
+    fn dotenv_values_are_read_and_interpolated_as_compose_reads_them() {
+        let env = vars(&[("HOME", "/home/u"), ("B", "from-env")]);
+        let text = "# comment\nexport A=/outside\nB=${A}/secret.env\nC='${A}'\nD=\"${B}\\n\"\nE=plain # note\nF=${HOME}/x\nG=${NOPE:-${A}}\n";
+        let got = dotenv(text, &env);
+        assert_eq!(got["A"], "/outside");
+        assert_eq!(got["B"], "/outside/secret.env", "the file's own A first");
+        assert_eq!(got["C"], "${A}", "single quotes are literal");
+        assert_eq!(got["D"], "/outside/secret.env\n");
+        assert_eq!(got["E"], "plain");
+        assert_eq!(got["F"], "/home/u/x");
+        assert_eq!(got["G"], "/outside");
+    }
+
+    #[test]
+    fn merge_keys_apply_at_every_depth() {
         let doc: Value = serde_norway::from_str(
-            "x: &common\n  env_file: ../secret.env\nservices:\n  web:\n    <<: *common\n    image: busybox\n",
+            "x-v: &v {type: bind, source: /, target: /h}\nx-a: &a {env_file: ../a.env}\nx-b: &b {env_file: ../b.env, image: b}\nx-all: &all\n  web: {image: w}\nservices:\n  <<: *all\n  api:\n    <<: [*a, *b]\n    volumes:\n      - <<: *v\n",
         )
         .expect("yaml");
-        let web = merged(&doc["services"]["web"]);
-        assert_eq!(web["env_file"], "../secret.env");
-        assert_eq!(web["image"], "busybox");
+        let doc = merged_deep(&doc);
+        assert_eq!(doc["services"]["web"]["image"], "w");
+        assert_eq!(
+            doc["services"]["api"]["env_file"], "../a.env",
+            "the first anchor wins"
+        );
+        assert_eq!(doc["services"]["api"]["image"], "b");
+        assert_eq!(doc["services"]["api"]["volumes"][0]["source"], "/");
+        assert!(doc["services"].get("<<").is_none());
     }
 }
