@@ -22,7 +22,9 @@ pub struct Call {
     /// The request id as JSON text (shared with the table of calls by id).
     pub id: Arc<str>,
     pub tool: String,
-    /// The principal the call is made for (as grants name it).
+    /// Who the call is made for, as the policy judged it.
+    pub caller: Arc<crate::policy::Caller>,
+    /// [`Call::caller`] as grants name it.
     pub principal: Arc<str>,
     /// The agent's client's name when a configured peer passed the call on (else this
     /// process's session's, which plugins read as `client`).
@@ -143,7 +145,7 @@ impl Calls {
         tool: &str,
         group: Option<&str>,
         timeout: Duration,
-        principal: &str,
+        caller: &crate::policy::Caller,
         client: Option<&str>,
     ) -> Option<Arc<Call>> {
         let started = Instant::now();
@@ -160,7 +162,8 @@ impl Calls {
         let call = Arc::new(Call {
             id: Arc::clone(&id),
             tool: tool.to_owned(),
-            principal: Arc::from(principal),
+            principal: Arc::from(caller.principal()),
+            caller: Arc::new(caller.clone()),
             client: client.map(Arc::from),
             subject: crate::metrics::Subject::of(tool, group),
             started,
@@ -338,10 +341,24 @@ mod tests {
     fn a_call_that_overruns_is_answered_by_the_watchdog_once() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start("1", "slow", None, Duration::from_millis(50), "stdio", None)
+            .start(
+                "1",
+                "slow",
+                None,
+                Duration::from_millis(50),
+                &crate::policy::Caller::Stdio,
+                None,
+            )
             .expect("registered");
         let fast = calls
-            .start("2", "fast", None, Duration::from_secs(30), "stdio", None)
+            .start(
+                "2",
+                "fast",
+                None,
+                Duration::from_secs(30),
+                &crate::policy::Caller::Stdio,
+                None,
+            )
             .expect("registered");
         assert!(
             !calls.wait_idle(Duration::from_millis(1)),
@@ -381,7 +398,7 @@ mod tests {
                 "t",
                 None,
                 Duration::from_millis(100),
-                "stdio",
+                &crate::policy::Caller::Stdio,
                 None,
             )
             .expect("registered");
@@ -397,16 +414,37 @@ mod tests {
     fn an_id_in_flight_is_not_registered_twice() {
         let (calls, _timeouts) = calls();
         let first = calls
-            .start("7", "t", None, Duration::from_secs(30), "stdio", None)
+            .start(
+                "7",
+                "t",
+                None,
+                Duration::from_secs(30),
+                &crate::policy::Caller::Stdio,
+                None,
+            )
             .expect("first");
         assert!(calls
-            .start("7", "t", None, Duration::from_secs(30), "stdio", None)
+            .start(
+                "7",
+                "t",
+                None,
+                Duration::from_secs(30),
+                &crate::policy::Caller::Stdio,
+                None
+            )
             .is_none());
         assert!(calls.finish(&first, ""));
         calls.answered();
         assert!(
             calls
-                .start("7", "t", None, Duration::from_secs(30), "stdio", None)
+                .start(
+                    "7",
+                    "t",
+                    None,
+                    Duration::from_secs(30),
+                    &crate::policy::Caller::Stdio,
+                    None
+                )
                 .is_some(),
             "free again once answered"
         );
@@ -416,12 +454,26 @@ mod tests {
     fn an_earlier_deadline_wakes_the_watchdog() {
         let (calls, timeouts) = calls();
         let _long = calls
-            .start("1", "t", None, Duration::from_secs(60), "stdio", None)
+            .start(
+                "1",
+                "t",
+                None,
+                Duration::from_secs(60),
+                &crate::policy::Caller::Stdio,
+                None,
+            )
             .expect("registered");
         thread::sleep(Duration::from_millis(20));
         let started = Instant::now();
         let _short = calls
-            .start("2", "t", None, Duration::from_millis(30), "stdio", None)
+            .start(
+                "2",
+                "t",
+                None,
+                Duration::from_millis(30),
+                &crate::policy::Caller::Stdio,
+                None,
+            )
             .expect("registered");
         assert_eq!(
             timeouts

@@ -173,6 +173,11 @@ pub enum Command {
         /// in the resource metadata and the 401 challenge
         #[arg(long, env = env::OAUTH_SCOPES, value_name = "SCOPES", requires = "oauth_issuer")]
         oauth_scopes: Option<String>,
+        /// Also accept access tokens typed JWT or not typed at all, for an issuer that cannot
+        /// type them at+jwt (RFC 9068); the audience check is then all that tells one from an
+        /// ID token
+        #[arg(long, env = env::OAUTH_UNTYPED_TOKENS, requires = "oauth_issuer")]
+        oauth_untyped_tokens: bool,
     },
     /// The tools a session would see, with group, route and availability
     Tools {
@@ -455,6 +460,7 @@ impl Cli {
             peers,
             peer_tokens,
             operators,
+            oauth_issuer: None,
             routes,
             consul,
             service_mode,
@@ -542,6 +548,7 @@ pub fn main() -> ExitCode {
                 ref oauth_audience,
                 ref oauth_principal_claim,
                 ref oauth_scopes,
+                oauth_untyped_tokens,
                 ..
             } => crate::commands::serve::run(
                 config,
@@ -559,6 +566,7 @@ pub fn main() -> ExitCode {
                             audience: oauth_audience.as_deref(),
                             principal_claim: oauth_principal_claim,
                             scopes: oauth_scopes.as_deref(),
+                            untyped_tokens: oauth_untyped_tokens,
                         }),
                 },
             ),

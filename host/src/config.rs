@@ -97,6 +97,8 @@ pub mod env {
     pub const OAUTH_PRINCIPAL_CLAIM: &str = "COREMCP_OAUTH_PRINCIPAL_CLAIM";
     /// The scopes clients should ask for (`--oauth-scopes`), published in the metadata.
     pub const OAUTH_SCOPES: &str = "COREMCP_OAUTH_SCOPES";
+    /// `--oauth-untyped-tokens`: also accept access tokens not typed `at+jwt`.
+    pub const OAUTH_UNTYPED_TOKENS: &str = "COREMCP_OAUTH_UNTYPED_TOKENS";
     /// The PEM certificate chain `coremcp serve` serves TLS with (`--tls-cert`).
     pub const TLS_CERT: &str = "COREMCP_TLS_CERT";
     /// The PEM private key of that certificate (`--tls-key`).
@@ -235,6 +237,9 @@ pub struct Config {
     pub peer_tokens: Vec<String>,
     /// Token names that see every principal's recent errors (`--operator`).
     pub operators: Vec<String>,
+    /// The OAuth issuer whose access tokens `serve` accepts (`--oauth-issuer`): an OAuth
+    /// principal a peer forwards must be of this issuer.
+    pub oauth_issuer: Option<String>,
     /// Service mode: the forwarded groups whose calls go on to the Core MCP that owns them,
     /// each with its targets in priority order (`--route`); a group not listed is served from
     /// this process's store.
@@ -258,6 +263,7 @@ impl Config {
     /// machine's own user — `stdio`, or `*` on a tokenless listener — or an operator), else
     /// its own. (No token may be named `stdio`, and `*` is no token name.)
     pub fn errors_visible_to<'a>(&self, principal: &'a str) -> Option<&'a str> {
+        // Operators are written as principals are (`NAME`, `oauth:SUBJECT`): kinds never match.
         let all =
             matches!(principal, "stdio" | "*") || self.operators.iter().any(|o| o == principal);
         (!all).then_some(principal)
@@ -288,6 +294,7 @@ impl Config {
             peers: Vec::new(),
             peer_tokens: Vec::new(),
             operators: Vec::new(),
+            oauth_issuer: None,
             routes: Vec::new(),
             consul: ConsulAgent::default(),
             service_mode: false,
@@ -556,31 +563,35 @@ pub fn parse_peers(entries: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// Parses `--peer-token` entries (repeatable, or comma separated in the variable): token names.
+/// Parses `--peer-token` entries (repeatable, or comma separated in the variable): a static
+/// token's NAME, or `oauth:SUBJECT` for a peer that signs in with OAuth client credentials.
 pub fn parse_peer_tokens(entries: &[String]) -> Result<Vec<String>, String> {
-    parse_token_names("--peer-token", entries)
+    parse_principal_keys("--peer-token", entries)
 }
 
 /// Parses `--operator` entries like [`parse_peer_tokens`].
 pub fn parse_operators(entries: &[String]) -> Result<Vec<String>, String> {
-    parse_token_names("--operator", entries)
+    parse_principal_keys("--operator", entries)
 }
 
-/// Token names given to `flag` (repeatable, or comma separated in its variable).
-fn parse_token_names(flag: &str, entries: &[String]) -> Result<Vec<String>, String> {
+/// Principals given to `flag` (repeatable, or comma separated in its variable), as
+/// [`crate::policy::Caller::principal`] writes them: a bare NAME is a static token's,
+/// `oauth:SUBJECT` an OAuth subject's.
+fn parse_principal_keys(flag: &str, entries: &[String]) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
-    for name in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
-        if name.is_empty() {
+    for key in entries.iter().flat_map(|e| e.split(',')).map(str::trim) {
+        if key.is_empty() {
             continue;
         }
+        let name = key.strip_prefix(crate::policy::OAUTH_PREFIX).unwrap_or(key);
         if !crate::policy::is_principal_name(name) || name == "stdio" || name == "*" {
             return Err(format!(
-                "{flag} \"{name}\": expected the NAME of a token of --tokens (letters, digits, \
-                 _ - .)"
+                "{flag} \"{key}\": expected the NAME of a token of --tokens (letters, digits, \
+                 _ - .), or oauth:SUBJECT for an OAuth subject"
             ));
         }
-        if !out.iter().any(|p| p == name) {
-            out.push(name.to_owned());
+        if !out.iter().any(|p| p == key) {
+            out.push(key.to_owned());
         }
     }
     Ok(out)

@@ -67,19 +67,19 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
     register_op(
         "caller",
         Arc::new(move |_: &Value| {
-            let principal = crate::plugins::host_api::call_principal();
+            let caller = crate::plugins::host_api::call_caller();
             // The client a peer passed the call on for, else this process's session's.
             let client = crate::plugins::host_api::call_client()
                 .map(|c| c.to_string())
                 .or_else(|| crate::plugins::host_api::value("client"));
             let mut out = json!({});
-            if let Some(principal) = principal {
+            if let Some(caller) = caller {
                 // A peer's own token stands for the other machine's user, whom its client's
                 // name tells apart better.
-                if peers.iter().any(|p| **p == *principal) {
+                if peers.iter().any(|p| caller.is(p)) {
                     out["peer"] = true.into();
                 }
-                out["principal"] = principal.as_ref().into();
+                out["principal"] = caller.principal().into();
             }
             if let Some(client) = client.filter(|c| !c.is_empty()) {
                 out["client"] = client.into();
@@ -155,12 +155,8 @@ fn registry_call(
             ),
         ));
     }
-    if let Some(principal) = crate::plugins::host_api::call_principal() {
-        let caller = match principal.as_ref() {
-            "stdio" => crate::policy::Caller::Stdio,
-            "*" => crate::policy::Caller::Anonymous,
-            name => crate::policy::Caller::Token(name.to_owned()),
-        };
+    let args = payload.get("args").cloned().unwrap_or_else(|| json!({}));
+    if let Some(caller) = crate::plugins::host_api::call_caller() {
         if grants.takes_away(&caller, "registry", tool) {
             return Err(ToolError::new(
                 codes::UNAVAILABLE,
@@ -171,8 +167,25 @@ fn registry_call(
                 ),
             ));
         }
+        // A field that steers (where code, credentials or calls go) is written through the
+        // host only as the write of the tool that owns it (repo_setup's checkout, bootstrap's
+        // host), whose own grant covers it; any other such write is judged as a direct call.
+        let guard = coremcp_catalog::find(tool)
+            .zip(args.as_object())
+            .and_then(|((_, entry), args)| entry.guarded(args));
+        let owned = crate::plugins::host_api::call_tool()
+            .is_some_and(|calling| OWNED_WRITES.contains(&(calling, tool)));
+        if guard.is_some() && !owned {
+            let subject = crate::policy::Subject::BuiltIn {
+                group: "registry",
+                tool,
+                guard,
+            };
+            if let crate::policy::Decision::Refuse(why) = grants.decide(&caller, subject) {
+                return Err(ToolError::new(codes::UNAVAILABLE, why));
+            }
+        }
     }
-    let args = payload.get("args").cloned().unwrap_or_else(|| json!({}));
     let text =
         crate::registry::call(plugins, tool, &args, timeout_of(payload)).map_err(tool_error)?;
     serde_json::from_str(&text)
@@ -267,6 +280,14 @@ fn relay_answer(result: &str) -> Result<Value, ToolError> {
         None => serde_json::from_str(text).map_err(|_| bad("holds no JSON object")),
     }
 }
+
+/// The Registry writes that are part of another tool's own work, which that tool's grant
+/// covers: (the calling tool, the Registry tool it writes with).
+const OWNED_WRITES: [(&str, &str); 3] = [
+    ("repo_setup", "registry_source_update"),
+    ("bootstrap", "registry_host_add"),
+    ("bootstrap", "registry_host_update"),
+];
 
 /// The Registry tools `registry.call` may run.
 const REGISTRY_CALLS: [&str; 8] = [

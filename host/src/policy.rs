@@ -4,10 +4,11 @@
 //! Grants are `;`-separated rules `PRINCIPAL=TARGET,TARGET…`, read from `COREMCP_GRANTS`
 //! (`--grants`) and `COREMCP_MCP_GRANTS` (the upstream grants; same grammar):
 //!
-//! - PRINCIPAL: `stdio` (the client of `coremcp stdio`), the NAME of an HTTP bearer token (or
-//!   the principal claim of an OAuth access token), `scope:NAME` (every caller whose OAuth
-//!   access token carries that scope), or `*` (every principal, and HTTP callers of a listener
-//!   without tokens);
+//! - PRINCIPAL: `stdio` (the client of `coremcp stdio`), the NAME of an HTTP bearer token,
+//!   `oauth:SUBJECT` (the principal claim of an OAuth access token: a kind of its own, never
+//!   the static token of the same name), `scope:NAME` (every caller whose OAuth access token
+//!   carries that scope), or `*` (every principal, and HTTP callers of a listener without
+//!   tokens);
 //! - TARGET: `mcp__<id>__<tool>` (one upstream tool), `mcp__<id>__*` (every tool of server
 //!   `<id>`), or a bare name: in `COREMCP_GRANTS` a catalog group id or built-in tool name
 //!   (`git`, `git_push`), else an upstream server id or a group or tool of a plugin outside the
@@ -35,31 +36,38 @@ pub mod env {
     pub const MCP_GRANTS: &str = "COREMCP_MCP_GRANTS";
 }
 
-/// Who is calling.
+/// Who is calling. Each kind of principal is its own namespace: a static token named `alice`,
+/// the OAuth subject `alice` and the stdio client never stand for one another, whatever their
+/// names ([`Caller::principal`] keeps them apart in text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
     /// The client of a `coremcp stdio` session.
     Stdio,
     /// An HTTP caller, by the name of its bearer token.
     Token(String),
-    /// An HTTP caller by an OAuth access token: its principal claim, and its scopes.
-    Signed { name: String, scopes: Vec<String> },
+    /// An HTTP caller by an OAuth access token: its issuer, its principal claim (the subject,
+    /// unless `--oauth-principal-claim` names another), and its scopes.
+    Signed {
+        issuer: std::sync::Arc<str>,
+        name: String,
+        scopes: Vec<String>,
+    },
     /// An HTTP caller on a listener without tokens (loopback only).
     Anonymous,
 }
 
-impl Caller {
-    /// The principal as grants name it: `stdio`, the token's NAME, or `*` (no token).
-    pub fn principal(&self) -> String {
-        self.name().to_owned()
-    }
+/// The prefix of an OAuth subject as grants and `--operator`/`--peer-token` write it.
+pub const OAUTH_PREFIX: &str = "oauth:";
 
-    /// [`Caller::principal`], borrowed.
-    pub fn name(&self) -> &str {
+impl Caller {
+    /// The principal as grants name it: `stdio`, the token's NAME, `oauth:SUBJECT`, or `*`
+    /// (no token). Distinct kinds never share a text.
+    pub fn principal(&self) -> String {
         match self {
-            Caller::Stdio => "stdio",
-            Caller::Token(name) | Caller::Signed { name, .. } => name,
-            Caller::Anonymous => "*",
+            Caller::Stdio => "stdio".to_owned(),
+            Caller::Token(name) => name.clone(),
+            Caller::Signed { name, .. } => format!("{OAUTH_PREFIX}{name}"),
+            Caller::Anonymous => "*".to_owned(),
         }
     }
 
@@ -70,6 +78,19 @@ impl Caller {
             Caller::Token(name) => format!("the token \"{name}\""),
             Caller::Signed { name, .. } => format!("the OAuth principal \"{name}\""),
             Caller::Anonymous => "HTTP callers without a token".to_owned(),
+        }
+    }
+
+    /// Whether this caller is the one `key` names, as [`Caller::principal`] writes it (a
+    /// configured peer or operator): same kind, same name.
+    pub fn is(&self, key: &str) -> bool {
+        match self {
+            Caller::Stdio => key == "stdio",
+            Caller::Token(name) => key == name,
+            Caller::Signed { name, .. } => key
+                .strip_prefix(OAUTH_PREFIX)
+                .is_some_and(|subject| subject == name),
+            Caller::Anonymous => key == "*",
         }
     }
 }
@@ -103,7 +124,10 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Principal {
     Stdio,
+    /// A bare NAME: a static token's.
     Token(String),
+    /// `oauth:NAME`: an OAuth subject.
+    OAuth(String),
     /// `scope:NAME`.
     Scope(String),
     Everyone,
@@ -270,6 +294,21 @@ impl Grants {
         unknown
     }
 
+    /// The bare names the rules give as principals (static token names), with the rule each
+    /// is in, for the start's check that no kind stands for another.
+    pub fn token_principals(&self) -> Vec<(String, String)> {
+        self.rules
+            .iter()
+            .filter_map(|r| match &r.principal {
+                Principal::Token(name) => Some((r.origin.clone(), name.clone())),
+                Principal::Stdio
+                | Principal::OAuth(_)
+                | Principal::Scope(_)
+                | Principal::Everyone => None,
+            })
+            .collect()
+    }
+
     /// Whether `caller` may call `tool` of upstream server `server`.
     pub fn allows(&self, caller: &Caller, server: &str, tool: &str) -> bool {
         let full = format!("mcp__{server}__{tool}");
@@ -298,9 +337,18 @@ impl Grants {
             let (name, caller) = match &rule.principal {
                 Principal::Stdio => ("stdio".to_owned(), Caller::Stdio),
                 Principal::Token(name) => (name.clone(), Caller::Token(name.clone())),
+                Principal::OAuth(name) => {
+                    let caller = Caller::Signed {
+                        issuer: std::sync::Arc::from(""),
+                        name: name.clone(),
+                        scopes: Vec::new(),
+                    };
+                    (caller.principal(), caller)
+                }
                 Principal::Scope(scope) => (
                     format!("scope:{scope}"),
                     Caller::Signed {
+                        issuer: std::sync::Arc::from(""),
                         name: String::new(),
                         scopes: vec![scope.clone()],
                     },
@@ -342,6 +390,16 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
             "" => return Err(format!("{origin}: no principal before \"=\"")),
             "*" => Principal::Everyone,
             "stdio" => Principal::Stdio,
+            signed if signed.starts_with(OAUTH_PREFIX) => {
+                let subject = &signed[OAUTH_PREFIX.len()..];
+                if !is_principal_name(subject) || subject == "*" {
+                    return Err(format!(
+                        "{origin}: \"{subject}\" is not an OAuth subject as grants name one \
+                         (letters, digits, _ - .)"
+                    ));
+                }
+                Principal::OAuth(subject.to_owned())
+            }
             scoped if scoped.starts_with("scope:") => {
                 let scope = &scoped["scope:".len()..];
                 if !is_scope(scope) {
@@ -356,7 +414,7 @@ fn parse_rules(source: Source, text: Option<&str>) -> Result<Vec<Rule>, String> 
             name => {
                 return Err(format!(
                     "{origin}: \"{name}\" is not a principal (stdio, *, a token name of \
-                     letters, digits, _ - ., or scope:NAME)"
+                     letters, digits, _ - ., oauth:SUBJECT or scope:NAME)"
                 ))
             }
         };
@@ -402,12 +460,13 @@ fn applies(principal: &Principal, caller: &Caller) -> bool {
         ) => true,
         (Principal::Stdio, Caller::Stdio) => true,
         (Principal::Stdio, Caller::Token(_) | Caller::Signed { .. } | Caller::Anonymous) => false,
-        (Principal::Token(name), Caller::Token(caller) | Caller::Signed { name: caller, .. }) => {
-            name == caller
-        }
+        // A bare name is a static token's, and only a static token's.
+        (Principal::Token(name), Caller::Token(caller)) => name == caller,
+        (Principal::Token(_), Caller::Stdio | Caller::Signed { .. } | Caller::Anonymous) => false,
+        (Principal::OAuth(subject), Caller::Signed { name, .. }) => subject == name,
+        (Principal::OAuth(_), Caller::Stdio | Caller::Token(_) | Caller::Anonymous) => false,
         (Principal::Scope(scope), Caller::Signed { scopes, .. }) => scopes.contains(scope),
         (Principal::Scope(_), Caller::Stdio | Caller::Token(_) | Caller::Anonymous) => false,
-        (Principal::Token(_), Caller::Stdio | Caller::Anonymous) => false,
     }
 }
 

@@ -14,6 +14,8 @@
 //   proxy  a Core MCP proxy (client_secret_basic): tokens for 300 s
 //   sdk    a test or the Python SDK (client_secret_post): tokens for 300 s
 //   short  (client_secret_post) tokens that live 1 s, for expiry
+//   plainjwt (client_secret_post) tokens typed "JWT" instead of "at+jwt", as some providers
+//          issue them
 // Prints "ready" once it listens.
 import { generateKeyPairSync } from "node:crypto";
 import Provider from "oidc-provider";
@@ -43,7 +45,16 @@ const provider = new Provider(issuer, {
     client("proxy"),
     client("short", { token_endpoint_auth_method: "client_secret_post" }),
     client("sdk", { token_endpoint_auth_method: "client_secret_post" }),
+    client("plainjwt", { token_endpoint_auth_method: "client_secret_post" }),
   ],
+  formats: {
+    customizers: {
+      // The one client whose access tokens carry a plain JWT type (RFC 9068 asks for at+jwt).
+      jwt: (_ctx, token, jwt) => {
+        if (token.clientId === "plainjwt") jwt.header = { typ: "JWT" };
+      },
+    },
+  },
   scopes: ["notes", "tools"],
   ttl: { ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 300 },
   features: {

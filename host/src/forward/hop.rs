@@ -3,19 +3,22 @@
 //! - [`ROUTED`] (`true`): passed on by a service-mode `--route`; the receiver serves it from
 //!   its store or refuses it, and never routes it again.
 //! - [`PRINCIPAL`]: on whose behalf the call is made — the principal the sender's own policy
-//!   judged it for, so the receiver's policy can judge the same principal; with [`SCOPES`]
-//!   when that principal signed in with an OAuth access token (its scopes, for `scope:NAME`
-//!   grants there too).
+//!   judged it for, written as grants write it (a static token's `NAME`, or `oauth:SUBJECT`),
+//!   so the receiver's policy judges the same principal of the same kind; an OAuth principal
+//!   comes with its [`ISSUER`] and [`SCOPES`] (for `scope:NAME` grants there too).
 //! - [`VIA`]: the instance ids of the Core MCPs the call has passed through, in order. A Core
 //!   MCP that finds its own id there refuses the call at once: a relay, route or `remote_host`
 //!   leads back to it, and passing the call on again would only bounce it until its deadline.
 //!
 //! Invariants:
-//! - [`PRINCIPAL`] (and [`SCOPES`]) is written only for a peer the operator configured (see
-//!   [`super::peers`]), with the token that lets it know us, and only for a token principal;
-//!   it is believed only from a caller authenticated as a configured peer
-//!   ([`Incoming::caller`]); from anyone else it is refused, never ignored, so a client cannot
-//!   pass for another principal.
+//! - [`PRINCIPAL`] (and [`SCOPES`], [`ISSUER`]) is written only for a peer the operator
+//!   configured (see [`super::peers`]), with the token that lets it know us, and only for a
+//!   token or OAuth principal; it is believed only from a caller authenticated as a configured
+//!   peer — of the kind `--peer-token` names, so an OAuth subject never passes for a static
+//!   peer of the same name ([`Incoming::caller`]); from anyone else it is refused, never
+//!   ignored, so a client cannot pass for another principal.
+//! - A forwarded OAuth principal of another issuer than this server's own `--oauth-issuer` is
+//!   refused: a subject is a subject of one issuer.
 //! - A principal that speaks for this machine's own user (`stdio`, or the tokenless loopback
 //!   listener `*`) is never believed as such on the other side: there it is the peer itself.
 //! - [`VIA`] only ever restricts (a call it names us in is refused), so it is accepted from
@@ -39,6 +42,10 @@ pub const SCOPES: &str = "dev.coremcp/scopes";
 pub const MAX_SCOPES: usize = 64;
 /// The longest scope name carried.
 pub const MAX_SCOPE_LEN: usize = 200;
+/// `_meta` key: the issuer of the OAuth principal the call is made for (with [`PRINCIPAL`]).
+pub const ISSUER: &str = "dev.coremcp/issuer";
+/// The longest issuer carried.
+pub const MAX_ISSUER_LEN: usize = 2000;
 /// `_meta` key: the name of the agent's client the call came from (what a record of who did
 /// what shows), told to a configured peer and believed only from one.
 pub const CLIENT: &str = "dev.coremcp/client";
@@ -76,9 +83,12 @@ pub fn instance_id() -> &'static str {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Incoming {
     pub routed: bool,
+    /// The principal as grants write it (`NAME`, `oauth:SUBJECT`, `stdio`, `*`).
     pub principal: Option<String>,
     /// The principal's OAuth scopes, when it signed in with an access token.
     pub scopes: Option<Vec<String>>,
+    /// The principal's OAuth issuer, likewise.
+    pub issuer: Option<String>,
     /// The client's name, as the sender's session knew it.
     pub client: Option<String>,
     pub via: Vec<String>,
@@ -95,6 +105,12 @@ pub enum HopError {
          --peer-token); {caller} is not one, so the call was not run"
     )]
     NotAPeer { caller: String },
+    #[error(
+        "_meta \"{PRINCIPAL}\" names an OAuth principal of the issuer {forwarded}, and this \
+         Core MCP trusts the issuer {own}: a subject is only the same principal under the same \
+         issuer, so the call was not run"
+    )]
+    ForeignIssuer { forwarded: String, own: String },
     #[error(
         "route_loop: this call already passed through this Core MCP (via {path}); a relay, \
          route or remote_host leads back here, so it was refused instead of being passed on \
@@ -120,18 +136,43 @@ impl Incoming {
         let routed = map.get(ROUTED) == Some(&Value::Bool(true));
         let principal = match map.get(PRINCIPAL) {
             None => None,
-            Some(Value::String(name)) if crate::policy::is_principal_name(name) => {
-                Some(name.clone())
-            }
+            Some(Value::String(name)) if is_forwardable(name) => Some(name.clone()),
             Some(other) => {
                 return Err(HopError::Malformed {
                     key: PRINCIPAL,
                     why: format!(
-                        "expected a principal name (stdio, * or a token name), got {other}"
+                        "expected a principal as grants write it (stdio, *, a token name or \
+                         oauth:SUBJECT), got {other}"
                     ),
                 })
             }
         };
+        let oauth = principal
+            .as_deref()
+            .is_some_and(|p| p.starts_with(crate::policy::OAUTH_PREFIX));
+        let issuer = match map.get(ISSUER) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(issuer))
+                if issuer.len() <= MAX_ISSUER_LEN && !issuer.chars().any(char::is_control) =>
+            {
+                Some(issuer.clone())
+            }
+            Some(other) => {
+                return Err(HopError::Malformed {
+                    key: ISSUER,
+                    why: format!("expected an issuer URL, got {other}"),
+                })
+            }
+        };
+        if oauth != issuer.is_some() {
+            return Err(HopError::Malformed {
+                key: ISSUER,
+                why: format!(
+                    "an issuer goes with an OAuth principal (oauth:SUBJECT in \"{PRINCIPAL}\"), \
+                     and only with one"
+                ),
+            });
+        }
         let client = match map.get(CLIENT) {
             None | Some(Value::Null) => None,
             Some(Value::String(name))
@@ -174,10 +215,13 @@ impl Incoming {
                 })
             }
         };
-        if scopes.is_some() && principal.is_none() {
+        if scopes.is_some() && !oauth {
             return Err(HopError::Malformed {
                 key: SCOPES,
-                why: format!("scopes are a principal's, and \"{PRINCIPAL}\" names none"),
+                why: format!(
+                    "scopes are an OAuth principal's, and \"{PRINCIPAL}\" names none (an OAuth \
+                     principal is written oauth:SUBJECT)"
+                ),
             });
         }
         let via = match map.get(VIA) {
@@ -208,6 +252,7 @@ impl Incoming {
             routed,
             principal,
             scopes,
+            issuer,
             client,
             via,
         })
@@ -226,55 +271,77 @@ impl Incoming {
     /// The client name a call carries, when `session` is a configured peer (from anyone
     /// else it is ignored: a name, not an identity).
     pub fn client(&self, session: &Caller, peer_tokens: &[String]) -> Option<&str> {
-        match session {
-            Caller::Token(name) | Caller::Signed { name, .. }
-                if peer_tokens.iter().any(|p| p == name) =>
-            {
-                self.client.as_deref()
-            }
-            _ => None,
-        }
+        is_peer(session, peer_tokens)
+            .then_some(self.client.as_deref())
+            .flatten()
     }
 
     /// The caller the policy judges: `session` itself, or — when the call names a principal
-    /// and `session` is a configured peer (`peer_tokens`) — that principal. A principal that
-    /// is the other machine's own user (`stdio`, `*`) is the peer itself here.
+    /// and `session` is a configured peer (`peer_tokens`, each a principal of its own kind) —
+    /// that principal, of the kind it is written as. A principal that is the other machine's
+    /// own user (`stdio`, `*`) is the peer itself here. `own_issuer`: this server's
+    /// `--oauth-issuer`, which a forwarded OAuth principal must share.
     pub fn caller<'a>(
         &self,
         session: &'a Caller,
         peer_tokens: &[String],
+        own_issuer: Option<&str>,
     ) -> Result<Cow<'a, Caller>, HopError> {
         let Some(principal) = &self.principal else {
             return Ok(Cow::Borrowed(session));
         };
-        let peer = match session {
-            Caller::Token(name) | Caller::Signed { name, .. } => {
-                peer_tokens.iter().any(|p| p == name)
-            }
-            Caller::Stdio | Caller::Anonymous => false,
-        };
-        if !peer {
+        if !is_peer(session, peer_tokens) {
             return Err(HopError::NotAPeer {
                 caller: session.described(),
             });
         }
-        Ok(match (principal.as_str(), &self.scopes) {
-            ("stdio" | "*", _) => Cow::Borrowed(session),
-            (name, Some(scopes)) => Cow::Owned(Caller::Signed {
-                name: name.to_owned(),
-                scopes: scopes.clone(),
-            }),
-            (name, None) => Cow::Owned(Caller::Token(name.to_owned())),
+        if let Some(subject) = principal.strip_prefix(crate::policy::OAUTH_PREFIX) {
+            let issuer = self.issuer.clone().unwrap_or_default();
+            if let Some(own) = own_issuer.filter(|own| *own != issuer) {
+                return Err(HopError::ForeignIssuer {
+                    forwarded: issuer,
+                    own: own.to_owned(),
+                });
+            }
+            return Ok(Cow::Owned(Caller::Signed {
+                issuer: std::sync::Arc::from(issuer),
+                name: subject.to_owned(),
+                scopes: self.scopes.clone().unwrap_or_default(),
+            }));
+        }
+        Ok(match principal.as_str() {
+            "stdio" | "*" => Cow::Borrowed(session),
+            name => Cow::Owned(Caller::Token(name.to_owned())),
         })
     }
+}
+
+/// Whether `session` is one of the configured peers, each written as grants write a principal:
+/// the kind must match as well as the name.
+fn is_peer(session: &Caller, peer_tokens: &[String]) -> bool {
+    match session {
+        Caller::Token(_) | Caller::Signed { .. } => peer_tokens.iter().any(|p| session.is(p)),
+        Caller::Stdio | Caller::Anonymous => false,
+    }
+}
+
+/// Whether `text` is a principal a peer may name: `stdio`, `*`, a token name, `oauth:SUBJECT`.
+fn is_forwardable(text: &str) -> bool {
+    let name = text
+        .strip_prefix(crate::policy::OAUTH_PREFIX)
+        .unwrap_or(text);
+    crate::policy::is_principal_name(name)
 }
 
 /// What a call carries on to the next Core MCP.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outgoing {
-    /// The token principal this process judged the call for; `None` for this machine's own
-    /// user (stdio, a tokenless loopback listener), who is the peer itself on the other side.
+    /// The principal this process judged the call for, as grants write it; `None` for this
+    /// machine's own user (stdio, a tokenless loopback listener), who is the peer itself on the
+    /// other side.
     pub principal: Option<String>,
+    /// Its OAuth issuer, when it signed in with an access token.
+    pub issuer: Option<String>,
     /// The name of the agent's client: the one the call arrived with from a peer, else this
     /// process's session's.
     pub client: Option<String>,
@@ -289,10 +356,14 @@ impl Outgoing {
     pub fn new(caller: &Caller, incoming: &Incoming) -> Self {
         let mut via = incoming.via.clone();
         via.push(instance_id().to_owned());
-        let (principal, scopes) = match caller {
-            Caller::Token(name) => (Some(name.clone()), None),
-            Caller::Signed { name, scopes } => (Some(name.clone()), Some(scopes.clone())),
-            Caller::Stdio | Caller::Anonymous => (None, None),
+        let (principal, scopes, issuer) = match caller {
+            Caller::Token(_) => (Some(caller.principal()), None, None),
+            Caller::Signed { scopes, issuer, .. } => (
+                Some(caller.principal()),
+                Some(scopes.clone()),
+                Some(issuer.to_string()),
+            ),
+            Caller::Stdio | Caller::Anonymous => (None, None, None),
         };
         // Believed from a peer only: the session drops it from anyone else.
         let client = incoming
@@ -302,6 +373,7 @@ impl Outgoing {
             .filter(|c| !c.is_empty());
         Self {
             principal,
+            issuer,
             client,
             scopes,
             via,
@@ -324,6 +396,9 @@ impl Outgoing {
                     SCOPES.to_owned(),
                     Value::Array(scopes.iter().map(|s| Value::from(s.as_str())).collect()),
                 );
+            }
+            if let Some(issuer) = &self.issuer {
+                meta.insert(ISSUER.to_owned(), Value::from(issuer.as_str()));
             }
         }
         if let (true, Some(client)) = (credentialed, &self.client) {
@@ -365,6 +440,7 @@ mod tests {
                 routed: true,
                 principal: Some("bob".into()),
                 scopes: None,
+                issuer: None,
                 client: None,
                 via: vec!["a".into(), "b".into()],
             }
@@ -382,7 +458,7 @@ mod tests {
         let hop = parse(r#"{"dev.coremcp/principal":"bob"}"#).expect("hop");
         let peers = vec!["peer".to_owned()];
         assert_eq!(
-            hop.caller(&Caller::Token("peer".into()), &peers)
+            hop.caller(&Caller::Token("peer".into()), &peers, None)
                 .map(Cow::into_owned),
             Ok(Caller::Token("bob".into()))
         );
@@ -391,7 +467,7 @@ mod tests {
             Caller::Anonymous,
             Caller::Stdio,
         ] {
-            let err = hop.caller(&not_a_peer, &peers).expect_err("refused");
+            let err = hop.caller(&not_a_peer, &peers, None).expect_err("refused");
             assert!(matches!(err, HopError::NotAPeer { .. }), "{err}");
         }
         // The other machine's own user is the peer itself here.
@@ -401,7 +477,7 @@ mod tests {
                 ..Incoming::default()
             };
             assert_eq!(
-                hop.caller(&Caller::Token("peer".into()), &peers)
+                hop.caller(&Caller::Token("peer".into()), &peers, None)
                     .map(Cow::into_owned),
                 Ok(Caller::Token("peer".into()))
             );
@@ -409,7 +485,7 @@ mod tests {
         // Without a principal the session's caller stands.
         assert_eq!(
             Incoming::default()
-                .caller(&Caller::Anonymous, &peers)
+                .caller(&Caller::Anonymous, &peers, None)
                 .map(Cow::into_owned),
             Ok(Caller::Anonymous)
         );
@@ -418,12 +494,15 @@ mod tests {
     #[test]
     fn an_oauth_principals_scopes_travel_with_it_to_a_configured_peer_only() {
         let caller = Caller::Signed {
+            issuer: std::sync::Arc::from("https://id.example"),
             name: "svc".into(),
             scopes: vec!["deploy".into(), "notes".into()],
         };
         let out = Outgoing::new(&caller, &Incoming::default());
         let meta = out.meta(true, false);
         assert_eq!(meta[SCOPES], serde_json::json!(["deploy", "notes"]));
+        assert_eq!(meta[PRINCIPAL], "oauth:svc", "written with its kind");
+        assert_eq!(meta[ISSUER], "https://id.example");
         assert!(
             !out.meta(false, false).contains_key(SCOPES),
             "only with the token"
@@ -433,22 +512,85 @@ mod tests {
         let hop = parse(&text).expect("hop");
         let peers = vec!["peer".to_owned()];
         assert_eq!(
-            hop.caller(&Caller::Token("peer".into()), &peers)
+            hop.caller(&Caller::Token("peer".into()), &peers, None)
                 .map(Cow::into_owned),
-            Ok(caller)
+            Ok(caller.clone())
         );
-        assert!(hop.caller(&Caller::Token("svc".into()), &peers).is_err());
+        assert!(hop
+            .caller(&Caller::Token("svc".into()), &peers, None)
+            .is_err());
+        // A relay with an issuer of its own believes only that issuer's subjects.
+        assert_eq!(
+            hop.caller(
+                &Caller::Token("peer".into()),
+                &peers,
+                Some("https://id.example")
+            )
+            .map(Cow::into_owned),
+            Ok(caller.clone())
+        );
+        let foreign = hop
+            .caller(
+                &Caller::Token("peer".into()),
+                &peers,
+                Some("https://other.example"),
+            )
+            .expect_err("another issuer");
+        assert!(
+            matches!(foreign, HopError::ForeignIssuer { .. }),
+            "{foreign}"
+        );
         // A static token's principal carries none.
         let plain = Outgoing::new(&Caller::Token("bob".into()), &Incoming::default());
         assert!(!plain.meta(true, false).contains_key(SCOPES));
         for bad in [
-            r#"{"dev.coremcp/principal":"a","dev.coremcp/scopes":"x"}"#,
-            r#"{"dev.coremcp/principal":"a","dev.coremcp/scopes":["a;b"]}"#,
+            r#"{"dev.coremcp/principal":"oauth:a","dev.coremcp/issuer":"i","dev.coremcp/scopes":"x"}"#,
+            r#"{"dev.coremcp/principal":"oauth:a","dev.coremcp/issuer":"i","dev.coremcp/scopes":["a;b"]}"#,
             r#"{"dev.coremcp/scopes":["x"]}"#,
+            r#"{"dev.coremcp/principal":"a","dev.coremcp/scopes":["x"]}"#,
         ] {
             let err = parse(bad).expect_err(bad);
             assert!(err.to_string().contains(SCOPES), "{bad}: {err}");
         }
+        for bad in [
+            r#"{"dev.coremcp/principal":"oauth:a"}"#,
+            r#"{"dev.coremcp/principal":"a","dev.coremcp/issuer":"i"}"#,
+        ] {
+            let err = parse(bad).expect_err(bad);
+            assert!(err.to_string().contains(ISSUER), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_peer_is_a_principal_of_the_kind_it_is_configured_as() {
+        let hop = parse(r#"{"dev.coremcp/principal":"victim"}"#).expect("hop");
+        // `--peer-token relay`: the static token relay. An OAuth subject of that name is not it.
+        let peers = vec!["relay".to_owned()];
+        let impostor = Caller::Signed {
+            issuer: std::sync::Arc::from("https://id.example"),
+            name: "relay".into(),
+            scopes: Vec::new(),
+        };
+        let err = hop
+            .caller(&impostor, &peers, None)
+            .expect_err("not the peer");
+        assert!(matches!(err, HopError::NotAPeer { .. }), "{err}");
+        assert_eq!(hop.client(&impostor, &peers), None);
+        // `--peer-token oauth:proxy`: a peer that signs in with client credentials, and only it.
+        let peers = vec!["oauth:proxy".to_owned()];
+        let proxy = Caller::Signed {
+            issuer: std::sync::Arc::from("https://id.example"),
+            name: "proxy".into(),
+            scopes: Vec::new(),
+        };
+        assert_eq!(
+            hop.caller(&proxy, &peers, None).map(Cow::into_owned),
+            Ok(Caller::Token("victim".into()))
+        );
+        let err = hop
+            .caller(&Caller::Token("proxy".into()), &peers, None)
+            .expect_err("the static token proxy is not the OAuth peer");
+        assert!(matches!(err, HopError::NotAPeer { .. }), "{err}");
     }
 
     #[test]

@@ -26,15 +26,21 @@ pub enum Principal {
     Local,
     /// The caller presented the token of this NAME.
     Token(String),
-    /// The caller presented an OAuth access token: its principal claim and its scopes.
-    Signed { name: String, scopes: Vec<String> },
+    /// The caller presented an OAuth access token: its issuer, principal claim and scopes.
+    Signed {
+        issuer: std::sync::Arc<str>,
+        name: String,
+        scopes: Vec<String>,
+    },
 }
 
 impl fmt::Display for Principal {
+    /// As grants write the principal: a static token's NAME, `oauth:SUBJECT`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Principal::Local => f.write_str("local"),
-            Principal::Token(name) | Principal::Signed { name, .. } => f.write_str(name),
+            Principal::Token(name) => f.write_str(name),
+            Principal::Signed { name, .. } => write!(f, "{}{name}", crate::policy::OAUTH_PREFIX),
         }
     }
 }
@@ -205,6 +211,11 @@ impl Tokens {
     }
 
     /// Never true for a parsed file (an empty one is refused).
+    /// The configured token names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(name, _)| name.as_str())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -96,6 +96,8 @@ pub struct OAuthOptions<'a> {
     pub principal_claim: &'a str,
     /// `--oauth-scopes`: space or comma separated.
     pub scopes: Option<&'a str>,
+    /// `--oauth-untyped-tokens`.
+    pub untyped_tokens: bool,
 }
 
 /// Why the server did not start (or stopped).
@@ -117,6 +119,8 @@ pub enum ServeError {
     Plugins(String),
     #[error("--oauth-issuer: {0}")]
     OAuth(String),
+    #[error("{0}")]
+    Principals(String),
     #[error("--oauth-issuer: cannot read the identity provider: {0}")]
     OAuthProvider(crate::oauth::OAuthError),
     #[error("cannot listen on {addr}: {source}")]
@@ -140,6 +144,7 @@ impl ServeError {
             | ServeError::Tls(_)
             | ServeError::Plugins(_)
             | ServeError::OAuth(_)
+            | ServeError::Principals(_)
             | ServeError::StatusNotLoopback(_) => true,
             ServeError::Bind { .. } | ServeError::Runtime(_) | ServeError::OAuthProvider(_) => {
                 false
@@ -172,15 +177,19 @@ pub fn check_exposure(addr: SocketAddr, guarded: bool) -> Result<(), ServeError>
 }
 
 /// Runs `coremcp serve` until a stop signal.
-pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
+pub fn serve(mut config: Config, options: &Options<'_>) -> Result<(), ServeError> {
     let addr = resolve_listen(options.listen)?;
     let tokens = Tokens::from_sources(options.tokens, options.tokens_text)?;
+    if options.oauth.is_some() {
+        check_principal_kinds(&config, tokens.as_ref())?;
+    }
     let oauth = options
         .oauth
         .as_ref()
         .map(|o| resource_server(o, &config, addr, options.tls_cert.is_some()))
         .transpose()?
         .map(Arc::new);
+    config.oauth_issuer = oauth.as_ref().map(|o| o.settings().issuer.clone());
     check_exposure(addr, tokens.is_some() || oauth.is_some())?;
     let certs = match (options.tls_cert, options.tls_key) {
         (Some(cert), Some(key)) => Some(Arc::new(tls::Certs::load(cert, key)?)),
@@ -211,6 +220,49 @@ pub fn serve(config: Config, options: &Options<'_>) -> Result<(), ServeError> {
     // Requests still being handled after the drain are abandoned, not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     outcome
+}
+
+/// Beside OAuth, a bare NAME (in the grants, `--operator`, `--peer-token`) is a static
+/// token's and never an OAuth subject's: one that no token of this server has is refused when
+/// nothing else can mean it (no peer forwards principals here), since it could only have been
+/// meant as the subject, written `oauth:NAME`; with peers it may be a name a peer forwards,
+/// and is only warned of. A `--peer-token` NAME must be a token of this server's.
+pub fn check_principal_kinds(config: &Config, tokens: Option<&Tokens>) -> Result<(), ServeError> {
+    let known: Vec<&str> = tokens.map(|t| t.names().collect()).unwrap_or_default();
+    let is_token = |name: &str| known.contains(&name);
+    let hint = |name: &str| {
+        format!(
+            "a bare name is a static token's (--tokens, COREMCP_TOKENS_TEXT), and no token here \
+             is called {name}; the OAuth subject {name} is written oauth:{name}"
+        )
+    };
+    for peer in &config.peer_tokens {
+        if !peer.starts_with(crate::policy::OAUTH_PREFIX) && !is_token(peer) {
+            return Err(ServeError::Principals(format!(
+                "--peer-token {peer}: {}",
+                hint(peer)
+            )));
+        }
+    }
+    let mut named: Vec<(String, String)> = config.grants.token_principals();
+    named.extend(
+        config
+            .operators
+            .iter()
+            .filter(|o| !o.starts_with(crate::policy::OAUTH_PREFIX))
+            .map(|o| ("--operator".to_owned(), o.clone())),
+    );
+    for (origin, name) in named.into_iter().filter(|(_, n)| !is_token(n)) {
+        if config.peer_tokens.is_empty() {
+            return Err(ServeError::Principals(format!("{origin}: {}", hint(&name))));
+        }
+        tracing::warn!(
+            "{origin} names \"{name}\", which no token of this server has: it applies only to \
+             a static principal of that name a peer forwards ({})",
+            hint(&name)
+        );
+    }
+    Ok(())
 }
 
 /// Discovers the issuer and fetches its keys; the audience is `--oauth-audience`, else this
@@ -259,6 +311,7 @@ fn resource_server(
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect(),
+        untyped_tokens: options.untyped_tokens,
     })
     .map_err(ServeError::OAuthProvider)
 }

@@ -215,11 +215,11 @@ impl Service {
             Ok(principal) => principal,
             Err(refused) => return refused,
         };
+        // The principal as grants and --operator write it: kinds never match by name.
+        let key = principal.to_string();
         let viewer = match &principal {
             Principal::Local => None,
-            Principal::Token(name) | Principal::Signed { name, .. } => {
-                self.config.errors_visible_to(name)
-            }
+            Principal::Token(_) | Principal::Signed { .. } => self.config.errors_visible_to(&key),
         };
         match route {
             Route::Status => match *request.method() {
@@ -310,6 +310,7 @@ impl Service {
                     "OAuth access token accepted"
                 );
                 Ok(Principal::Signed {
+                    issuer: Arc::clone(&verified.issuer),
                     name: verified.principal,
                     scopes: verified.scopes,
                 })

@@ -290,7 +290,12 @@ fn caller_of(principal: &Principal) -> Caller {
     match principal {
         Principal::Local => Caller::Anonymous,
         Principal::Token(name) => Caller::Token(name.clone()),
-        Principal::Signed { name, scopes } => Caller::Signed {
+        Principal::Signed {
+            issuer,
+            name,
+            scopes,
+        } => Caller::Signed {
+            issuer: std::sync::Arc::clone(issuer),
             name: name.clone(),
             scopes: scopes.clone(),
         },

@@ -8,8 +8,11 @@
 //! - `iss` is the issuer, `aud` holds the audience (this server's `/mcp` URL unless
 //!   `--oauth-audience` says otherwise), `exp` is present and not past, and `nbf` (if present)
 //!   not ahead, with [`LEEWAY`] for clock skew;
+//! - it is typed `at+jwt` (RFC 9068 §2.1: an ID token or another JWT of the issuer is not an
+//!   access token), unless `--oauth-untyped-tokens` also lets `JWT` and no type in;
 //! - the principal claim (`sub`, or `--oauth-principal-claim`) is a principal name that grants
-//!   can name (letters, digits, `_ - .`).
+//!   can name (letters, digits, `_ - .`), as `oauth:NAME`: an OAuth subject is a principal of
+//!   its own kind, never the static token of the same name.
 //!
 //! Keys are fetched at start and kept; a token naming a `kid` not among them makes one fetch
 //! (so a rotated key is picked up at once), at most once per [`REFETCH_AFTER`] so that made-up
@@ -54,11 +57,16 @@ pub struct Settings {
     /// `--oauth-scopes`: the scopes a client should ask for, published in the metadata
     /// (`scopes_supported`) and the challenge (`scope`), as MCP clients choose them there.
     pub scopes: Vec<String>,
+    /// `--oauth-untyped-tokens`: also accept a token typed `JWT` or not typed (an issuer that
+    /// cannot type its access tokens `at+jwt`).
+    pub untyped_tokens: bool,
 }
 
 /// A token's caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verified {
+    /// The issuer it was checked against (the subject is a subject of this issuer).
+    pub issuer: std::sync::Arc<str>,
     pub principal: String,
     pub scopes: Vec<String>,
 }
@@ -82,6 +90,8 @@ struct Keys {
 /// The resource server of one `serve`.
 pub struct ResourceServer {
     settings: Settings,
+    /// `settings.issuer`, shared with every caller it verifies.
+    issuer: std::sync::Arc<str>,
     jwks_uri: String,
     metadata_url: String,
     keys: Mutex<Keys>,
@@ -103,6 +113,7 @@ impl ResourceServer {
     fn with_keys(settings: Settings, jwks_uri: String, keys: Vec<Jwk>) -> Self {
         Self {
             metadata_url: metadata_url(&settings.audience),
+            issuer: std::sync::Arc::from(settings.issuer.as_str()),
             settings,
             jwks_uri,
             keys: Mutex::new(Keys {
@@ -155,6 +166,7 @@ impl ResourceServer {
     pub fn check(&self, token: &str) -> Result<Verified, Rejected> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|e| Rejected::Invalid(format!("the token is not a signed JWT: {e}")))?;
+        check_type(header.typ.as_deref(), self.settings.untyped_tokens)?;
         if !ASYMMETRIC.contains(&header.alg) {
             return Err(Rejected::Invalid(format!(
                 "the token's algorithm {:?} is not accepted (an asymmetric signature is required)",
@@ -188,6 +200,7 @@ impl ResourceServer {
             )));
         }
         Ok(Verified {
+            issuer: std::sync::Arc::clone(&self.issuer),
             principal: principal.to_owned(),
             scopes: scopes(&claims),
         })
@@ -233,6 +246,22 @@ impl ResourceServer {
                 false
             }
         }
+    }
+}
+
+/// Refuses a token not typed as an access token (RFC 9068 §2.1: `at+jwt`, or its media type
+/// `application/at+jwt`, in any case); `untyped` also lets `JWT` and no type in.
+fn check_type(typ: Option<&str>, untyped: bool) -> Result<(), Rejected> {
+    let typ_lower = typ.map(str::to_ascii_lowercase);
+    match typ_lower.as_deref() {
+        Some("at+jwt" | "application/at+jwt") => Ok(()),
+        None | Some("jwt") if untyped => Ok(()),
+        _ => Err(Rejected::Invalid(format!(
+            "the token is typed {}, not at+jwt: it is not an OAuth access token (RFC 9068); a \
+             server whose issuer cannot type its access tokens is started with \
+             --oauth-untyped-tokens",
+            typ.map_or_else(|| "nothing".to_owned(), |t| format!("{t:?}"))
+        ))),
     }
 }
 
@@ -329,6 +358,7 @@ mod tests {
                 audience: "https://relay.example:7070/mcp".to_owned(),
                 principal_claim: "sub".to_owned(),
                 scopes: Vec::new(),
+                untyped_tokens: false,
             },
             "http://127.0.0.1:9/jwks".to_owned(),
             Vec::new(),
@@ -377,10 +407,10 @@ mod tests {
     #[test]
     fn unsigned_and_symmetric_tokens_are_refused_before_any_key_is_looked_up() {
         let server = server();
-        // {"alg":"none"} and {"alg":"HS256","kid":"k1"}, each with {"sub":"x"}.
+        // {"alg":"none"} and {"alg":"HS256","kid":"k1"}, each typed at+jwt, with {"sub":"x"}.
         for token in [
-            "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.",
-            "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJ4In0.c2ln",
+            "eyJhbGciOiJub25lIiwidHlwIjoiYXQrand0In0.eyJzdWIiOiJ4In0.",
+            "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiYXQrand0In0.eyJzdWIiOiJ4In0.c2ln",
         ] {
             match server.check(token) {
                 Err(Rejected::Invalid(why)) => assert!(
@@ -396,9 +426,24 @@ mod tests {
         ));
         // RS256 with a kid the (empty) key set lacks: worth one fetch.
         assert_eq!(
-            server.check("eyJhbGciOiJSUzI1NiIsImtpZCI6ImsyIn0.eyJzdWIiOiJ4In0.c2ln"),
+            server.check(
+                "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsyIiwidHlwIjoiYXQrand0In0.eyJzdWIiOiJ4In0.c2ln"
+            ),
             Err(Rejected::UnknownKey(Some("k2".into())))
         );
+    }
+
+    #[test]
+    fn only_a_token_typed_as_an_access_token_is_one() {
+        for typ in ["at+jwt", "AT+JWT", "application/at+jwt"] {
+            assert_eq!(check_type(Some(typ), false), Ok(()), "{typ}");
+        }
+        for (typ, untyped) in [(None, false), (Some("JWT"), false), (Some("id+jwt"), true)] {
+            let e = check_type(typ, untyped).expect_err("refused");
+            assert!(e.to_string().contains("not at+jwt"), "{e}");
+        }
+        assert_eq!(check_type(None, true), Ok(()));
+        assert_eq!(check_type(Some("JWT"), true), Ok(()));
     }
 
     #[test]

@@ -28,10 +28,13 @@ static OPS: OnceLock<RwLock<HashMap<&'static str, OpHandler>>> = OnceLock::new()
 thread_local! {
     /// The log destination of the plugin call running on this thread.
     static CALL_SINK: std::cell::RefCell<Option<LogSink>> = const { std::cell::RefCell::new(None) };
-    /// The principal of the plugin call running on this thread (for the host operations it
+    /// Who the plugin call running on this thread is made for (for the host operations it
     /// asks for).
-    static CALL_PRINCIPAL: std::cell::RefCell<Option<Arc<str>>> =
+    static CALL_CALLER: std::cell::RefCell<Option<Arc<crate::policy::Caller>>> =
         const { std::cell::RefCell::new(None) };
+    /// The catalog tool of the plugin call running on this thread (`None` for a tool outside
+    /// the catalog).
+    static CALL_TOOL: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
     /// The client name a peer passed on with the plugin call running on this thread.
     static CALL_CLIENT: std::cell::RefCell<Option<Arc<str>>> =
         const { std::cell::RefCell::new(None) };
@@ -39,8 +42,19 @@ thread_local! {
 
 /// The principal of the plugin call running on this thread, as grants name it (`None`
 /// outside a call).
-pub fn call_principal() -> Option<Arc<str>> {
-    CALL_PRINCIPAL.with(|slot| slot.borrow().clone())
+pub fn call_principal() -> Option<String> {
+    call_caller().map(|c| c.principal())
+}
+
+/// Who the plugin call running on this thread is made for (`None` outside a call).
+pub fn call_caller() -> Option<Arc<crate::policy::Caller>> {
+    CALL_CALLER.with(|slot| slot.borrow().clone())
+}
+
+/// The catalog tool the plugin call running on this thread runs (`None` outside a call, or
+/// for a tool outside the catalog).
+pub fn call_tool() -> Option<&'static str> {
+    CALL_TOOL.with(std::cell::Cell::get)
 }
 
 /// The client name a configured peer passed on with the plugin call running on this thread.
@@ -81,21 +95,24 @@ pub fn set_value(key: &str, value: String) {
 /// go to stderr only.
 pub fn with_call<T>(
     sink: LogSink,
-    principal: Arc<str>,
+    caller: Arc<crate::policy::Caller>,
     client: Option<Arc<str>>,
+    tool: &str,
     f: impl FnOnce() -> T,
 ) -> T {
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
             CALL_SINK.with(|slot| slot.borrow_mut().take());
-            CALL_PRINCIPAL.with(|slot| slot.borrow_mut().take());
+            CALL_CALLER.with(|slot| slot.borrow_mut().take());
             CALL_CLIENT.with(|slot| slot.borrow_mut().take());
+            CALL_TOOL.with(|slot| slot.set(None));
         }
     }
     CALL_SINK.with(|slot| *slot.borrow_mut() = Some(sink));
-    CALL_PRINCIPAL.with(|slot| *slot.borrow_mut() = Some(principal));
+    CALL_CALLER.with(|slot| *slot.borrow_mut() = Some(caller));
     CALL_CLIENT.with(|slot| *slot.borrow_mut() = client);
+    CALL_TOOL.with(|slot| slot.set(coremcp_catalog::find(tool).map(|(_, e)| e.name)));
     let _reset = Reset;
     f()
 }

@@ -300,11 +300,12 @@ fn upstream_rules_grant_servers_and_single_tools_to_principals() {
 #[test]
 fn scopes_of_oauth_tokens_are_principals_too() {
     let grants = Grants::parse(
-        Some("scope:deploy=git_push; scope:notes-ro=!notepad_set; alice=docs"),
+        Some("scope:deploy=git_push; scope:notes-ro=!notepad_set; oauth:alice=docs; bob=docs"),
         Some("scope:tools=time"),
     )
     .expect("grants");
     let signed = |name: &str, scopes: &[&str]| Caller::Signed {
+        issuer: std::sync::Arc::from("https://id.example"),
         name: name.to_owned(),
         scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
     };
@@ -323,15 +324,28 @@ fn scopes_of_oauth_tokens_are_principals_too() {
     let reader = signed("svc-3", &["notes-ro"]);
     assert!(!allowed(&reader, built_in("notepad_set", "{}")));
     assert!(allowed(&reader, built_in("notepad_get", "{}")));
-    // A rule by name applies to an OAuth principal of that name; a static token never has
-    // scopes.
+    // `oauth:NAME` is the OAuth subject, a bare NAME the static token: never each other; a
+    // static token never has scopes.
     assert!(allowed(&signed("alice", &[]), built_in("docs_write", "{}")));
+    assert!(!allowed(&token("alice"), built_in("docs_write", "{}")));
+    assert!(allowed(&token("bob"), built_in("docs_write", "{}")));
+    assert!(!allowed(&signed("bob", &[]), built_in("docs_write", "{}")));
     assert!(!allowed(&token("deploy"), built_in("git_push", "{}")));
+    assert_eq!(signed("alice", &[]).principal(), "oauth:alice");
+    assert!(signed("alice", &[]).is("oauth:alice") && !signed("alice", &[]).is("alice"));
+    assert!(token("alice").is("alice") && !token("alice").is("oauth:alice"));
     let Decision::Refuse(text) = grants.decide(&signed("svc-2", &[]), built_in("git_push", "{}"))
     else {
         panic!("not granted");
     };
     assert!(text.contains("the OAuth principal \"svc-2\""), "{text}");
+    assert!(
+        text.contains("COREMCP_GRANTS=\"oauth:svc-2=git_push\""),
+        "{text}"
+    );
+    assert!(Grants::parse(Some("oauth:=git"), None)
+        .expect_err("empty subject")
+        .contains("is not an OAuth subject"));
     assert!(Grants::parse(Some("scope:=git"), None)
         .expect_err("empty scope")
         .contains("is not a scope"));

@@ -147,10 +147,13 @@ impl Session {
         hop.client = client;
         // Who the policy judges: the session's caller, or the principal a configured peer
         // passed on; a call that already passed through here is refused before anything.
-        let caller = match hop
-            .check_loop()
-            .and_then(|()| hop.caller(&inner.caller, &inner.config.peer_tokens))
-        {
+        let caller = match hop.check_loop().and_then(|()| {
+            hop.caller(
+                &inner.caller,
+                &inner.config.peer_tokens,
+                inner.config.oauth_issuer.as_deref(),
+            )
+        }) {
             Ok(caller) => caller,
             Err(e) => {
                 crate::metrics::refused(&crate::metrics::Subject::of(name, None));
@@ -188,14 +191,11 @@ impl Session {
                     // A human answers in minutes, not seconds.
                     timeout += APPROVAL_WAIT;
                 }
-                let Some(call) = inner.calls.start(
-                    id,
-                    name,
-                    None,
-                    timeout,
-                    caller.name(),
-                    hop.client.as_deref(),
-                ) else {
+                let Some(call) =
+                    inner
+                        .calls
+                        .start(id, name, None, timeout, &caller, hop.client.as_deref())
+                else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
                 };
                 let job_inner = Arc::clone(inner);
@@ -227,7 +227,7 @@ impl Session {
                     name,
                     Some(group),
                     timeout,
-                    caller.name(),
+                    &caller,
                     hop.client.as_deref(),
                 ) else {
                     return reject(rpc::INVALID_REQUEST, duplicate(id));
@@ -383,8 +383,9 @@ impl Inner {
         });
         host_api::with_call(
             sink,
-            Arc::clone(&call.principal),
+            Arc::clone(&call.caller),
             call.client.clone(),
+            &call.tool,
             || self.run_loaded(index, call, args),
         )
     }

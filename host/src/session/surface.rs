@@ -106,10 +106,9 @@ impl Session {
         if inner.upstreams.policy().needs_approval(forward.server.id()) {
             timeout += super::call::APPROVAL_WAIT;
         }
-        let Some(call) =
-            inner
-                .calls
-                .start(id, &forward.label, None, timeout, inner.caller.name(), None)
+        let Some(call) = inner
+            .calls
+            .start(id, &forward.label, None, timeout, &inner.caller, None)
         else {
             return inner.out.send(rpc::error(
                 Some(id),

@@ -158,7 +158,7 @@ fn a_server_accepts_its_providers_tokens_and_refuses_every_other() {
         .as_str()
         .unwrap_or_default();
     assert!(
-        by.starts_with("sdk ("),
+        by.starts_with("oauth:sdk ("),
         "the token's sub is the principal: {got}"
     );
     // Its scope is a principal of the grants too: `notes` may not delete.
@@ -296,7 +296,7 @@ fn a_proxy_signs_in_to_its_relay_with_client_credentials() {
     );
     let by = got["updated_by"].as_str().unwrap_or_default();
     assert!(
-        by.starts_with("proxy ("),
+        by.starts_with("oauth:proxy ("),
         "the relay saw the proxy's client id: {got}"
     );
 
@@ -429,4 +429,153 @@ fn an_oauth_principals_scopes_are_judged_again_on_the_relay() {
             && text.contains("scope:notes=!notepad_delete"),
         "the relay judged the agent's scopes: {text}"
     );
+}
+
+/// A client credentials token's subject is the client id, which anyone who can register a
+/// client chooses. Here the provider's client `sdk` names itself like this server's static
+/// token `sdk`, which is a peer (`--peer-token sdk`), an operator and granted `shell_run`: the
+/// OAuth subject gets none of that — it is `oauth:sdk`, a principal of its own kind — and a
+/// grant written `oauth:sdk` applies to it alone. A start that could only mean an OAuth subject
+/// by a bare name is refused, saying how to write it; a token not typed `at+jwt` is not an
+/// access token unless the server is told its issuer cannot type them.
+#[test]
+fn an_oauth_subject_is_never_the_static_principal_of_its_name() {
+    let Some(script) = oidc::script() else {
+        return;
+    };
+    let (provider, _, issuer) = start_provider(&script);
+    let dir = plugins(&["notepad", "ops"]);
+    let root = TempDir::new("oauth-kinds-root");
+    let root_arg = root.path().to_string_lossy().into_owned();
+    const SDK: &str = "sdk-static-token-0123456789";
+    const CI: &str = "ci-static-token-0123456789ab";
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let audience = format!("http://{listen}/mcp");
+    let serve = Serve::start_on(
+        dir.path(),
+        &listen,
+        &[
+            "--oauth-issuer",
+            &issuer,
+            "--root",
+            &root_arg,
+            "--peer-token",
+            "sdk",
+            "--operator",
+            "sdk",
+            "--grants",
+            "sdk=shell_run; oauth:sdk=!notepad_delete",
+        ],
+        &[("COREMCP_TOKENS_TEXT", &format!("sdk {SDK};ci {CI}"))],
+    );
+    let jwt = provider.token("sdk", &audience);
+    let mut oauth = client(&serve, &jwt);
+    oauth.initialize();
+    let mut static_sdk = client(&serve, SDK);
+    static_sdk.initialize();
+    let mut ci = client(&serve, CI);
+    ci.initialize();
+
+    // Not a peer: naming another principal is refused, and nothing runs.
+    let forged = oauth.request(
+        "tools/call",
+        json!({"name": "shell_run", "arguments": {"script": "echo x > forged.txt"},
+               "_meta": {"dev.coremcp/principal": "ci"}}),
+    );
+    let text = forged["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("configured as a peer"), "{forged}");
+    assert!(!root.path().join("forged.txt").exists());
+    // Not the static token's grants.
+    let run = oauth.call("shell_run", json!({"script": "echo x > by-oauth.txt"}));
+    assert_eq!(run["isError"], true, "{run}");
+    let text = run["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("refused to the OAuth principal \"sdk\"")
+            && text.contains("COREMCP_GRANTS=\"oauth:sdk=shell_run\""),
+        "{text}"
+    );
+    assert!(!root.path().join("by-oauth.txt").exists());
+    let run = static_sdk.call("shell_run", json!({"script": "echo x > by-static.txt"}));
+    assert_ne!(run["isError"], true, "{run}");
+    assert!(root.path().join("by-static.txt").exists());
+    // Not an operator: another principal's errors stay hidden from it.
+    let failed = ci.call(
+        "notepad_get",
+        json!({"scope": "global", "key": "ci-private-key"}),
+    );
+    assert_eq!(failed["isError"], true, "{failed}");
+    let errors = |token: &str| -> String {
+        let bearer = format!("Bearer {token}");
+        request(
+            serve.addr,
+            "GET",
+            "/api/status",
+            &[("Authorization", &bearer)],
+            b"",
+        )
+        .json()["recent_errors"]
+            .to_string()
+    };
+    assert!(
+        errors(SDK).contains("ci-private-key"),
+        "the operator sees it"
+    );
+    let seen = errors(&jwt);
+    assert!(!seen.contains("ci-private-key"), "{seen}");
+    // A grant written oauth:sdk is the OAuth subject's alone.
+    oauth.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "k", "value": "v"}),
+    );
+    let delete = oauth.call("notepad_delete", json!({"scope": "global", "key": "k"}));
+    assert_eq!(delete["isError"], true, "{delete}");
+    let by = oauth.call("notepad_get", json!({"scope": "global", "key": "k"}));
+    assert!(
+        by["structuredContent"]["updated_by"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("oauth:sdk")),
+        "{by}"
+    );
+    let delete = static_sdk.call("notepad_delete", json!({"scope": "global", "key": "k"}));
+    assert_ne!(delete["isError"], true, "{delete}");
+
+    // A token typed JWT is not an access token here...
+    let plain = provider.token("plainjwt", &audience);
+    let (status, challenge) = refused(&serve, &plain);
+    assert_eq!(status, 401);
+    assert!(challenge.contains("not at+jwt"), "{challenge}");
+    drop(serve);
+    // ...unless the server is told its issuer cannot type them.
+    let lenient = Serve::start_on(
+        dir.path(),
+        &listen,
+        &["--oauth-issuer", &issuer, "--oauth-untyped-tokens"],
+        &[],
+    );
+    let mut plain_client = client(&lenient, &plain);
+    plain_client.initialize();
+    drop(lenient);
+
+    // A bare name no token has, with nothing that could forward it: refused at the start.
+    for (flag, value) in [("--operator", "alice"), ("--grants", "alice=shell_run")] {
+        let (code, _, stderr) = coremcp_tests::run(
+            &[
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--plugins",
+                &dir.path().to_string_lossy(),
+                "--oauth-issuer",
+                &issuer,
+                flag,
+                value,
+            ],
+            &[("COREMCP_TOKENS_TEXT", &format!("ci {CI}"))],
+        );
+        assert_eq!(code, 2, "{flag} {value}: {stderr}");
+        assert!(stderr.contains("oauth:alice"), "{flag} {value}: {stderr}");
+    }
 }
