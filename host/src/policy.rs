@@ -229,11 +229,19 @@ impl Grants {
                     Guarded::ChangesMachine => {
                         "called over HTTP it changes this machine".to_owned()
                     }
-                    Guarded::Redirects(names) => format!(
-                        "called over HTTP with {} it sets where forwarded calls or Docker \
-                         requests go",
-                        names.join(" or ")
-                    ),
+                    Guarded::Steers(names) => {
+                        return Decision::Refuse(format!(
+                            "{tool} with {} is refused to {}: it writes a record that steers \
+                             where code, credentials or calls go, and over HTTP only a grant \
+                             that names the tool itself allows that (a grant of its group does \
+                             not). To allow it, start coremcp with {}=\"{p}={tool}\", or \
+                             --grants.",
+                            names.join(" or "),
+                            caller.described(),
+                            env::GRANTS,
+                            p = caller.principal(),
+                        ))
+                    }
                     Guarded::Escalates(escalation) => {
                         return Decision::Refuse(format!(
                             "{tool} with {}: true is refused to {}: {}, and over HTTP only a \
@@ -482,11 +490,12 @@ fn covers(grant: &Grant, subject: Subject<'_>) -> bool {
         ) => id == server && t == tool,
         (Target::Named(name), Subject::Upstream { server, .. }) => name == server,
         (Target::Group(_) | Target::Tool(_), Subject::Upstream { .. }) => false,
-        // Handing over the whole host is granted by naming the tool, never by its group.
+        // Handing over the whole host, or writing where code, credentials and calls go, is
+        // granted by naming the tool, never by its group.
         (
             Target::Group(_),
             Subject::BuiltIn {
-                guard: Some(Guarded::Escalates(_)),
+                guard: Some(Guarded::Escalates(_) | Guarded::Steers(_)),
                 ..
             },
         ) => false,
@@ -494,14 +503,16 @@ fn covers(grant: &Grant, subject: Subject<'_>) -> bool {
             Target::Group(id),
             Subject::BuiltIn {
                 group,
-                guard: None | Some(Guarded::ChangesMachine | Guarded::Redirects(_)),
+                guard: None | Some(Guarded::ChangesMachine),
                 ..
             },
         ) => *id == group,
         (Target::Tool(name), Subject::BuiltIn { tool, .. }) => *name == tool,
-        (Target::Named(name), Subject::BuiltIn { group, tool, .. }) => {
-            name == group || name == tool
-        }
+        // A bare name outside the catalog: a third-party group, or one of its tools.
+        (Target::Named(name), Subject::BuiltIn { group, tool, guard }) => match guard {
+            Some(Guarded::Escalates(_) | Guarded::Steers(_)) => name == tool,
+            None | Some(Guarded::ChangesMachine) => name == group || name == tool,
+        },
         (Target::Server(_) | Target::UpstreamTool { .. }, Subject::BuiltIn { .. }) => false,
     }
 }

@@ -99,7 +99,8 @@ fn a_host_address_written_over_http_needs_a_grant_that_names_it() {
         panic!("a host address over HTTP must need a grant");
     };
     assert!(
-        text.contains("with core_mcp_url or docker_endpoint it sets where forwarded calls")
+        text.contains("with core_mcp_url or docker_endpoint is refused")
+            && text.contains("steers where code, credentials or calls go")
             && text.contains("COREMCP_GRANTS=\"bob=registry_host_add\""),
         "{text}"
     );
@@ -108,6 +109,70 @@ fn a_host_address_written_over_http_needs_a_grant_that_names_it() {
         grants.decide(&token("ops"), built_in("registry_host_add", args)),
         Decision::Allow
     );
+}
+
+#[test]
+fn every_field_that_steers_needs_a_grant_naming_the_tool_and_never_the_groups() {
+    let group = Grants::parse(Some("ops=registry"), None).expect("grants");
+    let named = Grants::parse(
+        Some("ops=registry_source_add,registry_source_update,registry_project_update"),
+        None,
+    )
+    .expect("grants");
+    for (tool, args) in [
+        (
+            "registry_source_add",
+            r#"{"project":"CORE","name":"x","kind":"git","url":"https://evil.example/x.git"}"#,
+        ),
+        (
+            "registry_source_update",
+            r#"{"source":"CORE/x","url":"https://evil.example/x.git"}"#,
+        ),
+        (
+            "registry_source_update",
+            r#"{"source":"CORE/x","checkout_host":"h","checkout_path":"/srv/other"}"#,
+        ),
+        (
+            "registry_source_update",
+            r#"{"source":"CORE/x","checkout_host":"h","checkout_path":"/p","checkout_url":"u"}"#,
+        ),
+        (
+            "registry_project_update",
+            r#"{"key":"CORE","docs_source":"CORE/other-docs"}"#,
+        ),
+    ] {
+        for grants in [&Grants::default(), &group] {
+            let decision = grants.decide(&token("ops"), built_in(tool, args));
+            let Decision::Refuse(text) = decision else {
+                panic!("{tool} {args} needs a grant naming it");
+            };
+            assert!(text.contains("steers"), "{text}");
+        }
+        assert_eq!(
+            named.decide(&token("ops"), built_in(tool, args)),
+            Decision::Allow,
+            "{tool} {args}"
+        );
+        assert_eq!(
+            Grants::default().decide(&Caller::Stdio, built_in(tool, args)),
+            Decision::Allow,
+            "the stdio client: {tool}"
+        );
+    }
+    // The same tools, writing nothing that steers, are the Registry's plain writes.
+    for (tool, args) in [
+        (
+            "registry_source_update",
+            r#"{"source":"CORE/x","description":"d"}"#,
+        ),
+        ("registry_project_update", r#"{"key":"CORE","name":"Core"}"#),
+    ] {
+        assert_eq!(
+            Grants::default().decide(&token("ops"), built_in(tool, args)),
+            Decision::Allow,
+            "{tool} {args}"
+        );
+    }
 }
 
 #[test]

@@ -7,9 +7,11 @@
 //! tool's manifest entry from it, and `assert_group` checks a group's table against it. Plugins
 //! keep the descriptions and schemas (they live beside the code that honours them).
 //!
-//! It also says which tools change the machine they run on, or decide where calls and
-//! credentials go ([`Guard`]): over HTTP the host refuses those to a principal not granted
-//! them (the policy lives in the host).
+//! It also says which tools change the machine they run on, or write a record that steers —
+//! decides where code, credentials or calls go ([`Guard::WhenGiven`]: every such Registry
+//! field, listed once, in its tool's guard): over HTTP the host refuses those to a principal
+//! not granted them, and a steering write only to a grant that names the tool itself (the
+//! policy lives in the host).
 //!
 //! Invariants: names are unique across groups and match `^[a-z][a-z0-9_]{0,31}$`; a tool's
 //! settings are its group's defaults unless its entry overrides them; a tool that takes
@@ -54,8 +56,9 @@ pub struct Entry {
 }
 
 /// Whether a call of a tool needs a grant when it comes over HTTP: it changes the machine it
-/// runs on (files, commits, pushes, databases, processes, containers), or it writes where
-/// other calls and credentials go (a Registry host's Core MCP or Docker address).
+/// runs on (files, commits, pushes, databases, processes, containers), or it writes a record
+/// that steers where code, credentials or other calls go (a source's URL or checkout, a
+/// Registry host's Core MCP or Docker address, a project's docs source).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Guard {
     /// Never: it reads, or it writes only to a store the group owns.
@@ -67,7 +70,8 @@ pub enum Guard {
     WhenFalse(&'static str),
     /// The call changes the machine unless the string argument is one of these values.
     UnlessOneOf(&'static str, &'static [&'static str]),
-    /// The call redirects other calls when it gives any of these arguments (not `null`).
+    /// The call steers where code, credentials or other calls go when it gives any of these
+    /// arguments (not `null`): the fields of a record that steer.
     WhenGiven(&'static [&'static str]),
     /// The call changes the machine when the boolean argument is given as `true`.
     WhenTrue(&'static str),
@@ -89,8 +93,10 @@ pub struct Escalation {
 pub enum Guarded {
     /// It changes the machine it runs on.
     ChangesMachine,
-    /// It sets where forwarded calls or Docker requests go (the arguments named).
-    Redirects(&'static [&'static str]),
+    /// It writes a record that steers where code, credentials or calls go (the arguments
+    /// named): only a grant that names the tool itself allows it over HTTP, never one of its
+    /// group.
+    Steers(&'static [&'static str]),
     /// It hands over more than the guard says (its escalation, given `true`): only a grant
     /// that names the tool itself allows it over HTTP, never one of its group.
     Escalates(Escalation),
@@ -116,7 +122,7 @@ impl Guard {
                 let given = names
                     .iter()
                     .any(|n| args.get(*n).is_some_and(|v| !v.is_null()));
-                return given.then_some(Guarded::Redirects(names));
+                return given.then_some(Guarded::Steers(names));
             }
             Guard::WhenTrue(name) => match args.get(*name) {
                 None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => {
@@ -132,7 +138,7 @@ impl Guard {
     /// What a call of this guard needs a grant for when it needs one.
     pub fn kind(&self) -> Guarded {
         match self {
-            Guard::WhenGiven(names) => Guarded::Redirects(names),
+            Guard::WhenGiven(names) => Guarded::Steers(names),
             Guard::AnyOf(guards) => guards.first().map_or(Guarded::ChangesMachine, Guard::kind),
             Guard::Reads
             | Guard::Always
@@ -159,8 +165,33 @@ impl Entry {
 }
 
 /// The arguments of a Registry host that decide where calls go: writing them over HTTP needs
-/// a grant.
+/// a grant naming the tool.
 pub const HOST_ADDRESSES: &[&str] = &["core_mcp_url", "docker_endpoint"];
+/// The arguments of a new Registry source that decide where code goes: its clone URL.
+pub const SOURCE_URL: &[&str] = &["url"];
+/// The arguments of a Registry source's update that decide where code goes: its clone URL,
+/// and a checkout's place and the URL it was made from (`repo_setup` and the docs tools work
+/// in the recorded checkout).
+pub const SOURCE_STEERING: &[&str] = &["url", "checkout_host", "checkout_path", "checkout_url"];
+/// The arguments of a project's update that decide where its docs are written.
+pub const PROJECT_STEERING: &[&str] = &["docs_source"];
+
+/// The fields of `tool` that steer (its guard's [`Guard::WhenGiven`] list; none for a tool
+/// that writes no such field).
+pub fn steering(tool: &str) -> &'static [&'static str] {
+    fn of(guard: &Guard) -> &'static [&'static str] {
+        match guard {
+            Guard::WhenGiven(names) => names,
+            Guard::AnyOf(guards) => guards.iter().map(of).find(|n| !n.is_empty()).unwrap_or(&[]),
+            Guard::Reads
+            | Guard::Always
+            | Guard::WhenFalse(_)
+            | Guard::UnlessOneOf(..)
+            | Guard::WhenTrue(_) => &[],
+        }
+    }
+    find(tool).map_or(&[], |(_, entry)| of(&entry.guard))
+}
 
 /// A catalog entry with its group's defaults filled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,10 +363,10 @@ pub static REGISTRY: Group = Group {
         tool("registry_theme_update"),
         tool("registry_project_list"),
         tool("registry_project_add"),
-        tool("registry_project_update"),
+        tool("registry_project_update").guard(Guard::WhenGiven(PROJECT_STEERING)),
         tool("registry_source_list"),
-        tool("registry_source_add"),
-        tool("registry_source_update"),
+        tool("registry_source_add").guard(Guard::WhenGiven(SOURCE_URL)),
+        tool("registry_source_update").guard(Guard::WhenGiven(SOURCE_STEERING)),
         tool("registry_host_list"),
         tool("registry_host_add").guard(Guard::WhenGiven(HOST_ADDRESSES)),
         tool("registry_host_update").guard(Guard::WhenGiven(HOST_ADDRESSES)),
@@ -683,6 +714,9 @@ mod tests {
         assert_eq!(
             names,
             [
+                "registry_project_update",
+                "registry_source_add",
+                "registry_source_update",
                 "registry_host_add",
                 "registry_host_update",
                 "docs_write",
@@ -703,7 +737,7 @@ mod tests {
                 Guarded::ChangesMachine => {
                     assert_eq!(group.settings(entry).runs, Runs::Local, "{name}")
                 }
-                Guarded::Redirects(_) => assert_eq!(group.id, "registry", "{name}"),
+                Guarded::Steers(_) => assert_eq!(group.id, "registry", "{name}"),
                 Guarded::Escalates(_) => panic!("{name}: a guard's kind is never an escalation"),
             }
         }
@@ -740,7 +774,23 @@ mod tests {
             machine
         );
         let host = find("registry_host_update").expect("host").1.guard;
-        let redirects = Some(Guarded::Redirects(HOST_ADDRESSES));
+        let redirects = Some(Guarded::Steers(HOST_ADDRESSES));
+        let source = find("registry_source_update").expect("source").1.guard;
+        assert_eq!(
+            source.guarded(&args(r#"{"source":"A/b","description":"x"}"#)),
+            None
+        );
+        for field in SOURCE_STEERING {
+            let one = format!(r#"{{"source":"A/b","{field}":"x"}}"#);
+            assert_eq!(
+                source.guarded(&args(&one)),
+                Some(Guarded::Steers(SOURCE_STEERING)),
+                "{field}"
+            );
+        }
+        assert_eq!(steering("registry_source_add"), SOURCE_URL);
+        assert_eq!(steering("registry_host_update"), HOST_ADDRESSES);
+        assert!(steering("git_push").is_empty());
         assert_eq!(
             host.guarded(&args(r#"{"name":"a","status":"disabled"}"#)),
             None

@@ -68,6 +68,7 @@ fn fixture(label: &str) -> (Scratch, PathBuf, Source) {
         url: root.join("origins/origin.git").display().to_string(),
         default_branch: "main".into(),
         recorded: None,
+        recorded_url: None,
     };
     (
         Scratch(top),
@@ -336,4 +337,52 @@ fn a_second_checkout_path_is_refused_unless_moved() {
     .expect("moved");
     assert_eq!(moved["action"], "cloned", "{moved}");
     assert!(root.join("elsewhere/README.md").is_file());
+}
+
+#[test]
+fn the_recorded_checkout_keeps_the_url_it_was_made_from() {
+    let (scratch, root, source) = fixture("made-from");
+    setup(&root, &source, json!({"source": "CORE/demo"})).expect("clone");
+    let checkout = root.join("demo");
+    git(
+        &scratch.0,
+        &["clone", "-q", "--bare", "work", "root/origins/moved.git"],
+    );
+    // Recorded with the URL it was cloned from; the Registry's URL has changed since.
+    let changed = Source {
+        url: root.join("origins/moved.git").display().to_string(),
+        recorded: Some(checkout.display().to_string()),
+        recorded_url: Some(source.url.clone()),
+        ..source.clone()
+    };
+    let out = setup(&root, &changed, json!({"source": "CORE/demo"})).expect("kept");
+    assert_eq!(out["origin"], source.url.as_str(), "{out}");
+    assert_eq!(out["changed"], false, "{out}");
+    assert_eq!(
+        out["source_url_changed"]["registry"],
+        changed.url.as_str(),
+        "{out}"
+    );
+    assert_eq!(git(&checkout, &["remote", "get-url", "origin"]), source.url);
+    // Changed by hand: restored.
+    git(&checkout, &["remote", "set-url", "origin", &changed.url]);
+    let out = setup(&root, &changed, json!({"source": "CORE/demo"})).expect("restored");
+    assert_eq!(
+        git(&checkout, &["remote", "get-url", "origin"]),
+        source.url,
+        "{out}"
+    );
+    // Followed only when named.
+    let out = setup(
+        &root,
+        &changed,
+        json!({"source": "CORE/demo", "follow_url": changed.url}),
+    )
+    .expect("followed");
+    assert_eq!(
+        git(&checkout, &["remote", "get-url", "origin"]),
+        changed.url,
+        "{out}"
+    );
+    assert!(out.get("source_url_changed").is_none(), "{out}");
 }

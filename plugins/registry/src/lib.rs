@@ -69,4 +69,152 @@ mod tests {
         hints.extend([Hints::DESTRUCTIVE, Hints::READ]);
         coremcp_plugin_sdk::testing::assert_hints(&super::GROUP, &hints);
     }
+
+    /// The fields of the Registry's tools that write nothing that steers. Every other field
+    /// is one that decides where code, credentials or calls go, and must be in its tool's
+    /// catalog guard (`catalog::steering`), which over HTTP needs a grant naming the
+    /// tool. A new field fails this test until it is put on one side or the other.
+    const PLAIN: &[(&str, &[&str])] = &[
+        (
+            "registry_theme_list",
+            &["key", "status", "query", "limit", "cursor"],
+        ),
+        ("registry_theme_add", &["key", "name", "description"]),
+        (
+            "registry_theme_update",
+            &["key", "name", "description", "status", "expected_version"],
+        ),
+        (
+            "registry_project_list",
+            &[
+                "key",
+                "theme",
+                "status",
+                "include_sources",
+                "query",
+                "limit",
+                "cursor",
+            ],
+        ),
+        (
+            "registry_project_add",
+            &["key", "name", "theme", "description"],
+        ),
+        (
+            "registry_project_update",
+            &[
+                "key",
+                "name",
+                "theme",
+                "description",
+                "status",
+                "expected_version",
+            ],
+        ),
+        (
+            "registry_source_list",
+            &[
+                "project",
+                "kind",
+                "status",
+                "include_checkouts",
+                "query",
+                "limit",
+                "cursor",
+            ],
+        ),
+        (
+            "registry_source_add",
+            &[
+                "project",
+                "name",
+                "kind",
+                "default_branch",
+                "description",
+                "metadata",
+            ],
+        ),
+        (
+            "registry_source_update",
+            &[
+                "source",
+                "default_branch",
+                "description",
+                "metadata",
+                "status",
+                "expected_version",
+                "checkout_branch",
+            ],
+        ),
+        (
+            "registry_host_list",
+            &[
+                "name",
+                "role",
+                "has_core_mcp",
+                "has_docker",
+                "status",
+                "query",
+                "limit",
+                "cursor",
+            ],
+        ),
+        (
+            "registry_host_add",
+            &["name", "address", "os", "roles", "description"],
+        ),
+        (
+            "registry_host_update",
+            &[
+                "name",
+                "address",
+                "os",
+                "roles",
+                "enabled",
+                "description",
+                "expected_version",
+            ],
+        ),
+        (
+            "registry_snapshot_save",
+            &["source", "commit", "branch", "snapshot", "replace"],
+        ),
+        (
+            "registry_snapshot_get",
+            &["source", "commit", "paths", "detail", "max_chars"],
+        ),
+    ];
+
+    #[test]
+    fn every_field_that_steers_is_guarded_by_its_tool() {
+        for tool in super::GROUP.tools {
+            let schema = tool.handler.schema();
+            let fields: Vec<&str> = schema["properties"]
+                .as_object()
+                .expect("properties")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let plain = PLAIN
+                .iter()
+                .find(|(name, _)| *name == tool.name)
+                .map_or(&[][..], |(_, fields)| fields);
+            let steering = coremcp_plugin_sdk::catalog::steering(tool.name);
+            for field in &fields {
+                assert!(
+                    plain.contains(field) != steering.contains(field),
+                    "{}.{field}: put it in PLAIN, or — when it decides where code, credentials \
+                     or calls go — in the tool's WhenGiven guard in the catalog",
+                    tool.name
+                );
+            }
+            for field in plain.iter().chain(steering) {
+                assert!(
+                    fields.contains(field),
+                    "{}.{field} is not a field",
+                    tool.name
+                );
+            }
+        }
+    }
 }

@@ -14,10 +14,11 @@
 
 use coremcp_store::Migration;
 
-pub static MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "registry tables",
-    sql: "
+pub static MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "registry tables",
+        sql: "
 CREATE TABLE registry_theme (
     id TEXT PRIMARY KEY,
     key TEXT NOT NULL UNIQUE,
@@ -112,6 +113,16 @@ CREATE TABLE registry_snapshot (
 );
 CREATE INDEX registry_snapshot_latest ON registry_snapshot (source_id, seq DESC);
 ",
-    search: &[],
-    tallies: &[],
-}];
+        search: &[],
+        tallies: &[],
+    },
+    // The URL a checkout was made from (repo_setup records it): a plain repo_setup restores
+    // the checkout's origin to it, and never follows a source URL changed since.
+    Migration {
+        version: 2,
+        name: "checkout url",
+        sql: "ALTER TABLE registry_checkout ADD COLUMN url TEXT;",
+        search: &[],
+        tallies: &[],
+    },
+];

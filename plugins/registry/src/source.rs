@@ -51,13 +51,14 @@ pub fn active_by_project(tx: &mut Tx<'_>, ids: &[String]) -> Result<Related, Sto
     related(tx, &sql, ids, "project_id", |row| SOURCE.json(row))
 }
 
-/// The checkouts (host, path, branch) of each of `source_ids`, by host name.
+/// The checkouts (host, path, branch, the URL it was made from) of each of `source_ids`, by
+/// host name.
 pub fn checkouts(tx: &mut Tx<'_>, ids: &[String]) -> Result<Related, StoreError> {
-    let sql = "SELECT c.source_id, h.name AS host, c.path, c.branch, c.updated_at \
+    let sql = "SELECT c.source_id, h.name AS host, c.path, c.branch, c.url, c.updated_at \
         FROM registry_checkout c JOIN registry_host h ON h.id = c.host_id \
         WHERE c.source_id IN {ids} ORDER BY h.name";
     related(tx, sql, ids, "source_id", |row| {
-        Ok(Record::of(row, "host path branch? updated_at:ts")?.done())
+        Ok(Record::of(row, "host path branch? url? updated_at:ts")?.done())
     })
 }
 

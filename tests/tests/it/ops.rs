@@ -844,3 +844,186 @@ fn errors_name_who_refused_and_features_show_before_loading() {
         "{err}"
     );
 }
+
+/// A record that steers is written over HTTP only with a grant naming its tool: a principal
+/// with no grant (or the Registry group's) cannot move a source's URL or its checkout. And
+/// even a URL changed by someone allowed to is not followed by the owner's next `repo_setup`:
+/// origin stays the URL the checkout was made from (restored when changed by hand), so the
+/// owner's pushes keep going where they went, until the owner names the new URL.
+#[test]
+fn a_source_url_changed_by_another_never_redirects_the_owners_pushes() {
+    use coremcp_tests::http::{Client, Serve};
+    let dir = plugins(&["ops", "registry", "git"]);
+    let (home, root, data) = (
+        TempDir::new("steer-home"),
+        TempDir::new("steer-root"),
+        TempDir::new("steer-data"),
+    );
+    let origins = root.path().join("origins");
+    let work = bare_repository(&origins, "work", "demo.git", &[("README.md", "hello\n")]);
+    // The attacker's repository shares the history: the checkout would accept it as origin.
+    git(&origins, &["clone", "-q", "--bare", "work", "evil.git"]);
+    let (demo, evil) = (
+        arg(&origins.join("demo.git")),
+        arg(&origins.join("evil.git")),
+    );
+    let tokens = [
+        ("owner", "owner-token-0123456789ab"),
+        ("attacker", "attacker-token-0123456789"),
+        ("groupie", "groupie-token-0123456789a"),
+        ("registrar", "registrar-token-012345678"),
+    ];
+    let text: Vec<String> = tokens.iter().map(|(n, t)| format!("{n} {t}")).collect();
+    let serve = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &[
+            "--root",
+            &arg(root.path()),
+            "--data",
+            &arg(data.path()),
+            "--grants",
+            "owner=ops,git,registry_source_add; groupie=registry; \
+             registrar=registry_source_update",
+        ],
+        &[
+            ("COREMCP_TOKENS_TEXT", &text.join(";")),
+            ("HOME", &arg(home.path())),
+            ("COREMCP_ADVERTISE_URL", "http://devbox.example:7070/mcp"),
+        ],
+    );
+    let client = |name: &str| -> Client {
+        let token = tokens.iter().find(|(n, _)| *n == name).expect("token").1;
+        let mut c = serve.client();
+        c.token = Some(token.to_owned());
+        c.initialize();
+        c
+    };
+    let ok = |c: &mut Client, tool: &str, args: Value| -> Value {
+        let result = c.call(tool, args.clone());
+        assert_ne!(result["isError"], true, "{tool} {args}: {result}");
+        result["structuredContent"].clone()
+    };
+    let refused = |c: &mut Client, tool: &str, args: Value| -> String {
+        let result = c.call(tool, args.clone());
+        assert_eq!(result["isError"], true, "{tool} {args}: {result}");
+        coremcp_tests::text(&result).to_owned()
+    };
+    let (mut owner, mut attacker) = (client("owner"), client("attacker"));
+    let (mut groupie, mut registrar) = (client("groupie"), client("registrar"));
+    ok(&mut owner, "bootstrap", json!({"register_host": true}));
+    ok(
+        &mut owner,
+        "registry_project_add",
+        json!({"key": "CORE", "name": "Core"}),
+    );
+    let add = json!({"project": "CORE", "name": "demo", "kind": "git", "url": demo});
+    // Adding a source writes where code comes from: a grant naming the tool, not the group's.
+    let text = refused(&mut groupie, "registry_source_add", add.clone());
+    assert!(text.contains("names the tool itself"), "{text}");
+    ok(&mut owner, "registry_source_add", add);
+    let set_up = ok(&mut owner, "repo_setup", json!({"source": "CORE/demo"}));
+    assert_eq!(set_up["action"], "cloned", "{set_up}");
+    let checkout = root.path().join("demo");
+
+    // No grant, or the group's: neither the URL nor the checkout moves.
+    for (who, c) in [("attacker", &mut attacker), ("groupie", &mut groupie)] {
+        for args in [
+            json!({"source": "CORE/demo", "url": evil}),
+            json!({"source": "CORE/demo", "checkout_host": set_up["registry"]["host"],
+                   "checkout_path": arg(&origins.join("work"))}),
+        ] {
+            let text = refused(c, "registry_source_update", args.clone());
+            assert!(
+                text.contains("steers where code, credentials or calls go"),
+                "{who} {args}: {text}"
+            );
+        }
+    }
+    let listed = ok(
+        &mut owner,
+        "registry_source_list",
+        json!({"project": "CORE", "include_checkouts": true}),
+    );
+    assert_eq!(listed["items"][0]["url"], demo.as_str(), "{listed}");
+    assert_eq!(
+        listed["items"][0]["checkouts"][0]["url"],
+        demo.as_str(),
+        "{listed}"
+    );
+
+    // Someone allowed to moves the URL: the owner's next repo_setup keeps origin, and says so.
+    ok(
+        &mut registrar,
+        "registry_source_update",
+        json!({"source": "CORE/demo", "url": evil}),
+    );
+    let again = ok(&mut owner, "repo_setup", json!({"source": "CORE/demo"}));
+    assert_eq!(again["origin"], demo.as_str(), "{again}");
+    assert_eq!(
+        again["source_url_changed"]["registry"],
+        evil.as_str(),
+        "{again}"
+    );
+    assert_eq!(again["changed"], false, "{again}");
+    // An origin changed by hand goes back to the URL the checkout was made from.
+    git(&checkout, &["remote", "set-url", "origin", &evil]);
+    let restored = ok(&mut owner, "repo_setup", json!({"source": "CORE/demo"}));
+    assert_eq!(restored["origin"], demo.as_str(), "{restored}");
+    assert_eq!(restored["changed"], true, "{restored}");
+    // The owner's push goes where it always went.
+    std::fs::write(checkout.join("private.txt"), "private\n").expect("file");
+    git(&checkout, &["config", "user.name", "Owner"]);
+    git(&checkout, &["config", "user.email", "owner@example.org"]);
+    let repo = arg(&checkout);
+    ok(
+        &mut owner,
+        "git_add",
+        json!({"repo_path": repo, "paths": ["private.txt"]}),
+    );
+    ok(
+        &mut owner,
+        "git_commit",
+        json!({"repo_path": repo, "message": "private work"}),
+    );
+    ok(&mut owner, "git_push", json!({"repo_path": repo}));
+    let has = |bare: &str| {
+        #[allow(clippy::disallowed_methods)] // Reading the fixture repositories with git.
+        let out = std::process::Command::new("git")
+            .args(["--git-dir", bare, "log", "--format=%s", "main"])
+            .output()
+            .expect("git log");
+        String::from_utf8_lossy(&out.stdout).contains("private work")
+    };
+    assert!(has(&demo), "the push reached the owner's repository");
+    assert!(!has(&evil), "nothing reached the other one");
+
+    // Following the new URL takes naming it: the wrong one is refused, the right one moves it.
+    let text = refused(
+        &mut owner,
+        "repo_setup",
+        json!({"source": "CORE/demo", "follow_url": demo}),
+    );
+    assert!(
+        text.contains("follow_url") && text.contains(&evil),
+        "{text}"
+    );
+    let followed = ok(
+        &mut owner,
+        "repo_setup",
+        json!({"source": "CORE/demo", "follow_url": evil}),
+    );
+    assert_eq!(followed["origin"], evil.as_str(), "{followed}");
+    assert!(followed.get("source_url_changed").is_none(), "{followed}");
+    let listed = ok(
+        &mut owner,
+        "registry_source_list",
+        json!({"project": "CORE", "include_checkouts": true}),
+    );
+    assert_eq!(
+        listed["items"][0]["checkouts"][0]["url"],
+        evil.as_str(),
+        "{listed}"
+    );
+    drop(work);
+}

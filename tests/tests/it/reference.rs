@@ -220,7 +220,7 @@ fn describe(guard: Guard) -> String {
                 .join(", ")
         ),
         Guard::WhenGiven(args) => format!(
-            "no, but over HTTP giving {} (where calls go) needs a grant",
+            "no, but over HTTP giving {} (where code, credentials or calls go) needs a grant naming the tool",
             args.iter()
                 .map(|a| format!("`{a}`"))
                 .collect::<Vec<_>>()

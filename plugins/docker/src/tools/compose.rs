@@ -83,11 +83,10 @@ pub struct Compose {
     /// logs: last lines (default 200)
     #[arg(min = 1, max = 5000, default = 200)]
     tail: u64,
-    /// ps/config/logs: reach files or mounts outside the roots (needs up's grant)
+    /// ps/config/logs: reach outside the roots (needs up's grant)
     #[arg(default)]
     reach_outside_roots: bool,
-    /// up: may give a container the host (/, socket, privileged, caps; HTTP: a grant
-    /// naming docker_compose)
+    /// up: may give a container the host (HTTP: a grant naming the tool)
     #[arg(default)]
     allow_host_access: bool,
     /// kill Compose after, s

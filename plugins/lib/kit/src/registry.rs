@@ -28,12 +28,17 @@ pub fn source<'a>(page: &'a Value, reference: &str, what: &str) -> Result<&'a Va
 
 /// Where `source` (listed with `include_checkouts`) is checked out on host `host`.
 pub fn checkout_on<'a>(source: &'a Value, host: &str) -> Option<&'a str> {
+    checkout_record(source, host).and_then(|c| c["path"].as_str())
+}
+
+/// The record of `source`'s checkout on host `host` (`path`, `branch`, the `url` it was made
+/// from).
+pub fn checkout_record<'a>(source: &'a Value, host: &str) -> Option<&'a Value> {
     source["checkouts"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|c| c["host"] == host)
-        .and_then(|c| c["path"].as_str())
 }
 
 /// The hosts `source` is checked out on.

@@ -1,8 +1,9 @@
 //! `repo_setup`: a checkout of a Registry source (a git or a docs repository) on this machine —
 //! cloned when absent (through the one way Core MCP runs git, `coremcp-git-cli`), reconciled
-//! when present (its `origin` remote and `origin/HEAD` set to the source's URL and default
-//! branch), hooks enabled only when asked, and the checkout recorded in the Registry
-//! (`registry_source_update checkout_*`), where the docs tools find a docs source's checkout.
+//! when present (its `origin` remote set back to the URL the checkout was made from, and
+//! `origin/HEAD` to the source's default branch), hooks enabled only when asked, and the
+//! checkout recorded in the Registry with that URL (`registry_source_update checkout_*`), where
+//! the docs tools find a docs source's checkout.
 //!
 //! Invariants:
 //! - The checkout path is inside the roots; a path that exists and is not a checkout (a folder
@@ -13,6 +14,10 @@
 //! - Reconciling is idempotent: a run on a checkout already as the source says changes nothing
 //!   and reports `changed: false`; each change made is listed in `changes`. The working tree
 //!   and its branch are never touched (work in progress stays).
+//! - A checkout's origin follows the URL it was made from (recorded with the checkout), never
+//!   a source URL changed in the Registry since: whoever changed it, pushes keep going where
+//!   they went. Moving origin to the new URL takes `follow_url` naming that URL, and the
+//!   answer names the Registry's URL either way (`source_url_changed` when not followed).
 //! - git never prompts (`GIT_TERMINAL_PROMPT=0`), runs under the call's deadline, and may not
 //!   use a remote helper (`ext::` runs a command); the URL is passed after `--`.
 //! - A source on this machine (a path or a `file://` URL) is cloned only from inside the roots,
@@ -30,8 +35,8 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("repo_setup", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// This machine's checkout of a Registry git or docs source: cloned if absent, else its origin
-/// and default branch set as the source says (changes listed); recorded in the Registry.
+/// This machine's checkout of a Registry git or docs source: cloned if absent, else origin
+/// reset to its clone URL, default branch set (changes listed); recorded.
 #[derive(Debug, Args)]
 pub struct Setup {
     /// source ref, e.g. CORE/core-mcp
@@ -46,9 +51,12 @@ pub struct Setup {
     /// default: the source's default
     #[arg(min_len = 1, max_len = 255)]
     branch: Option<String>,
-    /// enable its .githooks (run each commit; HTTP: a grant naming repo_setup)
+    /// enable its .githooks (run each commit; HTTP: a grant naming the tool)
     #[arg(default)]
     hooks: bool,
+    /// move origin to this new source URL
+    #[arg(min_len = 1, max_len = 2000)]
+    follow_url: Option<String>,
 }
 
 fn handler(ctx: &Ctx<'_>, args: Setup) -> Result<Value, ToolError> {
@@ -67,6 +75,8 @@ pub struct Source {
     pub default_branch: String,
     /// Where the Registry records its checkout on this machine.
     pub recorded: Option<String>,
+    /// The URL that checkout was made from, as recorded with it.
+    pub recorded_url: Option<String>,
 }
 
 fn registry(tool: &str, args: Value) -> Result<Value, ToolError> {
@@ -98,12 +108,15 @@ fn find_source(reference: &str, host: &str) -> Result<Source, ToolError> {
         ));
     }
     let text = |key: &str| found[key].as_str().unwrap_or_default().to_owned();
-    let recorded = coremcp_plugin_kit::registry::checkout_on(found, host).map(str::to_owned);
+    let checkout = coremcp_plugin_kit::registry::checkout_record(found, host);
+    let recorded = checkout.and_then(|c| c["path"].as_str()).map(str::to_owned);
+    let recorded_url = checkout.and_then(|c| c["url"].as_str()).map(str::to_owned);
     Ok(Source {
         name: text("name"),
         url: text("url"),
         default_branch: text("default_branch"),
         recorded,
+        recorded_url,
     })
 }
 
@@ -174,6 +187,16 @@ pub fn set_up(
             Err(git::failure(&all, &out))
         }
     };
+    if let Some(follow) = args.follow_url.as_deref().filter(|f| *f != source.url) {
+        return Err(invalid(
+            "follow_url",
+            format!(
+                "{follow:?} is not {}'s URL in the Registry, which is {:?}: follow_url names \
+                 the URL origin moves to, and it must be the one the Registry holds now",
+                args.source, source.url
+            ),
+        ));
+    }
     let shown = path.display().to_string();
     let mut out = json!({"source": args.source, "url": source.url, "path": shown});
     let present = path.exists();
@@ -183,7 +206,8 @@ pub fn set_up(
                 .map(|mut d| d.next().is_none())
                 .unwrap_or(false);
         if !empty {
-            let reconciled = reconcile(roots, &path, &run, source, out)?;
+            let follow = args.follow_url.is_some();
+            let reconciled = reconcile(roots, &path, &run, source, follow, out)?;
             return with_hooks(reconciled, &path, args.hooks, &run);
         }
     }
@@ -222,6 +246,7 @@ pub fn set_up(
     out["action"] = "cloned".into();
     out["changed"] = true.into();
     out["branch"] = branch.into();
+    out["origin"] = source.url.as_str().into();
     out["hooks"] = hooks(&path, args.hooks, &run)?;
     Ok(out)
 }
@@ -238,14 +263,16 @@ impl Source {
 
 type Git<'a> = dyn Fn(&Path, Mode, &[&str]) -> Result<git::Output, ToolError> + 'a;
 
-/// A checkout already there, brought to what the source says: its `origin` URL and
-/// `origin/HEAD` (fetched first when the default branch was never fetched). Refused when the
-/// folder is not a checkout of its own.
+/// A checkout already there, brought back to what it was made as: its `origin` set to the URL
+/// it was made from (`follow`: to the source's current URL instead), and `origin/HEAD` to the
+/// source's default branch (fetched first when that branch was never fetched). Refused when
+/// the folder is not a checkout of its own.
 fn reconcile(
     roots: &Roots,
     path: &Path,
     run: &Git<'_>,
     source: &Source,
+    follow: bool,
     mut out: Value,
 ) -> Result<Value, ToolError> {
     let shown = path.display().to_string();
@@ -270,6 +297,34 @@ fn reconcile(
     let origin = run(path, Mode::Read, &["remote", "get-url", "origin"])
         .map(|o| o.line())
         .ok();
+    // Where origin belongs: the URL the checkout was made from (the recorded checkout from
+    // before URLs were recorded: its origin as it is), unless the call follows the source's
+    // current one; a folder not recorded as the checkout is taken on with the source's URL
+    // (and must share its history, below).
+    let recorded_here = source.recorded.as_deref().is_some_and(|r| {
+        Path::new(r) == path || Path::new(r).canonicalize().is_ok_and(|r| r == path)
+    });
+    let made_from = match (follow, &source.recorded_url, &origin) {
+        (true, _, _) => source.url.clone(),
+        (false, Some(recorded), _) if recorded_here => recorded.clone(),
+        (false, None, Some(origin)) if recorded_here => origin.clone(),
+        (false, _, _) => source.url.clone(),
+    };
+    if made_from != source.url {
+        out["source_url_changed"] = json!({
+            "registry": source.url,
+            "origin": made_from,
+            "note": format!(
+                "the Registry's URL of this source is not the one this checkout was made from; \
+                 origin stays {made_from}. Pass follow_url: {:?} to move origin there",
+                source.url
+            ),
+        });
+    }
+    let source = &Source {
+        url: made_from,
+        ..source.clone()
+    };
     if origin.as_deref() != Some(source.url.as_str()) {
         git::check_url(roots, &source.url, path, "the source's URL")?;
         match &origin {
@@ -472,6 +527,10 @@ fn record(
     let mut args = json!({"source": reference, "checkout_host": host, "checkout_path": path});
     if let Some(branch) = &branch {
         args["checkout_branch"] = branch.as_str().into();
+    }
+    // The URL the checkout's origin now follows: what a later plain run restores.
+    if let Some(url) = out["origin"].as_str().filter(|u| !u.is_empty()) {
+        args["checkout_url"] = url.into();
     }
     let written = registry("registry_source_update", args);
     out["registry"] = match written {
