@@ -30,6 +30,10 @@ pub mod env {
     /// user), which lets every child read its environment and memory too; by default it makes
     /// itself undumpable at start (`crate::hardening`).
     pub const DUMPABLE: &str = "COREMCP_DUMPABLE";
+    /// `off` runs children in this process's PID namespace instead of namespaces of their own
+    /// (`coremcp_spawn::isolation`, which reads it: every copy of the spawn crate, the plugins'
+    /// included, must agree).
+    pub const CHILD_ISOLATION: &str = coremcp_spawn::isolation::ISOLATION_VAR;
     /// The log filter (`info`, `debug`, `coremcp=debug,plugin=trace`, …).
     pub const LOG: &str = "COREMCP_LOG";
     /// The default deadline of one tool call, in seconds (`--call-timeout`).

@@ -13,19 +13,49 @@
 //! readers of the same user (the test suite run as an ordinary user reads `/proc/<pid>/maps`);
 //! it gives that reach to every child too.
 //!
+//! Undumpable is not enough: root's children hold `CAP_SYS_PTRACE`, and siblings (upstream
+//! servers, other calls' scripts) are dumpable. So `coremcp-spawn` runs every child in PID and
+//! mount namespaces of its own, where it sees none of them (`coremcp_spawn::isolation`); this
+//! process is also the **subreaper** of what its children leave (`PR_SET_CHILD_SUBREAPER`),
+//! so that where the kernel refuses namespaces, a script that kills its own reaper leaves its
+//! processes to Core MCP, which kills them at the call's end, and not to init.
+//!
 //! Invariant: unless `COREMCP_DUMPABLE=1`, the process is undumpable before it reads its
-//! configuration, starts a thread or starts a child; a child inherits nothing of it but what
-//! `coremcp-spawn` passes (dumpability is reset by `execve`).
+//! configuration, starts a thread or starts a child, and it is a subreaper before it starts a
+//! child; a child inherits nothing of it but what `coremcp-spawn` passes (dumpability is reset
+//! by `execve`).
 
 use crate::config::env;
 
-/// Makes this process undumpable unless `COREMCP_DUMPABLE=1` asks otherwise; whether it is.
+/// Makes this process the subreaper of its children's orphans, and undumpable unless
+/// `COREMCP_DUMPABLE=1` asks otherwise; whether it is undumpable.
 pub fn at_start() -> bool {
+    // SAFETY: prctl(2) with PR_SET_CHILD_SUBREAPER takes an integer and touches no memory of
+    // ours.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     if std::env::var_os(env::DUMPABLE).is_some_and(|v| v == "1") {
         return false;
     }
     // SAFETY: prctl(2) with PR_SET_DUMPABLE takes an integer and touches no memory of ours.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 }
+}
+
+/// Says once, from a thread of its own, how this process's children are kept apart: a warning
+/// where they share its PID namespace. The kernel is asked by a short-lived child a moment
+/// after the start, off the path of the session's first answers (a child started before then
+/// asks it at once).
+pub fn say_how_children_are_kept() {
+    let _ = std::thread::Builder::new()
+        .name("coremcp-isolation".to_owned())
+        .spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let mode = coremcp_spawn::isolation_mode();
+            let line = coremcp_spawn::describe_isolation(mode);
+            match mode.isolated() {
+                true => tracing::debug!("{line}"),
+                false => tracing::warn!("{line}"),
+            }
+        });
 }
 
 /// Warns about every command-line word that carries a credential (a URL with a password, a

@@ -18,16 +18,23 @@
 //! - Captured output is bounded ([`Spec::max_output`]): the rest is drained and counted, never
 //!   kept, so a chatty child cannot exhaust memory.
 //! - A child run to completion ([`run`]) leaves nothing behind: its own init ([`reaper`]) is
-//!   the subreaper of everything it starts, and when the program ends — or at its deadline,
-//!   or on a cancel — kills every process the program left, `setsid` ones included, so the
-//!   pipes reach their end and `run` returns at once. A long-lived child ([`start`]) is killed
-//!   with its whole process group.
+//!   the init of a PID namespace of its own (or, where the kernel refuses one, the subreaper
+//!   of everything it starts), and when the program ends — or at its deadline, or on a cancel
+//!   — every process the program left dies, `setsid` ones included, so the pipes reach their
+//!   end and `run` returns at once. A long-lived child ([`start`]) is killed with its whole
+//!   process group (and, in a namespace of its own, everything in it).
+//! - No child sees another ([`isolation`]): each runs in PID and mount namespaces of its own
+//!   with its own `/proc`, so it cannot read the environment, memory or descriptors of this
+//!   process, its reapers, upstream servers or other calls' children; as root without the
+//!   capabilities that would undo that. Where the kernel refuses namespaces, what a killed
+//!   reaper leaves comes to this process (a subreaper from its start) and is swept
+//!   ([`sweep`]).
 //!
 //! `Command::new` is disallowed everywhere else in the workspace (clippy.toml).
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,7 +42,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+pub mod isolation;
 mod reaper;
+mod sweep;
+
+pub use isolation::{describe as describe_isolation, mode as isolation_mode, Mode as Isolation};
 
 /// Words of a variable name (split on `_`, `-` and `.`, compared in upper case) that mark it as
 /// a credential: `GITLAB_PAT`, `SESSION_COOKIE`, `SLACK_WEBHOOK_URL`, `DOCKER_AUTH_CONFIG`.
@@ -364,6 +375,12 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
     };
     let mut child = start_reaped(spec, stdin)?;
     let pid = child.id() as libc::pid_t;
+    // Sharing this process's PID namespace, the program can kill its reaper: note where what
+    // it then leaves would come from.
+    let origin = match isolation::mode().isolated() {
+        true => None,
+        false => sweep::origin(pid),
+    };
 
     if let (Some(input), Some(mut pipe)) = (spec.stdin.clone(), child.stdin.take()) {
         // A child that does not read its stdin must not block us: write from a thread.
@@ -388,7 +405,7 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
     let status = loop {
         let now = Instant::now();
         if now >= deadline {
-            stop(pid, &done_rx);
+            stop(pid, &done_rx, origin.as_ref());
             return Err(SpawnError::TimedOut {
                 program,
                 timeout: spec.timeout,
@@ -405,7 +422,7 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
             Ok(Err(source)) => return Err(SpawnError::Wait { program, source }),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                    stop(pid, &done_rx);
+                    stop(pid, &done_rx, origin.as_ref());
                     return Err(SpawnError::Cancelled { program });
                 }
             }
@@ -417,6 +434,10 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
             }
         }
     };
+    // A reaper killed from inside (by the program, its child): what it left came to us.
+    if let Some(origin) = origin.filter(|_| status.signal().is_some()) {
+        sweep::sweep(&origin);
+    }
     Ok(Finished {
         status,
         stdout: join(stdout),
@@ -430,8 +451,14 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
 const REAPER_GRACE: Duration = Duration::from_secs(2);
 
 /// Stops a child of [`run`]: its reaper kills everything the program started, then ends; if
-/// it has not within [`REAPER_GRACE`], the whole process group is killed.
-fn stop(pid: libc::pid_t, done: &mpsc::Receiver<io::Result<ExitStatus>>) {
+/// it has not within [`REAPER_GRACE`], the whole process group is killed, and what that left
+/// to this process is swept (`origin`, or the child itself).
+fn stop(
+    pid: libc::pid_t,
+    done: &mpsc::Receiver<io::Result<ExitStatus>>,
+    origin: Option<&sweep::Origin>,
+) {
+    let origin = origin.copied().or_else(|| sweep::origin(pid));
     // SAFETY: kill(2) of the reaper we started (not yet reaped: the waiting thread still
     // waits for it, so the pid is ours); it touches no memory of ours.
     unsafe {
@@ -440,6 +467,12 @@ fn stop(pid: libc::pid_t, done: &mpsc::Receiver<io::Result<ExitStatus>>) {
     if done.recv_timeout(REAPER_GRACE).is_err() {
         kill_group(pid);
         let _ = done.recv();
+        if let Some(origin) = origin {
+            sweep::sweep(&origin);
+        }
+    } else if let Some(origin) = origin.filter(|_| !isolation::mode().isolated()) {
+        // The reaper may have been killed from inside just before.
+        sweep::sweep(&origin);
     }
 }
 
@@ -472,9 +505,13 @@ fn start_with(spec: &Spec, stdin: Stdio, reaped: bool) -> Result<Child, SpawnErr
         command.current_dir(cwd);
     }
     if reaped {
+        let isolated = match isolation::mode() {
+            isolation::Mode::Namespaces { user } => Some(*user),
+            isolation::Mode::Shared(_) => None,
+        };
         // SAFETY: `reaper::split` makes only async-signal-safe calls (its invariants).
         unsafe {
-            command.pre_exec(|| reaper::split());
+            command.pre_exec(move || reaper::split(isolated));
         }
     }
     spawn_retrying(&mut command).map_err(|source| match source.kind() {
@@ -499,6 +536,9 @@ pub struct Running {
     /// Its stderr (a pipe); take it to read.
     pub stderr: Option<ChildStderr>,
     reaped: Option<ExitStatus>,
+    /// Its keeper, when it runs in namespaces of its own: a group kill can leave the init to
+    /// this process, to reap.
+    origin: Option<sweep::Origin>,
 }
 
 /// Starts a child that keeps running: stdin, stdout and stderr are pipes, the environment is
@@ -506,7 +546,13 @@ pub struct Running {
 /// `spec.timeout` and `spec.max_output` are for [`run`] and are not used here: the caller
 /// bounds what it reads.
 pub fn start(spec: &Spec) -> Result<Running, SpawnError> {
-    let mut child = start_child(spec, Stdio::piped())?;
+    // In namespaces of its own like every child, when the kernel grants them: kept and ended
+    // by its keeper, like a child run to completion.
+    let isolated = isolation::mode().isolated();
+    let mut child = match isolated {
+        true => start_reaped(spec, Stdio::piped())?,
+        false => start_child(spec, Stdio::piped())?,
+    };
     let pid = child.id() as libc::pid_t;
     Ok(Running {
         stdin: child.stdin.take(),
@@ -515,6 +561,7 @@ pub fn start(spec: &Spec) -> Result<Running, SpawnError> {
         child,
         pid,
         reaped: None,
+        origin: isolated.then(|| sweep::origin(pid)).flatten(),
     })
 }
 
@@ -541,6 +588,9 @@ impl Running {
         kill_group(self.pid);
         let status = self.child.wait()?;
         self.reaped = Some(status);
+        if let Some(origin) = &self.origin {
+            sweep::sweep(origin);
+        }
         Ok(status)
     }
 }
@@ -820,12 +870,37 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
     }
 
-    /// Waits (up to 5 s) until process `pid` is gone; whether it is.
-    fn gone(pid: &str) -> bool {
-        let path = format!("/proc/{}", pid.trim());
+    /// A `sleep` duration no other process uses: how a test finds the processes it started
+    /// from outside their PID namespace, where their own pids mean nothing.
+    fn marker() -> String {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        format!(
+            "60.{:05}{:03}",
+            std::process::id() % 100_000,
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// The processes (as this process sees them) whose command line holds `marker`.
+    fn with_marker(marker: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .expect("proc")
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                name.parse::<u32>().ok()?;
+                let cmdline = std::fs::read(format!("/proc/{name}/cmdline")).ok()?;
+                String::from_utf8_lossy(&cmdline)
+                    .contains(marker)
+                    .then_some(name)
+            })
+            .collect()
+    }
+
+    /// Waits (up to 5 s) until no process holds `marker`; whether none does.
+    fn all_gone(marker: &str) -> bool {
         let until = Instant::now() + Duration::from_secs(5);
         while Instant::now() < until {
-            if !std::path::Path::new(&path).exists() {
+            if with_marker(marker).is_empty() {
                 return true;
             }
             thread::sleep(Duration::from_millis(20));
@@ -833,19 +908,14 @@ mod tests {
         false
     }
 
-    fn temp_file(name: &str) -> PathBuf {
-        std::env::temp_dir().join(format!("coremcp-spawn-{}-{name}", std::process::id()))
-    }
-
     #[test]
     fn a_background_job_neither_holds_the_answer_nor_outlives_it() {
-        let pids = temp_file("background");
+        let mark = marker();
         let mut spec = Spec::new("bash").args([
             "-c",
             &format!(
-                "sleep 60 & echo $! > {0}; setsid sleep 60 & echo $! >> {0}; \
-                 (setsid sh -c 'sleep 60 & echo $! >> {0}' &); sleep 0.2; echo started",
-                pids.display()
+                "sleep {mark} & setsid sleep {mark} & \
+                 (setsid sh -c 'sleep {mark} &' &); sleep 0.2; echo started"
             ),
         ]);
         spec.timeout = Duration::from_secs(30);
@@ -858,23 +928,15 @@ mod tests {
         );
         assert!(done.status.success());
         assert_eq!(done.stdout.bytes, b"started\n");
-        let pids = std::fs::read_to_string(&pids).expect("pids");
-        let _ = std::fs::remove_file(temp_file("background"));
-        assert_eq!(pids.lines().count(), 3, "{pids}");
-        for pid in pids.lines() {
-            assert!(gone(pid), "{pid} outlived the run: {pids}");
-        }
+        assert!(all_gone(&mark), "{:?} outlived the run", with_marker(&mark));
     }
 
     #[test]
     fn at_the_deadline_what_left_the_group_dies_too() {
-        let pids = temp_file("deadline");
+        let mark = marker();
         let mut spec = Spec::new("bash").args([
             "-c",
-            &format!(
-                "setsid sleep 60 & echo $! > {}; echo waiting; sleep 60",
-                pids.display()
-            ),
+            &format!("setsid sleep {mark} & echo waiting; sleep 60"),
         ]);
         spec.timeout = Duration::from_millis(500);
         let started = Instant::now();
@@ -884,9 +946,31 @@ mod tests {
             SpawnError::TimedOut { stdout, .. } => assert_eq!(stdout.bytes, b"waiting\n"),
             other => panic!("{other}"),
         }
-        let pid = std::fs::read_to_string(&pids).expect("pid");
-        let _ = std::fs::remove_file(&pids);
-        assert!(gone(&pid), "the setsid sleep {pid} outlived the deadline");
+        assert!(all_gone(&mark), "the setsid sleep outlived the deadline");
+    }
+
+    #[test]
+    fn a_program_that_kills_its_own_parent_leaves_nothing_behind() {
+        // What a killed reaper leaves comes to the host, a subreaper from its start.
+        // SAFETY: prctl(2) on this process.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        let mark = marker();
+        let spec = Spec::new("bash").args([
+            "-c",
+            &format!("setsid sleep {mark} & sleep 0.2; kill -9 $PPID; echo after"),
+        ]);
+        let started = Instant::now();
+        let done = run(&spec, None).expect("runs");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        if isolation::mode().isolated() {
+            // PID 1 of its namespace: the kill is ignored, the script goes on.
+            assert!(done.status.success(), "{:?}", done.status);
+            assert_eq!(done.stdout.bytes, b"after\n");
+        }
+        assert!(
+            all_gone(&mark),
+            "the setsid sleep outlived its killed parent"
+        );
     }
 
     #[test]

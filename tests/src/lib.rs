@@ -660,3 +660,40 @@ pub fn free_port() -> u16 {
         .expect("free port")
         .port()
 }
+
+/// A `sleep` duration no other process uses: how a test finds a child it started from outside
+/// that child's PID namespace, where the pids the child sees mean nothing.
+pub fn unique_sleep() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!(
+        "70.{:05}{:03}",
+        std::process::id() % 100_000,
+        NEXT.fetch_add(1, Ordering::Relaxed) % 1_000
+    )
+}
+
+/// The processes of this machine whose command line holds `needle`.
+pub fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .expect("proc")
+        .filter_map(|e| {
+            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(needle)
+                .then_some(pid)
+        })
+        .collect()
+}
+
+/// Waits (up to 5 s) until no process's command line holds `needle`; whether none does.
+pub fn none_left_with(needle: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if processes_with(needle).is_empty() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    false
+}

@@ -36,6 +36,7 @@ pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Fail
             groups = %plugins.installed_ids().join(","),
             "coremcp stdio ready"
         );
+        crate::hardening::say_how_children_are_kept();
         // Here, after SIGHUP is blocked, so that no server's thread can take it.
         let upstreams = Upstreams::start(&config.upstream);
         hub = Some(Arc::clone(&upstreams));

@@ -199,6 +199,7 @@ pub fn serve(mut config: Config, options: &Options<'_>) -> Result<(), ServeError
     let plugins = Arc::new(PluginSet::discover(&config).map_err(ServeError::Plugins)?);
     // Before any other thread starts, so that every thread inherits the mask.
     let signals = block_signals().map_err(ServeError::Runtime)?;
+    crate::hardening::say_how_children_are_kept();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(64)

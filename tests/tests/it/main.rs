@@ -14,6 +14,7 @@ mod git;
 mod golden;
 mod hosts;
 mod http;
+mod isolation;
 mod modern;
 mod notepad;
 mod oauth;

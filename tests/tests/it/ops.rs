@@ -421,19 +421,6 @@ fn shell_run_runs_a_script_in_the_roots() {
     assert!(err.contains("cwd"), "{err}");
 }
 
-/// Whether process `pid` is gone, waiting up to 5 s for it to go.
-fn gone(pid: &str) -> bool {
-    let path = format!("/proc/{}", pid.trim());
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while std::time::Instant::now() < until {
-        if !Path::new(&path).exists() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
-}
-
 #[test]
 fn shell_run_leaves_nothing_behind_and_background_jobs_hold_nothing_up() {
     let dir = plugins(&["ops"]);
@@ -442,9 +429,10 @@ fn shell_run_leaves_nothing_behind_and_background_jobs_hold_nothing_up() {
     s.initialize();
     // The attack's reproducer: answered as soon as the script ends, the sleep gone with it.
     let started = std::time::Instant::now();
+    let mark = coremcp_tests::unique_sleep();
     let out = s.ok(
         "shell_run",
-        json!({"script": "sleep 90 & echo $! > bg.pid; setsid sleep 90 & echo $! >> bg.pid; echo started",
+        json!({"script": format!("sleep {mark} & setsid sleep {mark} & echo started"),
                "timeout_s": 1, "shell": "bash"}),
     );
     assert!(
@@ -454,15 +442,17 @@ fn shell_run_leaves_nothing_behind_and_background_jobs_hold_nothing_up() {
     );
     assert_eq!(out["stdout"], "started\n", "{out}");
     assert_eq!(out["exit_code"], 0, "{out}");
-    let pids = std::fs::read_to_string(root.path().join("bg.pid")).expect("pids");
-    for pid in pids.lines() {
-        assert!(gone(pid), "{pid} outlived shell_run: {pids}");
-    }
+    assert!(
+        coremcp_tests::none_left_with(&mark),
+        "{:?} outlived shell_run",
+        coremcp_tests::processes_with(&mark)
+    );
     // At timeout_s, what left the process group dies too, and the call answers then.
     let started = std::time::Instant::now();
+    let mark = coremcp_tests::unique_sleep();
     let err = s.refused(
         "shell_run",
-        json!({"script": "setsid sleep 90 & echo $! > escaped.pid; sleep 90",
+        json!({"script": format!("setsid sleep {mark} & sleep 90"),
                "timeout_s": 1, "shell": "bash"}),
     );
     assert!(err.contains("did not finish within"), "{err}");
@@ -471,8 +461,10 @@ fn shell_run_leaves_nothing_behind_and_background_jobs_hold_nothing_up() {
         "{:?}",
         started.elapsed()
     );
-    let pid = std::fs::read_to_string(root.path().join("escaped.pid")).expect("pid");
-    assert!(gone(&pid), "the setsid sleep {pid} outlived the timeout");
+    assert!(
+        coremcp_tests::none_left_with(&mark),
+        "the setsid sleep outlived the timeout"
+    );
 
     // Sixteen of them at once neither jam the Ops group nor core_status.
     let ids: Vec<serde_json::Value> = (0..16)
