@@ -274,6 +274,16 @@ pub struct Spec {
     /// Keep the **last** `max_output` bytes of each stream instead of the first (a script's
     /// errors come at its end); `dropped` then counts the bytes dropped before them.
     pub keep_end: bool,
+    /// Keep only this window of stdout, read as UTF-8 text (a file read from an offset): the
+    /// characters before it and after it are counted, never kept.
+    pub stdout_window: Option<Window>,
+}
+
+/// A window of a stream read as text: `keep` characters from character `skip`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub skip: usize,
+    pub keep: usize,
 }
 
 impl Spec {
@@ -288,6 +298,7 @@ impl Spec {
             timeout: Duration::from_secs(30),
             max_output: 8 * 1024 * 1024,
             keep_end: false,
+            stdout_window: None,
         }
     }
 
@@ -305,10 +316,14 @@ impl Spec {
 /// Captured output of one stream.
 #[derive(Debug, Clone, Default)]
 pub struct Captured {
-    /// The first `max_output` bytes.
+    /// The first `max_output` bytes (with a [`Window`]: the window's, whole characters).
     pub bytes: Vec<u8>,
     /// Bytes produced beyond what was kept.
     pub dropped: u64,
+    /// With a [`Window`]: every character the stream held (an invalid byte counts as one),
+    /// and whether its first 8000 bytes held a NUL (binary content).
+    pub chars: u64,
+    pub binary: bool,
 }
 
 impl Captured {
@@ -348,8 +363,8 @@ pub enum SpawnError {
     TimedOut {
         program: String,
         timeout: Duration,
-        stdout: Captured,
-        stderr: Captured,
+        stdout: Box<Captured>,
+        stderr: Box<Captured>,
     },
     #[error("{program} was stopped: the call was cancelled")]
     Cancelled { program: String },
@@ -388,10 +403,10 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
             let _ = pipe.write_all(&input);
         });
     }
-    let stdout = child
-        .stdout
-        .take()
-        .map(|p| capture(p, spec.max_output, spec.keep_end));
+    let stdout = child.stdout.take().map(|p| match spec.stdout_window {
+        Some(window) => capture_window(p, window),
+        None => capture(p, spec.max_output, spec.keep_end),
+    });
     let stderr = child
         .stderr
         .take()
@@ -409,8 +424,8 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
             return Err(SpawnError::TimedOut {
                 program,
                 timeout: spec.timeout,
-                stdout: join(stdout),
-                stderr: join(stderr),
+                stdout: Box::new(join(stdout)),
+                stderr: Box::new(join(stderr)),
             });
         }
         let wait = match cancel {
@@ -668,6 +683,64 @@ fn capture(
     rx
 }
 
+/// Reads a child's stream on a thread of its own keeping only `window` of it as text (see
+/// [`Window`]); the result arrives on the returned channel once the stream ends.
+fn capture_window(
+    mut pipe: impl Read + Send + 'static,
+    window: Window,
+) -> mpsc::Receiver<Captured> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    thread::spawn(move || {
+        let mut captured = Captured::default();
+        let mut text = TextWindow::new(window);
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => text.feed(&buf[..n], &mut captured),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(captured);
+    });
+    rx
+}
+
+/// The state of a [`Window`] read: characters are counted by their first byte (a UTF-8
+/// continuation byte starts none), so the window is cut between whole characters.
+struct TextWindow {
+    window: Window,
+    /// Bytes seen so far.
+    seen: u64,
+}
+
+impl TextWindow {
+    fn new(window: Window) -> Self {
+        Self { window, seen: 0 }
+    }
+
+    fn feed(&mut self, piece: &[u8], captured: &mut Captured) {
+        let end = self.window.skip.saturating_add(self.window.keep) as u64;
+        for &byte in piece {
+            if self.seen < 8000 && byte == 0 {
+                captured.binary = true;
+            }
+            self.seen += 1;
+            if byte & 0xC0 != 0x80 {
+                captured.chars += 1;
+            }
+            // The index of the character this byte belongs to.
+            let at = captured.chars.saturating_sub(1);
+            if captured.chars > 0 && at >= self.window.skip as u64 && at < end {
+                captured.bytes.push(byte);
+            } else {
+                captured.dropped += 1;
+            }
+        }
+    }
+}
+
 /// How long a stream may stay open after its child ended (its reaper killed everything that
 /// could hold it, so only a process stuck in the kernel can): then the call answers without it.
 const STREAM_GRACE: Duration = Duration::from_secs(2);
@@ -832,6 +905,27 @@ mod tests {
         spec.env.push(("EXPLICIT_TOKEN".into(), "given".into()));
         let done = run(&spec, None).expect("runs");
         assert_eq!(String::from_utf8_lossy(&done.stdout.bytes), "[][given]\n");
+    }
+
+    #[test]
+    fn a_window_keeps_whole_characters_and_counts_the_rest() {
+        let mut captured = Captured::default();
+        let mut window = TextWindow::new(Window { skip: 2, keep: 3 });
+        let text = "aé€😀bcd".as_bytes();
+        // Fed in pieces that cut characters in two.
+        for piece in text.chunks(3) {
+            window.feed(piece, &mut captured);
+        }
+        assert_eq!(
+            String::from_utf8(captured.bytes.clone()).expect("utf8"),
+            "€😀b"
+        );
+        assert_eq!(captured.chars, 7);
+        assert_eq!(captured.dropped, (text.len() - captured.bytes.len()) as u64);
+        assert!(!captured.binary);
+        let mut binary = Captured::default();
+        TextWindow::new(Window { skip: 0, keep: 10 }).feed(b"ab\0cd", &mut binary);
+        assert!(binary.binary);
     }
 
     #[test]

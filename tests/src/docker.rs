@@ -110,3 +110,49 @@ impl Drop for Cleanup<'_> {
         self.daemon.remove(&names);
     }
 }
+
+/// A stand-in daemon on 127.0.0.1 that speaks the Engine API's wire format for the two
+/// requests a container list makes — `/version` (API 1.41, as the real dockerd of
+/// `scripts/test` answers) and `/v1.41/containers/json` (`list`, the body sent as given) — for
+/// the answers a real daemon cannot be made to give here (90 000 containers); every other
+/// request is a 404. Its endpoint.
+pub fn stand_in(list: Vec<u8>) -> String {
+    use std::io::{BufRead, BufReader};
+    let list = std::sync::Arc::new(list);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let list = std::sync::Arc::clone(&list);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    return;
+                }
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                let version = br#"{"ApiVersion":"1.41","MinAPIVersion":"1.12","Version":"20.10.24","Os":"linux","Arch":"amd64"}"#;
+                let (status, body): (&str, &[u8]) = if path == "/version" {
+                    ("200 OK", version)
+                } else if path.starts_with("/v1.41/containers/json") {
+                    ("200 OK", &list)
+                } else {
+                    ("404 Not Found", br#"{"message":"page not found"}"#)
+                };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream
+                    .write_all(head.as_bytes())
+                    .and_then(|()| stream.write_all(body));
+            });
+        }
+    });
+    format!("tcp://{addr}")
+}

@@ -550,6 +550,14 @@ impl Server {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or_else(|| panic!("no {field} in /proc status"))
     }
+
+    /// Resets the process's peak resident size (`VmHWM`) to what it holds now, so that the
+    /// next reading is the peak of what came after (`/proc/PID/clear_refs`; root, or the
+    /// process's own user when it is dumpable).
+    pub fn reset_peak_memory(&self) {
+        std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5")
+            .expect("reset the peak RSS through /proc/PID/clear_refs");
+    }
 }
 
 impl Drop for Server {

@@ -347,10 +347,22 @@ impl Client {
         timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
+        self.send_shaped(method, params, timeout, cancel, None)
+    }
+
+    /// Sends a request whose result is read through `shape`.
+    fn send_shaped(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &AtomicBool,
+        shape: Option<super::shape::Shape>,
+    ) -> Result<Value, UpstreamError> {
         match &self.link {
-            Link::Stdio(t) => t.request(method, params, timeout, cancel),
-            Link::Http(t) => t.request(method, params, timeout, cancel),
-            Link::Sse(t) => t.request(method, params, timeout, cancel),
+            Link::Stdio(t) => t.request_shaped(method, params, timeout, cancel, shape),
+            Link::Http(t) => t.request_shaped(method, params, timeout, cancel, shape),
+            Link::Sse(t) => t.request_shaped(method, params, timeout, cancel, shape),
         }
     }
 
@@ -414,14 +426,19 @@ impl Client {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let mut result = self.request(method, params, self.timeout, &NEVER)?;
+            // Read as a stream: only the items there is room for become values.
+            let room = keep.saturating_sub(list.tools.len());
+            let shape = super::shape::list_page(key, room);
+            let params = self.outgoing(params);
+            let result = self.send_shaped(method, params, self.timeout, &NEVER, Some(shape))?;
+            let mut result = self.incoming(result);
             let Some(Value::Array(tools)) = result.get_mut(key).map(Value::take) else {
                 return Err(UpstreamError::Protocol(format!(
                     "{method} answered without a {key} array"
                 )));
             };
-            let room = keep.saturating_sub(list.tools.len());
-            list.unread += tools.len().saturating_sub(room);
+            let counted = result[super::shape::UNREAD].as_u64().unwrap_or(0) as usize;
+            list.unread += counted + tools.len().saturating_sub(room);
             list.tools.extend(tools.into_iter().take(room));
             cursor = result
                 .get("nextCursor")

@@ -188,6 +188,18 @@ impl HttpTransport {
         timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
+        self.request_shaped(method, params, timeout, cancel, None)
+    }
+
+    /// [`HttpTransport::request`], the answer's result read through `shape`.
+    pub fn request_shaped(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &AtomicBool,
+        shape: Option<crate::upstream::shape::Shape>,
+    ) -> Result<Value, UpstreamError> {
         let deadline = Instant::now() + timeout;
         if method == "initialize" {
             lock(&self.state).init = Some(params.clone());
@@ -201,7 +213,14 @@ impl HttpTransport {
         loop {
             let sent = self.current();
             match self
-                .call(method, &params, &sent, deadline, timeout, cancel)?
+                .call(
+                    method,
+                    &params,
+                    &sent,
+                    (deadline, timeout),
+                    cancel,
+                    shape.as_ref(),
+                )?
                 .0
             {
                 Answer::Outcome(Ok(result)) => return Ok(result),
@@ -302,7 +321,7 @@ impl HttpTransport {
             message["params"] = params;
         }
         let never = AtomicBool::new(false);
-        match self.post(&message, None, sent, deadline, &never) {
+        match self.post(&message, None, sent, deadline, &never, None) {
             Ok(_) => Ok(()),
             Err(Failure::Http(HttpError::TooLarge { bytes })) => Err(UpstreamError::TooLarge {
                 method: method.to_owned(),
@@ -335,7 +354,14 @@ impl HttpTransport {
         cancel: &AtomicBool,
     ) -> Result<(Value, Option<String>), UpstreamError> {
         let method = "initialize";
-        match self.call(method, &params, &Sent::default(), deadline, timeout, cancel)? {
+        match self.call(
+            method,
+            &params,
+            &Sent::default(),
+            (deadline, timeout),
+            cancel,
+            None,
+        )? {
             (Answer::Outcome(Ok(result)), session) => Ok((result, session)),
             (Answer::Outcome(Err((code, message))), _) => Err(UpstreamError::Rpc {
                 method: method.to_owned(),
@@ -422,9 +448,9 @@ impl HttpTransport {
         method: &str,
         params: &Value,
         sent: &Sent,
-        deadline: Instant,
-        timeout: Duration,
+        (deadline, timeout): (Instant, Duration),
         cancel: &AtomicBool,
+        shape: Option<&crate::upstream::shape::Shape>,
     ) -> Result<(Answer, Option<String>), UpstreamError> {
         if cancel.load(Ordering::Relaxed) {
             return Err(UpstreamError::Cancelled {
@@ -433,7 +459,7 @@ impl HttpTransport {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        match self.post(&message, Some(id), sent, deadline, cancel) {
+        match self.post(&message, Some(id), sent, deadline, cancel, shape) {
             Ok((answer, session)) => {
                 if let Some(new) = &session {
                     self.adopt(sent, new);
@@ -507,6 +533,7 @@ impl HttpTransport {
         sent: &Sent,
         deadline: Instant,
         cancel: &AtomicBool,
+        shape: Option<&crate::upstream::shape::Shape>,
     ) -> Result<(Answer, Option<String>), Failure> {
         let mut conn = self.pool.take(deadline)?;
         let mut headers = self.headers(sent, Some(message));
@@ -526,6 +553,7 @@ impl HttpTransport {
                 notices: &self.notices,
                 url: &self.url,
                 headers: &pairs,
+                shape,
             };
             let answer = read_answer(&mut response, id, true, deadline, cancel, &reading)?;
             Ok::<_, Failure>((answer, session))
@@ -542,7 +570,7 @@ impl HttpTransport {
                 };
                 // Only a request's stream is resumed: a notification has no stream to wait on.
                 let id = id.unwrap_or_default();
-                let answer = self.resume(id, &sent, last_id, retry, deadline, cancel)?;
+                let answer = self.resume(id, &sent, (last_id, retry), deadline, cancel, shape)?;
                 Ok((answer, session))
             }
         }
@@ -555,10 +583,10 @@ impl HttpTransport {
         &self,
         id: u64,
         sent: &Sent,
-        mut last_id: String,
-        mut retry: Option<Duration>,
+        (mut last_id, mut retry): (String, Option<Duration>),
         deadline: Instant,
         cancel: &AtomicBool,
+        shape: Option<&crate::upstream::shape::Shape>,
     ) -> Result<Answer, Failure> {
         for _ in 0..MAX_RESUMES {
             let wake = Instant::now() + retry.unwrap_or(DEFAULT_RETRY);
@@ -592,6 +620,7 @@ impl HttpTransport {
                     notices: &self.notices,
                     url: &self.url,
                     headers: &pairs,
+                    shape,
                 };
                 read_answer(&mut response, Some(id), false, deadline, cancel, &reading)
             })();
@@ -675,6 +704,8 @@ struct Reading<'a> {
     notices: &'a Notices,
     url: &'a Url,
     headers: &'a [(&'a str, &'a str)],
+    /// How the response's result becomes its value (`None`: all of it).
+    shape: Option<&'a crate::upstream::shape::Shape>,
 }
 
 /// Reads the answer to request `id` (or the acknowledgement of a notification) the way every
@@ -693,8 +724,18 @@ fn read_answer(
         notices,
         url,
         headers,
+        shape,
     } = *reading;
     let on_message = |bytes: &[u8], framing: Framing| {
+        // The response, read as a shape asks: its result never parsed whole.
+        if let (Some(shape), Some(id)) = (shape, id) {
+            if let Some((got, result)) =
+                super::stdio::result_of(bytes).filter(|(got, _)| *got == id)
+            {
+                debug_assert_eq!(got, id);
+                return shape(&result).map(|value| Some(Ok(value)));
+            }
+        }
         let message: Value = match serde_json::from_slice(bytes) {
             Ok(message) => message,
             Err(_) if framing == Framing::Event => {

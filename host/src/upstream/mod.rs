@@ -26,6 +26,7 @@ pub mod probe;
 pub mod publish;
 pub mod ring;
 pub mod rpc;
+pub mod shape;
 pub mod sse;
 pub mod stdio;
 pub mod supervisor;

@@ -71,6 +71,8 @@ pub enum Refused {
     Error { code: i64, message: String },
     /// The answer was over the size limit and was discarded unread.
     TooLarge { bytes: u64 },
+    /// The answer's result is not what the request answers with (a list page without its list).
+    Unreadable(String),
 }
 
 impl From<(i64, String)> for Refused {
@@ -93,6 +95,7 @@ impl Refused {
                 method,
                 bytes: Some(bytes),
             },
+            Refused::Unreadable(why) => UpstreamError::Protocol(format!("{method}: {why}")),
         }
     }
 }

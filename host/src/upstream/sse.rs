@@ -117,6 +117,18 @@ impl SseTransport {
         timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
+        self.request_shaped(method, params, timeout, cancel, None)
+    }
+
+    /// [`SseTransport::request`], the answer's result read through `shape`.
+    pub fn request_shaped(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &AtomicBool,
+        shape: Option<crate::upstream::shape::Shape>,
+    ) -> Result<Value, UpstreamError> {
         let deadline = Instant::now() + timeout;
         if cancel.load(Ordering::Relaxed) {
             return Err(UpstreamError::Cancelled {
@@ -125,7 +137,7 @@ impl SseTransport {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let pending = &self.shared.pending;
-        let Some(answer) = pending.register(id) else {
+        let Some(answer) = pending.register_shaped(id, shape) else {
             return Err(self.closed(method));
         };
         let call = Call {
@@ -340,6 +352,11 @@ fn stream(
                 let url = resolve(base, &event.data)?;
                 endpoint = Some(url.clone());
                 let _ = endpoint_tx.send(Ok(url));
+                continue;
+            }
+            // The common message, an answer with a result, goes on as text.
+            if let Some((id, result)) = super::stdio::result_of(event.data.as_bytes()) {
+                shared.pending.answer_raw(id, Ok(result));
                 continue;
             }
             let Ok(message) = serde_json::from_str::<Value>(&event.data) else {

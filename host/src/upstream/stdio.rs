@@ -126,9 +126,21 @@ impl StdioTransport {
         timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, UpstreamError> {
+        self.request_shaped(method, params, timeout, cancel, None)
+    }
+
+    /// [`StdioTransport::request`], the answer's result read through `shape`.
+    pub fn request_shaped(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &AtomicBool,
+        shape: Option<crate::upstream::shape::Shape>,
+    ) -> Result<Value, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let pending = &self.shared.pending;
-        let Some(answer) = pending.register(id) else {
+        let Some(answer) = pending.register_shaped(id, shape) else {
             return Err(self.closed(method));
         };
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -328,7 +340,7 @@ fn take_line(line: Line, shared: &Shared) {
 /// The id and the `result` (as text) of a response to one of our requests, read without
 /// building a `Value`; `None` for any other message, which is then classified the general way
 /// ([`classify`], which reads this kind the same: a numeric id, no method, the result).
-fn result_of(text: &[u8]) -> Option<(u64, Box<RawValue>)> {
+pub(super) fn result_of(text: &[u8]) -> Option<(u64, Box<RawValue>)> {
     #[derive(Deserialize)]
     struct Response<'a> {
         #[serde(borrow, default)]

@@ -80,8 +80,9 @@ pub type Done = Box<dyn FnOnce(Option<RawOutcome>) + Send>;
 
 /// Who gets a request's answer.
 enum Waiter {
-    /// A thread blocked in [`Pending::wait`].
-    Channel(mpsc::Sender<Outcome>),
+    /// A thread blocked in [`Pending::wait`], and how the answer's result becomes its value
+    /// (`None`: all of it).
+    Channel(mpsc::Sender<Outcome>, Option<super::shape::Shape>),
     /// A detached request: its callback runs on the thread that read the answer.
     Done(Done),
 }
@@ -97,12 +98,22 @@ impl Pending {
     /// Registers request `id` before it is sent; where its answer will come, or `None` once
     /// the transport closed.
     pub fn register(&self, id: u64) -> Option<mpsc::Receiver<Outcome>> {
+        self.register_shaped(id, None)
+    }
+
+    /// [`Pending::register`], the answer's result read through `shape` (when it arrives as
+    /// text: the usual way).
+    pub fn register_shaped(
+        &self,
+        id: u64,
+        shape: Option<super::shape::Shape>,
+    ) -> Option<mpsc::Receiver<Outcome>> {
         let mut waiting = lock(&self.waiting);
         if self.closed.load(Ordering::Relaxed) {
             return None;
         }
         let (tx, rx) = mpsc::channel();
-        waiting.insert(id, Waiter::Channel(tx));
+        waiting.insert(id, Waiter::Channel(tx, shape));
         Some(rx)
     }
 
@@ -128,7 +139,7 @@ impl Pending {
     pub fn answer(&self, id: u64, outcome: Outcome) {
         let waiter = lock(&self.waiting).remove(&id);
         match waiter {
-            Some(Waiter::Channel(tx)) => {
+            Some(Waiter::Channel(tx, _)) => {
                 let _ = tx.send(outcome);
             }
             Some(Waiter::Done(done)) => done(Some(outcome.map(|result| {
@@ -145,10 +156,11 @@ impl Pending {
     pub fn answer_raw(&self, id: u64, outcome: RawOutcome) {
         let waiter = lock(&self.waiting).remove(&id);
         match waiter {
-            Some(Waiter::Channel(tx)) => {
-                let parsed = outcome.map(|result| {
+            Some(Waiter::Channel(tx, shape)) => {
+                let parsed = outcome.and_then(|result| match shape {
+                    Some(shape) => shape(&result).map_err(Refused::Unreadable),
                     // Text that parsed as a JSON value parses as one again.
-                    serde_json::from_str(result.get()).unwrap_or(Value::Null)
+                    None => Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
                 });
                 let _ = tx.send(parsed);
             }
@@ -167,7 +179,7 @@ impl Pending {
         for waiter in ended {
             match waiter {
                 // Dropping the sender wakes the waiting request.
-                Waiter::Channel(_) => {}
+                Waiter::Channel(..) => {}
                 Waiter::Done(done) => done(None),
             }
         }

@@ -154,6 +154,56 @@ pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: 
     place(record, &texts);
 }
 
+/// [`fit_windows`] for one field of which only a piece was read: `record[field]` holds the
+/// text from character `start` of a text of `total` characters (a file read in a window). At
+/// most `max_chars` of it are shown, fewer if the record would outgrow `budget`, annotated as
+/// [`fit_fields`] annotates a cut text.
+pub fn fit_piece(
+    record: &mut Value,
+    field: &str,
+    (start, total): (usize, usize),
+    max_chars: usize,
+    budget: usize,
+) {
+    let piece: String = record
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let len = piece.chars().count();
+    let mut shown = len.min(max_chars);
+    for _ in 0..24 {
+        let text: String = piece.chars().take(shown).collect();
+        let cost = chars(&Value::String(text.clone())).max(1);
+        record[field] = Value::String(text);
+        let end = start + shown;
+        let cut = end < total;
+        let annotate = cut || start > 0;
+        for (suffix, value) in [
+            ("_truncated", annotate.then(|| Value::Bool(cut))),
+            ("_total_chars", annotate.then(|| json!(total))),
+            ("_offset", (start > 0).then(|| json!(start))),
+            ("_next_offset", cut.then(|| json!(end))),
+        ] {
+            let key = format!("{field}{suffix}");
+            match value {
+                Some(value) => record[key] = value,
+                None => {
+                    if let Some(map) = record.as_object_mut() {
+                        map.remove(&key);
+                    }
+                }
+            }
+        }
+        let size = chars(record);
+        if size <= budget || shown == 0 {
+            return;
+        }
+        let excess = ((size - budget) as u128 * shown as u128).div_ceil(cost as u128);
+        shown = shown.saturating_sub(excess as usize + 16);
+    }
+}
+
 /// The answer of a change that touched many records at once (a cascading close or delete, an
 /// import): `{<field>_count: N, <field>: [at most MAX_LISTED keys], more?}`, set into `out`.
 pub fn bulk(out: &mut Value, field: &str, keys: Vec<String>) {

@@ -174,6 +174,29 @@ impl<'c> Repo<'c> {
         self.ok(Mode::Read, &owned(args))
     }
 
+    /// [`Repo::read`] keeping only `window` of its output, as text.
+    pub fn read_window(
+        &self,
+        args: &[&str],
+        window: coremcp_spawn::Window,
+    ) -> Result<Output, ToolError> {
+        let args = owned(args);
+        let out = git::invoke_windowed(
+            self.ctx,
+            &self.top,
+            &self.ceilings,
+            Mode::Read,
+            &args,
+            &self.guards,
+            Some(window),
+        )?;
+        if out.success() {
+            Ok(out)
+        } else {
+            Err(git::failure(&args, &out))
+        }
+    }
+
     /// A path argument as a pathspec relative to the top level (`.` for the top itself).
     pub fn pathspec(&self, argument: &str, text: &str) -> Result<String, ToolError> {
         let path = confined(&self.roots, argument, text, &self.base)?;

@@ -518,6 +518,74 @@ fn an_answer_over_8_mb_is_refused_with_its_size_and_never_held() {
     assert!(peak < 100 * 1024, "peak RSS {peak} kB");
 }
 
+/// A daemon's list of 90 000 small containers, 7.5 MB, within the 8 MB bound: read as a
+/// stream, it costs a call its bytes and what the answer shows — before, one call held 303 MB
+/// and eight at once 1.16 GB. (The daemon is a stand-in speaking the Engine API's wire format:
+/// a real one cannot be made to hold 90 000 containers here.)
+#[test]
+fn a_list_of_90_000_containers_costs_a_call_what_it_shows() {
+    let entries: Vec<String> = (0..90_000)
+        .map(|i| format!(r#"{{"Id":"{i:024x}","Names":["/c{i}"],"State":"exited","Created":1}}"#))
+        .collect();
+    let list = format!("[{}]", entries.join(",")).into_bytes();
+    assert!(
+        list.len() > 7 << 20 && list.len() < 8 << 20,
+        "{}",
+        list.len()
+    );
+    let endpoint = coremcp_tests::docker::stand_in(list);
+    let root = TempDir::new("docker-many");
+    let data = TempDir::new("docker-many-data");
+    let dir = plugins(&["docker", "registry", "ops"]);
+    let (root_arg, data_arg) = (
+        root.path().to_string_lossy().into_owned(),
+        data.path().to_string_lossy().into_owned(),
+    );
+    let mut server = Server::start(dir.path(), &["--root", &root_arg, "--data", &data_arg], &[]);
+    server.initialize();
+    server.ok(
+        "registry_host_add",
+        json!({"name": "many", "address": "127.0.0.1", "docker_endpoint": endpoint}),
+    );
+    // The plugins loaded and warmed up on a call that reaches the daemon.
+    server.ok("registry_host_list", json!({}));
+    let before = server.memory_kb("VmRSS");
+    server.reset_peak_memory();
+    let listed = server.ok(
+        "docker_container_list",
+        json!({"host": "many", "all": true}),
+    );
+    let one = server.memory_kb("VmHWM").saturating_sub(before);
+    assert_eq!(listed["count"], 90_000, "{}", &listed.to_string()[..300]);
+    let shown = listed["containers"].as_array().expect("containers").len();
+    assert!(shown > 10, "{shown}");
+    assert_eq!(listed["more"], 90_000 - shown as u64);
+    let stale = server.ok(
+        "stale_containers_find",
+        json!({"hosts": ["many"], "older_than_s": 60}),
+    );
+    assert_eq!(stale["total"], 90_000, "{}", &stale.to_string()[..300]);
+    // Eight at once.
+    let before = server.memory_kb("VmRSS");
+    server.reset_peak_memory();
+    let ids: Vec<Value> = (0..8)
+        .map(|n| {
+            let id = json!(format!("many-{n}"));
+            server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "docker_container_list", "arguments": {"host": "many", "all": true}}}));
+            id
+        })
+        .collect();
+    for id in &ids {
+        let answer = server.answer(id, coremcp_tests::WAIT);
+        assert_eq!(answer["result"]["structuredContent"]["count"], 90_000);
+    }
+    let eight = server.memory_kb("VmHWM").saturating_sub(before);
+    eprintln!("90 000 containers: one call {one} kB over its start, eight at once {eight} kB");
+    assert!(one < 64 * 1024, "one call took {one} kB");
+    assert!(eight < 8 * 32 * 1024, "eight calls took {eight} kB");
+}
+
 #[test]
 fn compose_without_a_grant_reads_nothing_outside_the_roots_and_up_never_hands_over_the_host() {
     let top = TempDir::new("compose-confined");

@@ -473,6 +473,65 @@ fn git_diff_and_show_cut_large_text_at_max_chars() {
     );
 }
 
+/// A file of 8 MB read with git_show costs a call the window it shows, not the file: 32 reads
+/// at once held 279 MB before. The window reads on to the end, whole characters included.
+#[test]
+fn git_show_reads_a_large_file_in_bounded_windows() {
+    let mut lab = Lab::new();
+    let repo = lab.root().join("repo");
+    lab.init(&repo);
+    // Multi-byte characters across the whole file, 8 MB of it.
+    let line = "é ümlaut € line of text with some width to it 😀\n";
+    let big: String = line.repeat((8 << 20) / line.len());
+    lab.commit(&repo, &[("big.txt", &big)], "big");
+    let total = big.chars().count();
+    let first = lab.ok(
+        "git_show",
+        json!({"repo_path": "repo", "revision": "HEAD", "path": "big.txt", "max_chars": 1000}),
+    );
+    assert_eq!(first["size"], big.len());
+    assert_eq!(first["text_total_chars"], total);
+    assert_eq!(
+        first["text"].as_str().expect("text"),
+        &big[..big.char_indices().nth(1000).expect("1000").0]
+    );
+    // The last window, from an offset near the end.
+    let offset = total - 100;
+    let last = lab.ok(
+        "git_show",
+        json!({"repo_path": "repo", "revision": "HEAD", "path": "big.txt", "offset": offset}),
+    );
+    let end: String = big.chars().skip(offset).collect();
+    assert_eq!(last["text"], end.as_str());
+    assert_eq!(last["text_truncated"], false);
+    assert_eq!(last["text_offset"], offset);
+    // Thirty-two at once.
+    let before = lab.server.memory_kb("VmRSS");
+    lab.server.reset_peak_memory();
+    let ids: Vec<Value> = (0..32)
+        .map(|n| {
+            let id = json!(format!("show-{n}"));
+            lab.server
+                .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "git_show", "arguments":
+                    {"repo_path": "repo", "revision": "HEAD", "path": "big.txt",
+                     "offset": n * 100_000}}}));
+            id
+        })
+        .collect();
+    for id in &ids {
+        let answer = lab.server.answer(id, std::time::Duration::from_secs(60));
+        assert_eq!(
+            answer["result"]["structuredContent"]["size"],
+            big.len(),
+            "{id}"
+        );
+    }
+    let peak = lab.server.memory_kb("VmHWM").saturating_sub(before);
+    eprintln!("32 git_show of an 8 MB file at once: {peak} kB over the start");
+    assert!(peak < 64 * 1024, "32 reads at once took {peak} kB");
+}
+
 #[test]
 fn git_log_filters_history() {
     let mut lab = Lab::new();

@@ -623,6 +623,43 @@ fn a_server_listing_a_hundred_thousand_tools_costs_a_count_and_one_log_line() {
     assert!(rss < 50 * 1024, "RSS {rss} kB after listing 100 000 tools");
 }
 
+/// One page of 100 000 small tools: read as a stream, only what `maxTools` keeps becomes
+/// values — before, the page was parsed whole (125 MB at its peak, 103 MB kept).
+#[test]
+fn one_page_of_a_hundred_thousand_tools_is_read_as_a_stream() {
+    let dir = coremcp_tests::plugins(&[]);
+    let servers = format!("big=python3 {} onepage", fixture("misbehave.py"));
+    let mut host = coremcp_tests::Server::start(
+        dir.path(),
+        &[],
+        &[
+            ("COREMCP_MCP_CONFIG", ""),
+            ("COREMCP_MCP_SERVERS", &servers),
+            ("COREMCP_MCP_GRANTS", "stdio=big"),
+        ],
+    );
+    host.initialize();
+    // Before the server answers its first tools/list (python takes a while to build it).
+    let before = host.memory_kb("VmRSS");
+    let log = host.wait_stderr("upstream server connected", Duration::from_secs(60));
+    let names = host.tool_names();
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("mcp__big__")).count(),
+        200,
+        "the default limit"
+    );
+    assert!(
+        log.contains("99800 more past its limit of 200"),
+        "no summary line:\n{log}"
+    );
+    // The whole process's peak, from its start: no reading of the page is missed.
+    let peak = host.memory_kb("VmHWM");
+    let kept = host.memory_kb("VmRSS").saturating_sub(before);
+    eprintln!("100 000 tools on one page: peak {peak} kB in all, {kept} kB kept over the start");
+    assert!(peak < 64 * 1024, "the process peaked at {peak} kB");
+    assert!(kept < 32 * 1024, "the page left {kept} kB");
+}
+
 #[test]
 fn variables_in_an_entry_are_expanded_from_the_hosts_environment_and_never_shown() {
     let mut shapes = misbehave("shapes", "shapes");

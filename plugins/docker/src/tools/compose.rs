@@ -48,6 +48,8 @@ pub const TOOL: Tool = Tool::typed("docker_compose", &typed(handler)).hints(Hint
 const COMPOSE_KEY: &str = "compose.cmd";
 /// Bytes of each stream kept while Compose runs.
 const KEPT_BYTES: usize = 1024 * 1024;
+/// Containers of a project `ps` keeps: more than one answer can show.
+const PS_KEPT: usize = 500;
 /// Bytes of the resolved configuration `up` is handed at most (the whole of it is judged).
 const RESOLVED_BYTES: usize = 8 * 1024 * 1024;
 /// Characters of Compose's own output an answer shows at most.
@@ -164,16 +166,17 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
                 .split_whitespace()
                 .map(str::to_owned)
                 .collect();
-            let containers = if ids.is_empty() {
-                Vec::new()
+            let found = if ids.is_empty() {
+                summary::Listing::default()
             } else {
                 let filters = HashMap::from([("id".to_owned(), ids)]);
-                summary::list(ctx, &target.endpoint, true, filters)?
+                summary::list(ctx, &target.endpoint, true, filters, PS_KEPT, |_| true)?
             };
-            let listed: Vec<Value> = containers.iter().map(summary::summary).collect();
-            out["count"] = listed.len().into();
+            let listed: Vec<Value> = found.kept.iter().map(summary::summary).collect();
+            out["count"] = found.matched.into();
             out["containers"] = listed.into();
-            let dropped = fit_array(&mut out, "containers", RESULT_BUDGET);
+            let dropped =
+                fit_array(&mut out, "containers", RESULT_BUDGET) + found.matched - found.kept.len();
             if dropped > 0 {
                 out["more"] = dropped.into();
             }
@@ -625,30 +628,27 @@ fn left_behind(ctx: &Ctx<'_>, endpoint: &coremcp_docker_api::Endpoint, project: 
         "label".to_owned(),
         vec![format!("com.docker.compose.project={project}")],
     )]);
-    let containers = match summary::list(ctx, endpoint, true, filters) {
-        Ok(containers) => containers,
+    let found = match summary::list(ctx, endpoint, true, filters, 20, |_| true) {
+        Ok(found) => found,
         Err(e) => return format!(". The project's state could not be read: {e}"),
     };
-    if containers.is_empty() {
+    if found.matched == 0 {
         return format!(". Project {project} has no containers now.");
     }
-    let states: Vec<String> = containers
+    let states: Vec<String> = found
+        .kept
         .iter()
-        .take(20)
         .map(|c| {
-            let name = c
-                .names
-                .as_ref()
-                .and_then(|n| n.first())
-                .map_or("?", |n| n.trim_start_matches('/'));
-            format!(
-                "{name} {}",
-                c.state
-                    .map_or_else(|| "unknown".to_owned(), |s| s.to_string())
-            )
+            let name = c.names.first().map_or("?", |n| n.trim_start_matches('/'));
+            let state = if c.state.is_empty() {
+                "unknown"
+            } else {
+                &c.state
+            };
+            format!("{name} {state}")
         })
         .collect();
-    let more = containers.len().saturating_sub(states.len());
+    let more = found.matched.saturating_sub(states.len());
     let more = if more > 0 {
         format!(" and {more} more")
     } else {

@@ -11,6 +11,9 @@ use coremcp_plugin_sdk::prelude::*;
 
 use super::common::answer;
 
+/// Containers kept of a daemon's list: more than one answer can show.
+const KEPT: usize = 500;
+
 pub const TOOL: Tool = Tool::typed("docker_container_list", &typed(handler)).hints(Hints::READ);
 
 /// List containers (running unless all): id, name, image, state, status, ports, labels, Compose
@@ -58,11 +61,13 @@ fn handler(ctx: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
             .or_default()
             .push(format!("{COMPOSE_PROJECT}={project}"));
     }
-    let found = summary::list(ctx, &target.endpoint, args.all, filters)?;
-    let containers: Vec<Value> = found.iter().map(summary::summary).collect();
-    let mut out = answer(&target, json!({"count": containers.len()}));
+    // Only what an answer can show is kept of the daemon's list; the rest is counted.
+    let found = summary::list(ctx, &target.endpoint, args.all, filters, KEPT, |_| true)?;
+    let containers: Vec<Value> = found.kept.iter().map(summary::summary).collect();
+    let mut out = answer(&target, json!({"count": found.matched}));
     out["containers"] = Value::Array(containers);
-    let dropped = fit_array(&mut out, "containers", RESULT_BUDGET);
+    let dropped =
+        fit_array(&mut out, "containers", RESULT_BUDGET) + found.matched - found.kept.len();
     if dropped > 0 {
         out["more"] = dropped.into();
         out["hint"] =

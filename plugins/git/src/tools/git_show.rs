@@ -185,10 +185,16 @@ fn file_at(
     }
     match kind.as_str() {
         "blob" => {
-            let out = repo.read(&["cat-file", "blob", &oid])?;
-            let bytes = &out.stdout.bytes;
-            value["size"] = json!(bytes.len() as u64 + out.stdout.dropped);
-            if bytes.iter().take(8000).any(|&b| b == 0) {
+            // Read in a window from `offset`: the rest of the blob is counted, never held, so
+            // a call costs what it shows (`text_next_offset` is the offset that reads on).
+            let window = coremcp_spawn::Window {
+                skip: offset,
+                keep: max_chars,
+            };
+            let out = repo.read_window(&["cat-file", "blob", &oid], window)?;
+            let read = &out.stdout;
+            value["size"] = json!(read.bytes.len() as u64 + read.dropped);
+            if read.binary {
                 value["binary"] = json!(true);
                 value["text"] = json!(format!(
                     "(binary file, {} bytes; content not shown)",
@@ -196,10 +202,16 @@ fn file_at(
                 ));
                 value["truncated"] = json!(false);
             } else {
-                // Read in pieces: `text_next_offset` is the `offset` that reads on.
-                value["text"] = json!(out.text());
-                let window = [("text", offset, max_chars)];
-                coremcp_plugin_sdk::budget::fit_windows(&mut value, &window, RESULT_BUDGET);
+                let total = read.chars as usize;
+                value["text"] = json!(String::from_utf8_lossy(&read.bytes));
+                let start = offset.min(total);
+                coremcp_plugin_sdk::budget::fit_piece(
+                    &mut value,
+                    "text",
+                    (start, total),
+                    max_chars,
+                    RESULT_BUDGET,
+                );
                 value["truncated"] = value.get("text_truncated").cloned().unwrap_or(json!(false));
             }
         }

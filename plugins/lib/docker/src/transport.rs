@@ -76,6 +76,40 @@ pub fn client(endpoint: &Endpoint, timeout: u64) -> Result<Docker, bollard::erro
     )
 }
 
+/// `GET path` (with its query) of `client`'s API version on `endpoint`: the body, read whole
+/// within [`MAX_ANSWER`]; an answer that is not a success is an error carrying the daemon's
+/// message, as bollard reports one.
+pub async fn get(
+    endpoint: &Endpoint,
+    client: &Docker,
+    path: &str,
+) -> Result<bytes::Bytes, bollard::errors::Error> {
+    use http_body_util::BodyExt;
+    let version = client.client_version();
+    let uri = format!(
+        "/v{}.{}{path}",
+        version.major_version, version.minor_version
+    );
+    let request = hyper::Request::get(uri)
+        .body(bollard::body_full(bytes::Bytes::new()))
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let response = send(endpoint, request).await?;
+    let status = response.status();
+    let body = response.into_body().collect().await?.to_bytes();
+    if !status.is_success() {
+        let text = String::from_utf8_lossy(&body);
+        let message = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v["message"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| text.chars().take(500).collect());
+        return Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: status.as_u16(),
+            message,
+        });
+    }
+    Ok(body)
+}
+
 /// Sends one request on a new connection to `endpoint`.
 async fn send(
     endpoint: &Endpoint,

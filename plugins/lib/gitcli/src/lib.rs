@@ -136,6 +136,20 @@ pub fn invoke_guarded(
     args: &[String],
     guards: &[String],
 ) -> Result<Output, ToolError> {
+    invoke_windowed(ctx, cwd, ceilings, mode, args, guards, None)
+}
+
+/// [`invoke_guarded`], keeping only `window` of stdout as text when one is given (a file read
+/// from an offset: the rest is counted, never held).
+pub fn invoke_windowed(
+    ctx: &Ctx<'_>,
+    cwd: &Path,
+    ceilings: &str,
+    mode: Mode,
+    args: &[String],
+    guards: &[String],
+    window: Option<coremcp_spawn::Window>,
+) -> Result<Output, ToolError> {
     // A repository's config cannot turn the `ext::` transport (which runs a command) back on.
     let mut spec = Spec::new("git").args([
         "--no-pager",
@@ -176,6 +190,7 @@ pub fn invoke_guarded(
     // A push over SSH needs the agent; nothing else that could be a credential is passed.
     spec.inherit = Inherit::ScrubbedWithSsh;
     spec.stdin = None;
+    spec.stdout_window = window;
     spec.timeout = ctx.remaining();
     let mut env = vec![
         ("GIT_TERMINAL_PROMPT", "0"),

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use coremcp_docker_api::summary::{self, state};
+use coremcp_docker_api::summary;
 use coremcp_docker_api::target::docker_hosts;
 use coremcp_docker_api::{resolve, Endpoint};
 use coremcp_plugin_sdk::args::invalid;
@@ -112,26 +112,31 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
             }
             seen.push((host.clone(), key));
         }
+        // Only what an answer can show is kept of each daemon's list; the rest is counted.
+        let stale = |c: &summary::Container| states.contains(&c.state) && c.created <= cutoff;
         let found = endpoint.and_then(|endpoint| {
             report["endpoint"] = endpoint.to_string().into();
-            summary::list(ctx, &endpoint, true, filters.clone()).map_err(ToolError::from)
+            summary::list(ctx, &endpoint, true, filters.clone(), KEPT, stale)
+                .map_err(ToolError::from)
         });
         match found {
-            Ok(containers) => {
-                let stale: Vec<Value> = containers
+            Ok(found) => {
+                let shown: Vec<Value> = found
+                    .kept
                     .iter()
-                    .filter(|c| states.contains(&state(c)))
-                    .filter(|c| c.created.is_some_and(|at| at <= cutoff))
                     .map(|c| {
                         let mut shown = summary::summary(c);
-                        shown["age_s"] = (now - c.created.unwrap_or(now)).max(0).into();
+                        shown["age_s"] = (now - c.created).max(0).into();
                         shown
                     })
                     .collect();
-                total += stale.len();
+                total += found.matched;
                 report["ok"] = true.into();
-                report["count"] = stale.len().into();
-                report["containers"] = stale.into();
+                report["count"] = found.matched.into();
+                report["containers"] = shown.into();
+                if found.matched > found.kept.len() {
+                    report["more"] = (found.matched - found.kept.len()).into();
+                }
             }
             Err(e) => {
                 report["ok"] = false.into();
@@ -152,6 +157,9 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
     fit(&mut out);
     Ok(out)
 }
+
+/// Stale containers kept of one daemon's list: more than one answer can show.
+const KEPT: usize = 500;
 
 /// Drops listed containers from the largest host's list until the answer fits, counting them
 /// in that host's `more`.
