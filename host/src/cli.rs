@@ -408,11 +408,18 @@ impl Cli {
         // One policy: the upstream listings read the same rules the routes decide by.
         upstream.grants = std::sync::Arc::clone(&grants);
         let servers: Vec<&str> = upstream.servers.iter().map(|s| s.id.as_str()).collect();
-        for (rule, name) in grants.unknown_names(&servers) {
+        let mut unknown = grants.unknown_names(&servers);
+        if !unknown.is_empty() {
+            // A group outside the catalog installed here, or one of its tools, is a name too
+            // (read from the sidecars only when a rule names something else).
+            let installed = crate::plugins::installed_names(&plugins_dir);
+            unknown.retain(|(_, name)| !installed.contains(name));
+        }
+        for (rule, name) in unknown {
             tracing::warn!(
-                "{rule} names \"{name}\": no catalog group or tool and no configured upstream \
-                 server has that name, so it grants nothing unless a plugin outside the catalog \
-                 has it (check the spelling)"
+                "{rule} names \"{name}\": no catalog group or tool, no installed plugin and \
+                 no configured upstream server has that name, so it grants nothing (check the \
+                 spelling)"
             );
         }
         let publish_cmd = std::env::var(env::PUBLISH_CMD)

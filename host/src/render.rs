@@ -267,6 +267,8 @@ mod tests {
             runs: Runs::Local,
             remote_host: false,
             feature: None,
+            guard: None,
+            escalation: None,
         }
     }
 

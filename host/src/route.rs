@@ -193,10 +193,14 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
     };
     // Judged exactly as if it ran here, wherever it runs: a `remote_host` call is no way
     // around a guard (the machine that runs it judges it again, for the same principal).
+    let entry = match group {
+        Some(group) => group.entry(tool),
+        // Outside the catalog the guards its manifest declares, judged the same way (the
+        // library loads now: the call runs it).
+        None => cx.plugins.load(index).ok().and_then(|l| l.entry(tool)),
+    };
     let guard = match &to {
-        To::Plugin | To::Relays(_) | To::Remote(_) => group
-            .and_then(|g| g.entry(tool))
-            .and_then(|entry| guard_of(entry, &args)),
+        To::Plugin | To::Relays(_) | To::Remote(_) => entry.and_then(|e| guard_of(e, &args)),
     };
     let subject = Subject::BuiltIn {
         group: &slot.id,
@@ -286,9 +290,9 @@ pub fn may_call(
     grants.decide(caller, Subject::BuiltIn { group, tool, guard }) == Decision::Allow
 }
 
-/// What this call needs a grant for over HTTP, as the tool's catalog entry says for these
-/// arguments (`None`: nothing). A tool outside the catalog is not guarded: its operator
-/// installed it.
+/// What this call needs a grant for over HTTP, as the tool's entry says for these arguments
+/// (`None`: nothing): the catalog's, or for a tool outside the catalog the guards its
+/// manifest declares.
 fn guard_of(entry: &coremcp_catalog::Entry, args: &str) -> Option<coremcp_catalog::Guarded> {
     if entry.guard == coremcp_catalog::Guard::Reads && entry.escalation.is_none() {
         return None;

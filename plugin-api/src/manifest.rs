@@ -27,6 +27,42 @@ pub struct ToolSpec {
     /// The cargo feature this tool needs, and whether this build has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature: Option<FeatureGate>,
+    /// When a call needs a grant over HTTP (it changes the machine, or steers where calls go),
+    /// for a tool outside Core MCP's catalog: the host judges it as it judges its own tools'
+    /// catalog guards. Absent: it only reads (a catalog tool's guard is always the catalog's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<GuardSpec>,
+    /// The boolean argument that, given `true`, hands over more than the guard says (only a
+    /// grant naming the tool allows it over HTTP), and what it hands over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<EscalationSpec>,
+}
+
+/// A tool's guard as the manifest carries it (the catalog's `Guard`, as data).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GuardSpec {
+    /// Never: it reads.
+    Reads,
+    /// Every call changes the machine.
+    Always,
+    /// When the boolean argument is given as `false`.
+    WhenFalse { argument: String },
+    /// When the boolean argument is given as `true`.
+    WhenTrue { argument: String },
+    /// Unless the string argument is one of these values.
+    UnlessOneOf { argument: String, values: Vec<String> },
+    /// When any of these arguments is given: they steer where calls go.
+    WhenGiven { arguments: Vec<String> },
+    /// When any of these says so.
+    AnyOf { guards: Vec<GuardSpec> },
+}
+
+/// An escalation as the manifest carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EscalationSpec {
+    pub argument: String,
+    pub hands_over: String,
 }
 
 /// MCP tool annotations. Unset hints are omitted on the wire, never sent as `null`.

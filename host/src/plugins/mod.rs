@@ -101,11 +101,20 @@ pub struct Loaded {
     fingerprint: Option<Fingerprint>,
     /// The tools whose `timeout_s` argument declares a default, with it (few or none).
     timeouts: Vec<(String, u64)>,
+    /// A group outside the catalog: its tools' entries as its manifest declares their guards
+    /// (a catalog group's come from the catalog, never from the plugin).
+    entries: Vec<&'static coremcp_catalog::Entry>,
 }
 
 impl Loaded {
     pub fn tools(&self) -> &[ToolSpec] {
         &self.library.manifest.tools
+    }
+
+    /// The entry of `tool` of a group outside the catalog: its guard and escalation, as its
+    /// manifest declares them.
+    pub fn entry(&self, tool: &str) -> Option<&'static coremcp_catalog::Entry> {
+        self.entries.iter().copied().find(|e| e.name == tool)
     }
 
     /// Catalog tools of the group that this plugin does not provide.
@@ -535,10 +544,26 @@ impl PluginSet {
             .iter()
             .filter_map(|t| Some((t.name.clone(), declared_timeout(&t.input_schema)?)))
             .collect();
+        let entries = match slot.catalog {
+            Some(_) => Vec::new(),
+            None => library
+                .manifest
+                .tools
+                .iter()
+                .map(|t| {
+                    coremcp_catalog::entry_from_manifest(
+                        &t.name,
+                        t.guard.as_ref(),
+                        t.escalation.as_ref(),
+                    )
+                })
+                .collect(),
+        };
         let loaded = Loaded {
             library,
             fingerprint,
             timeouts,
+            entries,
         };
         let missing = loaded.missing_catalog_tools(slot.catalog);
         if !missing.is_empty() {
@@ -744,6 +769,22 @@ fn private_copy(path: &Path) -> Result<PathBuf, LoadError> {
             reason: format!("cannot copy it for loading: {e}"),
         })?;
     Ok(copy)
+}
+
+/// The groups outside the catalog installed in `dir`, and their tools' names as their sidecar
+/// manifests list them: names grants may give although the catalog does not know them.
+pub fn installed_names(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for (id, path) in discover_files(dir) {
+        if coremcp_catalog::group(&id).is_some() {
+            continue;
+        }
+        if let Some(tools) = sidecar::read(&path, &id) {
+            names.extend(tools.into_iter().map(|t| t.name));
+        }
+        names.push(id);
+    }
+    names
 }
 
 /// Plugin files in `dir`, by group id. A missing or unreadable folder holds none (reported).

@@ -62,6 +62,8 @@ pub fn spec(
         runs: Runs::Local,
         remote_host: false,
         feature: None,
+        guard: None,
+        escalation: None,
     }
 }
 

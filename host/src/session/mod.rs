@@ -803,6 +803,8 @@ fn missing_gated_tools(catalog: Option<&coremcp_catalog::Group>) -> Vec<ToolSpec
                 name: feature.to_owned(),
                 enabled: false,
             }),
+            guard: None,
+            escalation: None,
         })
         .collect()
 }

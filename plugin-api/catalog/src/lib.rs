@@ -193,6 +193,72 @@ pub fn steering(tool: &str) -> &'static [&'static str] {
     find(tool).map_or(&[], |(_, entry)| of(&entry.guard))
 }
 
+/// The manifest's form of a guard: how a group outside the catalog tells the host its tools'
+/// guards.
+impl From<&Guard> for coremcp_plugin_api::GuardSpec {
+    fn from(guard: &Guard) -> Self {
+        use coremcp_plugin_api::GuardSpec as S;
+        let owned = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
+        match guard {
+            Guard::Reads => S::Reads,
+            Guard::Always => S::Always,
+            Guard::WhenFalse(a) => S::WhenFalse {
+                argument: (*a).to_owned(),
+            },
+            Guard::WhenTrue(a) => S::WhenTrue {
+                argument: (*a).to_owned(),
+            },
+            Guard::UnlessOneOf(a, values) => S::UnlessOneOf {
+                argument: (*a).to_owned(),
+                values: owned(values),
+            },
+            Guard::WhenGiven(names) => S::WhenGiven {
+                arguments: owned(names),
+            },
+            Guard::AnyOf(guards) => S::AnyOf {
+                guards: guards.iter().map(Self::from).collect(),
+            },
+        }
+    }
+}
+
+/// The entry of tool `name` of a group outside the catalog, from what its manifest declares:
+/// its guard and escalation, judged as the catalog's are. Its strings are leaked: entries are
+/// made once per loaded library, which is never unloaded either.
+pub fn entry_from_manifest(
+    name: &str,
+    guard: Option<&coremcp_plugin_api::GuardSpec>,
+    escalation: Option<&coremcp_plugin_api::EscalationSpec>,
+) -> &'static Entry {
+    fn leak(text: &str) -> &'static str {
+        Box::leak(text.to_owned().into_boxed_str())
+    }
+    fn leak_all(texts: &[String]) -> &'static [&'static str] {
+        Box::leak(texts.iter().map(|t| leak(t)).collect::<Vec<_>>().into_boxed_slice())
+    }
+    fn guard_of(spec: &coremcp_plugin_api::GuardSpec) -> Guard {
+        use coremcp_plugin_api::GuardSpec as S;
+        match spec {
+            S::Reads => Guard::Reads,
+            S::Always => Guard::Always,
+            S::WhenFalse { argument } => Guard::WhenFalse(leak(argument)),
+            S::WhenTrue { argument } => Guard::WhenTrue(leak(argument)),
+            S::UnlessOneOf { argument, values } => {
+                Guard::UnlessOneOf(leak(argument), leak_all(values))
+            }
+            S::WhenGiven { arguments } => Guard::WhenGiven(leak_all(arguments)),
+            S::AnyOf { guards } => Guard::AnyOf(Box::leak(
+                guards.iter().map(guard_of).collect::<Vec<_>>().into_boxed_slice(),
+            )),
+        }
+    }
+    let mut entry = tool(leak(name)).guard(guard.map_or(Guard::Reads, guard_of));
+    if let Some(escalation) = escalation {
+        entry = entry.escalates_with(leak(&escalation.argument), leak(&escalation.hands_over));
+    }
+    Box::leak(Box::new(entry))
+}
+
 /// A catalog entry with its group's defaults filled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {

@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::std_types::{RResult, RStr, RString};
 use coremcp_plugin_api::abi::{CallCtx, CallResult, HostApiRef, PluginMod, PluginModRef};
-use coremcp_plugin_api::{FeatureGate, LogLevel, Manifest, ToolSpec};
+use coremcp_plugin_api::{EscalationSpec, FeatureGate, LogLevel, Manifest, ToolSpec};
 use serde_json::{Map, Value};
 
 use crate::group::Group;
@@ -132,6 +132,14 @@ pub fn manifest(group: &Group, schemas: &[Value]) -> Manifest {
                     feature: entry.and_then(|e| e.feature).map(|(name, _)| FeatureGate {
                         name: name.to_owned(),
                         enabled: tool.built,
+                    }),
+                    // The host judges a tool of a group outside its catalog by these.
+                    guard: entry
+                        .filter(|e| e.guard != coremcp_catalog::Guard::Reads)
+                        .map(|e| (&e.guard).into()),
+                    escalation: entry.and_then(|e| e.escalation).map(|e| EscalationSpec {
+                        argument: e.argument.to_owned(),
+                        hands_over: e.hands_over.to_owned(),
                     }),
                 }
             })

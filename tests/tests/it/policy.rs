@@ -145,3 +145,82 @@ fn a_malformed_grant_stops_the_start_naming_the_rule() {
         "{stderr}"
     );
 }
+
+/// A group built outside the catalog, as a third party writes one, is judged from the guards
+/// its entries declare, exactly as a built-in group is: over HTTP its machine-changing tool
+/// needs a grant, its escalation and its steering argument a grant naming the tool, and a grant
+/// naming its tools is no typo to warn about.
+#[test]
+fn a_group_outside_the_catalog_is_judged_by_the_guards_it_declares() {
+    let lib = plugins(&[]);
+    let dir = lib.path().to_string_lossy().into_owned();
+    let built = coremcp_tests::library("fixture_guarded");
+    let (code, _, stderr) = coremcp_tests::run(
+        &["plugins", "--plugins", &dir, "install", &built.to_string_lossy()],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let secrets = TempDir::new("policy-guarded-tokens");
+    let tokens = secrets.path().join("tokens");
+    std::fs::write(
+        &tokens,
+        "ci ci-token-0123456789abcdef\nops ops-token-0123456789abcd\nreader reader-token-0123456789ab\n",
+    )
+    .expect("tokens");
+    let server = Serve::start_on(
+        lib.path(),
+        "127.0.0.1:0",
+        &[
+            "--tokens",
+            &tokens.to_string_lossy(),
+            "--grants",
+            "ci=guarded; ops=guarded_deploy",
+        ],
+        &[],
+    );
+    server.wait_stderr("bearer tokens: 3", WAIT);
+    let client = |token: &str| {
+        let mut c = server.client();
+        c.token = Some(token.to_owned());
+        c.initialize();
+        c
+    };
+    let (mut reader, mut ci, mut ops) = (
+        client("reader-token-0123456789ab"),
+        client("ci-token-0123456789abcdef"),
+        client("ops-token-0123456789abcd"),
+    );
+    let allowed = |c: &mut coremcp_tests::http::Client, tool: &str, args: Value| {
+        let result = c.call(tool, args.clone());
+        assert!(!is_error(&result), "{tool} {args}: {result}");
+    };
+    let refused = |c: &mut coremcp_tests::http::Client, tool: &str, args: Value, says: &str| {
+        let result = c.call(tool, args.clone());
+        assert!(is_error(&result), "{tool} {args} was run: {result}");
+        assert!(text(&result).contains(says), "{tool} {args}: {result}");
+    };
+    // No grant: reads only.
+    allowed(&mut reader, "guarded_read", json!({}));
+    refused(&mut reader, "guarded_write", json!({}), "changes this machine");
+    refused(&mut reader, "guarded_deploy", json!({}), "changes this machine");
+    allowed(&mut reader, "guarded_target", json!({}));
+    refused(&mut reader, "guarded_target", json!({"url": "http://x"}), "steers");
+    // The group's grant: its machine-changing tools, not the escalation nor the steering.
+    allowed(&mut ci, "guarded_write", json!({}));
+    allowed(&mut ci, "guarded_deploy", json!({}));
+    refused(
+        &mut ci,
+        "guarded_deploy",
+        json!({"everywhere": true}),
+        "names the tool itself",
+    );
+    refused(&mut ci, "guarded_target", json!({"url": "http://x"}), "steers");
+    // A grant naming the tool: its escalation too.
+    allowed(&mut ops, "guarded_deploy", json!({"everywhere": true}));
+    refused(&mut ops, "guarded_write", json!({}), "changes this machine");
+    assert!(
+        !server.stderr().contains("check the spelling"),
+        "{}",
+        server.stderr()
+    );
+}
