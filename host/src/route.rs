@@ -61,6 +61,10 @@ pub struct Run {
     /// What a peer is told of the call (its principal, its path so far); empty for a call
     /// this process's plugin runs.
     pub hop: Outgoing,
+    /// A tool of a group outside the catalog whose library was not loaded yet: its guards,
+    /// which its manifest declares, are judged once it has loaded, before it runs
+    /// ([`judge_loaded`]) — loading here would hold the reading thread.
+    pub judge_after_load: bool,
 }
 
 /// Who runs a built-in tool's call.
@@ -193,11 +197,14 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
     };
     // Judged exactly as if it ran here, wherever it runs: a `remote_host` call is no way
     // around a guard (the machine that runs it judges it again, for the same principal).
-    let entry = match group {
-        Some(group) => group.entry(tool),
-        // Outside the catalog the guards its manifest declares, judged the same way (the
-        // library loads now: the call runs it).
-        None => cx.plugins.load(index).ok().and_then(|l| l.entry(tool)),
+    // Outside the catalog the guards its manifest declares, judged the same way: now if its
+    // library is loaded, else once it is (`judge_after_load`).
+    let (entry, judge_after_load) = match group {
+        Some(group) => (group.entry(tool), false),
+        None => match slot.state() {
+            Some(Ok(loaded)) => (loaded.entry(tool), false),
+            Some(Err(_)) | None => (None, true),
+        },
     };
     let guard = match &to {
         To::Plugin | To::Relays(_) | To::Remote(_) => entry.and_then(|e| guard_of(e, &args)),
@@ -218,6 +225,7 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
                 to,
                 args,
                 hop,
+                judge_after_load,
             })
         }
         Decision::Refuse(text) => Route::Refused(Refusal::Denied(text)),
@@ -274,6 +282,20 @@ fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
         )),
         None => Route::Unknown(format!("unknown tool: {tool}")),
     }
+}
+
+/// The policy's word on a call of `tool` of a group outside the catalog, once its library
+/// `loaded` is (see [`Run::judge_after_load`]).
+pub fn judge_loaded(
+    grants: &crate::policy::Grants,
+    caller: &crate::policy::Caller,
+    group: &str,
+    loaded: &crate::plugins::Loaded,
+    tool: &str,
+    args: &str,
+) -> Decision {
+    let guard = loaded.entry(tool).and_then(|e| guard_of(e, args));
+    grants.decide(caller, Subject::BuiltIn { group, tool, guard })
 }
 
 /// Whether `caller` may call `tool` of group `group` with some arguments: not when every call

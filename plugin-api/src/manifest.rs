@@ -51,7 +51,10 @@ pub enum GuardSpec {
     /// When the boolean argument is given as `true`.
     WhenTrue { argument: String },
     /// Unless the string argument is one of these values.
-    UnlessOneOf { argument: String, values: Vec<String> },
+    UnlessOneOf {
+        argument: String,
+        values: Vec<String>,
+    },
     /// When any of these arguments is given: they steer where calls go.
     WhenGiven { arguments: Vec<String> },
     /// When any of these says so.

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -109,14 +110,36 @@ def test_libs_dir() -> Path:
     return path
 
 
+def index_plugins(folder: Path) -> Path:
+    """Records the libraries copied into `folder` as installed (`coremcp plugins index`): the
+    host loads no library nobody installed."""
+    done = subprocess.run(
+        [os.environ["COREMCP_BIN"], "plugins", "--plugins", str(folder), "index"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"coremcp plugins index {folder}: {done.stderr}", pytrace=False)
+    return folder
+
+
+def install_plugin(folder: Path, library: Path) -> None:
+    """Installs `library` into `folder` as an operator does (`coremcp plugins install`)."""
+    done = subprocess.run(
+        [os.environ["COREMCP_BIN"], "plugins", "--plugins", str(folder), "install", str(library)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"coremcp plugins install {library}: {done.stderr}", pytrace=False)
+
+
 @pytest.fixture
 def plugins_dir(tmp_path: Path, test_libs_dir: Path) -> Path:
-    """A fresh plugins folder holding copies of exactly the two plugins under test."""
+    """A fresh plugins folder holding copies of exactly the two plugins under test, installed."""
     folder = tmp_path / "plugins"
     folder.mkdir()
     for name in PLUGIN_LIBS:
         shutil.copy2(test_libs_dir / name, folder / name)
-    return folder
+    return index_plugins(folder)
 
 
 @pytest.fixture
@@ -289,7 +312,7 @@ def copy_libs(test_libs_dir: Path, folder: Path, names: tuple[str, ...]) -> Path
         if not (test_libs_dir / name).is_file():
             pytest.fail(f"COREMCP_TEST_LIBS lacks {name}", pytrace=False)
         shutil.copy2(test_libs_dir / name, folder / name)
-    return folder
+    return index_plugins(folder)
 
 
 def logged_server(params: StdioServerParameters, stderr_path: Path) -> Iterator[CoreMcpServer]:

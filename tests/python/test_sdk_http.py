@@ -31,7 +31,10 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from conftest import EXPECTED_VERSION, MODERN, SDK_MODE, WireLog, _RecordingReadStream, _RecordingWriteStream
+from conftest import (
+    EXPECTED_VERSION, MODERN, SDK_MODE, WireLog, _RecordingReadStream, _RecordingWriteStream, index_plugins,
+    install_plugin,
+)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -133,7 +136,7 @@ def _plugins(tmp_path: Path, libs: Path, files: dict[str, str]) -> Path:
         if not source.is_file():
             pytest.fail(f"{source} is missing: build the workspace first", pytrace=False)
         shutil.copy2(source, folder / name)
-    return folder
+    return index_plugins(folder)
 
 
 @pytest.fixture
@@ -228,10 +231,8 @@ async def test_the_get_stream_carries_list_changed(tmp_path: Path, coremcp_bin: 
                 assert before == {"swap_hello", "swap_wait"}, before
                 # The SDK opens its GET stream after `notifications/initialized`.
                 await server.wait_stderr("server-to-client stream open")
-                # Swap the plugin file the safe way (write beside, rename over) and reload.
-                staged = plugins / ".staged"
-                shutil.copy2(test_libs_dir / "libcoremcp_fixture_swap_v2.so", staged)
-                staged.rename(plugins / "libcoremcp_swap.so")
+                # Swap the plugin the way an operator does (plugins install), and reload.
+                install_plugin(plugins, test_libs_dir / "libcoremcp_fixture_swap_v2.so")
                 server.process.send_signal(signal.SIGHUP)
                 await changed.wait()
                 after = {tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools}
@@ -343,9 +344,7 @@ async def test_a_subscription_hears_of_a_reload(tmp_path: Path, coremcp_bin: Pat
                 assert before == {"swap_hello", "swap_wait"}, before
                 async with client.listen(tools_list_changed=True) as sub:
                     assert sub.honored is not None and sub.honored.tools_list_changed, sub.honored
-                    staged = plugins / ".staged"
-                    shutil.copy2(test_libs_dir / "libcoremcp_fixture_swap_v2.so", staged)
-                    staged.rename(plugins / "libcoremcp_swap.so")
+                    install_plugin(plugins, test_libs_dir / "libcoremcp_fixture_swap_v2.so")
                     server.process.send_signal(signal.SIGHUP)
                     event = await sub.__anext__()
                     assert isinstance(event, ToolsListChanged), event

@@ -39,7 +39,9 @@ import mcp.types as types
 import pytest
 from mcp import Client, ClientSession, MCPError, StdioServerParameters
 
-from conftest import MODERN, SDK_MODE, CoreMcpServer, WireLog, _RecordingReadStream, _RecordingWriteStream
+from conftest import (
+    MODERN, SDK_MODE, CoreMcpServer, WireLog, _RecordingReadStream, _RecordingWriteStream, index_plugins,
+)
 from mcp.client.streamable_http import streamable_http_client
 
 pytestmark = pytest.mark.anyio
@@ -161,6 +163,7 @@ def upstream(tmp_path: Path, coremcp_bin: Path, test_libs_dir: Path) -> Iterator
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     shutil.copy2(test_libs_dir / "libcoremcp_fixture.so", plugins / "libcoremcp_fixture.so")
+    index_plugins(plugins)
     call_log = tmp_path / "calls.log"
     config = tmp_path / "mcp.json"
     config.write_text(
@@ -553,6 +556,7 @@ async def test_a_2026_http_server_gets_the_headers_its_tool_schema_asks_for(tmp_
         plugins = tmp_path / "plugins"
         plugins.mkdir()
         shutil.copy2(test_libs_dir / "libcoremcp_fixture.so", plugins / "libcoremcp_fixture.so")
+        index_plugins(plugins)
         config = tmp_path / "mcp.json"
         config.write_text(json.dumps({"servers": [{"id": "h", "type": "http", "url": f"http://127.0.0.1:{port}/mcp"}]}))
         env = {k: v for k, v in os.environ.items() if not k.startswith("COREMCP_")}

@@ -192,15 +192,72 @@ impl Drop for TempDir {
     }
 }
 
-/// A plugins folder holding copies of the given groups' libraries.
+/// A plugins folder holding the given groups' libraries as installed ones: copies of the
+/// built libraries with the install record (`coremcp plugins index`) beside each, since the
+/// host refuses a library nobody installed.
 pub fn plugins(groups: &[&str]) -> TempDir {
     let dir = TempDir::new("plugins");
     for group in groups {
-        let from = library(group);
-        std::fs::copy(&from, dir.path().join(from.file_name().expect("file name")))
-            .expect("copy plugin");
+        install_into(group, dir.path());
     }
     dir
+}
+
+/// Copies group `group`'s built library, as installed (with its install record), into `dir`.
+pub fn install_into(group: &str, dir: &Path) {
+    let indexed = indexed(group);
+    let name = indexed.file_name().expect("file name").to_owned();
+    let mut sidecar = name.clone();
+    sidecar.push(".manifest.json");
+    for (from, to) in [
+        (indexed.clone(), dir.join(&name)),
+        (indexed.with_file_name(&sidecar), dir.join(&sidecar)),
+    ] {
+        std::fs::copy(&from, &to).expect("copy the installed plugin");
+        // The install record names the library by size and mtime: kept, no hash is needed.
+        let modified = std::fs::metadata(&from)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        std::fs::File::options()
+            .write(true)
+            .open(&to)
+            .and_then(|f| f.set_modified(modified))
+            .expect("set mtime");
+    }
+}
+
+/// Group `group`'s built library, indexed once per test process in a folder of its own (the
+/// record `coremcp plugins index` writes beside it): what [`install_into`] copies.
+fn indexed(group: &str) -> PathBuf {
+    static INDEXED: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut done = INDEXED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, path)) = done.iter().find(|(g, _)| g == group) {
+        return path.clone();
+    }
+    let from = library(group);
+    let top = build_dir().join("test-indexed");
+    if done.is_empty() {
+        // Folders of test processes that are gone.
+        for entry in std::fs::read_dir(&top).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pid = name.split('-').next().unwrap_or_default();
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = top.join(format!("{}-{group}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("indexed folder");
+    let to = dir.join(from.file_name().expect("file name"));
+    std::fs::copy(&from, &to).expect("copy plugin");
+    let (code, _, stderr) = run(
+        &["plugins", "--plugins", &dir.to_string_lossy(), "index"],
+        &[],
+    );
+    assert_eq!(code, 0, "coremcp plugins index of {group}: {stderr}");
+    done.push((group.to_owned(), to.clone()));
+    to
 }
 
 /// Runs `coremcp ARGS` to completion (stdin closed) and returns (exit code, stdout, stderr).
@@ -512,9 +569,11 @@ impl Server {
     pub fn mapped_paths(&self, prefix: &str) -> Vec<String> {
         let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid()))
             .expect("read /proc/PID/maps");
+        // A library is mapped from a private copy, removed once mapped: " (deleted)".
         let mut found: Vec<String> = maps
             .lines()
             .filter_map(|l| l.find('/').map(|at| &l[at..]))
+            .map(|path| path.strip_suffix(" (deleted)").unwrap_or(path))
             .filter(|path| {
                 path.rsplit('/')
                     .next()

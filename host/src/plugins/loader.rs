@@ -3,7 +3,8 @@
 //!
 //! Invariants:
 //! - No file is mapped before it passed its vetting (a truncated or damaged library is refused,
-//!   never mapped).
+//!   never mapped); to serve, what is mapped is a private copy of the installed bytes, never the
+//!   installed file itself, so nothing done to that file later reaches the loaded code.
 //! - The ABI version is read from the library header, and an incompatible plugin refused,
 //!   before any plugin function runs.
 //! - Every failure is one line that names the file; abi_stable's multi-KB layout report is
@@ -16,7 +17,7 @@ use abi_stable::library::{lib_header_from_path, LibraryError};
 use coremcp_plugin_api::{ApiVersion, Manifest, PluginModRef, ToolError};
 
 use super::host_api::host_api;
-use super::vetting::{Trust, Vetting};
+use super::vetting::Vetting;
 
 /// A loaded, initialised plugin.
 pub struct Library {
@@ -48,6 +49,8 @@ pub enum LoadError {
     Malformed { path: PathBuf, reason: String },
     #[error("{path}: changed since it was installed (its bytes are not the ones whose SHA-256 was recorded beside it), so it was not loaded: install it again with `coremcp plugins install FILE`, or, if this file is the one you mean, record it with `coremcp plugins index`")]
     Changed { path: PathBuf },
+    #[error("{path}: not installed (no install record beside it: copied in by hand, or its sidecar manifest removed), so it was not loaded: install it with `coremcp plugins install FILE`, or, if this file is the one you mean, record it with `coremcp plugins index`")]
+    NotRecorded { path: PathBuf },
     #[error("{path}: opening it in a probe process failed ({how}), so it was not loaded: the file is damaged or not a Core MCP plugin")]
     Crashed { path: PathBuf, how: String },
     #[error("{path}: built against plugin API {plugin}; this host speaks plugin API {host} (the major versions must match)")]
@@ -80,22 +83,15 @@ pub enum LoadError {
     Init { path: PathBuf, error: ToolError },
 }
 
-/// Loads and initialises the library at `path`, which must declare group `group`.
+/// Loads and initialises the installed library at `path`, which must declare group `group`:
+/// a private copy of its vetted bytes is what is mapped.
 pub fn load(path: &Path, group: &str, vetting: &Vetting) -> Result<Library, LoadError> {
-    load_as(path, path, group, vetting)
-}
-
-/// Like [`load`], for a copy at `path` of the file `shown`: errors name `shown`.
-pub fn load_as(
-    path: &Path,
-    shown: &Path,
-    group: &str,
-    vetting: &Vetting,
-) -> Result<Library, LoadError> {
-    let (module, manifest) = open(path, shown, vetting, Trust::Installed)?;
+    let copy = vetting.vetted_copy(path)?;
+    // The mapping outlives the copy's file, which goes when `copy` does.
+    let (module, manifest) = open(&copy.path, path)?;
     if manifest.group != group {
         return Err(LoadError::GroupMismatch {
-            path: shown.to_owned(),
+            path: path.to_owned(),
             declared: manifest.group,
             expected: group.to_owned(),
         });
@@ -103,7 +99,7 @@ pub fn load_as(
     module.init()(host_api())
         .into_result()
         .map_err(|error| LoadError::Init {
-            path: shown.to_owned(),
+            path: path.to_owned(),
             error,
         })?;
     Ok(Library { module, manifest })
@@ -112,17 +108,13 @@ pub fn load_as(
 /// Checks a library and reads its manifest without initialising it (for installing or
 /// indexing it, which records its bytes anew); errors name `shown`.
 pub fn inspect(path: &Path, shown: &Path, vetting: &Vetting) -> Result<Manifest, LoadError> {
-    open(path, shown, vetting, Trust::New).map(|(_, manifest)| manifest)
+    vetting.vet(path, shown)?;
+    open(path, shown).map(|(_, manifest)| manifest)
 }
 
-/// The vetting, the version gate, abi_stable's layout check and the manifest, in that order.
-fn open(
-    path: &Path,
-    shown: &Path,
-    vetting: &Vetting,
-    trust: Trust,
-) -> Result<(PluginModRef, Manifest), LoadError> {
-    vetting.vet(path, shown, trust)?;
+/// The version gate, abi_stable's layout check and the manifest, in that order, of a file that
+/// passed its vetting.
+fn open(path: &Path, shown: &Path) -> Result<(PluginModRef, Manifest), LoadError> {
     let host = ApiVersion::current();
     // dlopen runs the library's static initialisers (a Rust cdylib has none of its own);
     // nothing else of the plugin runs until the checks below pass.
@@ -271,7 +263,10 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("libcoremcp_junk.so");
         std::fs::write(&path, b"not an ELF file").expect("write");
+        // Nobody installed it: refused before anything else.
         let err = load(&path, "junk", &Vetting::structure_only()).expect_err("refused");
+        assert!(matches!(err, LoadError::NotRecorded { .. }), "{err}");
+        let err = inspect(&path, &path, &Vetting::structure_only()).expect_err("refused");
         assert!(matches!(err, LoadError::Malformed { .. }), "{err}");
         assert_eq!(
             err.to_string(),

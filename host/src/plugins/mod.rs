@@ -14,9 +14,10 @@
 //! and its sidecar written then, where the folder can be written.
 //!
 //! Invariants: a tool name routes to exactly one group. A catalog name always belongs to its
-//! catalog group; a plugin that declares a name owned by another group is refused. A library
-//! file is never opened twice under one path: a reload loads a private copy, because the dynamic
-//! loader hands back the old library for a path it already has open.
+//! catalog group; a plugin that declares a name owned by another group is refused. What is
+//! mapped is always a private copy of the installed bytes ([`vetting::Vetting::vetted_copy`]):
+//! a reload never opens the same path twice (the dynamic loader would hand back the old
+//! library), and a file changed in place after it was loaded never runs.
 
 pub(crate) mod elf;
 pub mod host_api;
@@ -400,14 +401,14 @@ impl PluginSet {
         if let Some(state) = slot.state() {
             return state;
         }
-        let outcome = self.load_slot(index, false);
+        let outcome = self.load_slot(index);
         slot.set_state(outcome.clone());
         outcome
     }
 
-    /// Loads the group's file (a private copy of it when `fresh`), registers its tools and logs
+    /// Loads the group's file (a private copy of its vetted bytes), registers its tools and logs
     /// the outcome.
-    fn load_slot(&self, index: usize, fresh: bool) -> Result<Arc<Loaded>, LoadError> {
+    fn load_slot(&self, index: usize) -> Result<Arc<Loaded>, LoadError> {
         let slot = &self.slots[index];
         let started = std::time::Instant::now();
         let fingerprint = Fingerprint::of(&slot.path);
@@ -420,20 +421,10 @@ impl PluginSet {
                 dir: self.dir.clone(),
             });
         }
-        let outcome = if fresh {
-            private_copy(&slot.path).and_then(|copy| {
-                let loaded = loader::load_as(&copy, &slot.path, &slot.id, &self.vetting);
-                // The mapping outlives the file (and its folder, once empty).
-                let _ = std::fs::remove_file(&copy);
-                if let Some(dir) = copy.parent() {
-                    let _ = std::fs::remove_dir(dir);
-                }
-                loaded
-            })
-        } else {
-            loader::load(&slot.path, &slot.id, &self.vetting)
-        }
-        .and_then(|library| self.register(index, library, fingerprint));
+        // Every load maps a private copy of the vetted bytes, so a reload never opens the same
+        // path twice and the installed file can change without touching what runs.
+        let outcome = loader::load(&slot.path, &slot.id, &self.vetting)
+            .and_then(|library| self.register(index, library, fingerprint));
         if let Ok(loaded) = &outcome {
             crate::metrics::plugin_loaded(&slot.id, started.elapsed());
             self.after_load(slot, loaded);
@@ -617,7 +608,7 @@ impl PluginSet {
                 report.changed.push(slot.id.clone());
                 continue;
             }
-            match (self.load_slot(index, true), current) {
+            match (self.load_slot(index), current) {
                 (Ok(fresh), _) => {
                     slot.set_state(Ok(fresh));
                     report.changed.push(slot.id.clone());
@@ -750,25 +741,6 @@ impl Slot {
             loading: Mutex::new(()),
         }
     }
-}
-
-/// Copies a library to a private, unique path, so that the dynamic loader opens it as a new
-/// library rather than handing back the one already open under the installed path.
-fn private_copy(path: &Path) -> Result<PathBuf, LoadError> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!("coremcp-{}", std::process::id()));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let copy = dir.join(format!("{}-{name}", NEXT.fetch_add(1, Ordering::Relaxed)));
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::copy(path, &copy))
-        .map_err(|e| LoadError::Open {
-            path: path.to_owned(),
-            reason: format!("cannot copy it for loading: {e}"),
-        })?;
-    Ok(copy)
 }
 
 /// The groups outside the catalog installed in `dir`, and their tools' names as their sidecar

@@ -1,37 +1,36 @@
 //! The gate every plugin file passes before this process maps it: a library that is not whole
-//! and well-formed must never be able to crash the host.
+//! and well-formed, or not the bytes that were installed, must never be able to crash the host.
 //!
-//! Three checks, in order:
-//! 1. **Structure** ([`super::elf`]), every time: the file is a whole ELF shared object for
-//!    this machine. This catches the ordinary accident — a copy or download cut short — whose
-//!    mapping would raise `SIGBUS` in the process that maps it.
-//! 2. **The installed bytes**, when a library is loaded to serve ([`Trust::Installed`]): its
-//!    SHA-256 must be the one recorded beside it when it was installed or indexed (the sidecar
-//!    manifest's head), whatever its size and mtime say — a library damaged in place (two
-//!    bytes of a handler changed) is refused before it is mapped, rather than crash the host
-//!    at its first call. The hash is taken again unless the record of files that passed holds
-//!    this file with the same device, inode, size, mtime and ctime (which no user can set
-//!    back); a copied install is hashed on its first load. A library with no such record
-//!    beside it (never installed or indexed: a sidecar the host itself wrote after a load
-//!    records no installed bytes) is vetted as before.
-//! 3. **A probe process**, when a library is installed or indexed (`plugins install`,
-//!    `plugins index`, and so `scripts/build`), and at load only for a library with no install
-//!    record (one whose recorded bytes matched was probed when they were recorded, so its
-//!    first call pays for the hash alone): `coremcp probe-plugin FILE` opens the library and
-//!    reads its manifest in a short-lived child, so whatever a damaged library does while it is
-//!    mapped and relocated kills only the probe. A file that passed is remembered in
-//!    `plugin-checks.json` under the data folder: its path, identity, size and mtime are the
-//!    fast path (no read at all); when they change, its SHA-256 is compared with the files that
-//!    passed (a rebuilt or re-copied library with the same bytes is not probed again).
+//! **Loading to serve** ([`Vetting::vetted_copy`]) maps only the bytes that were installed:
+//! 1. The library must have an **install record** — the SHA-256 `plugins install` or `plugins
+//!    index` wrote beside it (the sidecar manifest's head). One copied in by hand, or whose
+//!    sidecar was removed, is refused, saying how to install it: nothing vouches for its bytes.
+//! 2. Its bytes are **copied** to a private file (a folder only this user enters), hashed on the
+//!    way unless the record of files that passed holds the installed file with the same
+//!    device, inode, size, mtime and ctime (which no user can set back), and compared with the
+//!    install record; the installed file's identity is read again after the copy, so bytes
+//!    changed meanwhile are never taken for the vetted ones. The copy is what is mapped: a file
+//!    overwritten in place after it was loaded (`cp` over it) changes nothing this process
+//!    runs — a SIGHUP reloads it through this same gate, or refuses it.
+//! 3. The copy's **structure** ([`super::elf`]): a whole ELF shared object for this machine.
+//!
+//! **Installing or indexing** ([`Vetting::vet`], `plugins install`, `plugins index`, and so
+//! `scripts/build`), which writes the install record: the structure, then a **probe process**
+//! (`coremcp probe-plugin FILE` opens the library and reads its manifest in a short-lived
+//! child, so whatever a damaged library does while it is mapped and relocated kills only the
+//! probe). A file that passed is remembered in `plugin-checks.json` under the data folder: its
+//! path, identity, size and mtime are the fast path (no read at all); when they change, its
+//! SHA-256 is compared with the files that passed (a rebuilt or re-copied library with the same
+//! bytes is not probed again).
 //!
 //! Invariants:
-//! - No library is mapped in this process before its structure passed, and, when a probe
-//!   program is configured, before a probe survived it or its bytes match a file that did (at
-//!   install or index time, or since, under this data folder).
-//! - No library is loaded to serve whose bytes differ from the SHA-256 recorded beside it.
+//! - No library is mapped in this process to serve but a private copy of bytes whose SHA-256
+//!   is the one recorded beside the installed file when it was installed or indexed.
+//! - No library is mapped to be installed or indexed before its structure passed, and, when a
+//!   probe program is configured, before a probe survived it or its bytes match a file that did.
 //! - A refusal is one line that names the file and what is wrong with it.
 //! - The record is only ever replaced whole (written beside, then renamed); a record that is
-//!   missing, unreadable or malformed only costs a probe.
+//!   missing, unreadable or malformed only costs a hash or a probe.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -79,13 +78,20 @@ struct Passed {
     sha256: String,
 }
 
-/// What a library's bytes are checked against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
-    /// Loaded to serve: its bytes must be the ones recorded beside it, if any are.
-    Installed,
-    /// Being installed or indexed (its record is about to be written).
-    New,
+/// A private copy of a library's installed bytes, removed when dropped (a mapping of it
+/// outlives the file).
+#[derive(Debug)]
+pub struct VettedCopy {
+    pub path: PathBuf,
+}
+
+impl Drop for VettedCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -110,9 +116,72 @@ impl Vetting {
         Self::default()
     }
 
-    /// Vets the file at `path` (errors name `shown`, the file the user knows, beside which its
-    /// installed bytes are recorded).
-    pub fn vet(&self, path: &Path, shown: &Path, trust: Trust) -> Result<(), LoadError> {
+    /// A private copy of the installed library `installed`, for loading to serve: its bytes
+    /// those recorded at install (see the module doc).
+    pub fn vetted_copy(&self, installed: &Path) -> Result<VettedCopy, LoadError> {
+        let refuse = |reason: String| LoadError::Malformed {
+            path: installed.to_owned(),
+            reason,
+        };
+        let Some(recorded) = super::sidecar::installed_sha256(installed) else {
+            return Err(LoadError::NotRecorded {
+                path: installed.to_owned(),
+            });
+        };
+        let mut file = File::open(installed).map_err(|e| LoadError::Open {
+            path: installed.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(refuse("not a regular file".to_owned()));
+        }
+        let seen = identity(installed, &meta);
+        let known = self
+            .read_record()
+            .passed
+            .into_iter()
+            .find(|p| same_file(p, &seen))
+            .filter(|p| p.sha256 == recorded);
+        let copy = VettedCopy {
+            path: private_path(installed).map_err(|e| LoadError::Open {
+                path: installed.to_owned(),
+                reason: format!("cannot copy it for loading: {e}"),
+            })?,
+        };
+        let hashed =
+            copy_hashing(&mut file, &copy.path, known.is_none()).map_err(|e| LoadError::Open {
+                path: installed.to_owned(),
+                reason: format!("cannot copy it for loading: {e}"),
+            })?;
+        // Bytes written meanwhile would change the file's mtime and ctime: what was copied is
+        // what was looked at only if its identity is the same now.
+        let after = file.metadata().map_err(|e| refuse(e.to_string()))?;
+        if !same_file(&identity(installed, &after), &seen) {
+            return Err(LoadError::Changed {
+                path: installed.to_owned(),
+            });
+        }
+        // A file cut short is said to be so, before it is said to differ from the record.
+        let copied = File::open(&copy.path).map_err(|e| refuse(e.to_string()))?;
+        elf::check(&copied, meta.len()).map_err(refuse)?;
+        if let Some(hash) = hashed {
+            if hash != recorded {
+                return Err(LoadError::Changed {
+                    path: installed.to_owned(),
+                });
+            }
+            self.remember(Passed {
+                sha256: hash,
+                ..seen
+            });
+        }
+        Ok(copy)
+    }
+
+    /// Vets the file at `path` for installing or indexing it (errors name `shown`): its
+    /// structure, and a probe process unless its bytes passed before.
+    pub fn vet(&self, path: &Path, shown: &Path) -> Result<(), LoadError> {
         let refuse = |reason: String| LoadError::Malformed {
             path: shown.to_owned(),
             reason,
@@ -126,40 +195,9 @@ impl Vetting {
             return Err(refuse("not a regular file".to_owned()));
         }
         elf::check(&file, meta.len()).map_err(refuse)?;
-        let mut seen = Passed {
-            path: path.to_owned(),
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-            sha256: String::new(),
-        };
+        let mut seen = identity(path, &meta);
         let record = self.read_record();
         let known = record.passed.iter().find(|p| same_file(p, &seen));
-        let installed = match trust {
-            Trust::Installed => super::sidecar::installed_sha256(shown),
-            Trust::New => None,
-        };
-        if let Some(installed) = installed {
-            let now = match known {
-                Some(known) => known.sha256.clone(),
-                None => file_sha256(&mut file).map_err(|e| refuse(format!("reading it: {e}")))?,
-            };
-            if now != installed {
-                return Err(LoadError::Changed {
-                    path: shown.to_owned(),
-                });
-            }
-            // These are the bytes that passed the whole vetting when they were installed or
-            // indexed: loading them needs no probe. Remembered, so the next process does not
-            // hash them either.
-            if known.is_none() {
-                seen.sha256 = now;
-                self.remember(seen);
-            }
-            return Ok(());
-        }
         let Some(probe) = &self.probe else {
             return Ok(());
         };
@@ -195,6 +233,67 @@ impl Vetting {
             tracing::debug!("cannot remember checked plugins in {}: {e}", path.display());
         }
     }
+}
+
+/// What is known of a file by its metadata alone (no hash yet).
+fn identity(path: &Path, meta: &std::fs::Metadata) -> Passed {
+    Passed {
+        path: path.to_owned(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+        len: meta.len(),
+        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        sha256: String::new(),
+    }
+}
+
+/// A new, unique path for a private copy of `library`, under its own name (what `/proc/PID/maps`
+/// then shows), in a new folder only this user may enter.
+fn private_path(library: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = library.file_name().unwrap_or_default();
+    for _ in 0..64 {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("coremcp-plugin-{}-{n}", std::process::id()));
+        // A new folder, never one left by an earlier process of the same pid.
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir.join(name)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no new folder for a private copy"))
+}
+
+/// Copies the open `file` (from its start) to the new file `to` (mode 0600), hashing the bytes
+/// on the way when `hash`: their SHA-256.
+fn copy_hashing(file: &mut File, to: &Path, hash: bool) -> std::io::Result<Option<String>> {
+    use std::io::Seek;
+    use std::os::unix::fs::OpenOptionsExt;
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(to)?;
+    let mut hasher = hash.then(Sha256::new);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if let Some(hasher) = &mut hasher {
+                    hasher.update(&buf[..n]);
+                }
+                out.write_all(&buf[..n])?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(hasher.map(|h| h.finalize().iter().map(|b| format!("{b:02x}")).collect()))
 }
 
 fn same_file(known: &Passed, seen: &Passed) -> bool {

@@ -361,7 +361,7 @@ impl Inner {
         let message = match route::call_peer(&cx, run, &call.tool, deadline, &call.cancelled) {
             None => {
                 let started = std::time::Instant::now();
-                let result = self.run_plugin(run.index, call, &run.args);
+                let result = self.run_plugin(run, call);
                 call.subject.pace().record(started.elapsed(), true);
                 rpc::response(&call.id, &result)
             }
@@ -374,7 +374,7 @@ impl Inner {
     }
 
     /// Runs the call in its group's plugin; the `CallToolResult` as JSON text.
-    fn run_plugin(self: &Arc<Self>, index: usize, call: &Call, args: &str) -> String {
+    fn run_plugin(self: &Arc<Self>, run: &Run, call: &Call) -> String {
         let inner = Arc::clone(self);
         let floor = call.log_floor.load(Ordering::Relaxed);
         let request = call.id.clone();
@@ -386,11 +386,12 @@ impl Inner {
             Arc::clone(&call.caller),
             call.client.clone(),
             &call.tool,
-            || self.run_loaded(index, call, args),
+            || self.run_loaded(run, call),
         )
     }
 
-    fn run_loaded(&self, index: usize, call: &Call, args: &str) -> String {
+    fn run_loaded(&self, run: &Run, call: &Call) -> String {
+        let (index, args) = (run.index, run.args.as_str());
         let loaded = self.plugins.load(index);
         if self
             .listed_generation()
@@ -401,30 +402,50 @@ impl Inner {
         }
         match loaded {
             Err(e) => render::call_error_text(&route::unavailable(&call.tool, &e)),
-            Ok(loaded) => {
-                let ctx = CallCtx {
-                    deadline_unix_ms: call.deadline_unix_ms,
-                    cancelled: &call.cancelled,
-                };
-                let outcome =
-                    loaded.library.module.call()(&ctx, call.tool.as_str().into(), args.into());
-                match outcome.into_result() {
-                    Ok(json) => match render::plugin_success(&call.tool, json.as_str()) {
-                        Ok(result) => result,
-                        Err(replaced) => {
-                            crate::metrics::oversized(&call.subject);
-                            tracing::error!(
-                                tool = %call.tool,
-                                chars = json.as_str().chars().count(),
-                                "defect: a built-in tool answered more than a result may hold; \
-                                 the answer was withheld"
-                            );
-                            replaced
-                        }
-                    },
-                    Err(e) => render::call_error(&call.tool, &e),
+            Ok(loaded) if run.judge_after_load => {
+                let group = self.plugins.slots()[index].id.as_str();
+                let decision = route::judge_loaded(
+                    &self.config.grants,
+                    &call.caller,
+                    group,
+                    &loaded,
+                    &call.tool,
+                    args,
+                );
+                match decision {
+                    crate::policy::Decision::Allow => self.call_loaded(&loaded, call, args),
+                    crate::policy::Decision::Refuse(text) => {
+                        tracing::warn!(tool = %call.tool, "call refused: {text}");
+                        render::call_error_text(&text)
+                    }
                 }
             }
+            Ok(loaded) => self.call_loaded(&loaded, call, args),
+        }
+    }
+
+    /// Calls the tool in its loaded library; the `CallToolResult` as JSON text.
+    fn call_loaded(&self, loaded: &crate::plugins::Loaded, call: &Call, args: &str) -> String {
+        let ctx = CallCtx {
+            deadline_unix_ms: call.deadline_unix_ms,
+            cancelled: &call.cancelled,
+        };
+        let outcome = loaded.library.module.call()(&ctx, call.tool.as_str().into(), args.into());
+        match outcome.into_result() {
+            Ok(json) => match render::plugin_success(&call.tool, json.as_str()) {
+                Ok(result) => result,
+                Err(replaced) => {
+                    crate::metrics::oversized(&call.subject);
+                    tracing::error!(
+                        tool = %call.tool,
+                        chars = json.as_str().chars().count(),
+                        "defect: a built-in tool answered more than a result may hold; the \
+                         answer was withheld"
+                    );
+                    replaced
+                }
+            },
+            Err(e) => render::call_error(&call.tool, &e),
         }
     }
 }

@@ -234,7 +234,13 @@ pub fn entry_from_manifest(
         Box::leak(text.to_owned().into_boxed_str())
     }
     fn leak_all(texts: &[String]) -> &'static [&'static str] {
-        Box::leak(texts.iter().map(|t| leak(t)).collect::<Vec<_>>().into_boxed_slice())
+        Box::leak(
+            texts
+                .iter()
+                .map(|t| leak(t))
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        )
     }
     fn guard_of(spec: &coremcp_plugin_api::GuardSpec) -> Guard {
         use coremcp_plugin_api::GuardSpec as S;
@@ -248,7 +254,11 @@ pub fn entry_from_manifest(
             }
             S::WhenGiven { arguments } => Guard::WhenGiven(leak_all(arguments)),
             S::AnyOf { guards } => Guard::AnyOf(Box::leak(
-                guards.iter().map(guard_of).collect::<Vec<_>>().into_boxed_slice(),
+                guards
+                    .iter()
+                    .map(guard_of)
+                    .collect::<Vec<_>>()
+                    .into_boxed_slice(),
             )),
         }
     }

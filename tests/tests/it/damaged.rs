@@ -171,32 +171,39 @@ fn a_library_that_crashes_the_loader_kills_only_the_probe() {
     let data = TempDir::new("probe-data");
     let data_env = [("COREMCP_DATA", data.path().to_str().expect("utf-8"))];
 
+    // Copied in by hand, it has no install record: never mapped, by any command.
     let mut server = Server::start(dir.path(), &[], &data_env);
     server.initialize();
     let result = server.call("git_status", json!({}));
     assert!(is_error(&result), "{result}");
     assert!(
-        text(&result).contains(&format!(
-            "{}: opening it in a probe process failed (killed by SIGSEGV",
-            file.display()
-        )),
+        text(&result).contains(&format!("{}: not installed", file.display())),
         "{result}"
     );
     assert!(server
         .call("fixture_echo", json!({}))
         .get("isError")
         .is_none());
-    // A file that crashed is never remembered as passed: it is probed (and refused) again.
-    let record =
-        std::fs::read_to_string(data.path().join("plugin-checks.json")).unwrap_or_default();
-    assert!(!record.contains("libcoremcp_git.so"), "{record}");
     let (code, out, err) = run(
         &["call", "git_status", "{}", "--plugins", &dir_arg(&dir)],
         &data_env,
     );
     assert_eq!(code, 1, "{out}\n{err}");
-    assert!(err.contains("killed by SIGSEGV"), "{err}");
+    assert!(err.contains("not installed"), "{err}");
 
+    // Installing or indexing it opens it in a probe process, which it kills.
+    let (code, out, _) = run(
+        &["plugins", "index", "--plugins", &dir_arg(&dir)],
+        &data_env,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("killed by SIGSEGV"), "{out}");
+    // A file that crashed is never remembered as passed, nor recorded as installed.
+    let record =
+        std::fs::read_to_string(data.path().join("plugin-checks.json")).unwrap_or_default();
+    assert!(!record.contains("libcoremcp_git.so"), "{record}");
+    let result = server.call("git_status", json!({}));
+    assert!(text(&result).contains("not installed"), "{result}");
     let (code, _, err) = run(
         &[
             "plugins",
@@ -222,17 +229,14 @@ fn a_file_that_passed_is_not_probed_again_even_when_copied_anew() {
         ("COREMCP_DATA", data.path().to_str().expect("utf-8")),
         ("COREMCP_LOG", "debug"),
     ];
-    let call = || {
-        let (code, _, err) = run(
-            &["call", "fixture_echo", "{}", "--plugins", &dir_arg(&dir)],
-            &env,
-        );
+    let index = || {
+        let (code, _, err) = run(&["plugins", "index", "--plugins", &dir_arg(&dir)], &env);
         assert_eq!(code, 0, "{err}");
         err.contains("plugin probe: ok: group fixture")
     };
-    assert!(call(), "a new file is probed");
+    assert!(index(), "a new file is probed");
     assert!(
-        !call(),
+        !index(),
         "the same file is not: size, mtime and identity match"
     );
     // The same bytes copied again (a rebuild, a re-install): new mtime and inode, same hash.
@@ -241,16 +245,20 @@ fn a_file_that_passed_is_not_probed_again_even_when_copied_anew() {
     std::thread::sleep(Duration::from_millis(20));
     std::fs::copy(library("fixture"), &staged).expect("stage");
     std::fs::rename(&staged, &file).expect("rename");
-    assert!(!call(), "same bytes: no probe");
+    assert!(!index(), "same bytes: no probe");
     // Other bytes are probed.
     std::fs::copy(library("fixture_swap_v2"), &staged).expect("stage");
     std::fs::rename(&staged, dir.path().join("libcoremcp_swap.so")).expect("rename");
+    let (code, _, err) = run(&["plugins", "index", "--plugins", &dir_arg(&dir)], &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("plugin probe: ok: group swap"), "{err}");
+    // And loading either is a hash at most, never a probe.
     let (code, _, err) = run(
         &["call", "swap_hello", "{}", "--plugins", &dir_arg(&dir)],
         &env,
     );
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("plugin probe: ok: group swap"), "{err}");
+    assert!(!err.contains("plugin probe"), "{err}");
 }
 
 #[test]
@@ -360,4 +368,80 @@ fn an_installed_library_is_probed_when_indexed_and_only_hashed_at_its_first_load
     let record = std::fs::read_to_string(fresh.path().join("plugin-checks.json"))
         .expect("the record of files that passed");
     assert!(record.contains("libcoremcp_fixture.so"), "{record}");
+}
+
+/// The fourth trust rung's plugin edges: a damaged library whose sidecar was removed (so no
+/// install record vouches for it) is never loaded — it would pass the probe and crash the host
+/// at its first call — and a library overwritten in place after it was loaded (what `cp` over
+/// it does) never runs: what runs is the private copy of the vetted bytes, and a SIGHUP
+/// reloads through the same gate, refusing the changed file.
+#[test]
+fn a_library_with_no_install_record_or_changed_under_the_host_never_runs() {
+    use std::os::unix::fs::FileExt;
+    let dir = plugins(&["fixture", "notepad"]);
+    let file = dir.path().join("libcoremcp_fixture.so");
+    let original = std::fs::read(&file).expect("read");
+    // Damaged in its code (it opens fine: a probe would pass it), and its sidecar removed.
+    let (code_at, code_size) = section(&original, ".text");
+    let damaged: Vec<u8> = original
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if (code_at..code_at + code_size).contains(&i) {
+                0xcc
+            } else {
+                *b
+            }
+        })
+        .collect();
+    std::fs::write(&file, &damaged).expect("damage");
+    std::fs::remove_file(dir.path().join("libcoremcp_fixture.so.manifest.json")).expect("rm");
+    let serve = Serve::start(dir.path(), &[]);
+    let mut client = serve.client();
+    client.initialize();
+    // Never loaded, its group's tools are not known, and the start said why.
+    let refused = client.request(
+        "tools/call",
+        json!({"name": "fixture_echo", "arguments": {"n": 1}}),
+    );
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    serve.wait_stderr("libcoremcp_fixture.so: not installed", WAIT);
+    let mut other = serve.client();
+    other.initialize();
+    let noted = other.call(
+        "notepad_set",
+        json!({"scope": "global", "key": "k", "value": "still serving"}),
+    );
+    assert!(!is_error(&noted), "{noted}");
+    drop(serve);
+
+    // Installed as built, loaded, then overwritten in place by a copy of other bytes.
+    std::fs::write(&file, &original).expect("restore");
+    let (code, out, err) = run(&["plugins", "index", "--plugins", &dir_arg(&dir)], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    assert!(!is_error(&server.call("fixture_echo", json!({"n": 2}))));
+    let handle = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .expect("open in place");
+    handle
+        .write_all_at(&damaged, 0)
+        .expect("overwrite in place");
+    drop(handle);
+    // The loaded code is not the file's: calls go on, answered by the vetted bytes.
+    for n in 3..6 {
+        let echoed = server.call("fixture_echo", json!({"n": n}));
+        assert_eq!(echoed["structuredContent"]["n"], n, "{echoed}");
+    }
+    // A reload looks at the file through the same gate: refused, the loaded copy serves on.
+    server.signal(libc::SIGHUP);
+    server.wait_stderr(
+        "reload refused the new plugin file, the previous copy keeps serving",
+        WAIT,
+    );
+    server.wait_stderr("changed since it was installed", WAIT);
+    let echoed = server.call("fixture_echo", json!({"n": 7}));
+    assert_eq!(echoed["structuredContent"]["n"], 7, "{echoed}");
 }

@@ -67,8 +67,8 @@ fn a_dynamic_session_starts_small_and_grows_on_demand() {
             "tools_search"
         ]
     );
-    // Only the named group's library is mapped.
-    assert_eq!(server.mapped_plugins(), ["libcoremcp_publishing.so"]);
+    // Nothing is mapped: the named group is listed from its install record.
+    assert_eq!(server.mapped_plugins(), Vec::<String>::new());
 
     let listed = server.ok("groups_list", json!({}));
     assert_eq!(group(&listed, "files")["enabled"], false);

@@ -83,14 +83,7 @@ impl Install {
         }
         let binary = dir.path().join("bin/coremcp");
         std::fs::copy(coremcp_tests::coremcp(), &binary).expect("copy coremcp");
-        let library = coremcp_tests::library("ops");
-        std::fs::copy(
-            &library,
-            dir.path()
-                .join("plugins")
-                .join(library.file_name().expect("name")),
-        )
-        .expect("copy ops");
+        coremcp_tests::install_into("ops", &dir.path().join("plugins"));
         let fixture = dir.path().join("misbehave.py");
         std::fs::copy(
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/upstream/misbehave.py"),

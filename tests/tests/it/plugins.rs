@@ -26,8 +26,8 @@ fn no_library_loads_until_a_group_is_needed() {
     server.request("tools/list", json!({}));
     assert_eq!(
         server.mapped_plugins(),
-        ["libcoremcp_fixture.so", "libcoremcp_publishing.so"],
-        "a full listing loads every group it shows"
+        ["libcoremcp_fixture.so"],
+        "a full listing loads none: the install records list the groups"
     );
 }
 
@@ -69,7 +69,11 @@ fn groups_limit_what_a_session_sees_and_loads() {
         json!({"name": "fixture_echo", "arguments": {}}),
     );
     assert_eq!(answer["error"]["code"], -32602, "not in this session");
-    assert_eq!(server.mapped_plugins(), ["libcoremcp_publishing.so"]);
+    assert_eq!(
+        server.mapped_plugins(),
+        Vec::<String>::new(),
+        "listed from its install record, the group is not loaded either"
+    );
 
     let (code, _, stderr) = run(
         &[
@@ -112,12 +116,30 @@ fn a_panic_is_a_tool_error_and_the_host_keeps_serving() {
 
 #[test]
 fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
-    let dir = plugins(&["publishing", "fixture", "fixture_incompatible"]);
-    let line = plugin_status(dir.path(), "fixture_incompatible");
-    assert!(
-        line.contains("built against plugin API 2.0.0; this host speaks plugin API 1.0.0"),
-        "{line}"
+    let dir = plugins(&["publishing", "fixture"]);
+    std::fs::copy(
+        coremcp_tests::library("fixture_incompatible"),
+        dir.path().join("libcoremcp_fixture_incompatible.so"),
+    )
+    .expect("copy");
+    // Installing it is refused, naming both versions; never installed, it never loads.
+    let (code, out, err) = coremcp_tests::run(
+        &[
+            "plugins",
+            "--plugins",
+            &dir.path().to_string_lossy(),
+            "index",
+        ],
+        &[],
     );
+    let stderr = format!("{out}{err}");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("built against plugin API 2.0.0; this host speaks plugin API 1.0.0"),
+        "{stderr}"
+    );
+    let line = plugin_status(dir.path(), "fixture_incompatible");
+    assert!(line.contains("not installed"), "{line}");
     assert!(plugin_status(dir.path(), "fixture").ends_with("loaded"));
 
     let mut server = Server::start(dir.path(), &[], &[]);
@@ -133,9 +155,9 @@ fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
         .get("isError")
         .is_none());
     let refusals: Vec<String> = server
-        .wait_stderr("plugin API 2.0.0", WAIT)
+        .wait_stderr("libcoremcp_fixture_incompatible.so: not installed", WAIT)
         .lines()
-        .filter(|l| l.contains("plugin API 2.0.0"))
+        .filter(|l| l.contains("libcoremcp_fixture_incompatible.so"))
         .map(str::to_owned)
         .collect();
     assert_eq!(refusals.len(), 1, "one line: {refusals:?}");
@@ -150,6 +172,19 @@ fn a_file_that_is_not_a_plugin_is_reported_and_contained() {
     )
     .expect("write");
     assert!(plugin_status(dir.path(), "git").contains("failed: "));
+    // Installing it is refused, saying what it is; it never loads.
+    let (code, out, err) = coremcp_tests::run(
+        &[
+            "plugins",
+            "--plugins",
+            &dir.path().to_string_lossy(),
+            "index",
+        ],
+        &[],
+    );
+    let stderr = format!("{out}{err}");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("not a whole plugin library"), "{stderr}");
 
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
@@ -157,7 +192,7 @@ fn a_file_that_is_not_a_plugin_is_reported_and_contained() {
     assert!(is_error(&result));
     assert!(
         text(&result).contains("git_status is unavailable")
-            && text(&result).contains("not a whole plugin library"),
+            && text(&result).contains("not installed"),
         "{result}"
     );
     assert!(server
@@ -362,12 +397,28 @@ fn a_plugin_claiming_our_version_with_another_layout_is_refused_in_one_line() {
     patched[at[0]] = b'1';
     std::fs::write(dir.path().join("libcoremcp_mislaid.so"), patched).expect("write");
 
-    let line = plugin_status(dir.path(), "mislaid");
+    // Installing it is refused in one condensed line; never installed, it never loads.
+    let (code, out, err) = coremcp_tests::run(
+        &[
+            "plugins",
+            "--plugins",
+            &dir.path().to_string_lossy(),
+            "index",
+        ],
+        &[],
+    );
+    let stderr = format!("{out}{err}");
+    assert_eq!(code, 1, "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("libcoremcp_mislaid.so"))
+        .unwrap_or_else(|| panic!("{stderr}"));
     assert!(
         line.contains("its root module does not match plugin API 1.0.0"),
         "{line}"
     );
     assert!(line.len() < 600, "condensed: {line}");
+    assert!(plugin_status(dir.path(), "mislaid").contains("not installed"));
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();
     assert!(server
@@ -386,11 +437,15 @@ fn a_plugin_whose_init_hangs_does_not_stall_the_host() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(8), "the listing waited {took:?}");
     assert!(names.contains(&"fixture_echo".to_owned()), "{names:?}");
+    // Listed from its install record without loading; its first call loads it, and hangs.
     assert!(
-        !names.contains(&"fixture_hang_hello".to_owned()),
-        "left out while it loads: {names:?}"
+        names.contains(&"fixture_hang_hello".to_owned()),
+        "{names:?}"
     );
-    server.wait_stderr("still loading after 5 s; left out for now", WAIT);
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": "hang", "method": "tools/call",
+        "params": {"name": "fixture_hang_hello", "arguments": {}}}),
+    );
     let started = Instant::now();
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
     assert!(server

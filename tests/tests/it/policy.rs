@@ -156,7 +156,13 @@ fn a_group_outside_the_catalog_is_judged_by_the_guards_it_declares() {
     let dir = lib.path().to_string_lossy().into_owned();
     let built = coremcp_tests::library("fixture_guarded");
     let (code, _, stderr) = coremcp_tests::run(
-        &["plugins", "--plugins", &dir, "install", &built.to_string_lossy()],
+        &[
+            "plugins",
+            "--plugins",
+            &dir,
+            "install",
+            &built.to_string_lossy(),
+        ],
         &[],
     );
     assert_eq!(code, 0, "{stderr}");
@@ -201,10 +207,25 @@ fn a_group_outside_the_catalog_is_judged_by_the_guards_it_declares() {
     };
     // No grant: reads only.
     allowed(&mut reader, "guarded_read", json!({}));
-    refused(&mut reader, "guarded_write", json!({}), "changes this machine");
-    refused(&mut reader, "guarded_deploy", json!({}), "changes this machine");
+    refused(
+        &mut reader,
+        "guarded_write",
+        json!({}),
+        "changes this machine",
+    );
+    refused(
+        &mut reader,
+        "guarded_deploy",
+        json!({}),
+        "changes this machine",
+    );
     allowed(&mut reader, "guarded_target", json!({}));
-    refused(&mut reader, "guarded_target", json!({"url": "http://x"}), "steers");
+    refused(
+        &mut reader,
+        "guarded_target",
+        json!({"url": "http://x"}),
+        "steers",
+    );
     // The group's grant: its machine-changing tools, not the escalation nor the steering.
     allowed(&mut ci, "guarded_write", json!({}));
     allowed(&mut ci, "guarded_deploy", json!({}));
@@ -214,7 +235,12 @@ fn a_group_outside_the_catalog_is_judged_by_the_guards_it_declares() {
         json!({"everywhere": true}),
         "names the tool itself",
     );
-    refused(&mut ci, "guarded_target", json!({"url": "http://x"}), "steers");
+    refused(
+        &mut ci,
+        "guarded_target",
+        json!({"url": "http://x"}),
+        "steers",
+    );
     // A grant naming the tool: its escalation too.
     allowed(&mut ops, "guarded_deploy", json!({"everywhere": true}));
     refused(&mut ops, "guarded_write", json!({}), "changes this machine");

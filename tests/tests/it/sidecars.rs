@@ -26,41 +26,32 @@ fn listing(server: &mut Server) -> Value {
 
 #[test]
 fn a_listing_reads_the_manifests_beside_the_libraries_and_loads_no_plugin() {
+    // Installed (the harness indexes them): each library has its sidecar.
     let dir = plugins(&["publishing", "fixture"]);
-    let mut first = Server::start(dir.path(), &[], &[]);
-    first.initialize();
-    let without = listing(&mut first);
-    assert_eq!(
-        first.mapped_plugins(),
-        ["libcoremcp_fixture.so", "libcoremcp_publishing.so"],
-        "no sidecar yet: the listing loads the groups"
-    );
     for group in ["publishing", "fixture"] {
-        assert!(
-            sidecar(dir.path(), group).is_file(),
-            "{group}'s sidecar written"
-        );
+        assert!(sidecar(dir.path(), group).is_file(), "{group}'s sidecar");
     }
-    drop(first);
-
-    let mut second = Server::start(dir.path(), &[], &[]);
-    second.initialize();
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    let from_sidecars = listing(&mut server);
     assert_eq!(
-        listing(&mut second),
-        without,
-        "the same listing, byte for byte"
-    );
-    assert_eq!(
-        second.mapped_plugins(),
+        server.mapped_plugins(),
         Vec::<String>::new(),
         "listed from the sidecars"
     );
-    let echoed = second.call("fixture_echo", json!({"a": 1}));
+    let echoed = server.call("fixture_echo", json!({"a": 1}));
     assert!(!is_error(&echoed), "{echoed}");
     assert_eq!(
-        second.mapped_plugins(),
+        server.mapped_plugins(),
         ["libcoremcp_fixture.so"],
         "the first call loads its group, and only it"
+    );
+    let published = server.call("publishing", json!({"args": ["1"]}));
+    assert!(published.get("content").is_some(), "{published}");
+    assert_eq!(
+        listing(&mut server),
+        from_sidecars,
+        "the libraries list the same, byte for byte"
     );
     let leftovers: Vec<String> = std::fs::read_dir(dir.path())
         .expect("list")
