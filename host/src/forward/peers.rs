@@ -10,7 +10,10 @@
 //!
 //! Invariant: a URL is allowed only when its scheme, host and port equal an allowed entry's
 //! and the entry's path is a prefix of its path at a `/` boundary — `http://a:7070` never
-//! allows `http://a:70701/` or `http://a:7070.evil/`, and `http://a/mcp` not `http://a/mcpx`.
+//! allows `http://a:70701/` or `http://a:7070.evil/`, and `http://a/mcp` not `http://a/mcpx`;
+//! and a path that a server could resolve to another one — a `.` or `..` segment, written
+//! plainly or percent-encoded, an encoded `/` or `\` — is allowed by nothing
+//! (`http://a/mcp/../evil` is not below `http://a/mcp`).
 
 use crate::net::client::Url;
 
@@ -46,7 +49,8 @@ impl Allowed {
 
     fn covers(&self, url: &Url) -> bool {
         let other = Self::of(url);
-        self.tls == other.tls
+        !walks(&other.path)
+            && self.tls == other.tls
             && self.host == other.host
             && self.port == other.port
             && other
@@ -54,6 +58,20 @@ impl Allowed {
                 .strip_prefix(self.path.as_str())
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
+}
+
+/// Whether `path` holds what a server may resolve to another path: a dot segment (plain or
+/// percent-encoded), an encoded separator, a backslash.
+fn walks(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    if ["%2e", "%2f", "%5c", "\\"]
+        .iter()
+        .any(|m| lower.contains(m))
+    {
+        return true;
+    }
+    path.split('/')
+        .any(|segment| segment == "." || segment == "..")
 }
 
 impl Peers {
@@ -109,6 +127,19 @@ mod tests {
         check(&[], "http://a/mcp", false);
         check(&["consul://seele"], "http://seele/mcp", false);
         check(&box2, "not a url", false);
+        // Nothing a server could resolve above the allowed path.
+        for walk in [
+            "http://a/mcp/../evil",
+            "http://a/mcp/./x",
+            "http://a/mcp/%2e%2e/evil",
+            "http://a/mcp/%2E%2e/evil",
+            "http://a/mcp/.%2e/evil",
+            "http://a/mcp%2f..%2fevil",
+            "http://a/mcp/..\\evil",
+        ] {
+            check(&["http://a/mcp"], walk, false);
+        }
+        check(&["http://a/mcp"], "http://a/mcp/a..b", true);
         assert!(Peers::new(["box:7070"]).is_err());
     }
 }

@@ -431,3 +431,57 @@ fn a_note_written_through_a_peer_records_the_agent_not_the_core_mcp_between() {
         .unwrap_or_default();
     assert!(by.starts_with("bob ("), "{got}");
 }
+
+/// A `--peer` prefix allows the URLs below it, and nothing a server could resolve elsewhere:
+/// a Registry host whose address walks out of the allowed path with a dot segment, plain or
+/// percent-encoded, gets no relay token.
+#[test]
+fn a_url_that_walks_out_of_a_peer_path_gets_no_token() {
+    let dir = plugins(&["registry", "notepad"]);
+    let secrets = TempDir::new("trust-walk-tokens");
+    let data = TempDir::new("trust-walk-data");
+    let tokens = tokens(&secrets);
+    let listener = Recorder::start(
+        "127.0.0.1",
+        b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+    );
+    let peer = format!("http://{}/mcp", listener.addr);
+    let server = Serve::start_on(
+        dir.path(),
+        "127.0.0.1:0",
+        &[
+            "--tokens",
+            &tokens,
+            "--data",
+            &data.path().to_string_lossy(),
+            "--grants",
+            "alice=registry_host_add",
+            "--peer",
+            &peer,
+        ],
+        &[("COREMCP_RELAY_TOKEN", PEER)],
+    );
+    let mut alice = client(&server, ALICE);
+    for (name, path) in [
+        ("dots", "/mcp/../evil"),
+        ("encoded", "/mcp/%2e%2e/evil"),
+        ("mixed", "/mcp/.%2E/evil"),
+    ] {
+        let url = format!("http://{}{path}", listener.addr);
+        let added = alice.call(
+            "registry_host_add",
+            json!({"name": name, "address": "127.0.0.1", "core_mcp_url": url}),
+        );
+        assert!(!is_error(&added), "{added}");
+        let answer = alice.call("notepad_list", json!({"remote_host": name}));
+        assert!(is_error(&answer), "{answer}");
+    }
+    let requests = listener.requests();
+    assert!(requests.len() >= 3, "{requests:?}");
+    for request in &requests {
+        assert!(
+            !request.to_ascii_lowercase().contains("authorization") && !request.contains(PEER),
+            "the relay token went to a URL outside the peer's path:\n{request}"
+        );
+    }
+}
