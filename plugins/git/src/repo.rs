@@ -13,8 +13,10 @@
 //!   relative to the top level, after `--`, with literal pathspecs.
 //! - git always runs in the top level of the work tree.
 //! - A read runs no program the repository configures for itself: the filter drivers its own
-//!   config declares are switched off ([`git::read_guards`]), and `core.fsmonitor` and diff
-//!   drivers are off for every read ([`git::invoke_guarded`]).
+//!   config declares are switched off ([`git::Guards`]), and `core.fsmonitor` and diff
+//!   drivers are off for every read ([`git::invoke_guarded`]). A write (add, commit, push)
+//!   runs none of the programs its config names for git itself (fsmonitor, SSH command,
+//!   proxy, askpass, a remote's pack programs); its hooks are its own.
 
 use std::path::{Path, PathBuf};
 
@@ -33,8 +35,8 @@ pub struct Repo<'c> {
     /// The top level of the work tree, canonical.
     top: PathBuf,
     ceilings: String,
-    /// The `-c` settings every read runs with (its own filter drivers off).
-    guards: Vec<String>,
+    /// The `-c` settings every run gets (the programs its own config names off).
+    guards: git::Guards,
 }
 
 impl<'c> Repo<'c> {
@@ -131,7 +133,7 @@ impl<'c> Repo<'c> {
                 Ok(store) => return Err(outside("alternate object store", &store)),
             }
         }
-        let guards = git::read_guards(ctx, &top, &ceilings, &[&git_dir, &common_dir])?;
+        let guards = git::guards(ctx, &top, &ceilings, &[&git_dir, &common_dir])?;
         Ok(Self {
             ctx,
             roots,

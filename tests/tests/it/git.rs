@@ -1148,6 +1148,98 @@ fn read_only_git_tools_run_no_program_the_repository_configures() {
 }
 
 #[test]
+fn git_write_tools_run_no_program_the_repository_configures() {
+    let mut lab = Lab::new();
+    let origin = lab.root().join("origin.git");
+    lab.bare(&origin);
+    let repo = lab.root().join("repo");
+    lab.init(&repo);
+    lab.git(&repo, &["remote", "add", "origin", &s(&origin)]);
+    // Nothing listens on port 1: an SSH push fails at once, after its command ran.
+    lab.git(&repo, &["remote", "add", "far", "ssh://127.0.0.1:1/x.git"]);
+    lab.commit(&repo, &[("a.txt", "a\n")], "first");
+    // Each program, were it run, leaves a marker beside the repository; extra arguments go to
+    // `$0` and `$@` of the shell.
+    let ran = lab.dir.path().join("ran");
+    std::fs::create_dir_all(&ran).expect("mkdir");
+    let program =
+        |name: &str, then: &str| format!("sh -c 'touch {}/{name}; {then}' --", ran.display());
+    // A signing program is run as a file, not through the shell.
+    let script = |name: &str| {
+        let path = lab.dir.path().join(name);
+        write(
+            &path,
+            &format!("#!/bin/sh\ntouch {}/{name}\nexit 1\n", ran.display()),
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        s(&path)
+    };
+    // The user's own settings are theirs, and keep working.
+    for (key, value) in [
+        ("core.sshCommand", program("user-ssh", "exit 1")),
+        ("gpg.program", script("user-gpg")),
+    ] {
+        lab.git(lab.dir.path(), &["config", "--global", key, &value]);
+    }
+    for (key, value) in [
+        ("core.fsmonitor", program("fsmonitor", "exit 1")),
+        ("core.sshCommand", program("repo-ssh", "exit 1")),
+        ("gpg.program", script("repo-gpg")),
+        (
+            "remote.origin.receivepack",
+            format!("touch {}/receivepack; git-receive-pack", ran.display()),
+        ),
+    ] {
+        lab.git(&repo, &["config", key, &value]);
+    }
+    let markers = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&ran)
+            .expect("read")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+
+    write(&repo.join("b.txt"), "b\n");
+    lab.ok("git_add", json!({"repo_path": "repo", "paths": ["b.txt"]}));
+    let commit = lab.ok(
+        "git_commit",
+        json!({"repo_path": "repo", "message": "second"}),
+    );
+    let head = lab.git(&repo, &["rev-parse", "HEAD"]);
+    assert_eq!(commit["sha"], head.as_str(), "{commit}");
+    let push = lab.ok("git_push", json!({"repo_path": "repo"}));
+    assert_eq!(push["refs"][0]["status"], "new", "{push}");
+    assert_eq!(lab.git(&origin, &["rev-parse", "main"]), head);
+    let far = lab.err("git_push", json!({"repo_path": "repo", "remote": "far"}));
+    assert!(far.contains("git push"), "{far}");
+    // A signed commit asks the user's signing program, never the repository's.
+    lab.git(&repo, &["config", "commit.gpgSign", "true"]);
+    write(&repo.join("c.txt"), "c\n");
+    lab.ok("git_add", json!({"repo_path": "repo", "paths": ["c.txt"]}));
+    let signed = lab.err(
+        "git_commit",
+        json!({"repo_path": "repo", "message": "third"}),
+    );
+    assert!(signed.contains("gpg"), "{signed}");
+    assert_eq!(
+        markers(),
+        ["user-gpg", "user-ssh"],
+        "only the user's own programs ran"
+    );
+
+    // The same programs do run for plain git (the set-up is live).
+    lab.git(&repo, &["push", "-q", "origin", "main:refs/heads/plain"]);
+    lab.git(&repo, &["status"]);
+    let all = markers();
+    assert!(
+        all.contains(&"receivepack".to_owned()) && all.contains(&"fsmonitor".to_owned()),
+        "{all:?}"
+    );
+}
+
+#[test]
 fn git_push_never_writes_to_a_local_repository_outside_the_roots() {
     let mut lab = Lab::new();
     let outside = lab.outside().join("stolen.git");

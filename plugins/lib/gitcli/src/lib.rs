@@ -12,7 +12,10 @@
 //!   user's locale, since hooks run there.
 //! - A read-only invocation runs no program a repository configures for itself: no
 //!   `core.fsmonitor`, no diff driver (`--no-ext-diff --no-textconv` on `diff`, `log` and
-//!   `show`), and — given the repository's [`read_guards`] — no filter driver.
+//!   `show`), and — given the repository's [`Guards`] — no filter driver.
+//! - A writing invocation given the repository's [`Guards`] runs none of the programs its own
+//!   configuration names for git itself (fsmonitor, SSH command, proxy, askpass, a remote's
+//!   pack programs): those are set back to the user's own values.
 //! - A failure message quotes an excerpt of git's stderr; an unknown revision or object is
 //!   `not_found`.
 
@@ -21,6 +24,9 @@ use std::path::Path;
 use coremcp_plugin_sdk::ToolError;
 use coremcp_plugin_sdk::{codes, Ctx};
 use coremcp_spawn::{Captured, Inherit, SpawnError, Spec};
+
+mod guards;
+pub use guards::{guards, guards_at, Guards};
 
 /// How much of git's stderr (or hook output) an error quotes.
 pub const EXCERPT_CHARS: usize = 2000;
@@ -121,20 +127,20 @@ pub fn invoke(
     mode: Mode,
     args: &[String],
 ) -> Result<Output, ToolError> {
-    invoke_guarded(ctx, cwd, ceilings, mode, args, &[])
+    invoke_guarded(ctx, cwd, ceilings, mode, args, &Guards::default())
 }
 
 /// Subcommands that can run diff drivers, and so get `--no-ext-diff --no-textconv` to read.
 const DIFFING: &[&str] = &["diff", "log", "show"];
 
-/// [`invoke`], with `guards` (from [`read_guards`]) added to a read-only invocation.
+/// [`invoke`], with the repository's [`Guards`] for `mode`.
 pub fn invoke_guarded(
     ctx: &Ctx<'_>,
     cwd: &Path,
     ceilings: &str,
     mode: Mode,
     args: &[String],
-    guards: &[String],
+    guards: &Guards,
 ) -> Result<Output, ToolError> {
     invoke_windowed(ctx, cwd, ceilings, mode, args, guards, None)
 }
@@ -147,7 +153,7 @@ pub fn invoke_windowed(
     ceilings: &str,
     mode: Mode,
     args: &[String],
-    guards: &[String],
+    guards: &Guards,
     window: Option<coremcp_spawn::Window>,
 ) -> Result<Output, ToolError> {
     // A repository's config cannot turn the `ext::` transport (which runs a command) back on.
@@ -161,7 +167,7 @@ pub fn invoke_windowed(
     match mode {
         Mode::Read => {
             spec = spec.args(["-c", "core.fsmonitor=false"]);
-            for guard in guards {
+            for guard in &guards.read {
                 spec = spec.args(["-c", guard.as_str()]);
             }
             match args.split_first() {
@@ -176,14 +182,16 @@ pub fn invoke_windowed(
         // Nothing a call starts outlives it (`coremcp-spawn`), so git's automatic
         // housekeeping runs before it returns rather than detached (and killed half done).
         Mode::Write => {
-            spec = spec
-                .args([
-                    "-c",
-                    "gc.autoDetach=false",
-                    "-c",
-                    "maintenance.autoDetach=false",
-                ])
-                .args(args)
+            spec = spec.args([
+                "-c",
+                "gc.autoDetach=false",
+                "-c",
+                "maintenance.autoDetach=false",
+            ]);
+            for guard in &guards.write {
+                spec = spec.args(["-c", guard.as_str()]);
+            }
+            spec = spec.args(guards.write_args(args)?)
         }
     }
     spec.cwd = Some(cwd.to_owned());
@@ -210,114 +218,6 @@ pub fn invoke_windowed(
         stdout: done.stdout,
         stderr: done.stderr,
     })
-}
-
-/// The `-c` settings that switch off every filter driver the repository's own configuration
-/// declares (`[filter "name"]` in its `config` or `config.worktree`): a read of a file through
-/// it would run its `clean` program. The user's own (global) drivers are theirs to run.
-///
-/// A configuration that includes other files is asked of git itself (`git config --local
-/// --includes`), so nothing an include names is missed.
-pub fn read_guards(
-    ctx: &Ctx<'_>,
-    cwd: &Path,
-    ceilings: &str,
-    git_dirs: &[&Path],
-) -> Result<Vec<String>, ToolError> {
-    let mut names: Vec<String> = Vec::new();
-    let mut includes = false;
-    for dir in git_dirs {
-        for file in ["config", "config.worktree"] {
-            let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
-                continue;
-            };
-            let found = filter_sections(&text);
-            includes |= found.includes;
-            names.extend(found.filters);
-        }
-    }
-    if includes {
-        let args: Vec<String> = [
-            "config",
-            "--local",
-            "--includes",
-            "--name-only",
-            "--get-regexp",
-            r"^filter\.",
-        ]
-        .iter()
-        .map(|a| (*a).to_owned())
-        .collect();
-        let out = invoke(ctx, cwd, ceilings, Mode::Read, &args)?;
-        for line in out.text().lines() {
-            // filter.<name>.<key>: the name may hold dots.
-            if let Some(name) = line
-                .strip_prefix("filter.")
-                .and_then(|rest| rest.rsplit_once('.'))
-                .map(|(name, _)| name)
-            {
-                names.push(name.to_owned());
-            }
-        }
-    }
-    names.sort();
-    names.dedup();
-    let mut guards = Vec::new();
-    for name in names {
-        if name.contains(['=', '\n', '\0']) {
-            return Err(ToolError::new(
-                codes::NOT_CONFIGURED,
-                format!(
-                    "the repository configures a filter driver named {name:?}, which cannot be \
-                     switched off for a read; rename it in its .git/config"
-                ),
-            ));
-        }
-        for key in ["clean", "smudge", "process"] {
-            guards.push(format!("filter.{name}.{key}="));
-        }
-        guards.push(format!("filter.{name}.required=false"));
-    }
-    Ok(guards)
-}
-
-/// What a git configuration file's text declares: its filter drivers' names, and whether it
-/// includes other files.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Sections {
-    filters: Vec<String>,
-    includes: bool,
-}
-
-fn filter_sections(text: &str) -> Sections {
-    let mut found = Sections::default();
-    for line in text.lines().map(str::trim_start) {
-        let Some(header) = line.strip_prefix('[') else {
-            continue;
-        };
-        let Some(header) = header.split(']').next() else {
-            continue;
-        };
-        let (section, subsection) = match header.split_once(char::is_whitespace) {
-            Some((section, rest)) => (section, Some(rest.trim())),
-            None => match header.split_once('.') {
-                // The old form, `[filter.name]`.
-                Some((section, name)) => (section, Some(name)),
-                None => (header, None),
-            },
-        };
-        let section = section.to_ascii_lowercase();
-        if section == "include" || section == "includeif" {
-            found.includes = true;
-        }
-        if section == "filter" {
-            if let Some(name) = subsection {
-                let name = name.trim_matches('"').replace("\\\"", "\"");
-                found.filters.push(name);
-            }
-        }
-    }
-    found
 }
 
 /// The error for a git invocation that exited non-zero.
@@ -483,18 +383,6 @@ pub fn not_an_option(argument: &str, value: &str) -> Result<(), ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_configs_filter_drivers_and_includes_are_found() {
-        let found = filter_sections(
-            "[core]\n\tbare = false\n[filter \"lfs\"]\n\tclean = git-lfs clean\n\
-             [Filter \"a.b\"] smudge = evil\n[filter.old]\n[remote \"origin\"]\n",
-        );
-        assert_eq!(found.filters, ["lfs", "a.b", "old"]);
-        assert!(!found.includes);
-        assert!(filter_sections("[include]\n\tpath = other\n").includes);
-        assert!(filter_sections("[includeIf \"gitdir:~/w/\"]\n\tpath = x\n").includes);
-    }
 
     #[test]
     fn a_local_url_is_judged_where_it_leads() {

@@ -19,7 +19,9 @@
 //!   they went. Moving origin to the new URL takes `follow_url` naming that URL, and the
 //!   answer names the Registry's URL either way (`source_url_changed` when not followed).
 //! - git never prompts (`GIT_TERMINAL_PROMPT=0`), runs under the call's deadline, and may not
-//!   use a remote helper (`ext::` runs a command); the URL is passed after `--`.
+//!   use a remote helper (`ext::` runs a command); the URL is passed after `--`. A fetch in a
+//!   checkout found in place runs no program that checkout's own config names
+//!   (`coremcp_git_cli::Guards`).
 //! - A source on this machine (a path or a `file://` URL) is cloned only from inside the roots,
 //!   and the checkout never lands inside a `.git` folder.
 //! - The repository's own hooks (`.githooks`, through `core.hooksPath`) are enabled only when
@@ -180,7 +182,13 @@ pub fn set_up(
     let ceilings = git::ceilings(roots);
     let run = |cwd: &Path, mode: Mode, argv: &[&str]| -> Result<git::Output, ToolError> {
         let all: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
-        let out = git::invoke(ctx, cwd, &ceilings, mode, &all)?;
+        // A checkout found in place has a config anyone who writes files there wrote: a
+        // fetch runs none of the programs it names.
+        let guards = match mode {
+            Mode::Write => git::guards_at(ctx, cwd, &ceilings)?,
+            Mode::Read => git::Guards::default(),
+        };
+        let out = git::invoke_guarded(ctx, cwd, &ceilings, mode, &all, &guards)?;
         if out.success() {
             Ok(out)
         } else {
