@@ -102,11 +102,7 @@ impl Envelope {
     /// `name version` of the client, when it said.
     pub fn client(&self) -> Option<String> {
         let info: ClientInfo = serde_json::from_str(self.client.as_deref()?).ok()?;
-        match (info.name, info.version) {
-            (Some(name), Some(version)) => Some(format!("{name} {version}")),
-            (Some(name), None) => Some(name),
-            _ => None,
-        }
+        crate::session::client_name::label(&info.name?, info.version.as_deref())
     }
 }
 

@@ -16,6 +16,7 @@
 
 mod ask;
 mod call;
+pub mod client_name;
 pub mod era;
 mod groups;
 mod modern_call;
@@ -437,11 +438,9 @@ impl Session {
             .is_some_and(|c| c.elicitation.is_some());
         self.inner.can_elicit.store(can_elicit, Ordering::Relaxed);
         if let Some(client) = params.as_ref().and_then(|p| p.client_info.as_ref()) {
-            let name = match &client.version {
-                Some(version) => format!("{} {version}", client.name),
-                None => client.name.clone(),
-            };
-            host_api::set_value("client", name);
+            if let Some(name) = client_name::label(&client.name, client.version.as_deref()) {
+                host_api::set_value("client", name);
+            }
         }
         let offered = params.and_then(|p| p.protocol_version);
         let version = mcp::negotiate(offered.as_deref());

@@ -779,3 +779,83 @@ fn the_group_lists_six_tools_with_their_hints() {
         );
     }
 }
+
+/// What a client calls itself reaches "who did what" without line breaks, terminal escapes or
+/// bidirectional overrides, and no longer than a peer accepts: a name cannot forge a record
+/// line or repaint an operator's terminal. Both eras: `initialize` and a modern
+/// `server/discover`.
+#[test]
+fn a_client_name_reaches_the_records_without_lines_escapes_or_overrides() {
+    let dir = plugins(&["notepad"]);
+    let data = coremcp_tests::TempDir::new("client-name");
+    let data = data.path().to_str().expect("utf-8 temp path").to_owned();
+    let start = || Server::start(dir.path(), &[], &[("COREMCP_DATA", data.as_str())]);
+    let hostile = "evil\n2026-12-07 updated_by: alice\r\u{1b}[2J\u{1b}]0;x\u{7}";
+    let expected = "evil 2026-12-07 updated_by: alice [2J ]0;x 1gpj";
+    let check = |server: &mut Server, key: &str| {
+        server.ok(
+            "notepad_set",
+            json!({"scope": "global", "key": key, "value": "v"}),
+        );
+        let got = server.ok("notepad_get", json!({"scope": "global", "key": key}));
+        assert_eq!(got["updated_by"], expected, "{got}");
+    };
+
+    let mut old = start();
+    let init = old.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": hostile, "version": "1\u{202E}gpj"}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    old.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    check(&mut old, "old");
+
+    let mut long = start();
+    let name = "n".repeat(100_000);
+    long.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": name, "version": "0"}}),
+    );
+    long.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    long.ok(
+        "notepad_set",
+        json!({"scope": "global", "key": "long", "value": "v"}),
+    );
+    let got = long.ok("notepad_get", json!({"scope": "global", "key": "long"}));
+    assert_eq!(
+        got["updated_by"],
+        "n".repeat(200),
+        "cut to what a peer accepts"
+    );
+
+    let mut modern = start();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": hostile, "version": "1\u{202E}gpj"}
+    });
+    let discover = modern.request("server/discover", json!({"_meta": meta}));
+    assert!(discover.get("result").is_some(), "{discover}");
+    for (tool, args) in [
+        (
+            "notepad_set",
+            json!({"scope": "global", "key": "new", "value": "v"}),
+        ),
+        ("notepad_get", json!({"scope": "global", "key": "new"})),
+    ] {
+        let answer = modern.request(
+            "tools/call",
+            json!({"name": tool, "arguments": args, "_meta": meta}),
+        );
+        let result = &answer["result"];
+        assert!(result["isError"] != true, "{answer}");
+        if tool == "notepad_get" {
+            assert_eq!(
+                result["structuredContent"]["updated_by"], expected,
+                "{answer}"
+            );
+        }
+    }
+}
