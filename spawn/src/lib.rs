@@ -108,6 +108,16 @@ const SECRET_NAMES: &[&str] = &[
     "PGPASSFILE",
     "PGSERVICEFILE",
     "DOCKER_CONFIG",
+    // Package managers' and clouds' own configuration, where their tokens live.
+    "NPM_CONFIG_USERCONFIG",
+    "NPM_CONFIG_GLOBALCONFIG",
+    "YARN_RC_FILENAME",
+    "PIP_CONFIG_FILE",
+    "AWS_CONFIG_FILE",
+    "GH_CONFIG_DIR",
+    "CLOUDSDK_CONFIG",
+    "AZURE_CONFIG_DIR",
+    "BOTO_CONFIG",
 ];
 
 /// Families of variables that only mean something together and whose values can carry a
@@ -794,6 +804,17 @@ mod tests {
             "PGPASSFILE",
             "PGSERVICEFILE",
             "DOCKER_CONFIG",
+            "NPM_CONFIG_USERCONFIG",
+            "npm_config_userconfig",
+            "npm_config_globalconfig",
+            "YARN_RC_FILENAME",
+            "PIP_CONFIG_FILE",
+            "AWS_CONFIG_FILE",
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "GH_CONFIG_DIR",
+            "CLOUDSDK_CONFIG",
+            "AZURE_CONFIG_DIR",
+            "BOTO_CONFIG",
             "GIT_ASKPASS",
             "SSH_ASKPASS",
             "GIT_CONFIG_COUNT",
@@ -821,6 +842,9 @@ mod tests {
             "BUNDLE_GEMFILE",
             "GIT_CONFIG_GLOBAL",
             "GIT_CONFIG_NOSYSTEM",
+            "NPM_CONFIG_REGISTRY",
+            "PIP_INDEX_URL",
+            "AWS_REGION",
         ] {
             assert!(!is_credential_name(name), "{name} should be kept");
         }

@@ -62,6 +62,11 @@ const SECRETS: &[(&str, &str)] = &[
     ("PGPASSFILE", "/keys/pgpass"),
     ("DOCKER_CONFIG", "/keys/docker"),
     ("GIT_ASKPASS", "/keys/askpass"),
+    ("NPM_CONFIG_USERCONFIG", "/keys/npmrc"),
+    ("npm_config_globalconfig", "/keys/global-npmrc"),
+    ("PIP_CONFIG_FILE", "/keys/pip.conf"),
+    ("AWS_CONFIG_FILE", "/keys/aws-config"),
+    ("YARN_RC_FILENAME", "/keys/yarnrc.yml"),
 ];
 
 /// git's configuration from the environment, as Copilot CLI starts servers with it (plus a
