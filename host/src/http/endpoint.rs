@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::auth::Principal;
-use super::body::{self, Body, ReadError, MAX_BODY_BYTES};
+use super::body::{self, Body, ReadError, BODY_PACE, MAX_BODY_BYTES};
 use super::outbox::{ExpectError, Router, StreamError};
 use super::sessions::{CreateError, HttpSession, Sessions};
 use super::sse::{parse_event_id, SseBody};
@@ -297,18 +297,20 @@ impl Endpoint<'_> {
             );
         }
         let declared = header(headers, CONTENT_LENGTH.as_str()).and_then(|v| v.trim().parse().ok());
-        let message = match body::read_limited(request_body, declared, MAX_BODY_BYTES).await {
-            Ok(bytes) => bytes,
-            Err(ReadError::TooLarge) => return body::too_large(),
-            Err(e @ ReadError::Failed(_)) => {
-                return body::rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    rpc::PARSE_ERROR,
-                    &e.to_string(),
-                )
-            }
-        };
+        let message =
+            match body::read_limited(request_body, declared, MAX_BODY_BYTES, BODY_PACE).await {
+                Ok(bytes) => bytes,
+                Err(ReadError::TooLarge) => return body::too_large(),
+                Err(e @ ReadError::TooSlow(_)) => return body::too_slow(&e),
+                Err(e @ ReadError::Failed(_)) => {
+                    return body::rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        None,
+                        rpc::PARSE_ERROR,
+                        &e.to_string(),
+                    )
+                }
+            };
         if super::modern::is_modern(headers) {
             return self.post_modern(headers, principal, accepts, message).await;
         }

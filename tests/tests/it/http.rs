@@ -464,6 +464,61 @@ fn bodies_over_8_mb_are_refused_without_being_read() {
     assert_eq!(under.json()["error"]["code"], -32600, "{}", under.text());
 }
 
+/// A client that holds a token and then stops sending its body is answered 408 once its
+/// body has been silent for 10 s, and its connection closed: it cannot hold the connection,
+/// or a request slot, for ever. (A body that trickles is cut at 60 s in all: a unit test of
+/// `http::body`.)
+#[test]
+fn an_authenticated_body_that_stops_is_answered_408_in_time() {
+    let dir = plugins(&["fixture"]);
+    let tokens = TempDir::new("tokens");
+    let file = tokens.path().join("tokens");
+    std::fs::write(&file, "ci ci-token-0123456789abcdef\n").expect("write tokens");
+    let server = Serve::start(dir.path(), &["--tokens", &file.to_string_lossy()]);
+    let started = std::time::Instant::now();
+    let mut stream = send_head(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", "Bearer ci-token-0123456789abcdef"),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Content-Length", "200"),
+        ],
+    );
+    stream
+        .write_all(br#"{"jsonrpc":"2.0","#)
+        .expect("write part");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(40)))
+        .expect("timeout");
+    let mut reader = std::io::BufReader::new(stream);
+    let answer = read_response(&mut reader);
+    let took = started.elapsed();
+    assert_eq!(answer.status, 408, "{}", answer.text());
+    assert!(
+        answer.text().contains("not sent in time"),
+        "{}",
+        answer.text()
+    );
+    assert_eq!(answer.json()["error"]["code"], -32600, "{}", answer.text());
+    assert!(
+        took >= Duration::from_secs(9) && took < Duration::from_secs(30),
+        "answered after {took:?} (the idle wait is 10 s)"
+    );
+    let mut rest = Vec::new();
+    let closed = std::io::Read::read_to_end(&mut reader, &mut rest);
+    assert!(
+        closed.is_ok() && rest.is_empty(),
+        "the connection was closed: {closed:?} {rest:?}"
+    );
+    // The server is fine afterwards.
+    let mut client = server.client();
+    client.token = Some("ci-token-0123456789abcdef".into());
+    client.initialize();
+}
+
 #[test]
 fn other_paths_health_and_status() {
     let (_dir, server) = fixture_server();
