@@ -3,8 +3,9 @@
 //!
 //! Invariants:
 //! - No file is mapped before it passed its vetting (a truncated or damaged library is refused,
-//!   never mapped); to serve, what is mapped is a private copy of the installed bytes, never the
-//!   installed file itself, so nothing done to that file later reaches the loaded code.
+//!   never mapped); to serve, what is mapped is a vetted copy of the installed bytes (shared by
+//!   content, or private), never the installed file itself, so nothing done to that file later
+//!   reaches the loaded code.
 //! - The ABI version is read from the library header, and an incompatible plugin refused,
 //!   before any plugin function runs.
 //! - Every failure is one line that names the file; abi_stable's multi-KB layout report is
@@ -84,7 +85,7 @@ pub enum LoadError {
 }
 
 /// Loads and initialises the installed library at `path`, which must declare group `group`:
-/// a private copy of its vetted bytes is what is mapped.
+/// a copy of its vetted bytes is what is mapped.
 pub fn load(path: &Path, group: &str, vetting: &Vetting) -> Result<Library, LoadError> {
     let copy = vetting.vetted_copy(path)?;
     // The mapping outlives the copy's file, which goes when `copy` does.

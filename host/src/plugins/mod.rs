@@ -15,9 +15,9 @@
 //!
 //! Invariants: a tool name routes to exactly one group. A catalog name always belongs to its
 //! catalog group; a plugin that declares a name owned by another group is refused. What is
-//! mapped is always a private copy of the installed bytes ([`vetting::Vetting::vetted_copy`]):
-//! a reload never opens the same path twice (the dynamic loader would hand back the old
-//! library), and a file changed in place after it was loaded never runs.
+//! mapped is always a vetted copy of the installed bytes ([`vetting::Vetting::vetted_copy`]):
+//! a reload never opens a file this process already mapped (the dynamic loader would hand back
+//! the old library), and a file changed in place after it was loaded never runs.
 
 pub(crate) mod elf;
 pub mod host_api;
@@ -406,7 +406,7 @@ impl PluginSet {
         outcome
     }
 
-    /// Loads the group's file (a private copy of its vetted bytes), registers its tools and logs
+    /// Loads the group's file (a copy of its vetted bytes), registers its tools and logs
     /// the outcome.
     fn load_slot(&self, index: usize) -> Result<Arc<Loaded>, LoadError> {
         let slot = &self.slots[index];
@@ -421,8 +421,9 @@ impl PluginSet {
                 dir: self.dir.clone(),
             });
         }
-        // Every load maps a private copy of the vetted bytes, so a reload never opens the same
-        // path twice and the installed file can change without touching what runs.
+        // Every load maps a vetted copy of the installed bytes — new bytes a new file, the same
+        // bytes a private one — so a reload never opens a file this process already mapped,
+        // and the installed file can change without touching what runs.
         let outcome = loader::load(&slot.path, &slot.id, &self.vetting)
             .and_then(|library| self.register(index, library, fingerprint));
         if let Ok(loaded) = &outcome {

@@ -5,13 +5,22 @@
 //! 1. The library must have an **install record** — the SHA-256 `plugins install` or `plugins
 //!    index` wrote beside it (the sidecar manifest's head). One copied in by hand, or whose
 //!    sidecar was removed, is refused, saying how to install it: nothing vouches for its bytes.
-//! 2. Its bytes are **copied** to a private file (a folder only this user enters), hashed on the
-//!    way unless the record of files that passed holds the installed file with the same
-//!    device, inode, size, mtime and ctime (which no user can set back), and compared with the
-//!    install record; the installed file's identity is read again after the copy, so bytes
-//!    changed meanwhile are never taken for the vetted ones. The copy is what is mapped: a file
-//!    overwritten in place after it was loaded (`cp` over it) changes nothing this process
-//!    runs — a SIGHUP reloads it through this same gate, or refuses it.
+//! 2. Its bytes are **copied** to a file of their own, hashed on the way unless the record of
+//!    files that passed holds the installed file with the same device, inode, size, mtime and
+//!    ctime (which no user can set back), and compared with the install record; the installed
+//!    file's identity is read again after the copy, so bytes changed meanwhile are never taken
+//!    for the vetted ones. The copy is what is mapped: a file overwritten in place after it was
+//!    loaded (`cp` over it) changes nothing this process runs — a SIGHUP reloads it through
+//!    this same gate, or refuses it.
+//!
+//!    The copy is **shared by content**: `<data>/vetted-plugins/<sha256>/<file name>`, made
+//!    once (written beside, renamed into place, never written again) and used by every process
+//!    of this user whose installed file has those bytes, so sessions share its pages (as they
+//!    shared the installed file's) and a process after the first copies nothing. An entry is
+//!    used only while its own identity is the one recorded when it was made. Without a
+//!    writable data folder on a mount that allows running code — or for bytes this process has
+//!    already mapped (the dynamic loader would hand back that mapping) — the copy is private
+//!    instead, in a new folder only this user may enter, removed once mapped.
 //! 3. The copy's **structure** ([`super::elf`]): a whole ELF shared object for this machine.
 //!
 //! **Installing or indexing** ([`Vetting::vet`], `plugins install`, `plugins index`, and so
@@ -24,8 +33,9 @@
 //! bytes is not probed again).
 //!
 //! Invariants:
-//! - No library is mapped in this process to serve but a private copy of bytes whose SHA-256
-//!   is the one recorded beside the installed file when it was installed or indexed.
+//! - No library is mapped in this process to serve but a copy of bytes whose SHA-256 is the one
+//!   recorded beside the installed file when it was installed or indexed; a shared copy only
+//!   while its identity is the one recorded when it was made, and never twice in one process.
 //! - No library is mapped to be installed or indexed before its structure passed, and, when a
 //!   probe program is configured, before a probe survived it or its bytes match a file that did.
 //! - A refusal is one line that names the file and what is wrong with it.
@@ -62,6 +72,8 @@ pub struct Vetting {
     probe: Option<PathBuf>,
     /// Where files that passed are remembered; `None`: nowhere (every new process probes).
     record: Option<PathBuf>,
+    /// Where the vetted copies shared by content live; `None`: every copy is private.
+    shared: Option<PathBuf>,
 }
 
 /// One file that passed.
@@ -78,15 +90,27 @@ struct Passed {
     sha256: String,
 }
 
-/// A private copy of a library's installed bytes, removed when dropped (a mapping of it
-/// outlives the file).
+/// The folder of the copies shared by content, under the data folder.
+pub const SHARED_DIR: &str = "vetted-plugins";
+
+/// A vetted copy of a library's installed bytes: shared by content, or private and removed
+/// when dropped (a mapping of it outlives the file).
 #[derive(Debug)]
 pub struct VettedCopy {
     pub path: PathBuf,
+    private: bool,
 }
+
+/// The bytes (by SHA-256) this process has mapped from a shared copy: the dynamic loader
+/// hands back an object it already holds for the same file, so a second load of them (a
+/// reload of unchanged bytes) takes a private copy.
+static MAPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 impl Drop for VettedCopy {
     fn drop(&mut self) {
+        if !self.private {
+            return;
+        }
         let _ = std::fs::remove_file(&self.path);
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::remove_dir(dir);
@@ -108,6 +132,7 @@ impl Vetting {
         Self {
             probe,
             record: data_dir.map(|dir| dir.join(RECORD_FILE)),
+            shared: data_dir.map(|dir| dir.join(SHARED_DIR)),
         }
     }
 
@@ -116,8 +141,8 @@ impl Vetting {
         Self::default()
     }
 
-    /// A private copy of the installed library `installed`, for loading to serve: its bytes
-    /// those recorded at install (see the module doc).
+    /// A copy of the installed library `installed`, for loading to serve: its bytes those
+    /// recorded at install (see the module doc).
     pub fn vetted_copy(&self, installed: &Path) -> Result<VettedCopy, LoadError> {
         let refuse = |reason: String| LoadError::Malformed {
             path: installed.to_owned(),
@@ -141,19 +166,21 @@ impl Vetting {
             .read_record()
             .passed
             .into_iter()
-            .find(|p| same_file(p, &seen))
-            .filter(|p| p.sha256 == recorded);
+            .any(|p| same_file(&p, &seen) && p.sha256 == recorded);
+        if let Some(copy) = self.shared_copy(installed, &mut file, &seen, known, &recorded)? {
+            return Ok(copy);
+        }
         let copy = VettedCopy {
             path: private_path(installed).map_err(|e| LoadError::Open {
                 path: installed.to_owned(),
                 reason: format!("cannot copy it for loading: {e}"),
             })?,
+            private: true,
         };
-        let hashed =
-            copy_hashing(&mut file, &copy.path, known.is_none()).map_err(|e| LoadError::Open {
-                path: installed.to_owned(),
-                reason: format!("cannot copy it for loading: {e}"),
-            })?;
+        let hashed = copy_hashing(&mut file, &copy.path, !known).map_err(|e| LoadError::Open {
+            path: installed.to_owned(),
+            reason: format!("cannot copy it for loading: {e}"),
+        })?;
         // Bytes written meanwhile would change the file's mtime and ctime: what was copied is
         // what was looked at only if its identity is the same now.
         let after = file.metadata().map_err(|e| refuse(e.to_string()))?;
@@ -177,6 +204,155 @@ impl Vetting {
             });
         }
         Ok(copy)
+    }
+
+    /// The copy of `recorded`'s bytes shared by content (see the module doc), made now if need
+    /// be from the open installed `file` (whose identity was `seen`, `known` to hold those
+    /// bytes); `None` where there can be none, and a private copy is made instead.
+    fn shared_copy(
+        &self,
+        installed: &Path,
+        file: &mut File,
+        seen: &Passed,
+        known: bool,
+        recorded: &str,
+    ) -> Result<Option<VettedCopy>, LoadError> {
+        let Some(shared) = &self.shared else {
+            return Ok(None);
+        };
+        if MAPPED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|s| s == recorded)
+        {
+            return Ok(None);
+        }
+        let refuse = |reason: String| LoadError::Malformed {
+            path: installed.to_owned(),
+            reason,
+        };
+        let changed = || LoadError::Changed {
+            path: installed.to_owned(),
+        };
+        let name = installed.file_name().unwrap_or_default();
+        let dir = shared.join(recorded);
+        let path = dir.join(name);
+        let use_it = |path: PathBuf| -> Result<Option<VettedCopy>, LoadError> {
+            let copy = File::open(&path).map_err(|e| refuse(e.to_string()))?;
+            let len = copy.metadata().map_err(|e| refuse(e.to_string()))?.len();
+            elf::check(&copy, len).map_err(refuse)?;
+            MAPPED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(recorded.to_owned());
+            Ok(Some(VettedCopy {
+                path,
+                private: false,
+            }))
+        };
+
+        // Made before, and still as it was made: the installed file need only hold its bytes.
+        if let Ok(meta) = std::fs::metadata(&path) {
+            let entry = identity(&path, &meta);
+            let record = self.read_record();
+            if record
+                .passed
+                .iter()
+                .any(|p| same_file(p, &entry) && p.sha256 == recorded)
+            {
+                if !known {
+                    use std::io::Seek;
+                    let hash = file
+                        .seek(std::io::SeekFrom::Start(0))
+                        .and_then(|_| sha256(file))
+                        .map_err(|e| refuse(format!("reading it: {e}")))?;
+                    let after = file.metadata().map_err(|e| refuse(e.to_string()))?;
+                    if hash != recorded || !same_file(&identity(installed, &after), seen) {
+                        // A file cut short is said to be so, before it is said to differ.
+                        elf::check(file, after.len()).map_err(refuse)?;
+                        return Err(changed());
+                    }
+                    self.remember(Passed {
+                        sha256: hash,
+                        ..seen.clone()
+                    });
+                }
+                return use_it(path);
+            }
+        }
+
+        // Made now: written beside its place, checked, then renamed into it.
+        if let Err(e) = shared_folder(shared, &dir) {
+            tracing::debug!("no shared copy of {}: {e}", installed.display());
+            return Ok(None);
+        }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temporary = dir.join(format!(
+            ".{}.{}-{n}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&temporary);
+        let made = (|| {
+            let hashed = match copy_hashing(file, &temporary, !known) {
+                Ok(hashed) => hashed,
+                Err(e) => {
+                    tracing::debug!("no shared copy of {}: {e}", installed.display());
+                    return Ok(None);
+                }
+            };
+            let after = file.metadata().map_err(|e| refuse(e.to_string()))?;
+            if !same_file(&identity(installed, &after), seen) {
+                return Err(changed());
+            }
+            let copied = File::open(&temporary).map_err(|e| refuse(e.to_string()))?;
+            elf::check(&copied, seen.len).map_err(refuse)?;
+            if hashed.as_deref().is_some_and(|hash| hash != recorded) {
+                return Err(changed());
+            }
+            if let Err(e) = std::fs::rename(&temporary, &path) {
+                tracing::debug!("no shared copy of {}: {e}", installed.display());
+                return Ok(None);
+            }
+            Ok(Some(hashed))
+        })();
+        let _ = std::fs::remove_file(&temporary);
+        let Some(hashed) = made? else {
+            return Ok(None);
+        };
+        if hashed.is_some() {
+            self.remember(Passed {
+                sha256: recorded.to_owned(),
+                ..seen.clone()
+            });
+        }
+        let meta = std::fs::metadata(&path).map_err(|e| refuse(e.to_string()))?;
+        self.remember(Passed {
+            sha256: recorded.to_owned(),
+            ..identity(&path, &meta)
+        });
+        self.prune_shared(shared, recorded);
+        use_it(path)
+    }
+
+    /// Removes the shared copies whose bytes the record no longer names (it keeps the newest
+    /// [`RECORD_LIMIT`] files), so the folder stays bounded. A process that mapped one keeps
+    /// its mapping.
+    fn prune_shared(&self, shared: &Path, keep: &str) {
+        let record = self.read_record();
+        let Ok(entries) = std::fs::read_dir(shared) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let named = name == keep || record.passed.iter().any(|p| p.sha256 == name);
+            if !named && is_sha256(&name) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
     }
 
     /// Vets the file at `path` for installing or indexing it (errors name `shown`): its
@@ -248,12 +424,67 @@ fn identity(path: &Path, meta: &std::fs::Metadata) -> Passed {
     }
 }
 
+fn is_sha256(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Makes `dir` (one entry of `shared`), both only this user may enter, on a mount that allows
+/// mapping code.
+fn shared_folder(shared: &Path, dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if let Some(data) = shared.parent() {
+        std::fs::create_dir_all(data)?;
+    }
+    for folder in [shared, dir] {
+        match std::fs::DirBuilder::new().mode(0o700).create(folder) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mode = std::fs::metadata(shared)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} may be entered by others (mode {:o})",
+            shared.display(),
+            mode & 0o777
+        )));
+    }
+    executable_mount(shared)
+}
+
+/// An error when code in files under `dir` cannot be mapped (a `noexec` mount).
+fn executable_mount(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("a NUL in the path"))?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `path` is a NUL-terminated string and `stat` a buffer of the size statvfs fills.
+    if unsafe { libc::statvfs(path.as_ptr(), stat.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: statvfs returned 0, so it filled `stat`.
+    let stat = unsafe { stat.assume_init() };
+    if stat.f_flag & libc::ST_NOEXEC != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} is on a noexec mount, where a library cannot be mapped",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// A new, unique path for a private copy of `library`, under its own name (what `/proc/PID/maps`
 /// then shows), in a new folder only this user may enter.
 fn private_path(library: &Path) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = library.file_name().unwrap_or_default();
+    executable_mount(&std::env::temp_dir()).map_err(|e| {
+        std::io::Error::other(format!(
+            "{e}; give Core MCP a data folder (--data) on a mount that allows it"
+        ))
+    })?;
     for _ in 0..64 {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("coremcp-plugin-{}-{n}", std::process::id()));
@@ -267,8 +498,8 @@ fn private_path(library: &Path) -> std::io::Result<PathBuf> {
     Err(std::io::Error::other("no new folder for a private copy"))
 }
 
-/// Copies the open `file` (from its start) to the new file `to` (mode 0600), hashing the bytes
-/// on the way when `hash`: their SHA-256.
+/// Copies the open `file` (from its start) to the new file `to` (read-only: mode 0400),
+/// hashing the bytes on the way when `hash`: their SHA-256.
 fn copy_hashing(file: &mut File, to: &Path, hash: bool) -> std::io::Result<Option<String>> {
     use std::io::Seek;
     use std::os::unix::fs::OpenOptionsExt;
@@ -276,7 +507,7 @@ fn copy_hashing(file: &mut File, to: &Path, hash: bool) -> std::io::Result<Optio
     let mut out = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o600)
+        .mode(0o400)
         .open(to)?;
     let mut hasher = hash.then(Sha256::new);
     let mut buf = vec![0u8; 1 << 20];

@@ -51,6 +51,60 @@ fn the_store_groups_share_one_sqlite_library() {
     assert_eq!(sqlite.len(), 1, "one SQLite for both groups: {sqlite:?}");
 }
 
+/// What is mapped is a vetted copy of the installed bytes, shared by content: two sessions on
+/// one data folder map the same file (so they share its pages), named by the bytes' SHA-256; a
+/// copy changed after it was made is never used again, and the next session makes a new one.
+#[test]
+fn sessions_share_one_vetted_copy_of_a_library() {
+    use sha2::Digest;
+    let dir = plugins(&["fixture"]);
+    let data = TempDir::new("shared-copy");
+    let data_arg = data.path().to_str().expect("utf-8 temp path");
+    let installed = std::fs::read(dir.path().join("libcoremcp_fixture.so")).expect("read");
+    let sha: String = sha2::Sha256::digest(&installed)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let start = || {
+        let mut server = Server::start(dir.path(), &[], &[("COREMCP_DATA", data_arg)]);
+        server.initialize();
+        let echoed = server.call("fixture_echo", json!({"n": 1}));
+        assert_eq!(echoed["structuredContent"]["n"], 1, "{echoed}");
+        server
+    };
+    let first = start();
+    let second = start();
+    let copy = data
+        .path()
+        .join("vetted-plugins")
+        .join(&sha)
+        .join("libcoremcp_fixture.so");
+    let shown = copy.display().to_string();
+    assert_eq!(first.mapped_paths("libcoremcp_fixture"), [shown.as_str()]);
+    assert_eq!(second.mapped_paths("libcoremcp_fixture"), [shown.as_str()]);
+    assert_eq!(std::fs::read(&copy).expect("read copy"), installed);
+
+    // Changed after it was made (its identity moves with it): never mapped again. (Made
+    // read-only, it takes a change of mode first.)
+    drop((first, second));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&copy).expect("stat").permissions().mode();
+    assert_eq!(mode & 0o777, 0o400, "{mode:o}");
+    let mut changed = installed.clone();
+    let last = changed.len() - 1;
+    changed[last] ^= 0xff;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::write(&copy, &changed).expect("change the copy");
+    let third = start();
+    assert_eq!(third.mapped_paths("libcoremcp_fixture"), [shown]);
+    assert_eq!(
+        std::fs::read(&copy).expect("read copy"),
+        installed,
+        "made again from the installed bytes"
+    );
+    drop(third);
+}
+
 #[test]
 fn groups_limit_what_a_session_sees_and_loads() {
     let dir = plugins(&["publishing", "fixture"]);
