@@ -325,6 +325,13 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
 
+    impl Calls {
+        /// A call of the stdio client with no group or client name.
+        fn start_stdio(&self, id: &str, tool: &str, timeout: Duration) -> Option<Arc<Call>> {
+            self.start(id, tool, None, timeout, &crate::policy::Caller::Stdio, None)
+        }
+    }
+
     fn calls() -> (Calls, mpsc::Receiver<String>) {
         let (tx, rx) = mpsc::channel();
         let tx = Mutex::new(tx);
@@ -341,24 +348,10 @@ mod tests {
     fn a_call_that_overruns_is_answered_by_the_watchdog_once() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start(
-                "1",
-                "slow",
-                None,
-                Duration::from_millis(50),
-                &crate::policy::Caller::Stdio,
-                None,
-            )
+            .start_stdio("1", "slow", Duration::from_millis(50))
             .expect("registered");
         let fast = calls
-            .start(
-                "2",
-                "fast",
-                None,
-                Duration::from_secs(30),
-                &crate::policy::Caller::Stdio,
-                None,
-            )
+            .start_stdio("2", "fast", Duration::from_secs(30))
             .expect("registered");
         assert!(
             !calls.wait_idle(Duration::from_millis(1)),
@@ -393,14 +386,7 @@ mod tests {
     fn cancelled_calls_are_never_answered() {
         let (calls, timeouts) = calls();
         let call = calls
-            .start(
-                "\"a\"",
-                "t",
-                None,
-                Duration::from_millis(100),
-                &crate::policy::Caller::Stdio,
-                None,
-            )
+            .start_stdio("\"a\"", "t", Duration::from_millis(100))
             .expect("registered");
         assert!(calls.cancel("\"a\""));
         assert!(!calls.cancel("\"a\""), "already gone");
@@ -414,37 +400,16 @@ mod tests {
     fn an_id_in_flight_is_not_registered_twice() {
         let (calls, _timeouts) = calls();
         let first = calls
-            .start(
-                "7",
-                "t",
-                None,
-                Duration::from_secs(30),
-                &crate::policy::Caller::Stdio,
-                None,
-            )
+            .start_stdio("7", "t", Duration::from_secs(30))
             .expect("first");
         assert!(calls
-            .start(
-                "7",
-                "t",
-                None,
-                Duration::from_secs(30),
-                &crate::policy::Caller::Stdio,
-                None
-            )
+            .start_stdio("7", "t", Duration::from_secs(30))
             .is_none());
         assert!(calls.finish(&first, ""));
         calls.answered();
         assert!(
             calls
-                .start(
-                    "7",
-                    "t",
-                    None,
-                    Duration::from_secs(30),
-                    &crate::policy::Caller::Stdio,
-                    None
-                )
+                .start_stdio("7", "t", Duration::from_secs(30))
                 .is_some(),
             "free again once answered"
         );
@@ -454,26 +419,12 @@ mod tests {
     fn an_earlier_deadline_wakes_the_watchdog() {
         let (calls, timeouts) = calls();
         let _long = calls
-            .start(
-                "1",
-                "t",
-                None,
-                Duration::from_secs(60),
-                &crate::policy::Caller::Stdio,
-                None,
-            )
+            .start_stdio("1", "t", Duration::from_secs(60))
             .expect("registered");
         thread::sleep(Duration::from_millis(20));
         let started = Instant::now();
         let _short = calls
-            .start(
-                "2",
-                "t",
-                None,
-                Duration::from_millis(30),
-                &crate::policy::Caller::Stdio,
-                None,
-            )
+            .start_stdio("2", "t", Duration::from_millis(30))
             .expect("registered");
         assert_eq!(
             timeouts

@@ -161,17 +161,18 @@ pub(crate) enum Step {
 }
 
 impl Step {
+    /// Every step, in the order they are taken.
+    const ALL: [Step; 6] = [
+        Step::Unshare,
+        Step::UserMap,
+        Step::Private,
+        Step::Proc,
+        Step::Caps,
+        Step::Fork,
+    ];
+
     fn from_code(code: i32) -> Option<Self> {
-        [
-            Step::Unshare,
-            Step::UserMap,
-            Step::Private,
-            Step::Proc,
-            Step::Caps,
-            Step::Fork,
-        ]
-        .into_iter()
-        .find(|s| *s as i32 == code)
+        Self::ALL.into_iter().find(|s| *s as i32 == code)
     }
 
     fn what(self) -> &'static str {
@@ -354,14 +355,7 @@ mod tests {
 
     #[test]
     fn every_refusal_names_its_step() {
-        for step in [
-            Step::Unshare,
-            Step::UserMap,
-            Step::Private,
-            Step::Proc,
-            Step::Caps,
-            Step::Fork,
-        ] {
+        for step in Step::ALL {
             assert_eq!(Step::from_code(step as i32), Some(step));
             assert!(!step.what().is_empty());
         }

@@ -265,6 +265,15 @@ pub fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     run_program(&coremcp(), args, env)
 }
 
+/// `coremcp plugins index` of `dir` (what an install records, for every library in it):
+/// (exit code, stdout, stderr).
+pub fn index_plugins(dir: &Path) -> (i32, String, String) {
+    run(
+        &["plugins", "index", "--plugins", &dir.to_string_lossy()],
+        &[],
+    )
+}
+
 /// Runs `PROGRAM ARGS` (an installed `coremcp`) like [`run`].
 pub fn run_program(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     #[allow(clippy::disallowed_methods)] // Tests start the binary under test directly.

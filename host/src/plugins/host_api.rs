@@ -89,15 +89,15 @@ pub fn set_value(key: &str, value: String) {
     }
 }
 
-/// Runs `f` (one plugin call made for `principal`) with `sink` as the second destination of
-/// the log messages the plugin writes on this thread meanwhile: each call's logs reach its
-/// own session, never another's. Messages outside a call (a plugin's `init`, its own threads)
-/// go to stderr only.
+/// Runs `f` (one plugin call of the catalog tool `tool`, if it is one, made for `caller`) with
+/// `sink` as the second destination of the log messages the plugin writes on this thread
+/// meanwhile: each call's logs reach its own session, never another's. Messages outside a call
+/// (a plugin's `init`, its own threads) go to stderr only.
 pub fn with_call<T>(
     sink: LogSink,
     caller: Arc<crate::policy::Caller>,
     client: Option<Arc<str>>,
-    tool: &str,
+    tool: Option<&'static str>,
     f: impl FnOnce() -> T,
 ) -> T {
     struct Reset;
@@ -112,7 +112,7 @@ pub fn with_call<T>(
     CALL_SINK.with(|slot| *slot.borrow_mut() = Some(sink));
     CALL_CALLER.with(|slot| *slot.borrow_mut() = Some(caller));
     CALL_CLIENT.with(|slot| *slot.borrow_mut() = client);
-    CALL_TOOL.with(|slot| slot.set(coremcp_catalog::find(tool).map(|(_, e)| e.name)));
+    CALL_TOOL.with(|slot| slot.set(tool));
     let _reset = Reset;
     f()
 }

@@ -62,6 +62,8 @@ pub const RECORD_FILE: &str = "plugin-checks.json";
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Files remembered at most (the newest are kept).
 const RECORD_LIMIT: usize = 128;
+/// How old a shared copy the record no longer names must be before it is removed.
+const PRUNE_AFTER: Duration = Duration::from_secs(3600);
 /// The hidden subcommand the probe runs.
 pub const PROBE_COMMAND: &str = "probe-plugin";
 
@@ -153,21 +155,15 @@ impl Vetting {
                 path: installed.to_owned(),
             });
         };
-        let mut file = File::open(installed).map_err(|e| LoadError::Open {
-            path: installed.to_owned(),
-            reason: e.to_string(),
-        })?;
-        let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(refuse("not a regular file".to_owned()));
-        }
+        let (mut file, meta) = open_regular(installed, installed)?;
         let seen = identity(installed, &meta);
-        let known = self
-            .read_record()
+        let record = self.read_record();
+        let known = record
             .passed
-            .into_iter()
-            .any(|p| same_file(&p, &seen) && p.sha256 == recorded);
-        if let Some(copy) = self.shared_copy(installed, &mut file, &seen, known, &recorded)? {
+            .iter()
+            .any(|p| same_file(p, &seen) && p.sha256 == recorded);
+        let shared = self.shared_copy(installed, &mut file, &seen, (known, &record), &recorded)?;
+        if let Some(copy) = shared {
             return Ok(copy);
         }
         let copy = VettedCopy {
@@ -207,14 +203,14 @@ impl Vetting {
     }
 
     /// The copy of `recorded`'s bytes shared by content (see the module doc), made now if need
-    /// be from the open installed `file` (whose identity was `seen`, `known` to hold those
-    /// bytes); `None` where there can be none, and a private copy is made instead.
+    /// be from the open installed `file` (whose identity was `seen`, `known` from `record` to
+    /// hold those bytes); `None` where there can be none, and a private copy is made instead.
     fn shared_copy(
         &self,
         installed: &Path,
         file: &mut File,
         seen: &Passed,
-        known: bool,
+        (known, record): (bool, &Record),
         recorded: &str,
     ) -> Result<Option<VettedCopy>, LoadError> {
         let Some(shared) = &self.shared else {
@@ -238,10 +234,17 @@ impl Vetting {
         let name = installed.file_name().unwrap_or_default();
         let dir = shared.join(recorded);
         let path = dir.join(name);
+        // A shared copy another process removed meanwhile (pruned, or replaced), or found
+        // damaged, is no reason to refuse the installed bytes: they get a private copy.
         let use_it = |path: PathBuf| -> Result<Option<VettedCopy>, LoadError> {
-            let copy = File::open(&path).map_err(|e| refuse(e.to_string()))?;
-            let len = copy.metadata().map_err(|e| refuse(e.to_string()))?.len();
-            elf::check(&copy, len).map_err(refuse)?;
+            let usable = File::open(&path)
+                .and_then(|copy| Ok((copy.metadata()?.len(), copy)))
+                .map_err(|e| e.to_string())
+                .and_then(|(len, copy)| elf::check(&copy, len));
+            if let Err(why) = usable {
+                tracing::debug!("the shared copy {} is not usable: {why}", path.display());
+                return Ok(None);
+            }
             MAPPED
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -255,7 +258,6 @@ impl Vetting {
         // Made before, and still as it was made: the installed file need only hold its bytes.
         if let Ok(meta) = std::fs::metadata(&path) {
             let entry = identity(&path, &meta);
-            let record = self.read_record();
             if record
                 .passed
                 .iter()
@@ -338,18 +340,27 @@ impl Vetting {
     }
 
     /// Removes the shared copies whose bytes the record no longer names (it keeps the newest
-    /// [`RECORD_LIMIT`] files), so the folder stays bounded. A process that mapped one keeps
-    /// its mapping.
+    /// [`RECORD_LIMIT`] files) and that were made more than [`PRUNE_AFTER`] ago, so the folder
+    /// stays bounded without taking a copy from a process about to map it. A process that
+    /// mapped one keeps its mapping.
     fn prune_shared(&self, shared: &Path, keep: &str) {
         let record = self.read_record();
         let Ok(entries) = std::fs::read_dir(shared) else {
             return;
         };
+        let old = |entry: &std::fs::DirEntry| {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|made| made.elapsed().ok())
+                .is_some_and(|age| age > PRUNE_AFTER)
+        };
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             let named = name == keep || record.passed.iter().any(|p| p.sha256 == name);
-            if !named && is_sha256(&name) {
+            if !named && is_sha256(&name) && old(&entry) {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
@@ -362,14 +373,7 @@ impl Vetting {
             path: shown.to_owned(),
             reason,
         };
-        let mut file = File::open(path).map_err(|e| LoadError::Open {
-            path: shown.to_owned(),
-            reason: e.to_string(),
-        })?;
-        let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(refuse("not a regular file".to_owned()));
-        }
+        let (mut file, meta) = open_regular(path, shown)?;
         elf::check(&file, meta.len()).map_err(refuse)?;
         let mut seen = identity(path, &meta);
         let record = self.read_record();
@@ -409,6 +413,24 @@ impl Vetting {
             tracing::debug!("cannot remember checked plugins in {}: {e}", path.display());
         }
     }
+}
+
+/// The file at `path`, opened, with its metadata; errors name `shown`. Anything but a regular
+/// file is refused.
+fn open_regular(path: &Path, shown: &Path) -> Result<(File, std::fs::Metadata), LoadError> {
+    let file = File::open(path).map_err(|e| LoadError::Open {
+        path: shown.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let refuse = |reason: String| LoadError::Malformed {
+        path: shown.to_owned(),
+        reason,
+    };
+    let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".to_owned()));
+    }
+    Ok((file, meta))
 }
 
 /// What is known of a file by its metadata alone (no hash yet).

@@ -381,11 +381,16 @@ impl Inner {
         let sink: host_api::LogSink = Arc::new(move |level, group: &str, message: &str| {
             inner.forward_log(&request, level, group, message, floor);
         });
+        // The catalog's name of the tool, looked up in its own group only.
+        let tool = self.plugins.slots()[run.index]
+            .catalog
+            .and_then(|group| group.entry(&call.tool))
+            .map(|entry| entry.name);
         host_api::with_call(
             sink,
             Arc::clone(&call.caller),
             call.client.clone(),
-            &call.tool,
+            tool,
             || self.run_loaded(run, call),
         )
     }

@@ -104,25 +104,7 @@ pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: 
             let total = text.chars().count();
             let piece: String = text.chars().skip(*start).take(*shown).collect();
             record[*field] = Value::String(piece);
-            let end = start + shown;
-            let cut = end < total;
-            let annotate = cut || *start > 0;
-            for (suffix, value) in [
-                ("_truncated", annotate.then(|| Value::Bool(cut))),
-                ("_total_chars", annotate.then(|| json!(total))),
-                ("_offset", (*start > 0).then(|| json!(start))),
-                ("_next_offset", cut.then(|| json!(end))),
-            ] {
-                let key = format!("{field}{suffix}");
-                match value {
-                    Some(value) => record[key] = value,
-                    None => {
-                        if let Some(map) = record.as_object_mut() {
-                            map.remove(&key);
-                        }
-                    }
-                }
-            }
+            annotate_window(record, field, *start, *shown, total);
         }
     };
     // The fields yield in reverse order of listing: the first is the one the caller reads
@@ -154,6 +136,30 @@ pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: 
     place(record, &texts);
 }
 
+/// Sets (or removes) the fields that say `record[field]` shows `shown` characters from `start`
+/// of a text of `total`: `_truncated`, `_total_chars`, `_offset`, `_next_offset`.
+fn annotate_window(record: &mut Value, field: &str, start: usize, shown: usize, total: usize) {
+    let end = start + shown;
+    let cut = end < total;
+    let annotate = cut || start > 0;
+    for (suffix, value) in [
+        ("_truncated", annotate.then(|| Value::Bool(cut))),
+        ("_total_chars", annotate.then(|| json!(total))),
+        ("_offset", (start > 0).then(|| json!(start))),
+        ("_next_offset", cut.then(|| json!(end))),
+    ] {
+        let key = format!("{field}{suffix}");
+        match value {
+            Some(value) => record[key] = value,
+            None => {
+                if let Some(map) = record.as_object_mut() {
+                    map.remove(&key);
+                }
+            }
+        }
+    }
+}
+
 /// [`fit_windows`] for one field of which only a piece was read: `record[field]` holds the
 /// text from character `start` of a text of `total` characters (a file read in a window). At
 /// most `max_chars` of it are shown, fewer if the record would outgrow `budget`, annotated as
@@ -176,25 +182,7 @@ pub fn fit_piece(
         let text: String = piece.chars().take(shown).collect();
         let cost = chars(&Value::String(text.clone())).max(1);
         record[field] = Value::String(text);
-        let end = start + shown;
-        let cut = end < total;
-        let annotate = cut || start > 0;
-        for (suffix, value) in [
-            ("_truncated", annotate.then(|| Value::Bool(cut))),
-            ("_total_chars", annotate.then(|| json!(total))),
-            ("_offset", (start > 0).then(|| json!(start))),
-            ("_next_offset", cut.then(|| json!(end))),
-        ] {
-            let key = format!("{field}{suffix}");
-            match value {
-                Some(value) => record[key] = value,
-                None => {
-                    if let Some(map) = record.as_object_mut() {
-                        map.remove(&key);
-                    }
-                }
-            }
-        }
+        annotate_window(record, field, start, shown, total);
         let size = chars(record);
         if size <= budget || shown == 0 {
             return;

@@ -417,7 +417,7 @@ fn a_library_with_no_install_record_or_changed_under_the_host_never_runs() {
 
     // Installed as built, loaded, then overwritten in place by a copy of other bytes.
     std::fs::write(&file, &original).expect("restore");
-    let (code, out, err) = run(&["plugins", "index", "--plugins", &dir_arg(&dir)], &[]);
+    let (code, out, err) = coremcp_tests::index_plugins(dir.path());
     assert_eq!(code, 0, "{out}{err}");
     let mut server = Server::start(dir.path(), &[], &[]);
     server.initialize();

@@ -802,8 +802,7 @@ fn docs_reach_a_registry_docs_source_through_this_machines_checkout() {
 fn errors_name_who_refused_and_features_show_before_loading() {
     let dir = plugins(&["ops", "session", "docs"]);
     // Installed as an install is: each library with its manifest beside it.
-    let (code, _, stderr) =
-        coremcp_tests::run(&["plugins", "index", "--plugins", &arg(dir.path())], &[]);
+    let (code, _, stderr) = coremcp_tests::index_plugins(dir.path());
     assert_eq!(code, 0, "{stderr}");
     let (root, data) = (TempDir::new("errors-root"), TempDir::new("errors-data"));
     std::fs::write(

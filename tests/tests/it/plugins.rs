@@ -177,15 +177,7 @@ fn an_incompatible_plugin_is_refused_in_one_line_and_the_rest_serve() {
     )
     .expect("copy");
     // Installing it is refused, naming both versions; never installed, it never loads.
-    let (code, out, err) = coremcp_tests::run(
-        &[
-            "plugins",
-            "--plugins",
-            &dir.path().to_string_lossy(),
-            "index",
-        ],
-        &[],
-    );
+    let (code, out, err) = coremcp_tests::index_plugins(dir.path());
     let stderr = format!("{out}{err}");
     assert_eq!(code, 1, "{stderr}");
     assert!(
@@ -227,15 +219,7 @@ fn a_file_that_is_not_a_plugin_is_reported_and_contained() {
     .expect("write");
     assert!(plugin_status(dir.path(), "git").contains("failed: "));
     // Installing it is refused, saying what it is; it never loads.
-    let (code, out, err) = coremcp_tests::run(
-        &[
-            "plugins",
-            "--plugins",
-            &dir.path().to_string_lossy(),
-            "index",
-        ],
-        &[],
-    );
+    let (code, out, err) = coremcp_tests::index_plugins(dir.path());
     let stderr = format!("{out}{err}");
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("not a whole plugin library"), "{stderr}");
@@ -452,15 +436,7 @@ fn a_plugin_claiming_our_version_with_another_layout_is_refused_in_one_line() {
     std::fs::write(dir.path().join("libcoremcp_mislaid.so"), patched).expect("write");
 
     // Installing it is refused in one condensed line; never installed, it never loads.
-    let (code, out, err) = coremcp_tests::run(
-        &[
-            "plugins",
-            "--plugins",
-            &dir.path().to_string_lossy(),
-            "index",
-        ],
-        &[],
-    );
+    let (code, out, err) = coremcp_tests::index_plugins(dir.path());
     let stderr = format!("{out}{err}");
     assert_eq!(code, 1, "{stderr}");
     let line = stderr

@@ -5,19 +5,13 @@
 
 use std::path::Path;
 
-use coremcp_tests::{is_error, library, plugins, run, run_program, Server, TempDir, WAIT};
+use coremcp_tests::{
+    index_plugins, is_error, library, plugins, run_program, Server, TempDir, WAIT,
+};
 use serde_json::{json, Value};
 
 fn sidecar(dir: &Path, group: &str) -> std::path::PathBuf {
     dir.join(format!("libcoremcp_{group}.so.manifest.json"))
-}
-
-/// `coremcp plugins index` of `dir`: (exit code, stdout, stderr).
-fn index(dir: &Path) -> (i32, String, String) {
-    run(
-        &["plugins", "index", "--plugins", &dir.to_string_lossy()],
-        &[],
-    )
 }
 
 fn listing(server: &mut Server) -> Value {
@@ -65,7 +59,7 @@ fn a_listing_reads_the_manifests_beside_the_libraries_and_loads_no_plugin() {
 #[test]
 fn a_sidecar_that_lies_is_corrected_by_the_library_at_the_first_call() {
     let dir = plugins(&["fixture"]);
-    let (code, out, err) = index(dir.path());
+    let (code, out, err) = index_plugins(dir.path());
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("indexed fixture"), "{out}");
     // A tool the library does not have, with the library's size and mtime left as they are.
@@ -123,7 +117,7 @@ fn a_sidecar_that_lies_is_corrected_by_the_library_at_the_first_call() {
 #[test]
 fn a_stale_sidecar_is_not_trusted_and_a_damaged_library_is_refused() {
     let dir = plugins(&["publishing", "fixture"]);
-    let (code, out, err) = index(dir.path());
+    let (code, out, err) = index_plugins(dir.path());
     assert_eq!(code, 0, "{out}{err}");
     // The fixture library cut short after it was indexed: its sidecar no longer describes it.
     let lib = dir.path().join("libcoremcp_fixture.so");
@@ -152,7 +146,7 @@ fn a_stale_sidecar_is_not_trusted_and_a_damaged_library_is_refused() {
 fn index_reports_each_file_and_install_writes_the_sidecar() {
     let dir = plugins(&["fixture"]);
     std::fs::write(dir.path().join("libcoremcp_junk.so"), b"not a library").expect("junk");
-    let (code, out, _) = index(dir.path());
+    let (code, out, _) = index_plugins(dir.path());
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("indexed fixture 0.1.0 (7 tools)"), "{out}");
     assert!(

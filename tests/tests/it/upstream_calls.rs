@@ -140,12 +140,23 @@ fn call_answering(
     }
 }
 
-/// Starts `mcp__m__sleep` as request `id`, cancels it after 300 ms, and checks the server
-/// still serves.
-fn cancel_a_sleep(server: &mut Server, id: u64) {
+/// Starts `mcp__m__sleep` as request `id`, cancels it once the server has it — as its `log`
+/// of calls shows, or after 300 ms without one — and checks the server still serves.
+fn cancel_a_sleep(server: &mut Server, id: u64, log: Option<&Path>) {
+    let sleeps = |log: &Path| log_lines(log).iter().filter(|l| *l == "sleep").count();
+    let before = log.map(sleeps);
     server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                         "params": {"name": "mcp__m__sleep", "arguments": {"seconds": 0.9}}}));
-    std::thread::sleep(Duration::from_millis(300));
+    match (log, before) {
+        (Some(log), Some(before)) => {
+            let until = Instant::now() + Duration::from_secs(10);
+            while sleeps(log) == before {
+                assert!(Instant::now() < until, "the server never got the sleep");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        _ => std::thread::sleep(Duration::from_millis(300)),
+    }
     server.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": {"requestId": id}}),
@@ -565,7 +576,7 @@ fn timeouts_cancels_and_big_results_leave_the_server_serving() {
     );
 
     // A call the client cancels gets no answer; the server is told and keeps serving.
-    cancel_a_sleep(&mut server, 77);
+    cancel_a_sleep(&mut server, 77, None);
     std::thread::sleep(Duration::from_millis(1000));
     while let Some(message) = server.recv(Duration::from_millis(100)) {
         assert_ne!(
@@ -613,7 +624,7 @@ fn the_call_deadline_and_a_cancel_end_calls_nobody_waits_for() {
         started.elapsed()
     );
 
-    cancel_a_sleep(&mut server, 78);
+    cancel_a_sleep(&mut server, 78, Some(&log));
     let until = Instant::now() + Duration::from_secs(5);
     while log_lines(&log).iter().filter(|l| *l == "cancelled").count() < 2 {
         assert!(Instant::now() < until, "{:?}", log_lines(&log));
