@@ -23,7 +23,7 @@ pub struct Call {
     pub id: Arc<str>,
     pub tool: String,
     /// Who the call is made for, as the policy judged it.
-    pub caller: Arc<crate::policy::Caller>,
+    pub caller: Arc<coremcp_wire::policy::Caller>,
     /// [`Call::caller`] as grants name it.
     pub principal: Arc<str>,
     /// The agent's client's name when a configured peer passed the call on (else this
@@ -145,7 +145,7 @@ impl Calls {
         tool: &str,
         group: Option<&str>,
         timeout: Duration,
-        caller: &crate::policy::Caller,
+        caller: &coremcp_wire::policy::Caller,
         client: Option<&str>,
     ) -> Option<Arc<Call>> {
         let started = Instant::now();
@@ -328,7 +328,14 @@ mod tests {
     impl Calls {
         /// A call of the stdio client with no group or client name.
         fn start_stdio(&self, id: &str, tool: &str, timeout: Duration) -> Option<Arc<Call>> {
-            self.start(id, tool, None, timeout, &crate::policy::Caller::Stdio, None)
+            self.start(
+                id,
+                tool,
+                None,
+                timeout,
+                &coremcp_wire::policy::Caller::Stdio,
+                None,
+            )
         }
     }
 

@@ -1,6 +1,8 @@
 //! Configuration, resolved once from flags and `COREMCP_*` variables. Every environment
 //! variable name the host reads lives in [`env`].
 
+use coremcp_engine::GroupSelection;
+use coremcp_net::client::redact_url;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -113,88 +115,40 @@ pub mod env {
     pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
     /// The home directory (`$HOME/.local/share/coremcp` without `XDG_DATA_HOME`).
     pub const HOME: &str = "HOME";
-}
+    /// Grants for every kind of tool (`--grants`).
+    pub const GRANTS: &str = "COREMCP_GRANTS";
+    /// Grants for upstream tools (a bare target is a server id).
+    pub const MCP_GRANTS: &str = "COREMCP_MCP_GRANTS";
+    /// `false` turns the upstream MCP client off.
+    pub const MCP: &str = "COREMCP_MCP";
+    /// The upstream servers' config file (default `mcp.json` in the install root; empty: none).
+    pub const MCP_CONFIG: &str = "COREMCP_MCP_CONFIG";
+    /// Inline upstream servers: `id=command args;id2=command args`.
+    pub const MCP_SERVERS: &str = "COREMCP_MCP_SERVERS";
+    /// `false` turns the human's approval of an upstream server's first call off.
+    pub const MCP_REQUIRE_APPROVAL: &str = "COREMCP_MCP_REQUIRE_APPROVAL";
+    /// Comma-separated upstream server ids that need no approval.
+    pub const MCP_PREAPPROVED: &str = "COREMCP_MCP_PREAPPROVED";
+    /// The OAuth issuer this Core MCP signs in to its relays with (client credentials).
+    pub const RELAY_OAUTH_ISSUER: &str = "COREMCP_RELAY_OAUTH_ISSUER";
+    pub const RELAY_OAUTH_CLIENT_ID: &str = "COREMCP_RELAY_OAUTH_CLIENT_ID";
+    pub const RELAY_OAUTH_CLIENT_SECRET: &str = "COREMCP_RELAY_OAUTH_CLIENT_SECRET";
+    pub const RELAY_OAUTH_SCOPE: &str = "COREMCP_RELAY_OAUTH_SCOPE";
+    pub const RELAY_OAUTH_RESOURCE: &str = "COREMCP_RELAY_OAUTH_RESOURCE";
 
-/// Which groups a session sees.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GroupSelection {
-    /// Every installed group.
-    All,
-    /// Only these (their libraries are the only ones ever loaded).
-    Only(Vec<String>),
-    /// Every installed group may be enabled at run time (`dynamic`); a session starts with the
-    /// meta tools and these.
-    Dynamic(Vec<String>),
-    /// Every installed group is reached through `tools_search` and `tools_call` (`search`); a
-    /// session lists those two and these groups' tools.
-    Search(Vec<String>),
-}
-
-impl GroupSelection {
-    /// Parses `all`, a comma-separated list of group ids, or `dynamic` or `search` followed
-    /// by the groups a session starts with (`dynamic,git,files`).
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let text = text.trim();
-        if text.is_empty() || text == "all" {
-            return Ok(Self::All);
-        }
-        let mut mode = None;
-        let mut rest = text;
-        for word in ["dynamic", "search"] {
-            match text.strip_prefix(word) {
-                Some("") => {
-                    mode = Some(word);
-                    rest = "";
-                }
-                Some(after) if after.starts_with(',') => {
-                    mode = Some(word);
-                    rest = &after[1..];
-                }
-                _ => {}
-            }
-        }
-        let mut ids = Vec::new();
-        for id in rest.split(',').map(str::trim).filter(|_| !rest.is_empty()) {
-            if matches!(id, "dynamic" | "search" | "all") {
-                return Err(format!(
-                    "--groups: \"{id}\" must come alone or first (dynamic,git,files)"
-                ));
-            }
-            let valid = !id.is_empty()
-                && id
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-            if !valid {
-                return Err(format!(
-                    "--groups: \"{id}\" is not a group id (lowercase letters, digits and _)"
-                ));
-            }
-            if !ids.iter().any(|known: &String| known == id) {
-                ids.push(id.to_owned());
-            }
-        }
-        Ok(match mode {
-            Some("dynamic") => Self::Dynamic(ids),
-            Some(_) => Self::Search(ids),
-            None => Self::Only(ids),
-        })
-    }
-
-    /// Whether the group's library may be discovered (and so loaded) at all.
-    pub fn includes(&self, id: &str) -> bool {
-        match self {
-            Self::All | Self::Dynamic(_) | Self::Search(_) => true,
-            Self::Only(ids) => ids.iter().any(|g| g == id),
-        }
-    }
-
-    /// The groups named on the command line (`None` for all).
-    pub fn named(&self) -> Option<&[String]> {
-        match self {
-            Self::All => None,
-            Self::Only(ids) | Self::Dynamic(ids) | Self::Search(ids) => Some(ids),
-        }
-    }
+    /// The grant variables, as the policy names them.
+    pub const GRANT_VARS: coremcp_wire::policy::Vars = coremcp_wire::policy::Vars {
+        grants: GRANTS,
+        mcp_grants: MCP_GRANTS,
+    };
+    /// The relay OAuth variables, as the OAuth client reads and names them.
+    pub const RELAY_OAUTH: coremcp_net::oauth::client::Vars = coremcp_net::oauth::client::Vars {
+        issuer: RELAY_OAUTH_ISSUER,
+        client_id: RELAY_OAUTH_CLIENT_ID,
+        client_secret: RELAY_OAUTH_CLIENT_SECRET,
+        scope: RELAY_OAUTH_SCOPE,
+        resource: RELAY_OAUTH_RESOURCE,
+    };
 }
 
 /// Everything a command needs, resolved.
@@ -227,16 +181,6 @@ pub struct Config {
     pub store: String,
     /// This machine's host name (the default `host` of the Session group).
     pub host_name: Option<String>,
-    /// Relay base URLs (`http(s)://host:port/mcp`), in priority order; empty: forwarded groups
-    /// run in-process on the store.
-    pub relays: Vec<String>,
-    /// How long a relay that could not be connected to is skipped.
-    pub relay_retry: Duration,
-    /// How long connecting to a peer Core MCP and its handshake may take together.
-    pub relay_connect_timeout: Duration,
-    /// URL prefixes of other Core MCPs trusted with the relay token and a call's principal,
-    /// beside the relays and routes (`--peer`).
-    pub peers: Vec<String>,
     /// Token names of the Core MCPs that may pass on a call's principal (`--peer-token`).
     pub peer_tokens: Vec<String>,
     /// Token names that see every principal's recent errors (`--operator`).
@@ -244,19 +188,15 @@ pub struct Config {
     /// The OAuth issuer whose access tokens `serve` accepts (`--oauth-issuer`): an OAuth
     /// principal a peer forwards must be of this issuer.
     pub oauth_issuer: Option<String>,
-    /// Service mode: the forwarded groups whose calls go on to the Core MCP that owns them,
-    /// each with its targets in priority order (`--route`); a group not listed is served from
-    /// this process's store.
-    pub routes: Vec<(String, Vec<String>)>,
-    /// The Consul agent (`host:port`) and ACL token for `consul://` targets.
-    pub consul: ConsulAgent,
+    /// Relays, routes, trusted peers and Consul, for the relay crate.
+    pub relay: coremcp_relay::Settings,
     /// Service mode (`serve --service`): only the forwarded groups, from the store.
     pub service_mode: bool,
     /// The upstream MCP servers.
-    pub upstream: crate::upstream::Settings,
+    pub upstream: coremcp_upstream::Settings,
     /// Who may call which tool (`--grants`, `COREMCP_GRANTS`, `COREMCP_MCP_GRANTS`); the upstream
     /// settings share the same rules for their listings.
-    pub grants: std::sync::Arc<crate::policy::Grants>,
+    pub grants: std::sync::Arc<coremcp_wire::policy::Grants>,
     /// The program that opens a new plugin file in a probe process before this one maps it
     /// (`coremcp` itself); `None`: only the structural check.
     pub probe_program: Option<PathBuf>,
@@ -292,26 +232,35 @@ impl Config {
             data_dir: None,
             store: String::new(),
             host_name: None,
-            relays: Vec::new(),
-            relay_retry: Duration::from_secs(30),
-            relay_connect_timeout: DEFAULT_RELAY_CONNECT_TIMEOUT,
-            peers: Vec::new(),
             peer_tokens: Vec::new(),
             operators: Vec::new(),
             oauth_issuer: None,
-            routes: Vec::new(),
-            consul: ConsulAgent::default(),
+            relay: coremcp_relay::Settings::default(),
             service_mode: false,
-            upstream: crate::upstream::Settings::default(),
+            upstream: coremcp_upstream::Settings::default(),
             grants: std::sync::Arc::default(),
             probe_program: None,
         }
     }
 
+    /// The engine's settings: where the libraries are, which groups, how they are vetted,
+    /// what plugins read through `config`.
+    pub fn engine(&self) -> coremcp_engine::Settings {
+        coremcp_engine::Settings {
+            plugins_dir: self.plugins_dir.clone(),
+            groups: self.groups.clone(),
+            service_mode: self.service_mode,
+            group_concurrency: self.group_concurrency,
+            vetting: self.vetting(),
+            values: self.plugin_values(),
+            on_loaded: crate::metrics::plugin_loaded,
+        }
+    }
+
     /// How plugin files are vetted before they are mapped: probed by `probe_program`, passes
     /// remembered under the data folder.
-    pub fn vetting(&self) -> crate::plugins::vetting::Vetting {
-        crate::plugins::vetting::Vetting::new(self.probe_program.clone(), self.data_dir.as_deref())
+    pub fn vetting(&self) -> coremcp_engine::vetting::Vetting {
+        coremcp_engine::vetting::Vetting::new(self.probe_program.clone(), self.data_dir.as_deref())
     }
 
     /// The values handed to plugins through the host's `config` callback.
@@ -339,7 +288,7 @@ impl Config {
             "proxy"
         };
         values.push((
-            crate::plugins::host_api::MODE_KEY.to_owned(),
+            coremcp_engine::host_api::MODE_KEY.to_owned(),
             mode.to_owned(),
         ));
         if !self.roots.is_empty() {
@@ -355,8 +304,8 @@ impl Config {
                 .map(|(name, dir)| {
                     format!(
                         "{}:{}",
-                        crate::rpc::json_string(name),
-                        crate::rpc::json_string(&dir.display().to_string())
+                        coremcp_wire::rpc::json_string(name),
+                        coremcp_wire::rpc::json_string(&dir.display().to_string())
                     )
                 })
                 .collect();
@@ -418,30 +367,6 @@ pub fn resolve_data_dir(
         .map(|home| home.join(".local/share/coremcp"))
 }
 
-/// The Consul agent `consul://` targets are resolved with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsulAgent {
-    /// `host:port` of the agent's HTTP API.
-    pub addr: String,
-    /// Sent as `X-Consul-Token` when set.
-    pub token: Option<String>,
-}
-
-impl Default for ConsulAgent {
-    fn default() -> Self {
-        Self {
-            addr: DEFAULT_CONSUL.to_owned(),
-            token: None,
-        }
-    }
-}
-
-/// Consul's own default agent address.
-pub const DEFAULT_CONSUL: &str = "127.0.0.1:8500";
-
-/// How long a peer Core MCP has to accept a connection and answer the handshake by default.
-pub const DEFAULT_RELAY_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-
 /// `--relay-connect-timeout`: seconds, decimals allowed, from 0.05 to 60.
 pub fn parse_connect_timeout(text: &str) -> Result<Duration, String> {
     let secs: f64 = text
@@ -493,7 +418,8 @@ pub fn parse_consul_addr(text: &str) -> Result<String, String> {
             .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
     if !ok {
         return Err(format!(
-            "--consul \"{text}\" is not a Consul agent address: write HOST:PORT (like {DEFAULT_CONSUL})"
+            "--consul \"{text}\" is not a Consul agent address: write HOST:PORT (like {})",
+            coremcp_relay::consul::DEFAULT_AGENT
         ));
     }
     Ok(bare.to_owned())
@@ -554,7 +480,7 @@ pub fn parse_peers(entries: &[String]) -> Result<Vec<String>, String> {
         if entry.is_empty() {
             continue;
         }
-        crate::net::client::Url::parse(entry).map_err(|e| {
+        coremcp_net::client::Url::parse(entry).map_err(|e| {
             format!(
                 "--peer {}: {e} (a peer is an http(s) URL, e.g. http://devbox-2:7070)",
                 redact_url(entry)
@@ -579,7 +505,7 @@ pub fn parse_operators(entries: &[String]) -> Result<Vec<String>, String> {
 }
 
 /// Principals given to `flag` (repeatable, or comma separated in its variable), as
-/// [`crate::policy::Caller::principal`] writes them: a bare NAME is a static token's,
+/// [`coremcp_wire::policy::Caller::principal`] writes them: a bare NAME is a static token's,
 /// `oauth:SUBJECT` an OAuth subject's.
 fn parse_principal_keys(flag: &str, entries: &[String]) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
@@ -587,8 +513,10 @@ fn parse_principal_keys(flag: &str, entries: &[String]) -> Result<Vec<String>, S
         if key.is_empty() {
             continue;
         }
-        let name = key.strip_prefix(crate::policy::OAUTH_PREFIX).unwrap_or(key);
-        if !crate::policy::is_principal_name(name) || name == "stdio" || name == "*" {
+        let name = key
+            .strip_prefix(coremcp_wire::policy::OAUTH_PREFIX)
+            .unwrap_or(key);
+        if !coremcp_wire::policy::is_principal_name(name) || name == "stdio" || name == "*" {
             return Err(format!(
                 "{flag} \"{key}\": expected the NAME of a token of --tokens (letters, digits, \
                  _ - .), or oauth:SUBJECT for an OAuth subject"
@@ -667,20 +595,35 @@ pub fn check_store(text: &str) -> Result<String, String> {
     }
 }
 
-/// A URL with its password replaced by `***`, for messages.
-pub fn redact_url(text: &str) -> String {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text.to_owned();
+/// The upstream client's settings from its variables and the config file; `install_root` is
+/// where the default `mcp.json` lives.
+pub fn upstream_settings(install_root: &Path) -> Result<coremcp_upstream::Settings, String> {
+    use coremcp_upstream::{approval, config::FileChoice, Settings};
+    let var = |name: &str| std::env::var(name).ok();
+    let enabled = match var(env::MCP).as_deref().map(str::trim) {
+        None | Some("") | Some("true") | Some("1") => true,
+        Some("false") | Some("0") => false,
+        Some(other) => return Err(format!("{}={other}: expected true or false", env::MCP)),
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
-            None => text.to_owned(),
-        },
-        None => text.to_owned(),
+    if !enabled {
+        return Ok(Settings {
+            install_root: install_root.to_owned(),
+            ..Settings::default()
+        });
     }
+    let file = FileChoice::from_env(var(env::MCP_CONFIG).as_deref(), install_root);
+    let servers = coremcp_upstream::config::load(&file, var(env::MCP_SERVERS).as_deref())?;
+    let approval = approval::Policy::parse(
+        var(env::MCP_REQUIRE_APPROVAL).as_deref(),
+        var(env::MCP_PREAPPROVED).as_deref(),
+    )?;
+    Ok(Settings {
+        enabled,
+        servers,
+        grants: std::sync::Arc::default(),
+        approval,
+        install_root: install_root.to_owned(),
+    })
 }
 
 /// This machine's host name, from the kernel.
@@ -919,47 +862,6 @@ mod tests {
         assert!(err.contains("mysql://u:***@h/db"), "{err}");
         assert!(!err.contains("secret"), "{err}");
         assert!(check_store("sqlite:relative").is_err());
-    }
-
-    #[test]
-    fn group_selection() {
-        assert_eq!(GroupSelection::parse("all"), Ok(GroupSelection::All));
-        assert_eq!(GroupSelection::parse(""), Ok(GroupSelection::All));
-        assert_eq!(
-            GroupSelection::parse("git, publishing,git"),
-            Ok(GroupSelection::Only(vec![
-                "git".into(),
-                "publishing".into()
-            ]))
-        );
-        assert!(GroupSelection::parse("Git")
-            .expect_err("uppercase")
-            .contains("\"Git\" is not a group id"));
-        assert!(GroupSelection::parse("a,,b").is_err());
-        assert_eq!(
-            GroupSelection::parse("dynamic"),
-            Ok(GroupSelection::Dynamic(Vec::new()))
-        );
-        assert_eq!(
-            GroupSelection::parse("dynamic,git,files"),
-            Ok(GroupSelection::Dynamic(vec!["git".into(), "files".into()]))
-        );
-        assert!(GroupSelection::parse("git,dynamic")
-            .expect_err("dynamic comes first")
-            .contains("alone or first"));
-        assert!(GroupSelection::parse("dynamicx")
-            .is_ok_and(|g| g == GroupSelection::Only(vec!["dynamicx".into()])));
-        assert_eq!(
-            GroupSelection::parse("search"),
-            Ok(GroupSelection::Search(Vec::new()))
-        );
-        assert_eq!(
-            GroupSelection::parse("search,git"),
-            Ok(GroupSelection::Search(vec!["git".into()]))
-        );
-        assert!(GroupSelection::parse("dynamic,search")
-            .expect_err("one mode")
-            .contains("alone or first"));
     }
 
     #[test]

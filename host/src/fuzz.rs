@@ -1,7 +1,7 @@
 //! Property tests over everything the host parses from outside: JSON-RPC lines (and batches),
 //! both bounded line readers, the event-stream parser, `mcp.json` and `COREMCP_MCP_SERVERS`,
-//! the tokens file, the top-level id scan of discarded answers and the ELF check of plugin
-//! files. Each property runs `PROPTEST_CASES` cases (256 by default, so `cargo test` stays
+//! the tokens file, the top-level id scan of discarded answers (the ELF check of plugin files is
+//! fuzzed in `coremcp-engine`). Each property runs `PROPTEST_CASES` cases (256 by default, so `cargo test` stays
 //! quick; `scripts/fuzz` runs many more). Properties are of two kinds: nothing panics or hangs on
 //! arbitrary input, and well-formed input generated at random comes out as a model says.
 
@@ -13,11 +13,10 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use crate::http::auth::Tokens;
-use crate::net::events::{Event, Events};
-use crate::plugins::elf;
-use crate::rpc::{self, Incoming};
-use crate::upstream::config::{parse_file, parse_inline, Transport};
-use crate::upstream::lines::{IdScan, Line, Lines};
+use coremcp_net::events::{Event, Events};
+use coremcp_upstream::config::{parse_file, parse_inline, Transport};
+use coremcp_upstream::lines::{IdScan, Line, Lines};
+use coremcp_wire::rpc::{self, Incoming};
 
 fn config() -> ProptestConfig {
     ProptestConfig {
@@ -83,7 +82,7 @@ proptest! {
 
     #[test]
     fn json_strings_are_escaped_as_serde_json_escapes_them(text in "(.|[\\x00-\\x1f\"\\\\\\x7f\u{2028}])*") {
-        prop_assert_eq!(crate::rpc::json_string(&text), serde_json::Value::from(text.as_str()).to_string());
+        prop_assert_eq!(coremcp_wire::rpc::json_string(&text), serde_json::Value::from(text.as_str()).to_string());
     }
 
     #[test]
@@ -137,13 +136,13 @@ proptest! {
         max in 1usize..40,
         capacity in 1usize..64,
     ) {
-        let mut reader = crate::stdio::LineReader::new(
+        let mut reader = crate::stdio::lines::LineReader::new(
             BufReader::with_capacity(capacity, input.as_slice()), max);
         let mut got: Vec<Result<Vec<u8>, u64>> = Vec::new();
         while reader
             .next(|e| got.push(match e {
-                crate::stdio::Event::Line(l) => Ok(l.to_vec()),
-                crate::stdio::Event::Oversize(n) => Err(n),
+                crate::stdio::lines::Event::Line(l) => Ok(l.to_vec()),
+                crate::stdio::lines::Event::Oversize(n) => Err(n),
             }))
             .expect("in memory")
         {}
@@ -342,55 +341,5 @@ proptest! {
             let wrong = format!("Bearer {token}x");
             prop_assert!(tokens.check(Some(wrong.as_bytes())).is_err());
         }
-    }
-}
-
-/// A real ELF file of this machine (this test binary), read once.
-fn real_elf() -> &'static [u8] {
-    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    BYTES.get_or_init(|| {
-        std::fs::read(std::env::current_exe().expect("exe")).expect("read this test binary")
-    })
-}
-
-/// `base` with some bytes replaced and cut to `len`, read without copying it whole.
-struct Damaged<'a> {
-    base: &'a [u8],
-    len: usize,
-    patches: Vec<(usize, u8)>,
-}
-
-impl elf::ReadAt for Damaged<'_> {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        let n = self.base[..self.len].read_at(buf, offset)?;
-        let start = offset as usize;
-        for (at, byte) in &self.patches {
-            if (start..start + n).contains(at) {
-                buf[at - start] = *byte;
-            }
-        }
-        Ok(n)
-    }
-}
-
-proptest! {
-    #![proptest_config(config())]
-
-    #[test]
-    fn the_elf_check_never_panics_on_damaged_files_and_refuses_every_cut(
-        cut in any::<prop::sample::Index>(),
-        patches in vec((0usize..8192, any::<u8>()), 0..6),
-        in_tables in vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
-    ) {
-        let base = real_elf();
-        let mut damaged = Damaged { base, len: base.len(), patches };
-        // Damage inside the header tables too, wherever they are.
-        for (index, byte) in in_tables {
-            damaged.patches.push((index.index(base.len()), byte));
-        }
-        let _ = elf::check(&damaged, damaged.len as u64);
-        // Any cut of the whole file is refused (the section table is at its end).
-        let undamaged = Damaged { base, len: cut.index(base.len()), patches: Vec::new() };
-        prop_assert!(elf::check(&undamaged, undamaged.len as u64).is_err());
     }
 }

@@ -24,11 +24,11 @@ use coremcp_plugin_api::{codes, ToolError};
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::forward::client::Reply;
-use crate::forward::Relays;
-use crate::plugins::host_api::register_op;
-use crate::plugins::PluginSet;
 use crate::registry::{list_hosts, LookupError};
+use coremcp_engine::host_api::register_op;
+use coremcp_engine::PluginSet;
+use coremcp_relay::client::Reply;
+use coremcp_relay::Relays;
 
 /// How long a `registry.hosts` lookup may take when the payload names no `timeout_ms`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -42,7 +42,7 @@ pub type StatusFn = Arc<dyn Fn(Option<&str>) -> Value + Send + Sync>;
 /// and whose status document `status` builds.
 pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
     let relays = match config.service_mode {
-        false => crate::forward::relays(config),
+        false => coremcp_relay::relays(&config.relay),
         true => None,
     };
     let recording = Arc::clone(&plugins);
@@ -67,11 +67,11 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
     register_op(
         "caller",
         Arc::new(move |_: &Value| {
-            let caller = crate::plugins::host_api::call_caller();
+            let caller = coremcp_engine::host_api::call_caller();
             // The client a peer passed the call on for, else this process's session's.
-            let client = crate::plugins::host_api::call_client()
+            let client = coremcp_engine::host_api::call_client()
                 .map(|c| c.to_string())
-                .or_else(|| crate::plugins::host_api::value("client"));
+                .or_else(|| coremcp_engine::host_api::value("client"));
             let mut out = json!({});
             if let Some(caller) = caller {
                 // A peer's own token stands for the other machine's user, whom its client's
@@ -94,7 +94,7 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
         Arc::new(move |payload: &Value| {
             // The principal of the call that asks (`core_status`) sees its own recent errors;
             // outside a call, nobody's.
-            let principal = crate::plugins::host_api::call_principal();
+            let principal = coremcp_engine::host_api::call_principal();
             let viewer = match principal.as_deref() {
                 Some(principal) => facts.errors_visible_to(principal),
                 None => Some(""),
@@ -142,7 +142,7 @@ fn registry_hosts(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, To
 /// principal of the call that asks is refused here as it would be when called directly.
 fn registry_call(
     plugins: &Arc<PluginSet>,
-    grants: &crate::policy::Grants,
+    grants: &coremcp_wire::policy::Grants,
     payload: &Value,
 ) -> Result<Value, ToolError> {
     let tool = payload["tool"].as_str().unwrap_or_default();
@@ -156,7 +156,7 @@ fn registry_call(
         ));
     }
     let args = payload.get("args").cloned().unwrap_or_else(|| json!({}));
-    if let Some(caller) = crate::plugins::host_api::call_caller() {
+    if let Some(caller) = coremcp_engine::host_api::call_caller() {
         if grants.takes_away(&caller, "registry", tool) {
             return Err(ToolError::new(
                 codes::UNAVAILABLE,
@@ -173,15 +173,15 @@ fn registry_call(
         let guard = coremcp_catalog::find(tool)
             .zip(args.as_object())
             .and_then(|((_, entry), args)| entry.guarded(args));
-        let owned = crate::plugins::host_api::call_tool()
+        let owned = coremcp_engine::host_api::call_tool()
             .is_some_and(|calling| OWNED_WRITES.contains(&(calling, tool)));
         if guard.is_some() && !owned {
-            let subject = crate::policy::Subject::BuiltIn {
+            let subject = coremcp_wire::policy::Subject::BuiltIn {
                 group: "registry",
                 tool,
                 guard,
             };
-            if let crate::policy::Decision::Refuse(why) = grants.decide(&caller, subject) {
+            if let coremcp_wire::policy::Decision::Refuse(why) = grants.decide(&caller, subject) {
                 return Err(ToolError::new(codes::UNAVAILABLE, why));
             }
         }
@@ -234,9 +234,10 @@ fn session_record(
             RECORD,
             &args.to_string(),
             // The write of a transcript read on this machine, for this machine's own user.
-            &crate::forward::hop::Outgoing::new(
-                &crate::policy::Caller::Stdio,
-                &crate::forward::hop::Incoming::default(),
+            &coremcp_relay::hop::Outgoing::new(
+                &coremcp_wire::policy::Caller::Stdio,
+                &coremcp_relay::hop::Incoming::default(),
+                coremcp_engine::host_api::value("client").as_deref(),
             ),
             Instant::now() + timeout,
             &cancelled,

@@ -82,7 +82,7 @@ struct Series {
     tool: Cow<'static, str>,
     /// How quick the tool has been lately (kept here: this is the tool's state found once
     /// per call).
-    pace: crate::pace::Pace,
+    pace: coremcp_engine::pace::Pace,
     calls: [OnceLock<Counter>; 5],
     latency: OnceLock<Histogram>,
     upstream_latency: OnceLock<Histogram>,
@@ -94,7 +94,7 @@ impl Subject {
         // Labels borrowed from the call first: only a subject seen for the first time owns
         // copies of them.
         if let Some(rest) = tool.strip_prefix("mcp__") {
-            let server = crate::upstream::publish::split_name(tool).map_or(rest, |(id, _)| id);
+            let server = coremcp_upstream::publish::split_name(tool).map_or(rest, |(id, _)| id);
             let label = &tool[..5 + server.len()];
             return Self::known("upstream", label).unwrap_or_else(|| {
                 Self::named(Cow::Borrowed("upstream"), Cow::Owned(label.to_owned()))
@@ -148,7 +148,7 @@ impl Subject {
         let series = Arc::new(Series {
             group,
             tool: tool.clone(),
-            pace: crate::pace::Pace::default(),
+            pace: coremcp_engine::pace::Pace::default(),
             calls: Default::default(),
             latency: OnceLock::new(),
             upstream_latency: OnceLock::new(),
@@ -167,7 +167,7 @@ impl Subject {
     }
 
     /// How quick the subject's tool has been lately.
-    pub fn pace(&self) -> &crate::pace::Pace {
+    pub fn pace(&self) -> &coremcp_engine::pace::Pace {
         &self.series.pace
     }
 
@@ -504,12 +504,12 @@ mod tests {
 
     #[test]
     fn outcomes_follow_the_result() {
-        let answer = |result: &str| crate::rpc::response("1", result);
-        let failed = crate::render::call_error_text("no");
+        let answer = |result: &str| coremcp_wire::rpc::response("1", result);
+        let failed = coremcp_wire::render::call_error_text("no");
         assert_eq!(Outcome::of_answer(&answer(&failed)), Outcome::ToolError);
-        let fine = crate::render::call_success("{\"a\":1}");
+        let fine = coremcp_wire::render::call_success("{\"a\":1}");
         assert_eq!(Outcome::of_answer(&answer(&fine)), Outcome::Ok);
-        let refused = crate::rpc::error(Some("1"), crate::rpc::INVALID_PARAMS, "bad");
+        let refused = coremcp_wire::rpc::error(Some("1"), coremcp_wire::rpc::INVALID_PARAMS, "bad");
         assert_eq!(Outcome::of_answer(&refused), Outcome::ToolError);
     }
 

@@ -16,8 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use coremcp_plugin_api::CallCtx;
 use serde_json::{json, Value};
 
-use crate::plugins::loader::LoadError;
-use crate::plugins::PluginSet;
+use coremcp_engine::loader::LoadError;
+use coremcp_engine::PluginSet;
 
 /// The Registry tool the lookup calls.
 const HOST_LIST: &str = "registry_host_list";

@@ -10,7 +10,7 @@
 //!   the receiving side cannot forward the call again (one hop).
 //! - The Registry's tools and `bootstrap` run only where the agent runs; `remote_host` on them is
 //!   refused, never ignored.
-//! - Every route passes the policy ([`crate::policy`]) before it is taken; a call that runs
+//! - Every route passes the policy ([`coremcp_wire::policy`]) before it is taken; a call that runs
 //!   here is judged with its tool's catalog guard, a call that runs elsewhere only by explicit
 //!   rules (the other side applies its own policy).
 //! - A peer's answer is passed on as the peer wrote it (result or JSON-RPC error); only a
@@ -27,14 +27,14 @@ use coremcp_plugin_api::Runs;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::forward::client::Reply;
-use crate::forward::hop::{Incoming, Outgoing};
-use crate::forward::{self, ForwardError, Relays};
-use crate::plugins::loader::LoadError;
-use crate::plugins::PluginSet;
-use crate::policy::{Caller, Decision, Subject};
 use crate::registry;
-use crate::upstream::hub::{Target, Upstreams};
+use coremcp_engine::loader::LoadError;
+use coremcp_engine::{host_api, PluginSet};
+use coremcp_relay::client::Reply;
+use coremcp_relay::hop::{Incoming, Outgoing};
+use coremcp_relay::{self as forward, ForwardError, Relays};
+use coremcp_upstream::hub::{Target, Upstreams};
+use coremcp_wire::policy::{Caller, Decision, Subject};
 
 /// Built once: building a searcher costs more than searching a short text with it.
 static REMOTE_HOST_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -174,8 +174,8 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
         // A proxy sends forwarded groups to its relays; a service serves them from its store
         // unless `--route` passes the group on to the Core MCP that owns it.
         let peers = match cx.config.service_mode {
-            false => forward::relays(cx.config),
-            true => forward::route_of(cx.config, &slot.id),
+            false => forward::relays(&cx.config.relay),
+            true => forward::route_of(&cx.config.relay, &slot.id),
         };
         match peers.filter(|_| forwarded) {
             Some(_) if routed && cx.config.service_mode => {
@@ -218,7 +218,9 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
         Decision::Allow => {
             let hop = match &to {
                 To::Plugin => Outgoing::default(),
-                To::Relays(_) | To::Remote(_) => Outgoing::new(cx.caller, hop),
+                To::Relays(_) | To::Remote(_) => {
+                    Outgoing::new(cx.caller, hop, host_api::value("client").as_deref())
+                }
             };
             Route::Run(Run {
                 index,
@@ -287,10 +289,10 @@ fn not_built_in(cx: &Context<'_>, tool: &str) -> Route {
 /// The policy's word on a call of `tool` of a group outside the catalog, once its library
 /// `loaded` is (see [`Run::judge_after_load`]).
 pub fn judge_loaded(
-    grants: &crate::policy::Grants,
-    caller: &crate::policy::Caller,
+    grants: &coremcp_wire::policy::Grants,
+    caller: &coremcp_wire::policy::Caller,
     group: &str,
-    loaded: &crate::plugins::Loaded,
+    loaded: &coremcp_engine::Loaded,
     tool: &str,
     args: &str,
 ) -> Decision {
@@ -301,8 +303,8 @@ pub fn judge_loaded(
 /// Whether `caller` may call `tool` of group `group` with some arguments: not when every call
 /// of it needs a grant the caller lacks (what `tools_search` offers a caller).
 pub fn may_call(
-    grants: &crate::policy::Grants,
-    caller: &crate::policy::Caller,
+    grants: &coremcp_wire::policy::Grants,
+    caller: &coremcp_wire::policy::Caller,
     group: &str,
     tool: &str,
 ) -> bool {
@@ -363,23 +365,23 @@ fn take_remote_host(args: &str) -> Result<(Option<String>, String), String> {
 /// Runs a call on peers and renders the JSON-RPC message that answers request `id`.
 pub fn forwarded_answer(id: &str, tool: &str, outcome: Result<Reply, ForwardError>) -> String {
     match outcome {
-        Ok(Reply::Result(result)) => crate::rpc::response(id, &result),
+        Ok(Reply::Result(result)) => coremcp_wire::rpc::response(id, &result),
         // As the peer answered it, `data` included.
         Ok(Reply::Error {
             code,
             message,
             data,
-        }) => crate::modern::error_with_data(Some(id), code, &message, data.as_deref()),
-        Err(e) if e.may_have_run() => crate::rpc::response(
+        }) => coremcp_wire::modern::error_with_data(Some(id), code, &message, data.as_deref()),
+        Err(e) if e.may_have_run() => coremcp_wire::rpc::response(
             id,
-            &crate::render::call_error_text(&format!(
+            &coremcp_wire::render::call_error_text(&format!(
                 "{tool}: {e}. It may have run there (a request was sent and no answer came): \
                  check its effect before calling it again"
             )),
         ),
-        Err(e) => crate::rpc::response(
+        Err(e) => coremcp_wire::rpc::response(
             id,
-            &crate::render::call_error_text(&format!("{tool} could not be forwarded: {e}")),
+            &coremcp_wire::render::call_error_text(&format!("{tool} could not be forwarded: {e}")),
         ),
     }
 }
@@ -401,12 +403,14 @@ pub fn call_peer(
                 Ok(target) => target,
                 Err(e) => {
                     let text = format!("{tool}: {e}");
-                    return Some(Ok(Reply::Result(crate::render::call_error_text(&text))));
+                    return Some(Ok(Reply::Result(coremcp_wire::render::call_error_text(
+                        &text,
+                    ))));
                 }
             };
             tracing::debug!(tool, host = %host, "forwarding to remote_host {host}");
             Some(forward::call_remote(
-                cx.config,
+                &cx.config.relay,
                 &target.url,
                 tool,
                 &run.args,
@@ -479,7 +483,7 @@ mod tests {
             "notepad_set",
             Err(ForwardError::Peer {
                 peer: "http://r1/mcp".into(),
-                error: crate::net::client::HttpError::Timeout,
+                error: coremcp_net::client::HttpError::Timeout,
             }),
         );
         assert!(lost.contains("It may have run there"), "{lost}");
@@ -489,7 +493,7 @@ mod tests {
             "notepad_set",
             Err(ForwardError::Peer {
                 peer: "http://r1/mcp".into(),
-                error: crate::net::client::HttpError::Connect {
+                error: coremcp_net::client::HttpError::Connect {
                     addr: "r1".into(),
                     reason: "refused".into(),
                 },

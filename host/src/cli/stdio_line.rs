@@ -16,7 +16,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::{Cli, Command};
+use super::args::{Cli, Command};
 use crate::config::{self, env};
 
 /// One long flag that takes a value: its variable and default, as clap's definition has them.
@@ -70,7 +70,7 @@ pub(super) const GLOBALS: &[Flag] = &[
     flag(
         "consul",
         Some(env::CONSUL_HTTP_ADDR),
-        Some(config::DEFAULT_CONSUL),
+        Some(coremcp_relay::consul::DEFAULT_AGENT),
     ),
     flag("relay-retry", Some(env::RELAY_RETRY), Some("30")),
     flag(
@@ -83,7 +83,7 @@ pub(super) const GLOBALS: &[Flag] = &[
         Some(env::GROUP_CONCURRENCY),
         Some("16"),
     ),
-    flag("grants", Some(crate::policy::env::GRANTS), None),
+    flag("grants", Some(crate::config::env::GRANTS), None),
     flag("ca-file", Some(env::CA_FILE), None),
     flag("advertise", Some(env::ADVERTISE_URL), None),
 ];

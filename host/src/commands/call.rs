@@ -10,10 +10,10 @@ use serde_json::{json, Value};
 
 use super::Failure;
 use crate::config::Config;
-use crate::plugins::PluginSet;
-use crate::policy::Caller;
 use crate::session::{Outbox, Session};
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::PluginSet;
+use coremcp_upstream::hub::Upstreams;
+use coremcp_wire::policy::Caller;
 
 struct ChannelOutbox(Mutex<Sender<String>>);
 
@@ -39,7 +39,7 @@ pub fn run(config: Config, tool: &str, arguments: Option<&str>) -> Result<ExitCo
         )));
     }
     let wait = config.call_timeout + Duration::from_secs(10);
-    let plugins = Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
+    let plugins = Arc::new(PluginSet::discover(&config.engine()).map_err(Failure::usage)?);
     let (tx, rx) = mpsc::channel();
     // An upstream tool is called as the stdio client would call it (its grants apply).
     let upstreams = if tool.starts_with("mcp__") {
@@ -57,7 +57,7 @@ pub fn run(config: Config, tool: &str, arguments: Option<&str>) -> Result<ExitCo
     // The lifecycle an agent's session goes through: initialize (answered as id 0 and not
     // waited for: it is answered before the call is even read), then the call.
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                            "params": {"protocolVersion": crate::mcp::PREFERRED_VERSION,
+                            "params": {"protocolVersion": coremcp_wire::mcp::PREFERRED_VERSION,
                                        "capabilities": {},
                                        "clientInfo": {"name": "coremcp call",
                                                       "version": env!("CARGO_PKG_VERSION")}}});

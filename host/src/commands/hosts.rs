@@ -9,17 +9,17 @@ use serde_json::json;
 
 use super::Failure;
 use crate::config::Config;
-use crate::plugins::PluginSet;
 use crate::registry;
+use coremcp_engine::PluginSet;
 
 pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
     let timeout = config.call_timeout;
-    let plugins = Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
+    let plugins = Arc::new(PluginSet::discover(&config.engine()).map_err(Failure::usage)?);
     let hosts = registry::forwarding_targets(&plugins, timeout).map_err(|e| match e {
         registry::LookupError::NotSelected => Failure::usage(e.to_string()),
         _ => Failure::runtime(e.to_string()),
     })?;
-    let peers = crate::forward::trusted(&config);
+    let peers = coremcp_relay::trusted(&config.relay);
     let text = if as_json {
         let items: Vec<_> = hosts
             .iter()

@@ -8,9 +8,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::Failure;
-use crate::config::{Config, GroupSelection};
-use crate::plugins::loader::{self, LoadError};
-use crate::plugins::{discover_files, library_file, sidecar, Loaded, PluginSet};
+use crate::config::Config;
+use coremcp_engine::loader::{self, LoadError};
+use coremcp_engine::GroupSelection;
+use coremcp_engine::{discover_files, library_file, sidecar, Loaded, PluginSet};
 
 /// One line of the table (the header uses it too, so the columns line up).
 fn row(group: &str, version: &str, api: &str, features: &str, tools: &str, status: &str) -> String {
@@ -38,7 +39,8 @@ fn features(loaded: &Loaded) -> String {
 
 pub fn run(mut config: Config) -> Result<ExitCode, Failure> {
     config.groups = GroupSelection::All;
-    let plugins = std::sync::Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
+    let plugins =
+        std::sync::Arc::new(PluginSet::discover(&config.engine()).map_err(Failure::usage)?);
     plugins.load_installed();
     let mut text = format!("plugins folder: {}\n", plugins.dir().display());
     text.push_str(&row(
@@ -169,7 +171,7 @@ fn stage(
     let manifest = loader::inspect(temporary, file, &config.vetting())
         .map_err(|e: LoadError| Failure::usage(format!("not installed: {e}")))?;
     let group = manifest.group.as_str();
-    if crate::plugins::group_of_file(&library_file(group)) != Some(group) {
+    if coremcp_engine::group_of_file(&library_file(group)) != Some(group) {
         return Err(Failure::usage(format!(
             "not installed: {} declares group \"{group}\", which is not a valid group id",
             file.display()

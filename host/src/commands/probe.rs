@@ -1,7 +1,7 @@
 //! `coremcp probe-plugin FILE` (hidden): opens one plugin library in this short-lived process —
 //! the structural check, the dynamic loader, the version gate, the layout check and the
 //! manifest, but never `init` — and prints one line saying what it found. Core MCP runs it
-//! before it maps a file it has not seen pass ([`crate::plugins::vetting`]): a damaged
+//! before it maps a file it has not seen pass ([`coremcp_engine::vetting`]): a damaged
 //! library that crashes the loader kills only this process.
 //!
 //! Exit 0 means the library could be opened without harm (whether or not it is a usable
@@ -11,8 +11,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::plugins::loader;
-use crate::plugins::vetting::Vetting;
+use coremcp_engine::loader;
+use coremcp_engine::vetting::Vetting;
 
 pub fn run(file: &Path) -> ExitCode {
     let line = match loader::inspect(file, file, &Vetting::structure_only()) {

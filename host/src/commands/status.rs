@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::Failure;
 use crate::config::{env, Config};
-use crate::net::client::{Conn, Url};
+use coremcp_net::client::{Conn, Url};
 
 /// How long one process gets to answer.
 const WAIT: Duration = Duration::from_secs(3);

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use super::Failure;
 use crate::config::Config;
-use crate::plugins::PluginSet;
-use crate::policy::Caller;
 use crate::session::Session;
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::PluginSet;
+use coremcp_upstream::hub::Upstreams;
+use coremcp_wire::policy::Caller;
 
 /// How long the upstream servers get to stop at exit.
 const SHUTDOWN: Duration = Duration::from_secs(2);
@@ -26,7 +26,7 @@ pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Fail
             return Err(Failure::usage(e.to_string()));
         }
     }
-    let plugins = Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
+    let plugins = Arc::new(PluginSet::discover(&config.engine()).map_err(Failure::usage)?);
     let mut hub = None;
     let mut status = Ok(None);
     let served = crate::stdio::serve(|out| {

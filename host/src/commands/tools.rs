@@ -9,10 +9,10 @@ use serde_json::json;
 
 use super::Failure;
 use crate::config::Config;
-use crate::plugins::loader::LoadError;
-use crate::plugins::PluginSet;
-use crate::policy::Caller;
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::loader::LoadError;
+use coremcp_engine::PluginSet;
+use coremcp_upstream::hub::Upstreams;
+use coremcp_wire::policy::Caller;
 
 /// How long `coremcp tools` waits for the upstream servers' first connections (the handshake
 /// limit, plus listing).
@@ -29,7 +29,8 @@ struct Row {
 }
 
 pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
-    let plugins = std::sync::Arc::new(PluginSet::discover(&config).map_err(Failure::usage)?);
+    let plugins =
+        std::sync::Arc::new(PluginSet::discover(&config.engine()).map_err(Failure::usage)?);
     plugins.load_installed();
     let mut rows = Vec::new();
     for (index, slot) in plugins.slots().iter().enumerate() {
@@ -75,7 +76,7 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
                     Some(Err(LoadError::NotInstalled { .. })) | None if !slot.installed() => {
                         format!(
                             "not installed (no {})",
-                            crate::plugins::library_file(&slot.id)
+                            coremcp_engine::library_file(&slot.id)
                         )
                     }
                     Some(Err(e)) => format!("plugin failed to load: {e}"),
@@ -165,13 +166,14 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
 /// now.
 fn routes(config: &Config) -> Vec<(String, Vec<String>)> {
     config
+        .relay
         .routes
         .iter()
         .filter_map(|(group, _)| {
-            let list = crate::forward::route_of(config, group)?;
+            let list = coremcp_relay::route_of(&config.relay, group)?;
             Some((
                 group.clone(),
-                list.describe(crate::forward::consul::LOOKUP_TIMEOUT),
+                list.describe(coremcp_relay::consul::LOOKUP_TIMEOUT),
             ))
         })
         .collect()

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::Failure;
 use crate::config::Config;
-use crate::upstream::probe::{probe_all, ServerReport};
+use coremcp_upstream::probe::{probe_all, ServerReport};
 
 pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
     let settings = &config.upstream;
@@ -69,14 +69,14 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
 }
 
 /// Who may call a published tool (`mcp__<id>__<tool>`) of server `id`.
-fn granted_to(settings: &crate::upstream::Settings, id: &str, published: &str) -> Vec<String> {
+fn granted_to(settings: &coremcp_upstream::Settings, id: &str, published: &str) -> Vec<String> {
     let tool = published
         .strip_prefix(&format!("mcp__{id}__"))
         .unwrap_or(published);
     settings.grants.granted_to(id, tool)
 }
 
-fn render(settings: &crate::upstream::Settings, report: &ServerReport) -> String {
+fn render(settings: &coremcp_upstream::Settings, report: &ServerReport) -> String {
     let mut out = format!(
         "{} ({}): {}",
         report.id,
@@ -90,7 +90,7 @@ fn render(settings: &crate::upstream::Settings, report: &ServerReport) -> String
     if let Some(reason) = &report.reason {
         out.push_str(&format!("  reason: {reason}\n"));
     }
-    if report.state == crate::upstream::probe::State::Connected {
+    if report.state == coremcp_upstream::probe::State::Connected {
         out.push_str(&format!(
             "  {} tools listed, {} would be published, {} withheld\n",
             report.tools,

@@ -40,7 +40,9 @@ impl fmt::Display for Principal {
         match self {
             Principal::Local => f.write_str("local"),
             Principal::Token(name) => f.write_str(name),
-            Principal::Signed { name, .. } => write!(f, "{}{name}", crate::policy::OAUTH_PREFIX),
+            Principal::Signed { name, .. } => {
+                write!(f, "{}{name}", coremcp_wire::policy::OAUTH_PREFIX)
+            }
         }
     }
 }

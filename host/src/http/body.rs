@@ -16,10 +16,10 @@ use hyper::body::{Body as HttpBody, Bytes};
 use hyper::header::{HeaderValue, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
-use crate::rpc;
+use coremcp_wire::rpc;
 
 /// The largest request body accepted (ARCHITECTURE.md, "Limits").
-pub const MAX_BODY_BYTES: usize = crate::mcp::MAX_LINE_BYTES;
+pub const MAX_BODY_BYTES: usize = coremcp_wire::mcp::MAX_LINE_BYTES;
 
 /// Every response body.
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;

@@ -36,7 +36,8 @@ use super::body::{self, Body, ReadError, BODY_PACE, MAX_BODY_BYTES};
 use super::outbox::{ExpectError, Router, StreamError};
 use super::sessions::{CreateError, HttpSession, Sessions};
 use super::sse::{parse_event_id, SseBody};
-use crate::{mcp, rpc};
+use coremcp_wire::mcp;
+use coremcp_wire::rpc;
 
 /// The session header.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -181,6 +182,31 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// Whether a request speaks 2026: its `MCP-Protocol-Version` names no 2025 revision, and it
+/// names no session (a 2026 client has none; a 2025 client's bad version is refused on the
+/// session path, naming the versions it can use).
+pub fn is_modern(headers: &HeaderMap) -> bool {
+    !headers.contains_key(SESSION_HEADER)
+        && headers
+            .get(VERSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| !coremcp_wire::mcp::SUPPORTED_VERSIONS.contains(&v.trim()))
+}
+
+/// 405 for GET and DELETE from a 2026 client: it only POSTs.
+pub fn modern_method_not_allowed() -> Response<Body> {
+    let mut response = body::rpc_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        rpc::INVALID_REQUEST,
+        "Method Not Allowed: MCP 2026-07-28 takes POST only (subscriptions/listen replaces the GET stream)",
+    );
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
 /// 405 with the methods `/mcp` takes.
 pub fn method_not_allowed() -> Response<Body> {
     let mut response = body::rpc_error(
@@ -207,8 +233,8 @@ impl Endpoint<'_> {
         B: HttpBody<Data = Bytes> + Unpin,
         B::Error: std::fmt::Display,
     {
-        if super::modern::is_modern(request.headers()) && *request.method() != Method::POST {
-            return super::modern::method_not_allowed();
+        if is_modern(request.headers()) && *request.method() != Method::POST {
+            return modern_method_not_allowed();
         }
         match *request.method() {
             Method::POST => self.post(request, principal).await,
@@ -311,7 +337,7 @@ impl Endpoint<'_> {
                     )
                 }
             };
-        if super::modern::is_modern(headers) {
+        if is_modern(headers) {
             return self.post_modern(headers, principal, accepts, message).await;
         }
         match classify(&message) {
@@ -456,7 +482,7 @@ impl Endpoint<'_> {
 
 /// The parked stream `stream`, waiting up to [`RESUME_WAIT`] while it is still being sent: a
 /// client may resume before this side has noticed it went away.
-async fn resume_when_parked(router: &Router, stream: &str) -> Option<super::sse::Parked> {
+async fn resume_when_parked(router: &Router, stream: &str) -> Option<super::outbox::Parked> {
     let deadline = tokio::time::Instant::now() + RESUME_WAIT;
     loop {
         if let Some(parked) = router.resume(stream) {
@@ -531,8 +557,10 @@ async fn answer(
     // runs on a blocking thread. (`quick` is `Session::is_quick_call` of what the transport
     // already read of `message`.)
     let handling = if quick {
-        // A call of a tool quick lately may even run here ([`crate::inline::on_runtime`]).
-        crate::inline::with(crate::inline::on_runtime(), || core.handle(&message));
+        // A call of a tool quick lately may even run here ([`coremcp_engine::inline::on_runtime`]).
+        coremcp_engine::inline::with(coremcp_engine::inline::on_runtime(), || {
+            core.handle(&message)
+        });
         None
     } else {
         Some(tokio::task::spawn_blocking(move || core.handle(&message)))

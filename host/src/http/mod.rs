@@ -15,7 +15,7 @@
 //!   once, and established connections keep being served. A client must send each request's
 //!   headers within [`HEADER_TIMEOUT`] (5 s), so a half-open connection is gone within it.
 //! - The tokio runtime is small (two workers) and runs plugin code only for one call at a time
-//!   of a tool that has been quick lately (see [`crate::inline::on_runtime`]): sessions are
+//!   of a tool that has been quick lately (see [`coremcp_engine::inline::on_runtime`]): sessions are
 //!   otherwise handled on its blocking pool, tool calls on the plugin pool.
 //! - SIGTERM or SIGINT stop accepting at once, end the GET streams, let requests in flight
 //!   finish for at most [`DRAIN_LIMIT`], and the process exits 0; a second signal exits at once.
@@ -51,16 +51,16 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
-use crate::net::race::race;
-use crate::net::race::Either::{First, Second};
+use coremcp_net::race::race;
+use coremcp_net::race::Either::{First, Second};
 
 pub use service::Service;
 
 use crate::config::Config;
-use crate::oauth::resource::{ResourceServer, Settings};
-use crate::plugins::PluginSet;
-use crate::upstream::hub::Upstreams;
 use auth::{Tokens, TokensError};
+use coremcp_engine::PluginSet;
+use coremcp_net::oauth::resource::{ResourceServer, Settings};
+use coremcp_upstream::hub::Upstreams;
 
 /// How long requests in flight may finish after a stop signal.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -122,7 +122,7 @@ pub enum ServeError {
     #[error("{0}")]
     Principals(String),
     #[error("--oauth-issuer: cannot read the identity provider: {0}")]
-    OAuthProvider(crate::oauth::OAuthError),
+    OAuthProvider(coremcp_net::oauth::OAuthError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: io::Error },
     #[error("cannot start the HTTP runtime: {0}")]
@@ -196,7 +196,7 @@ pub fn serve(mut config: Config, options: &Options<'_>) -> Result<(), ServeError
         (None, None) => None,
         _ => return Err(tls::TlsError::Half.into()),
     };
-    let plugins = Arc::new(PluginSet::discover(&config).map_err(ServeError::Plugins)?);
+    let plugins = Arc::new(PluginSet::discover(&config.engine()).map_err(ServeError::Plugins)?);
     // Before any other thread starts, so that every thread inherits the mask.
     let signals = block_signals().map_err(ServeError::Runtime)?;
     crate::hardening::say_how_children_are_kept();
@@ -238,7 +238,7 @@ pub fn check_principal_kinds(config: &Config, tokens: Option<&Tokens>) -> Result
         )
     };
     for peer in &config.peer_tokens {
-        if !peer.starts_with(crate::policy::OAUTH_PREFIX) && !is_token(peer) {
+        if !peer.starts_with(coremcp_wire::policy::OAUTH_PREFIX) && !is_token(peer) {
             return Err(ServeError::Principals(format!(
                 "--peer-token {peer}: {}",
                 hint(peer)
@@ -250,7 +250,7 @@ pub fn check_principal_kinds(config: &Config, tokens: Option<&Tokens>) -> Result
         config
             .operators
             .iter()
-            .filter(|o| !o.starts_with(crate::policy::OAUTH_PREFIX))
+            .filter(|o| !o.starts_with(coremcp_wire::policy::OAUTH_PREFIX))
             .map(|o| ("--operator".to_owned(), o.clone())),
     );
     for (origin, name) in named.into_iter().filter(|(_, n)| !is_token(n)) {

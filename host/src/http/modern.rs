@@ -14,7 +14,7 @@
 //! - No `Mcp-Session-Id` is ever sent; GET and DELETE are 405.
 
 use hyper::body::Bytes;
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, ALLOW};
+use hyper::header::{HeaderMap, HeaderName};
 use hyper::{Response, StatusCode};
 use serde_json::value::RawValue;
 
@@ -23,33 +23,8 @@ use super::body::{self, Body};
 use super::endpoint::{reply_mode, Accepts, Mode, VERSION_HEADER};
 use super::outbox::ExpectError;
 use super::sse::SseBody;
-use crate::modern::{self, Headers, Refusal};
-use crate::rpc;
-
-/// Whether a request speaks 2026: its `MCP-Protocol-Version` names no 2025 revision, and it
-/// names no session (a 2026 client has none; a 2025 client's bad version is refused on the
-/// session path, naming the versions it can use).
-pub fn is_modern(headers: &HeaderMap) -> bool {
-    !headers.contains_key(super::endpoint::SESSION_HEADER)
-        && headers
-            .get(VERSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| !crate::mcp::SUPPORTED_VERSIONS.contains(&v.trim()))
-}
-
-/// 405 for GET and DELETE from a 2026 client: it only POSTs.
-pub fn method_not_allowed() -> Response<Body> {
-    let mut response = body::rpc_error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        None,
-        rpc::INVALID_REQUEST,
-        "Method Not Allowed: MCP 2026-07-28 takes POST only (subscriptions/listen replaces the GET stream)",
-    );
-    response
-        .headers_mut()
-        .insert(ALLOW, HeaderValue::from_static("POST"));
-    response
-}
+use coremcp_wire::modern::{self, Headers, Refusal};
+use coremcp_wire::rpc;
 
 fn refused(id: Option<&str>, refusal: &Refusal) -> Response<Body> {
     reply(refusal.to_message(id))
@@ -180,9 +155,9 @@ impl super::endpoint::Endpoint<'_> {
             }
         };
         if core.is_quick_call(&method, envelope.name()) {
-            // A call of a tool quick lately may even run here ([`crate::inline::on_runtime`]),
+            // A call of a tool quick lately may even run here ([`coremcp_engine::inline::on_runtime`]),
             // from the request as read above (the envelope checked the name it carries).
-            crate::inline::with(crate::inline::on_runtime(), || {
+            coremcp_engine::inline::with(coremcp_engine::inline::on_runtime(), || {
                 core.handle_checked_request(&ours, &method, params, envelope)
             });
         } else {
@@ -237,6 +212,8 @@ impl Drop for CancelOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::endpoint::is_modern;
+    use hyper::header::HeaderValue;
 
     #[test]
     fn the_era_follows_the_version_header() {

@@ -19,12 +19,13 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use hyper::body::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::rpc;
 use crate::session::Outbox;
+use coremcp_wire::rpc;
 
 /// Messages a stream may have queued before more are dropped.
 pub const STREAM_CAPACITY: usize = 256;
@@ -75,7 +76,7 @@ struct Table {
     seq: u64,
     closed: bool,
     /// POST streams whose client went away before their answer, by stream id, with when.
-    parked: HashMap<String, (std::time::Instant, super::sse::Parked)>,
+    parked: HashMap<String, (std::time::Instant, Parked)>,
     /// Resumable POST streams still being sent.
     live: std::collections::HashSet<String>,
 }
@@ -84,6 +85,16 @@ struct Table {
 pub const PARKED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 /// Dropped POST streams one session keeps at most (the oldest goes first).
 const PARKED_MAX: usize = 32;
+
+/// A POST stream whose client went away before its answer, waiting for a `GET` that resumes
+/// it (`Last-Event-ID`). The router keeps it; [`super::sse`] makes and resumes it.
+pub struct Parked {
+    pub(super) notes: mpsc::Receiver<String>,
+    pub(super) answer: Option<oneshot::Receiver<String>>,
+    pub(super) last: Option<String>,
+    pub(super) next: u64,
+    pub(super) sent: std::collections::VecDeque<(u64, Bytes)>,
+}
 
 /// The outbox of one HTTP session.
 #[derive(Default)]
@@ -190,7 +201,7 @@ impl Router {
     }
 
     /// Keeps a dropped POST stream for [`PARKED_FOR`], for a `GET` that resumes it.
-    pub fn park(&self, stream: String, parked: super::sse::Parked) {
+    pub fn park(&self, stream: String, parked: Parked) {
         let mut table = self.lock();
         table.live.remove(&stream);
         if table.closed {
@@ -213,7 +224,7 @@ impl Router {
     }
 
     /// Takes the parked stream `stream`, if it is still kept.
-    pub fn resume(&self, stream: &str) -> Option<super::sse::Parked> {
+    pub fn resume(&self, stream: &str) -> Option<Parked> {
         let mut table = self.lock();
         purge(&mut table);
         table.parked.remove(stream).map(|(_, parked)| parked)
@@ -272,9 +283,11 @@ impl Router {
         match table.waiting.remove(id) {
             Some(waiter) => {
                 let message = match &waiter.original {
-                    Some(original) => {
-                        retag(crate::modern::with_id(message, original), id, original)
-                    }
+                    Some(original) => retag(
+                        coremcp_wire::modern::with_id(message, original),
+                        id,
+                        original,
+                    ),
                     None => message,
                 };
                 if waiter.answer.send(message).is_err() {
@@ -392,9 +405,9 @@ fn retag(message: String, ours: &str, original: &str) -> String {
     /// Built once: every message a sessionless request gets looks for it.
     static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| {
-            memchr::memmem::Finder::new(crate::modern::SUBSCRIPTION_KEY.as_bytes())
+            memchr::memmem::Finder::new(coremcp_wire::modern::SUBSCRIPTION_KEY.as_bytes())
         });
-    let key = crate::modern::SUBSCRIPTION_KEY;
+    let key = coremcp_wire::modern::SUBSCRIPTION_KEY;
     if KEY.find(message.as_bytes()).is_none() {
         return message;
     }

@@ -12,7 +12,7 @@
 //!    a token; `/api/mcp/refresh` with an `Origin` other than this
 //!    server's own is 403 (a page elsewhere must not reload our configuration);
 //! 4. bearer tokens, when configured: a static one (`auth.rs`), else an OAuth access token
-//!    (`crate::oauth::resource`); 401 with `WWW-Authenticate: Bearer` (and, with OAuth, where
+//!    (`coremcp_net::oauth::resource`); 401 with `WWW-Authenticate: Bearer` (and, with OAuth, where
 //!    the resource metadata is);
 //! 5. `/api/status` (`status.rs`), `/metrics` (`crate::metrics`), `POST /api/mcp/refresh` (re-read the upstream servers'
 //!    configuration, answered with what was kept, started and removed) or `/mcp`
@@ -31,10 +31,10 @@ use super::endpoint::Endpoint;
 use super::origin::HostGuard;
 use super::sessions::Sessions;
 use crate::config::Config;
-use crate::oauth::resource::{Rejected, ResourceServer};
-use crate::plugins::PluginSet;
-use crate::rpc;
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::PluginSet;
+use coremcp_net::oauth::resource::{Rejected, ResourceServer};
+use coremcp_upstream::hub::Upstreams;
+use coremcp_wire::rpc;
 
 /// The paths served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -367,7 +367,11 @@ impl Service {
             );
         }
         let upstreams = Arc::clone(&self.upstreams);
-        match tokio::task::spawn_blocking(move || upstreams.refresh()).await {
+        match tokio::task::spawn_blocking(move || {
+            upstreams.refresh(crate::config::upstream_settings)
+        })
+        .await
+        {
             Ok(Ok(report)) => body::json(StatusCode::OK, report.to_json().to_string()),
             Ok(Err(refused)) => body::json(
                 StatusCode::BAD_REQUEST,

@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::plugins::PluginSet;
-use crate::policy::Caller;
 use crate::session::Session;
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::PluginSet;
+use coremcp_upstream::hub::Upstreams;
+use coremcp_wire::policy::Caller;
 
 use super::auth::Principal;
 use super::outbox::Router;
@@ -321,7 +321,7 @@ mod tests {
     fn sessions(limit: usize) -> (crate::http::tests::Scratch, Sessions) {
         let scratch = crate::http::tests::Scratch::new();
         let config = Config::with_plugins(scratch.path().to_owned());
-        let plugins = Arc::new(PluginSet::discover(&config).expect("discover"));
+        let plugins = Arc::new(PluginSet::discover(&config.engine()).expect("discover"));
         (
             scratch,
             Sessions::with_limit(config, plugins, Upstreams::none(), limit),

@@ -29,6 +29,8 @@ use hyper::body::{Body, Bytes, Frame};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Interval, MissedTickBehavior};
 
+use super::outbox::{Parked, Router};
+
 /// How often an idle stream sends a keep-alive comment.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
@@ -87,17 +89,7 @@ struct Resume {
     next: u64,
     sent: std::collections::VecDeque<(u64, Bytes)>,
     replay: std::collections::VecDeque<Bytes>,
-    park: std::sync::Arc<super::outbox::Router>,
-}
-
-/// A POST stream whose client went away before its answer, waiting for a `GET` that resumes
-/// it (`Last-Event-ID`).
-pub struct Parked {
-    notes: mpsc::Receiver<String>,
-    answer: Option<oneshot::Receiver<String>>,
-    last: Option<String>,
-    next: u64,
-    sent: std::collections::VecDeque<(u64, Bytes)>,
+    park: std::sync::Arc<Router>,
 }
 
 /// `STREAM-N` split, for a `Last-Event-ID` of ours.
@@ -122,7 +114,7 @@ impl SseBody {
         notes: mpsc::Receiver<String>,
         answer: oneshot::Receiver<String>,
         stream: String,
-        router: std::sync::Arc<super::outbox::Router>,
+        router: std::sync::Arc<Router>,
     ) -> Self {
         let mut body = Self::new(notes, Some(answer), KEEP_ALIVE);
         let priming = format!("id: {stream}-0\nretry: {RETRY_MS}\ndata: \n\n");
@@ -141,7 +133,7 @@ impl SseBody {
         parked: Parked,
         stream: String,
         after: u64,
-        router: std::sync::Arc<super::outbox::Router>,
+        router: std::sync::Arc<Router>,
     ) -> Self {
         let mut body = Self::new(parked.notes, parked.answer, KEEP_ALIVE);
         body.last = parked.last;
@@ -354,7 +346,7 @@ mod tests {
     #[test]
     fn a_resumable_stream_parks_when_dropped_and_resumes_after_the_last_event_seen() {
         runtime().block_on(async {
-            let router = std::sync::Arc::new(super::super::outbox::Router::new());
+            let router = std::sync::Arc::new(Router::new());
             let (note_tx, note_rx) = mpsc::channel(8);
             let (answer_tx, answer_rx) = oneshot::channel();
             let mut body = SseBody::resumable(

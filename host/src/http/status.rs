@@ -6,9 +6,9 @@
 //! `api_version` and `tools`), or `failed` (with `error`); a group whose tools have cargo
 //! features, loaded or not (from the manifest beside its library), has `features`: each
 //! `{name, enabled}`. The relays and their failover state come from the
-//! forwarding layer (`crate::forward::relay_status`), and each forwarded group's route
+//! forwarding layer (`coremcp_relay::relay_status`), and each forwarded group's route
 //! (`own_store`, or `forwarded` with its targets and, for a Consul service, what it resolved
-//! to last) from `crate::forward::route_status`; `recent_errors` holds the last failed calls
+//! to last) from `coremcp_relay::route_status`; `recent_errors` holds the last failed calls
 //! (`crate::metrics`) — each principal sees only its own (an error can quote the call's
 //! arguments), this machine's own user and the operators (`--operator`) every one. No field is
 //! ever `null`.
@@ -16,9 +16,9 @@
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::plugins::loader::LoadError;
-use crate::plugins::PluginSet;
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::loader::LoadError;
+use coremcp_engine::PluginSet;
+use coremcp_upstream::hub::Upstreams;
 
 /// The status document, as `viewer` may see it: every principal's recent errors (`None`), or
 /// only that principal's own.
@@ -37,8 +37,8 @@ pub fn status(
                 let mut group = json!({"id": slot.id, "state": "not_loaded"});
                 // Its tools' features as its manifest beside it says, without loading it.
                 let listed = match slot.listing() {
-                    Some(crate::plugins::Listing::Listed(tools)) => Some(tools.as_ref().clone()),
-                    _ => crate::plugins::sidecar::read(&slot.path, &slot.id),
+                    Some(coremcp_engine::Listing::Listed(tools)) => Some(tools.as_ref().clone()),
+                    _ => coremcp_engine::sidecar::read(&slot.path, &slot.id),
                 };
                 let features = features(listed.iter().flatten().filter_map(|t| t.feature.as_ref()));
                 if !features.is_empty() {
@@ -78,8 +78,8 @@ pub fn status(
         "version": env!("CARGO_PKG_VERSION"),
         "sessions": sessions,
         "groups": groups,
-        "relays": crate::forward::relay_status(config),
-        "routes": crate::forward::route_status(config),
+        "relays": coremcp_relay::relay_status(&config.relay),
+        "routes": coremcp_relay::route_status(&config.relay),
         "upstream": upstreams.status(),
         "recent_errors": crate::metrics::recent_errors(viewer),
     });
@@ -113,7 +113,7 @@ mod tests {
         let scratch = crate::http::tests::Scratch::new();
         let mut config = Config::with_plugins(scratch.path().to_owned());
         config.service_mode = true;
-        let plugins = PluginSet::discover(&config).expect("discover");
+        let plugins = PluginSet::discover(&config.engine()).expect("discover");
         let doc = status(&config, &plugins, &Upstreams::none(), 3, None);
         assert_eq!(doc["mode"], "service");
         assert_eq!(doc["sessions"], 3);

@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use super::auth::{Principal, Tokens};
 use super::Service;
 use crate::config::Config;
-use crate::plugins::PluginSet;
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::PluginSet;
+use coremcp_upstream::hub::Upstreams;
 
 /// A folder removed on drop (an empty plugins folder for the tests here).
 pub struct Scratch(PathBuf);
@@ -71,7 +71,7 @@ impl Reply {
 fn harness(tokens: Option<&str>) -> Harness {
     let scratch = Scratch::new();
     let config = Config::with_plugins(scratch.path().to_owned());
-    let plugins = Arc::new(PluginSet::discover(&config).expect("discover"));
+    let plugins = Arc::new(PluginSet::discover(&config.engine()).expect("discover"));
     let tokens = tokens.map(|t| Tokens::parse(t, "tokens").expect("tokens"));
     let service = Service::new(
         config,

@@ -76,7 +76,7 @@ impl ResolvesServerCert for Certs {
 }
 
 fn read_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
-    let chain = crate::net::client::pem_certificates(cert).map_err(|reason| TlsError::Cert {
+    let chain = coremcp_net::client::pem_certificates(cert).map_err(|reason| TlsError::Cert {
         path: cert.to_owned(),
         reason,
     })?;

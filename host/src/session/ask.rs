@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::Outbox;
-use crate::upstream::rpc::response_outcome;
+use coremcp_upstream::rpc::response_outcome;
 
 /// How often a waiting request looks at its cancel flag.
 const POLL: Duration = Duration::from_millis(50);

@@ -19,11 +19,13 @@ use serde_json::value::RawValue;
 use super::outcome::{Mrtr, Outcome};
 use super::{duplicate, groups, log_rank, search, Inner, Session};
 use crate::calls::Call;
-use crate::mcp::Menu;
-use crate::plugins::host_api;
 use crate::route::{self, Route, Run};
-use crate::upstream::hub::Target;
-use crate::{pool, render, rpc};
+use coremcp_engine::host_api;
+use coremcp_engine::pool;
+use coremcp_upstream::hub::Target;
+use coremcp_wire::mcp::Menu;
+use coremcp_wire::render;
+use coremcp_wire::rpc;
 
 /// Built once: building a searcher costs more than searching a short text with it.
 static TIMEOUT_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -69,7 +71,7 @@ impl Session {
         &self,
         id: &str,
         params: Option<&RawValue>,
-        modern: Option<&crate::modern::Envelope>,
+        modern: Option<&coremcp_wire::modern::Envelope>,
     ) {
         #[derive(Deserialize)]
         struct Params<'a> {
@@ -136,7 +138,7 @@ impl Session {
                     .send(rpc::response(id, &render::call_error_text(&text)));
             }
         }
-        let mut hop = match crate::forward::hop::Incoming::parse(params.meta) {
+        let mut hop = match coremcp_relay::hop::Incoming::parse(params.meta) {
             Ok(hop) => hop,
             Err(e) => return reject(rpc::INVALID_PARAMS, format!("tools/call: {e}")),
         };
@@ -418,8 +420,8 @@ impl Inner {
                     args,
                 );
                 match decision {
-                    crate::policy::Decision::Allow => self.call_loaded(&loaded, call, args),
-                    crate::policy::Decision::Refuse(text) => {
+                    coremcp_wire::policy::Decision::Allow => self.call_loaded(&loaded, call, args),
+                    coremcp_wire::policy::Decision::Refuse(text) => {
                         tracing::warn!(tool = %call.tool, "call refused: {text}");
                         render::call_error_text(&text)
                     }
@@ -430,7 +432,7 @@ impl Inner {
     }
 
     /// Calls the tool in its loaded library; the `CallToolResult` as JSON text.
-    fn call_loaded(&self, loaded: &crate::plugins::Loaded, call: &Call, args: &str) -> String {
+    fn call_loaded(&self, loaded: &coremcp_engine::Loaded, call: &Call, args: &str) -> String {
         let ctx = CallCtx {
             deadline_unix_ms: call.deadline_unix_ms,
             cancelled: &call.cancelled,

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::Outbox;
-use crate::modern::{self, Filter};
-use crate::rpc;
+use coremcp_wire::modern::{self, Filter};
+use coremcp_wire::rpc;
 
 /// A session's era.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use coremcp_plugin_api::{Annotations, Runs, ToolSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::plugins::PluginSet;
+use coremcp_engine::PluginSet;
 
 pub const LIST: &str = "groups_list";
 pub const ENABLE: &str = "groups_enable";

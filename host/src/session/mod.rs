@@ -16,7 +16,6 @@
 
 mod ask;
 mod call;
-pub mod client_name;
 pub mod era;
 mod groups;
 mod modern_call;
@@ -38,14 +37,15 @@ use serde_json::value::RawValue;
 
 use crate::calls::{Call, Calls};
 use crate::config::Config;
-use crate::mcp::Menu;
-use crate::plugins::sidecar::Entry;
-use crate::plugins::{host_api, Listing, PluginSet, ReloadReport};
-use crate::policy::Caller;
 use crate::route;
-use crate::rpc::{self, Incoming};
-use crate::upstream::hub::{Listener, Upstreams};
-use crate::{mcp, render};
+use coremcp_engine::sidecar::Entry;
+use coremcp_engine::{host_api, Listing, PluginSet, ReloadReport};
+use coremcp_upstream::hub::{Listener, Upstreams};
+use coremcp_wire::mcp;
+use coremcp_wire::mcp::Menu;
+use coremcp_wire::policy::Caller;
+use coremcp_wire::render;
+use coremcp_wire::rpc::{self, Incoming};
 
 /// Where a session's outgoing messages go. `message` is one JSON-RPC message, no newline.
 pub trait Outbox: Send + Sync + 'static {
@@ -100,7 +100,7 @@ struct Inner {
     /// The upstream entries of the client's last listing (`None` until it lists).
     upstream_listed: Mutex<Option<Vec<String>>>,
     /// The upstream prompts, resources and templates it last listed (`None` until it lists).
-    surface_listed: Mutex<Option<crate::upstream::hub::Listing>>,
+    surface_listed: Mutex<Option<coremcp_upstream::hub::Listing>>,
     /// Upstream calls sent without a waiting thread, by request id (JSON text).
     detached: Detachments,
     /// The protocol version `initialize` negotiated; empty until then.
@@ -174,10 +174,10 @@ impl Session {
             }),
         );
         let (enabled, menu) = match &config.groups {
-            crate::config::GroupSelection::Dynamic(ids) => {
+            coremcp_engine::GroupSelection::Dynamic(ids) => {
                 (Some(groups::Enabled::new(ids)), Menu::Dynamic)
             }
-            crate::config::GroupSelection::Search(ids) => {
+            coremcp_engine::GroupSelection::Search(ids) => {
                 (Some(groups::Enabled::new(ids)), Menu::Search)
             }
             _ => (None, Menu::Plain),
@@ -237,8 +237,8 @@ impl Session {
         }
         let config = &self.inner.config;
         match config.service_mode {
-            true => crate::forward::route_of(config, group.id).is_some(),
-            false => crate::forward::relays(config).is_some(),
+            true => coremcp_relay::route_of(&config.relay, group.id).is_some(),
+            false => coremcp_relay::relays(&config.relay).is_some(),
         }
     }
 
@@ -280,7 +280,7 @@ impl Session {
 
     /// Handles one 2026 request whose envelope the transport already read and checked
     /// (sessionless HTTP); anything else is handled as [`Session::handle`] does.
-    pub fn handle_checked(&self, line: &[u8], envelope: crate::modern::Envelope) {
+    pub fn handle_checked(&self, line: &[u8], envelope: coremcp_wire::modern::Envelope) {
         match rpc::parse(line) {
             Incoming::Request { id, method, params } => {
                 self.modern_request_checked(id.get(), &method, params, Some(envelope))
@@ -296,7 +296,7 @@ impl Session {
         id: &str,
         method: &str,
         params: Option<&RawValue>,
-        envelope: crate::modern::Envelope,
+        envelope: coremcp_wire::modern::Envelope,
     ) {
         self.modern_request_checked(id, method, params, Some(envelope))
     }
@@ -323,7 +323,7 @@ impl Session {
         let inner = &self.inner;
         let era = match inner.era.era() {
             era::Era::Undecided => inner.era.decide(
-                if method != "initialize" && crate::modern::is_tagged(params) {
+                if method != "initialize" && coremcp_wire::modern::is_tagged(params) {
                     era::Era::Modern
                 } else {
                     era::Era::Legacy
@@ -334,7 +334,7 @@ impl Session {
         if era == era::Era::Modern {
             return self.modern_request(id, method, params);
         }
-        if method != "initialize" && crate::modern::is_tagged(params) {
+        if method != "initialize" && coremcp_wire::modern::is_tagged(params) {
             return inner.out.send(rpc::error(
                 Some(id),
                 rpc::INVALID_REQUEST,
@@ -438,7 +438,9 @@ impl Session {
             .is_some_and(|c| c.elicitation.is_some());
         self.inner.can_elicit.store(can_elicit, Ordering::Relaxed);
         if let Some(client) = params.as_ref().and_then(|p| p.client_info.as_ref()) {
-            if let Some(name) = client_name::label(&client.name, client.version.as_deref()) {
+            if let Some(name) =
+                coremcp_wire::client_name::label(&client.name, client.version.as_deref())
+            {
                 host_api::set_value("client", name);
             }
         }
@@ -776,7 +778,7 @@ pub fn refresh_upstreams(upstreams: &Upstreams) {
     if !upstreams.enabled() {
         return;
     }
-    if let Err(e) = upstreams.refresh() {
+    if let Err(e) = upstreams.refresh(crate::config::upstream_settings) {
         tracing::error!("{e}; the upstream servers are unchanged");
     }
 }
@@ -819,7 +821,7 @@ fn log_rank(level: &str) -> Option<u8> {
 /// Whether the host answers `incoming` alone, in bounded time: a request that runs no tool and
 /// waits on no upstream server, relay or client (`initialize`, `ping`, `tools/list`,
 /// `logging/setLevel`, `server/discover`: a listing that must load a group waits at most
-/// [`crate::plugins::LOAD_WAIT`] for it), a notification, a response, or a message that is not
+/// [`coremcp_engine::LOAD_WAIT`] for it), a notification, a response, or a message that is not
 /// valid. A call, an upstream surface request, a subscription or any other method is not.
 fn answers_alone(incoming: &Incoming<'_>) -> bool {
     match incoming {

@@ -15,13 +15,14 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::outcome::{Mrtr, Outcome};
+use super::outcome::{input_required_for_legacy, Mrtr, Outcome};
 use super::{Inner, Session};
 use crate::calls::Call;
-use crate::modern::{self, state, Refusal};
-use crate::upstream::approval::{self, Answer};
-use crate::upstream::supervisor::Connection;
-use crate::{mcp, rpc};
+use coremcp_upstream::approval::{self, Answer};
+use coremcp_upstream::supervisor::Connection;
+use coremcp_wire::mcp;
+use coremcp_wire::modern::{self, state, Refusal};
+use coremcp_wire::rpc;
 
 /// The key of our one input request: the human's approval.
 const APPROVAL_KEY: &str = "approval";
@@ -87,7 +88,7 @@ impl Session {
         let answer = match method {
             "server/discover" => {
                 if let Some(client) = envelope.client() {
-                    crate::plugins::host_api::set_value("client", client);
+                    coremcp_engine::host_api::set_value("client", client);
                 }
                 Ok(modern::discover_result(
                     &mcp::instructions(&inner.plugins.installed_ids(), inner.menu),
@@ -296,32 +297,4 @@ impl Inner {
         let state = result["requestState"].as_str().map(str::to_owned);
         Ok((Value::Object(responses), state))
     }
-}
-
-/// The refusal (-32021) of an upstream server's questions that need a capability our 2026
-/// client did not declare in this request, if any do: they must not reach it.
-pub(super) fn undeclared(result: &Value, mrtr: &Mrtr, server: &str) -> Option<Refusal> {
-    let requests = result["inputRequests"].as_object()?;
-    let needed = requests.values().find_map(|q| match q["method"].as_str() {
-        Some("elicitation/create") if mrtr.can_elicit => None,
-        Some("elicitation/create") => Some("elicitation"),
-        Some("sampling/createMessage") => Some("sampling"),
-        Some("roots/list") => Some("roots"),
-        _ => Some("elicitation"),
-    })?;
-    Some(modern::missing_capability(
-        needed,
-        &format!("the MCP server \"{server}\" asks for it before it answers"),
-    ))
-}
-
-/// The text of a call whose upstream server asked for input a 2025 client of ours cannot be
-/// given: it did not declare elicitation, or the server asks for something else.
-pub(super) fn input_required_for_legacy(full: &str, server: &str) -> String {
-    format!(
-        "{full} did not run: the MCP server \"{server}\" asks for input first (an MCP \
-         2026-07-28 input_required result), and this client cannot be asked it (Core MCP passes \
-         on elicitation to clients that declare it, and any question to 2026-07-28 clients). \
-         Carry on with other tools."
-    )
 }

@@ -25,7 +25,7 @@ const DEFAULT_LIMIT: usize = 5;
 /// The most a search answers.
 const MAX_LIMIT: usize = 20;
 /// Room kept under the result limit for the answer's wrapper.
-const BUDGET: usize = crate::mcp::MAX_RESULT_CHARS - 1_000;
+const BUDGET: usize = coremcp_wire::mcp::MAX_RESULT_CHARS - 1_000;
 
 /// Whether `name` is one of these meta tools.
 pub fn is_meta(name: &str) -> bool {

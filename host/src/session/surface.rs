@@ -19,12 +19,13 @@ use serde_json::{json, Value};
 use super::outcome::{Mrtr, Outcome};
 use super::{Inner, Session};
 use crate::calls::Call;
-use crate::modern::{Envelope, Refusal};
-use crate::upstream::hub::Listing;
-use crate::upstream::rpc::UpstreamError;
-use crate::upstream::supervisor::Server;
-use crate::upstream::surface;
-use crate::{pool, rpc};
+use coremcp_engine::pool;
+use coremcp_upstream::hub::Listing;
+use coremcp_upstream::rpc::UpstreamError;
+use coremcp_upstream::supervisor::Server;
+use coremcp_upstream::surface;
+use coremcp_wire::modern::{Envelope, Refusal};
+use coremcp_wire::rpc;
 
 /// Time kept back from the deadline so the server's own timeout is reported first.
 const MARGIN: Duration = Duration::from_millis(250);
@@ -72,7 +73,7 @@ impl Session {
             let result = format!("{{\"{key}\":[{}]}}", pick(&listing).join(","));
             *inner.surface_lock() = Some(listing);
             match modern {
-                Some(_) => crate::modern::cacheable(&result),
+                Some(_) => coremcp_wire::modern::cacheable(&result),
                 None => result,
             }
         };
@@ -311,7 +312,7 @@ impl Inner {
             }
         }
         if mrtr.is_some_and(|m| m.can_elicit) && conn.client.is_modern() {
-            params["_meta"] = json!({crate::modern::CAPABILITIES_KEY: {"elicitation": {}}});
+            params["_meta"] = json!({coremcp_wire::modern::CAPABILITIES_KEY: {"elicitation": {}}});
         }
         let left = call
             .deadline
@@ -323,21 +324,21 @@ impl Inner {
             .request(forward.method, params, timeout, &call.cancelled)
         {
             Ok(result) if result["resultType"] == "input_required" => match mrtr {
-                Some(mrtr) => match super::modern_call::undeclared(&result, mrtr, sid) {
+                Some(mrtr) => match super::outcome::undeclared(&result, mrtr, sid) {
                     Some(refusal) => Err(Some(refusal)),
                     None => Ok(self.relay_input_required(call, &args, &result)),
                 },
                 None => Err(Some(Refusal::new(
                     rpc::INVALID_REQUEST,
-                    super::modern_call::input_required_for_legacy(&forward.label, sid),
+                    super::outcome::input_required_for_legacy(&forward.label, sid),
                 ))),
             },
             Ok(result) => Ok(match forward.method {
                 // A 2026 read is cacheable, like a list.
                 "resources/read" => match mrtr {
-                    Some(_) => {
-                        crate::modern::cacheable(&surface::read_result(sid, result).to_string())
-                    }
+                    Some(_) => coremcp_wire::modern::cacheable(
+                        &surface::read_result(sid, result).to_string(),
+                    ),
                     None => surface::read_result(sid, result).to_string(),
                 },
                 "prompts/get" => surface::prompt_result(sid, result).to_string(),

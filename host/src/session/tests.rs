@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{Outbox, Session};
-use crate::config::{Config, GroupSelection};
+use crate::config::Config;
 use crate::http::tests::Scratch;
-use crate::plugins::PluginSet;
-use crate::policy::Caller;
-use crate::upstream::hub::Upstreams;
+use coremcp_engine::GroupSelection;
+use coremcp_engine::PluginSet;
+use coremcp_upstream::hub::Upstreams;
+use coremcp_wire::policy::Caller;
 
 /// Catches what a session sends.
 #[derive(Default)]
@@ -37,7 +38,7 @@ impl Harness {
         let plugins = Scratch::new();
         let mut config = Config::with_plugins(plugins.path().to_owned());
         config.groups = GroupSelection::parse(groups).expect("groups");
-        let set = Arc::new(PluginSet::discover(&config).expect("discover"));
+        let set = Arc::new(PluginSet::discover(&config.engine()).expect("discover"));
         let out = Arc::new(Caught::default());
         let session = Session::new(
             config,

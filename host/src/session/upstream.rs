@@ -21,13 +21,15 @@ use super::ask::AskError;
 use super::outcome::{Mrtr, Outcome};
 use super::Inner;
 use crate::calls::Call;
-use crate::upstream::approval::{self, Answer};
-use crate::upstream::hub::Target;
-use crate::upstream::publish::cap_result;
-use crate::upstream::rpc::UpstreamError;
-use crate::upstream::supervisor::Connection;
-use crate::upstream::wait::Done;
-use crate::{pool, render, rpc};
+use coremcp_engine::pool;
+use coremcp_upstream::approval::{self, Answer};
+use coremcp_upstream::hub::Target;
+use coremcp_upstream::publish::cap_result;
+use coremcp_upstream::rpc::UpstreamError;
+use coremcp_upstream::supervisor::Connection;
+use coremcp_upstream::wait::Done;
+use coremcp_wire::render;
+use coremcp_wire::rpc;
 
 /// Time kept back from the call's deadline so the server's timeout is reported first.
 const MARGIN: Duration = Duration::from_millis(250);
@@ -131,7 +133,8 @@ impl Inner {
             // The server may ask what our client could answer, and gets its own state back
             // with the answers on a retry.
             if mrtr.can_elicit {
-                params["_meta"] = json!({crate::modern::CAPABILITIES_KEY: {"elicitation": {}}});
+                params["_meta"] =
+                    json!({coremcp_wire::modern::CAPABILITIES_KEY: {"elicitation": {}}});
             }
             if let Some(upstream) = opened.as_ref().and_then(|c| c.u.clone()) {
                 if let Some(responses) = &mrtr.responses {
@@ -177,7 +180,7 @@ impl Inner {
     /// Sends a 2025 client's call on from the thread that read it when nothing about it can
     /// wait: the server is connected now, over stdio, no human must be asked, and the answer
     /// can be sent by the server's reader thread ([`detachable`]). The write never blocks
-    /// ([`crate::upstream::pipe`]). `None`: the call goes to a pool thread, which may wait.
+    /// ([`coremcp_upstream::pipe`]). `None`: the call goes to a pool thread, which may wait.
     pub(super) fn upstream_now(
         self: &Arc<Self>,
         call: &Arc<Call>,
@@ -223,12 +226,12 @@ impl Inner {
         let (full, id) = (call.tool.as_str(), target.server.id());
         match answer {
             Ok(result) if is_input_required(&result) => match mrtr {
-                Some(mrtr) => Ok(match super::modern_call::undeclared(&result, mrtr, id) {
+                Some(mrtr) => Ok(match super::outcome::undeclared(&result, mrtr, id) {
                     Some(refusal) => Outcome::Refused(refusal),
                     None => Outcome::Result(self.relay_input_required(call, args, &result)),
                 }),
                 None => Ok(Outcome::Result(render::call_error_text(
-                    &super::modern_call::input_required_for_legacy(full, id),
+                    &super::outcome::input_required_for_legacy(full, id),
                 ))),
             },
             // (`request` took the 2026 fields off already.)
@@ -278,7 +281,7 @@ impl Inner {
                     None => {
                         let result: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
                         if is_input_required(&result) {
-                            render::call_error_text(&super::modern_call::input_required_for_legacy(
+                            render::call_error_text(&super::outcome::input_required_for_legacy(
                                 &call_done.tool,
                                 &server_done,
                             ))
@@ -421,7 +424,7 @@ fn as_written(result: &str) -> Option<&str> {
             .get("text")
             .map_or(0, |t| t.get().len().saturating_sub(2));
     }
-    (text <= crate::mcp::MAX_RESULT_CHARS).then_some(result)
+    (text <= coremcp_wire::mcp::MAX_RESULT_CHARS).then_some(result)
 }
 
 /// A JSON object's members as written, in order, without building a `Value` (an object with

@@ -1,5 +1,5 @@
-//! The writer of protocol messages to the real stdout, and [`Cork`], which lets a thread that
-//! has several answers in hand send them in one `write`.
+//! The writer of protocol messages to the real stdout, which honours a [`Cork`](cork::Cork): a thread
+//! that has several answers in hand sends them in one `write`.
 //!
 //! Senders never wait for one another's `write`: a sender appends its message to the queue and,
 //! if no one is writing, becomes the writer and flushes the queue until it is empty — so under
@@ -8,49 +8,19 @@
 //! Invariants:
 //! - Every message leaves whole, after every message the same thread sent before it.
 //! - A corked thread that sends takes the writer's role without writing; what it and every other
-//!   thread send meanwhile waits in the queue until its last [`Cork`] drops, which writes it all
+//!   thread send meanwhile waits in the queue until its last cork drops, which writes it all
 //!   out. A cork is held only while its thread has more answers already in hand (an upstream
 //!   server's reader with whole lines still buffered), never across a wait, so nothing waits
 //!   for more than the handling of those answers.
 
-use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
+use coremcp_wire::cork::{self, Uncork};
+
 use crate::session::Outbox;
-
-thread_local! {
-    /// How many [`Cork`]s this thread holds.
-    static CORKS: Cell<usize> = const { Cell::new(0) };
-    /// The outboxes whose writer's role this thread took while corked, to flush at the end.
-    static HELD: RefCell<Vec<Arc<StdoutOutbox>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// While one is held, what this thread sends to stdout waits, and leaves in one `write` when
-/// the last one drops (see the module's invariants). A thread without a stdio session (the
-/// HTTP server's) holds one to no effect. It stays on the thread that took it.
-pub struct Cork(std::marker::PhantomData<*const ()>);
-
-impl Cork {
-    pub fn hold() -> Self {
-        CORKS.set(CORKS.get() + 1);
-        Self(std::marker::PhantomData)
-    }
-}
-
-impl Drop for Cork {
-    fn drop(&mut self) {
-        let left = CORKS.get() - 1;
-        CORKS.set(left);
-        if left == 0 {
-            for out in HELD.take() {
-                out.write_queue();
-            }
-        }
-    }
-}
 
 /// Writes protocol messages to the real stdout (see the module's documentation).
 pub struct StdoutOutbox {
@@ -99,6 +69,12 @@ impl StdoutOutbox {
     }
 }
 
+impl Uncork for StdoutOutbox {
+    fn uncorked(&self) {
+        self.write_queue();
+    }
+}
+
 impl Outbox for StdoutOutbox {
     fn send(&self, message: String) {
         if self.broken.load(Ordering::Relaxed) {
@@ -112,10 +88,10 @@ impl Outbox for StdoutOutbox {
             return;
         }
         queue.writing = true;
-        if CORKS.get() > 0 {
+        if cork::corked() {
             if let Some(me) = self.me.upgrade() {
                 queue.bytes.extend_from_slice(&batch);
-                HELD.with_borrow_mut(|held| held.push(me));
+                cork::defer(me);
                 return;
             }
         }
@@ -130,6 +106,7 @@ impl Outbox for StdoutOutbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coremcp_wire::cork::Cork;
     use std::io::Read;
     use std::os::fd::{FromRawFd, OwnedFd};
 

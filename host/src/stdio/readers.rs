@@ -8,7 +8,7 @@
 //! on only waits for the end of input.
 //!
 //! From then on, one thread at a time reads lines and runs each call itself (see
-//! [`crate::inline`]), so a trivial call costs the one wake-up that brought its line. A call
+//! [`coremcp_engine::inline`]), so a trivial call costs the one wake-up that brought its line. A call
 //! that runs past a grace of one to two [`TICK`]s hands the reading to another thread: a
 //! watcher thread wakes every tick while calls are flowing, and when it sees the same call
 //! running at two ticks at least a tick apart, it starts a new reader on the pool. So a slow or
@@ -47,10 +47,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Once, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use super::{Event, LineReader};
-use crate::inline::{self, Runner};
-use crate::pool::{self, Job};
+use super::lines::{Event, LineReader};
 use crate::session::Session;
+use coremcp_engine::inline::{self, Runner};
+use coremcp_engine::pool::{self, Job};
 
 /// The watcher's period while calls flow: a call still running after one to two ticks hands
 /// the reading to another thread.
@@ -451,7 +451,7 @@ impl Watch {
 }
 
 impl Runner for Readers {
-    fn run(&self, job: Job, _: Option<&crate::pace::Pace>) -> Result<bool, Job> {
+    fn run(&self, job: Job, _: Option<&coremcp_engine::pace::Pace>) -> Result<bool, Job> {
         self.start_watcher();
         if !self.watching() {
             // Nobody could take over a stuck call here: it goes where it cannot block reading.
@@ -689,13 +689,14 @@ mod tests {
     fn open_with(input: &[u8], limit: usize, before: impl FnOnce()) -> Opened {
         let plugins = crate::http::tests::Scratch::new();
         let config = crate::config::Config::with_plugins(plugins.path().to_owned());
-        let set = Arc::new(crate::plugins::PluginSet::discover(&config).expect("discover"));
+        let set =
+            Arc::new(coremcp_engine::PluginSet::discover(&config.engine()).expect("discover"));
         let out = Arc::new(Caught::default());
         let session = Session::new(
             config,
             set,
-            crate::upstream::hub::Upstreams::none(),
-            crate::policy::Caller::Stdio,
+            coremcp_upstream::hub::Upstreams::none(),
+            coremcp_wire::policy::Caller::Stdio,
             Arc::clone(&out) as Arc<dyn crate::session::Outbox>,
         );
         let (read, write) = pipe();

@@ -3,7 +3,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use coremcp::forward::client::{McpClient, Reply};
+use coremcp_relay::client::{McpClient, Reply};
 use serde_json::Value;
 
 /// Calls `tool` with `args` (30 s deadline); an error unless it answered a result that is not

@@ -503,7 +503,7 @@ fn code_snapshot_saves_this_repository_to_the_registry_which_serves_it() {
     assert_eq!(summary["counts"]["files"], saved["counts"]["files"]);
     let one = s.ok(
         "registry_snapshot_get",
-        json!({"source": "CORE/core-mcp", "paths": ["host/src/render.rs"], "detail": "full"}),
+        json!({"source": "CORE/core-mcp", "paths": ["host/lib/wire/src/render.rs"], "detail": "full"}),
     );
     let files = one["files"].as_array().expect("files");
     assert_eq!(files.len(), 1);

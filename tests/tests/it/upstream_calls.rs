@@ -1056,7 +1056,7 @@ fn the_real_servers_prompts_and_resources_pass_through_over_stdio_and_http() {
 
 /// A stdio server that stops reading its input cannot hold the session up: its calls are sent
 /// from the thread that reads the client, and what does not fit in the pipe waits in a bounded
-/// backlog (host/src/upstream/pipe.rs) instead of blocking that thread.
+/// backlog (host/lib/upstream/src/pipe.rs) instead of blocking that thread.
 #[test]
 fn a_server_that_stops_reading_does_not_stall_the_session() {
     let setup = Setup::new(json!([]));

@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use coremcp::forward::client::McpClient;
-use coremcp::net::client::Url;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{free_addr, serve, wait_listening, Proc};
 use coremcp_bench::stdio_client::StdioClient;
+use coremcp_net::client::Url;
+use coremcp_relay::client::McpClient;
 use serde_json::{json, Value};
 
 const IN_FLIGHT: usize = 16;

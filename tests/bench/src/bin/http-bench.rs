@@ -17,12 +17,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use coremcp::forward::client::McpClient;
-use coremcp::net::client::Url;
 use coremcp_bench::host_args::HostArgs;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{self, free_addr, Proc};
 use coremcp_bench::stdio_client::StdioClient;
+use coremcp_net::client::Url;
+use coremcp_relay::client::McpClient;
 use serde_json::json;
 
 type Options = HostArgs;

@@ -279,7 +279,7 @@ fn compare(
 /// The time per request of what a 2026 request adds on its way through: its envelope read and
 /// checked (keys, version, log level) and `resultType` added to its answer (median of rounds).
 fn envelope_cost() -> Duration {
-    use coremcp::modern;
+    use coremcp_wire::modern;
     let message = call_message(7, &call_tail(true));
     let params: Value = serde_json::from_str::<Value>(&message).expect("json")["params"].clone();
     let params = serde_json::value::RawValue::from_string(params.to_string()).expect("raw");

@@ -21,12 +21,12 @@
 
 use std::time::{Duration, Instant};
 
-use coremcp::forward::client::McpClient;
-use coremcp::net::client::Url;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{self, free_addr};
 use coremcp_bench::stdio_client::StdioClient;
 use coremcp_bench::store_run::{self, percentile, StoreRun};
+use coremcp_net::client::Url;
+use coremcp_relay::client::McpClient;
 use coremcp_tests::consul::{ConsulDouble, Instance};
 use serde_json::{json, Value};
 

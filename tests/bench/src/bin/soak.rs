@@ -17,11 +17,11 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use coremcp::forward::client::McpClient;
-use coremcp::net::client::Url;
 use coremcp_bench::http_call::http_call;
 use coremcp_bench::procs::{free_addr, wait_listening, Proc};
 use coremcp_bench::stdio_client::StdioClient;
+use coremcp_net::client::Url;
+use coremcp_relay::client::McpClient;
 use serde_json::{json, Value};
 
 struct Options {
