@@ -28,5 +28,6 @@ pub mod metrics;
 pub mod registry;
 pub mod route;
 pub mod session;
+pub mod state_key;
 pub mod status_files;
 pub mod stdio;

@@ -2,7 +2,7 @@
 //! [`decide`], as one exhaustive [`Route`]: an upstream server, this process's plugin, the relay
 //! list, another host's Core MCP (`remote_host`), or a refusal (service mode, a plugin that cannot
 //! serve, `remote_host` where it is not taken, the policy), or not a tool of this server at all.
-//! The session only carries the decision out; matches on [`Route`] have no wildcard arm, so a new
+//! This module only decides: the session carries the decision out (`session/carry.rs`); matches on [`Route`] have no wildcard arm, so a new
 //! destination cannot be left unanswered.
 //!
 //! Invariants:
@@ -13,26 +13,20 @@
 //! - Every route passes the policy ([`coremcp_wire::policy`]) before it is taken; a call that runs
 //!   here is judged with its tool's catalog guard, a call that runs elsewhere only by explicit
 //!   rules (the other side applies its own policy).
-//! - A peer's answer is passed on as the peer wrote it (result or JSON-RPC error); only a
-//!   failure to get one is worded here.
 //! - The route of a catalog tool is decided from the catalog, without loading its plugin.
 //! - A service-mode `session_record` is the Session group's recording write (its internal
 //!   entry), routed like the group's tools; everywhere else it is the Ops tool.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use coremcp_plugin_api::Runs;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::registry;
 use coremcp_engine::loader::LoadError;
-use coremcp_engine::{host_api, PluginSet};
-use coremcp_relay::client::Reply;
-use coremcp_relay::hop::{Incoming, Outgoing};
-use coremcp_relay::{self as forward, ForwardError, Relays};
+use coremcp_engine::PluginSet;
+use coremcp_relay::hop::Incoming;
+use coremcp_relay::{self as forward, Relays};
 use coremcp_upstream::hub::{Target, Upstreams};
 use coremcp_wire::policy::{Caller, Decision, Subject};
 
@@ -58,9 +52,6 @@ pub struct Run {
     pub index: usize,
     pub to: To,
     pub args: String,
-    /// What a peer is told of the call (its principal, its path so far); empty for a call
-    /// this process's plugin runs.
-    pub hop: Outgoing,
     /// A tool of a group outside the catalog whose library was not loaded yet: its guards,
     /// which its manifest declares, are judged once it has loaded, before it runs
     /// ([`judge_loaded`]) — loading here would hold the reading thread.
@@ -215,21 +206,12 @@ pub fn decide(cx: &Context<'_>, tool: &str, args: &str, hop: &Incoming) -> Route
         guard,
     };
     match cx.config.grants.decide(cx.caller, subject) {
-        Decision::Allow => {
-            let hop = match &to {
-                To::Plugin => Outgoing::default(),
-                To::Relays(_) | To::Remote(_) => {
-                    Outgoing::new(cx.caller, hop, host_api::value("client").as_deref())
-                }
-            };
-            Route::Run(Run {
-                index,
-                to,
-                args,
-                hop,
-                judge_after_load,
-            })
-        }
+        Decision::Allow => Route::Run(Run {
+            index,
+            to,
+            args,
+            judge_after_load,
+        }),
         Decision::Refuse(text) => Route::Refused(Refusal::Denied(text)),
     }
 }
@@ -362,72 +344,6 @@ fn take_remote_host(args: &str) -> Result<(Option<String>, String), String> {
     Ok((host, Value::Object(map).to_string()))
 }
 
-/// Runs a call on peers and renders the JSON-RPC message that answers request `id`.
-pub fn forwarded_answer(id: &str, tool: &str, outcome: Result<Reply, ForwardError>) -> String {
-    match outcome {
-        Ok(Reply::Result(result)) => coremcp_wire::rpc::response(id, &result),
-        // As the peer answered it, `data` included.
-        Ok(Reply::Error {
-            code,
-            message,
-            data,
-        }) => coremcp_wire::modern::error_with_data(Some(id), code, &message, data.as_deref()),
-        Err(e) if e.may_have_run() => coremcp_wire::rpc::response(
-            id,
-            &coremcp_wire::render::call_error_text(&format!(
-                "{tool}: {e}. It may have run there (a request was sent and no answer came): \
-                 check its effect before calling it again"
-            )),
-        ),
-        Err(e) => coremcp_wire::rpc::response(
-            id,
-            &coremcp_wire::render::call_error_text(&format!("{tool} could not be forwarded: {e}")),
-        ),
-    }
-}
-
-/// Calls the relays or a remote host until `deadline`; `None` for the plugin (the session
-/// runs that itself, with its log sink).
-pub fn call_peer(
-    cx: &Context<'_>,
-    run: &Run,
-    tool: &str,
-    deadline: Instant,
-    cancelled: &AtomicBool,
-) -> Option<Result<Reply, ForwardError>> {
-    match &run.to {
-        To::Plugin => None,
-        To::Relays(relays) => Some(relays.call(tool, &run.args, &run.hop, deadline, cancelled)),
-        To::Remote(host) => {
-            let target = match registry::resolve(cx.plugins, host, cx.config.call_timeout) {
-                Ok(target) => target,
-                Err(e) => {
-                    let text = format!("{tool}: {e}");
-                    return Some(Ok(Reply::Result(coremcp_wire::render::call_error_text(
-                        &text,
-                    ))));
-                }
-            };
-            tracing::debug!(tool, host = %host, "forwarding to remote_host {host}");
-            Some(forward::call_remote(
-                &cx.config.relay,
-                &target.url,
-                tool,
-                &run.args,
-                &run.hop,
-                deadline,
-                cancelled,
-            ))
-        }
-    }
-}
-
-/// How long before the call's own deadline a peer must have answered, so the answer names
-/// the peer that was too slow rather than being the host's generic timeout.
-pub fn peer_deadline(deadline: Instant, timeout: Duration) -> Instant {
-    deadline - (timeout / 10).min(Duration::from_millis(250))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,60 +364,5 @@ mod tests {
         );
         let err = take_remote_host(r#"{"remote_host":3}"#).expect_err("number");
         assert!(err.contains("must be a Registry host name"), "{err}");
-    }
-
-    #[test]
-    fn peers_answers_pass_through_unchanged() {
-        let ok = forwarded_answer(
-            "7",
-            "t",
-            Ok(Reply::Result(r#"{"content":[],"isError":true}"#.into())),
-        );
-        assert_eq!(
-            ok,
-            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}"#
-        );
-        let err = forwarded_answer(
-            "7",
-            "t",
-            Ok(Reply::Error {
-                code: -32602,
-                message: "bad".into(),
-                data: Some(r#"{"field":"scope","hint":[1,2]}"#.into()),
-            }),
-        );
-        let err: Value = serde_json::from_str(&err).expect("json");
-        assert_eq!(err["error"]["code"], -32602);
-        assert_eq!(err["error"]["message"], "bad");
-        assert_eq!(
-            err["error"]["data"],
-            serde_json::json!({"field": "scope", "hint": [1, 2]})
-        );
-        // A request that reached the peer and got no answer: the call may have run.
-        let lost = forwarded_answer(
-            "8",
-            "notepad_set",
-            Err(ForwardError::Peer {
-                peer: "http://r1/mcp".into(),
-                error: coremcp_net::client::HttpError::Timeout,
-            }),
-        );
-        assert!(lost.contains("It may have run there"), "{lost}");
-        // One that never left: it did not.
-        let unsent = forwarded_answer(
-            "9",
-            "notepad_set",
-            Err(ForwardError::Peer {
-                peer: "http://r1/mcp".into(),
-                error: coremcp_net::client::HttpError::Connect {
-                    addr: "r1".into(),
-                    reason: "refused".into(),
-                },
-            }),
-        );
-        assert!(
-            unsent.contains("could not be forwarded") && !unsent.contains("may have run"),
-            "{unsent}"
-        );
     }
 }

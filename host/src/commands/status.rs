@@ -102,7 +102,6 @@ fn fetch(url: &str, token: Option<&str>) -> Result<Value, String> {
 
 /// A person's view of one process.
 fn describe(target: &Value, answer: &Result<Value, String>) -> String {
-    let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
     let mut out = String::new();
     let who = match target["pid"].as_u64() {
         Some(pid) => format!("coremcp stdio, pid {pid}"),
@@ -129,57 +128,9 @@ fn describe(target: &Value, answer: &Result<Value, String>) -> String {
         text(&status["mode"]),
         status["sessions"]
     ));
-    let mut groups: Vec<String> = Vec::new();
-    let (mut idle, mut absent) = (Vec::new(), Vec::new());
-    for g in rows(&status["groups"]) {
-        let id = text(&g["id"]);
-        match g["state"].as_str() {
-            Some("loaded") => groups.push(format!("{id} ({} tools)", g["tools"])),
-            Some("failed") => groups.push(format!("{id} FAILED: {}", text(&g["error"]))),
-            Some("not_loaded") => idle.push(id),
-            _ => absent.push(id),
-        }
-    }
-    if !idle.is_empty() {
-        groups.push(format!("not loaded yet: {}", idle.join(", ")));
-    }
-    if !absent.is_empty() {
-        groups.push(format!("not installed: {}", absent.join(", ")));
-    }
-    out.push_str(&format!("  groups: {}\n", list(&groups)));
-    let relays: Vec<String> = rows(&status["relays"])
-        .map(|r| {
-            let mut line = format!("{} {}", text(&r["url"]), text(&r["state"]));
-            if let Some(since) = r["down_since_unix_ms"].as_u64() {
-                line.push_str(&format!(" for {}", age(since)));
-            }
-            if let Some(ms) = r["retry_in_ms"].as_u64() {
-                line.push_str(&format!(", next try in {} s", ms.div_ceil(1000)));
-            }
-            if let Some(reason) = r["reason"].as_str() {
-                line.push_str(&format!(": {reason}"));
-            }
-            line
-        })
-        .collect();
-    out.push_str(&format!("  relays: {}\n", list(&relays)));
-    let upstream: Vec<String> = rows(&status["upstream"])
-        .map(|u| {
-            let mut line = format!(
-                "{} {} ({} tools, {} restarts)",
-                text(&u["id"]),
-                text(&u["state"]),
-                u["tools"],
-                u["restarts"]
-            );
-            if let Some(reason) = u["reason"].as_str() {
-                let first = reason.lines().next().unwrap_or("");
-                line.push_str(&format!(": {first}"));
-            }
-            line
-        })
-        .collect();
-    out.push_str(&format!("  upstream: {}\n", list(&upstream)));
+    out.push_str(&format!("  groups: {}\n", list(&group_lines(status))));
+    out.push_str(&format!("  relays: {}\n", list(&relay_lines(status))));
+    out.push_str(&format!("  upstream: {}\n", list(&upstream_lines(status))));
     let errors: Vec<String> = rows(&status["recent_errors"])
         .rev()
         .take(3)
@@ -202,6 +153,72 @@ fn describe(target: &Value, answer: &Result<Value, String>) -> String {
     }
     out.push('\n');
     out
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or("").to_owned()
+}
+
+/// Each group in a few words: loaded with its tools, failed with why; then those not loaded
+/// yet and those not installed, named together.
+fn group_lines(status: &Value) -> Vec<String> {
+    let mut groups: Vec<String> = Vec::new();
+    let (mut idle, mut absent) = (Vec::new(), Vec::new());
+    for g in rows(&status["groups"]) {
+        let id = text(&g["id"]);
+        match g["state"].as_str() {
+            Some("loaded") => groups.push(format!("{id} ({} tools)", g["tools"])),
+            Some("failed") => groups.push(format!("{id} FAILED: {}", text(&g["error"]))),
+            Some("not_loaded") => idle.push(id),
+            _ => absent.push(id),
+        }
+    }
+    if !idle.is_empty() {
+        groups.push(format!("not loaded yet: {}", idle.join(", ")));
+    }
+    if !absent.is_empty() {
+        groups.push(format!("not installed: {}", absent.join(", ")));
+    }
+    groups
+}
+
+/// Each relay: its state, since when, the next try and why.
+fn relay_lines(status: &Value) -> Vec<String> {
+    rows(&status["relays"])
+        .map(|r| {
+            let mut line = format!("{} {}", text(&r["url"]), text(&r["state"]));
+            if let Some(since) = r["down_since_unix_ms"].as_u64() {
+                line.push_str(&format!(" for {}", age(since)));
+            }
+            if let Some(ms) = r["retry_in_ms"].as_u64() {
+                line.push_str(&format!(", next try in {} s", ms.div_ceil(1000)));
+            }
+            if let Some(reason) = r["reason"].as_str() {
+                line.push_str(&format!(": {reason}"));
+            }
+            line
+        })
+        .collect()
+}
+
+/// Each upstream server: its state, tools and restarts, and the first line of why.
+fn upstream_lines(status: &Value) -> Vec<String> {
+    rows(&status["upstream"])
+        .map(|u| {
+            let mut line = format!(
+                "{} {} ({} tools, {} restarts)",
+                text(&u["id"]),
+                text(&u["state"]),
+                u["tools"],
+                u["restarts"]
+            );
+            if let Some(reason) = u["reason"].as_str() {
+                let first = reason.lines().next().unwrap_or("");
+                line.push_str(&format!(": {first}"));
+            }
+            line
+        })
+        .collect()
 }
 
 fn rows(value: &Value) -> impl DoubleEndedIterator<Item = &Value> {

@@ -32,6 +32,20 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
     let plugins =
         std::sync::Arc::new(PluginSet::discover(&config.engine()).map_err(Failure::usage)?);
     plugins.load_installed();
+    let mut rows = plugin_rows(&config, &plugins);
+    rows.extend(upstream_rows(&config));
+    let routes = routes(&config);
+    let text = match as_json {
+        true => json_text(&rows, &routes),
+        false => table_text(&rows, &routes),
+    };
+    super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A row per tool of every group: routed by its plugin when it loaded, else each catalog
+/// tool of the group with why it cannot be called.
+fn plugin_rows(config: &Config, plugins: &std::sync::Arc<PluginSet>) -> Vec<Row> {
     let mut rows = Vec::new();
     for (index, slot) in plugins.slots().iter().enumerate() {
         match slot.state() {
@@ -100,66 +114,68 @@ pub fn run(config: Config, as_json: bool) -> Result<ExitCode, Failure> {
             }
         }
     }
-    rows.extend(upstream_rows(&config));
-    let routes = routes(&config);
-    let text = if as_json {
-        let list: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                let mut v = json!({"name": r.name, "group": r.group, "route": r.route,
-                                   "available": r.unavailable.is_none()});
-                if let Some(reason) = &r.unavailable {
-                    v["reason"] = json!(reason);
-                }
-                if let Some(who) = &r.granted_to {
-                    v["granted_to"] = json!(who);
-                }
-                if let Some((_, targets)) = routes.iter().find(|(g, _)| *g == r.group) {
-                    v["routed_to"] = json!(targets);
-                }
-                v
-            })
-            .collect();
-        format!("{}\n", serde_json::Value::from(list))
-    } else {
-        let mut text = format!(
-            "{:<26} {:<12} {:<10} {}\n",
-            "TOOL", "GROUP", "ROUTE", "AVAILABILITY"
-        );
-        for r in &rows {
-            let availability = match (&r.unavailable, &r.granted_to) {
-                (Some(reason), _) => reason.clone(),
-                (None, Some(who)) if who.is_empty() => {
-                    "not granted: nobody may call it yet (COREMCP_MCP_GRANTS)".to_owned()
-                }
-                (None, Some(who)) => format!("available to {}", who.join(", ")),
-                (None, None) => "available".to_owned(),
-            };
-            text.push_str(&format!(
-                "{:<26} {:<12} {:<10} {availability}\n",
-                r.name, r.group, r.route,
-            ));
-        }
-        let available = rows.iter().filter(|r| r.unavailable.is_none()).count();
-        text.push_str(&format!("{available} of {} tools available", rows.len()));
-        let ungranted = rows
-            .iter()
-            .filter(|r| r.unavailable.is_none() && r.granted_to.as_ref().is_some_and(Vec::is_empty))
-            .count();
-        if ungranted > 0 {
-            text.push_str(&format!(
-                "; {ungranted} upstream tool(s) nobody may call yet (default deny: grant them \
-                 with COREMCP_MCP_GRANTS)"
-            ));
-        }
-        text.push('\n');
-        for (group, targets) in &routes {
-            text.push_str(&format!("route {group}: {}\n", targets.join("; then ")));
-        }
-        text
-    };
-    super::print(&text).map_err(|e| Failure::runtime(format!("stdout: {e}")))?;
-    Ok(ExitCode::SUCCESS)
+    rows
+}
+
+/// The rows as one JSON array (`--json`).
+fn json_text(rows: &[Row], routes: &[(String, Vec<String>)]) -> String {
+    let list: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            let mut v = json!({"name": r.name, "group": r.group, "route": r.route,
+                               "available": r.unavailable.is_none()});
+            if let Some(reason) = &r.unavailable {
+                v["reason"] = json!(reason);
+            }
+            if let Some(who) = &r.granted_to {
+                v["granted_to"] = json!(who);
+            }
+            if let Some((_, targets)) = routes.iter().find(|(g, _)| *g == r.group) {
+                v["routed_to"] = json!(targets);
+            }
+            v
+        })
+        .collect();
+    format!("{}\n", serde_json::Value::from(list))
+}
+
+/// The rows as a table, with the count available and each route.
+fn table_text(rows: &[Row], routes: &[(String, Vec<String>)]) -> String {
+    let mut text = format!(
+        "{:<26} {:<12} {:<10} {}\n",
+        "TOOL", "GROUP", "ROUTE", "AVAILABILITY"
+    );
+    for r in rows {
+        let availability = match (&r.unavailable, &r.granted_to) {
+            (Some(reason), _) => reason.clone(),
+            (None, Some(who)) if who.is_empty() => {
+                "not granted: nobody may call it yet (COREMCP_MCP_GRANTS)".to_owned()
+            }
+            (None, Some(who)) => format!("available to {}", who.join(", ")),
+            (None, None) => "available".to_owned(),
+        };
+        text.push_str(&format!(
+            "{:<26} {:<12} {:<10} {availability}\n",
+            r.name, r.group, r.route,
+        ));
+    }
+    let available = rows.iter().filter(|r| r.unavailable.is_none()).count();
+    text.push_str(&format!("{available} of {} tools available", rows.len()));
+    let ungranted = rows
+        .iter()
+        .filter(|r| r.unavailable.is_none() && r.granted_to.as_ref().is_some_and(Vec::is_empty))
+        .count();
+    if ungranted > 0 {
+        text.push_str(&format!(
+            "; {ungranted} upstream tool(s) nobody may call yet (default deny: grant them \
+             with COREMCP_MCP_GRANTS)"
+        ));
+    }
+    text.push('\n');
+    for (group, targets) in routes {
+        text.push_str(&format!("route {group}: {}\n", targets.join("; then ")));
+    }
+    text
 }
 
 /// The routed groups (`--route`), each with its targets in words, Consul services looked up

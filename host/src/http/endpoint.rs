@@ -109,13 +109,7 @@ pub fn reply_mode(accepts: Accepts, method: &str, wants_stream: bool) -> Mode {
 
 /// One POSTed message, classified.
 enum Message {
-    Request {
-        id: String,
-        method: String,
-        progress: Option<String>,
-        /// The tool of a `tools/call` (`params.name`).
-        tool: Option<String>,
-    },
+    Request(Posted),
     /// A notification, or a response to a request of ours.
     Accepted {
         /// `notifications/cancelled`: the id of the request the client gave up.
@@ -126,6 +120,15 @@ enum Message {
         code: i64,
         message: String,
     },
+}
+
+/// A request POSTed in a 2025 session.
+struct Posted {
+    id: String,
+    method: String,
+    progress: Option<String>,
+    /// The tool of a `tools/call` (`params.name`).
+    tool: Option<String>,
 }
 
 fn classify(body: &[u8]) -> Message {
@@ -153,7 +156,7 @@ fn classify(body: &[u8]) -> Message {
                 true => params.as_mut().and_then(|p| p.name.take()),
                 false => None,
             };
-            Message::Request {
+            Message::Request(Posted {
                 id: id.get().to_owned(),
                 progress: params
                     .and_then(|p| p.meta)
@@ -161,7 +164,7 @@ fn classify(body: &[u8]) -> Message {
                     .map(|t| t.get().to_owned()),
                 method: method.into_owned(),
                 tool: tool.map(std::borrow::Cow::into_owned),
-            }
+            })
         }
         rpc::Incoming::Notification { method, params } => Message::Accepted {
             cancels: (method == "notifications/cancelled")
@@ -344,67 +347,9 @@ impl Endpoint<'_> {
             Message::Invalid { id, code, message } => {
                 body::rpc_error(StatusCode::BAD_REQUEST, id.as_deref(), code, &message)
             }
-            Message::Request {
-                id,
-                method,
-                progress,
-                tool,
-            } => {
-                if method == "server/discover" && headers.get(SESSION_HEADER).is_none() {
-                    return body::json(
-                        StatusCode::OK,
-                        rpc::error(
-                            Some(&id),
-                            rpc::METHOD_NOT_FOUND,
-                            "method not found: server/discover (start a session with initialize)",
-                        ),
-                    );
-                }
-                let (session, created) =
-                    if method == "initialize" && headers.get(SESSION_HEADER).is_none() {
-                        match self.sessions.create(principal) {
-                            Ok(session) => (session, true),
-                            Err(e @ CreateError::Full { .. }) => {
-                                return body::rpc_error(
-                                    StatusCode::SERVICE_UNAVAILABLE,
-                                    Some(&id),
-                                    rpc::INTERNAL_ERROR,
-                                    &e.to_string(),
-                                )
-                            }
-                            Err(e @ CreateError::Entropy(_)) => {
-                                tracing::error!("{e}");
-                                return body::rpc_error(
-                                    StatusCode::INTERNAL_SERVER_ERROR,
-                                    Some(&id),
-                                    rpc::INTERNAL_ERROR,
-                                    &e.to_string(),
-                                );
-                            }
-                        }
-                    } else {
-                        match self.session(headers, &principal, Some(&id)) {
-                            Ok(session) => (session, false),
-                            Err(response) => return response,
-                        }
-                    };
-                if method == "logging/setLevel" {
-                    session.note_logging();
-                }
-                // A call of an upstream tool may ask the human for approval on its stream.
-                let upstream = tool
-                    .as_deref()
-                    .is_some_and(|name| name.starts_with("mcp__"));
-                let wants_stream = progress.is_some() || session.wants_logs() || upstream;
-                let mode = reply_mode(accepts, &method, wants_stream);
-                let quick = session.session().is_quick_call(&method, tool.as_deref());
-                let mut response = answer(&session, id, progress, mode, message, quick).await;
-                if created {
-                    if let Ok(value) = HeaderValue::from_str(session.id()) {
-                        response.headers_mut().insert(SESSION_HEADER, value);
-                    }
-                }
-                response
+            Message::Request(posted) => {
+                self.post_request(headers, principal, accepts, message, posted)
+                    .await
             }
             Message::Accepted { cancels } => {
                 let session = match self.session(headers, &principal, None) {
@@ -422,6 +367,79 @@ impl Endpoint<'_> {
                 body::empty(StatusCode::ACCEPTED)
             }
         }
+    }
+
+    /// A request of a 2025 session: `initialize` opens the session, anything else names one;
+    /// answered as JSON or as an event stream.
+    async fn post_request(
+        &self,
+        headers: &HeaderMap,
+        principal: Principal,
+        accepts: Accepts,
+        message: Bytes,
+        posted: Posted,
+    ) -> Response<Body> {
+        let Posted {
+            id,
+            method,
+            progress,
+            tool,
+        } = posted;
+        if method == "server/discover" && headers.get(SESSION_HEADER).is_none() {
+            return body::json(
+                StatusCode::OK,
+                rpc::error(
+                    Some(&id),
+                    rpc::METHOD_NOT_FOUND,
+                    "method not found: server/discover (start a session with initialize)",
+                ),
+            );
+        }
+        let (session, created) = if method == "initialize" && headers.get(SESSION_HEADER).is_none()
+        {
+            match self.sessions.create(principal) {
+                Ok(session) => (session, true),
+                Err(e @ CreateError::Full { .. }) => {
+                    return body::rpc_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        Some(&id),
+                        rpc::INTERNAL_ERROR,
+                        &e.to_string(),
+                    )
+                }
+                Err(e @ CreateError::Entropy(_)) => {
+                    tracing::error!("{e}");
+                    return body::rpc_error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        Some(&id),
+                        rpc::INTERNAL_ERROR,
+                        &e.to_string(),
+                    );
+                }
+            }
+        } else {
+            match self.session(headers, &principal, Some(&id)) {
+                Ok(session) => (session, false),
+                Err(response) => return response,
+            }
+        };
+        if method == "logging/setLevel" {
+            session.note_logging();
+        }
+        // A call of an upstream tool may ask the human for approval on its stream.
+        let upstream = tool
+            .as_deref()
+            .is_some_and(|name| name.starts_with("mcp__"));
+        let wants_stream = progress.is_some() || session.wants_logs() || upstream;
+        let mode = reply_mode(accepts, &method, wants_stream);
+        let quick = session.session().is_quick_call(&method, tool.as_deref());
+        let mut response = answer(&session, id, progress, mode, message, quick).await;
+        if created {
+            if let Ok(value) = HeaderValue::from_str(session.id()) {
+                response.headers_mut().insert(SESSION_HEADER, value);
+            }
+        }
+        response
     }
 
     async fn get(&self, headers: &HeaderMap, principal: &Principal) -> Response<Body> {

@@ -105,16 +105,10 @@ impl super::endpoint::Endpoint<'_> {
                 rpc::Incoming::Request { id, method, params } => (id, method.into_owned(), params),
             };
         let original = id.get().to_owned();
-        let envelope = match modern::envelope(params) {
+        let envelope = match checked_envelope(headers, &method, params) {
             Ok(envelope) => envelope,
             Err(refusal) => return refused(Some(&original), &refusal),
         };
-        if let Err(refusal) = modern::check_headers(&routing_headers(headers), &method, &envelope) {
-            return refused(Some(&original), &refusal);
-        }
-        if let Err(refusal) = modern::check_version(&envelope) {
-            return refused(Some(&original), &refusal);
-        }
         let listen = method == "subscriptions/listen";
         if listen && !accepts.sse {
             return body::rpc_error(
@@ -154,27 +148,14 @@ impl super::endpoint::Endpoint<'_> {
                 core.cancel(&ours);
             }
         };
-        if core.is_quick_call(&method, envelope.name()) {
-            // A call of a tool quick lately may even run here ([`coremcp_engine::inline::on_runtime`]),
-            // from the request as read above (the envelope checked the name it carries).
-            coremcp_engine::inline::with(coremcp_engine::inline::on_runtime(), || {
-                core.handle_checked_request(&ours, &method, params, envelope)
-            });
-        } else {
-            // The handler outlives this borrow of the message: it reads its own copy, which
-            // carries our id.
-            let at = id.get().as_ptr() as usize - message.as_ptr() as usize;
-            let request = with_request_id(&message, at, id.get().len(), &ours);
-            let handling =
-                tokio::task::spawn_blocking(move || core.handle_checked(&request, envelope));
-            let watch = (std::sync::Arc::clone(&router), ours.clone());
-            tokio::spawn(async move {
-                if let Err(e) = handling.await {
-                    tracing::error!("handling a request failed: {e}");
-                    watch.0.forget(&watch.1);
-                }
-            });
-        }
+        start(
+            core,
+            &router,
+            &ours,
+            &method,
+            (id, params, &message),
+            envelope,
+        );
         match (mode, expected.notes) {
             (Mode::Sse, Some(notes)) => super::endpoint::sse_response(
                 SseBody::request(notes, expected.answer).on_early_drop(cancel),
@@ -206,6 +187,49 @@ impl Drop for CancelOnDrop {
         if let Some(cancel) = self.0.take() {
             cancel();
         }
+    }
+}
+
+/// The request's envelope, checked in the order the SDK checks it: its keys, the routing
+/// headers against the body, then the version.
+fn checked_envelope(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<modern::Envelope, Refusal> {
+    let envelope = modern::envelope(params)?;
+    modern::check_headers(&routing_headers(headers), method, &envelope)?;
+    modern::check_version(&envelope)?;
+    Ok(envelope)
+}
+
+/// Starts handling the request under our id `ours`: a call of a tool quick lately may even
+/// run here ([`coremcp_engine::inline::on_runtime`]), from the request as read (the envelope
+/// checked the name it carries); anything else on a blocking thread, from its own copy of
+/// `message`, which carries our id in place of the client's `id`.
+fn start(
+    core: crate::session::Session,
+    router: &std::sync::Arc<super::outbox::Router>,
+    ours: &str,
+    method: &str,
+    (id, params, message): (&RawValue, Option<&RawValue>, &Bytes),
+    envelope: modern::Envelope,
+) {
+    if core.is_quick_call(method, envelope.name()) {
+        coremcp_engine::inline::with(coremcp_engine::inline::on_runtime(), || {
+            core.handle_checked_request(ours, method, params, envelope)
+        });
+    } else {
+        let at = id.get().as_ptr() as usize - message.as_ptr() as usize;
+        let request = with_request_id(message, at, id.get().len(), ours);
+        let handling = tokio::task::spawn_blocking(move || core.handle_checked(&request, envelope));
+        let watch = (std::sync::Arc::clone(router), ours.to_owned());
+        tokio::spawn(async move {
+            if let Err(e) = handling.await {
+                tracing::error!("handling a request failed: {e}");
+                watch.0.forget(&watch.1);
+            }
+        });
     }
 }
 

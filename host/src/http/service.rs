@@ -127,32 +127,16 @@ impl Service {
         &self.plugins
     }
 
-    /// Serves one request.
+    /// Serves one request: its route by path, the Host and Origin checks, what is served
+    /// without a credential, then the caller authenticated and served.
     pub async fn handle<B>(&self, request: Request<B>) -> Response<Body>
     where
         B: HttpBody<Data = Bytes> + Unpin,
         B::Error: std::fmt::Display,
     {
-        let route = match request.uri().path() {
-            "/mcp" if self.status_only => {
-                return body::text(
-                    StatusCode::NOT_FOUND,
-                    "this is a stdio session's status listener: MCP is served on its stdin\n",
-                )
-            }
-            "/mcp" => Route::Mcp,
-            "/healthz" => Route::Health,
-            "/api/status" => Route::Status,
-            "/api/mcp/refresh" => Route::Refresh,
-            "/metrics" => Route::Metrics,
-            "/" => Route::Page,
-            "/.well-known/oauth-protected-resource"
-            | "/.well-known/oauth-protected-resource/mcp"
-                if self.oauth.is_some() =>
-            {
-                Route::ResourceMetadata
-            }
-            _ => return body::text(StatusCode::NOT_FOUND, "not found\n"),
+        let route = match self.route_of(request.uri().path()) {
+            Ok(route) => route,
+            Err(text) => return body::text(StatusCode::NOT_FOUND, text),
         };
         let headers = request.headers();
         let host = headers
@@ -172,43 +156,8 @@ impl Service {
                 _ => body::text(StatusCode::FORBIDDEN, message + "\n"),
             };
         }
-        if route == Route::Page {
-            // The page holds no data (it asks with the token a person types in), so it is
-            // served without one.
-            return match *request.method() {
-                Method::GET | Method::HEAD => page(),
-                _ => allow(
-                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
-                    "GET, HEAD",
-                ),
-            };
-        }
-        if route == Route::Refresh && !same_origin(host, headers.get(ORIGIN)) {
-            tracing::warn!("refused a cross-origin POST /api/mcp/refresh");
-            return body::text(
-                StatusCode::FORBIDDEN,
-                "Forbidden: /api/mcp/refresh takes requests from this server's own page only\n",
-            );
-        }
-        if let (Route::ResourceMetadata, Some(oauth)) = (route, &self.oauth) {
-            return match *request.method() {
-                Method::GET | Method::HEAD => {
-                    body::json(StatusCode::OK, oauth.metadata().to_string())
-                }
-                _ => allow(
-                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
-                    "GET, HEAD",
-                ),
-            };
-        }
-        if route == Route::Health {
-            return match *request.method() {
-                Method::GET | Method::HEAD => body::text(StatusCode::OK, "ok\n"),
-                _ => allow(
-                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
-                    "GET, HEAD",
-                ),
-            };
+        if let Some(response) = self.without_credential(route, request.method(), host, headers) {
+            return response;
         }
         let authorization = headers.get(AUTHORIZATION).map(HeaderValue::as_bytes);
         let principal = match self.authenticate(route, authorization).await {
@@ -221,30 +170,25 @@ impl Service {
             Principal::Local => None,
             Principal::Token(_) | Principal::Signed { .. } => self.config.errors_visible_to(&key),
         };
+        let method = request.method().clone();
         match route {
-            Route::Status => match *request.method() {
-                Method::GET | Method::HEAD if wants_hosts(request.uri().query()) => {
-                    self.status_with_hosts(viewer).await
-                }
-                Method::GET | Method::HEAD => {
+            Route::Status if wants_hosts(request.uri().query()) => {
+                get_only(&method, || async { self.status_with_hosts(viewer).await }).await
+            }
+            Route::Status => {
+                get_only(&method, || async {
                     body::json(StatusCode::OK, self.status(viewer).to_string())
-                }
-                _ => allow(
-                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
-                    "GET, HEAD",
-                ),
-            },
-            Route::Metrics => match *request.method() {
-                Method::GET | Method::HEAD => {
+                })
+                .await
+            }
+            Route::Metrics => {
+                get_only(&method, || async {
                     let text = crate::metrics::render(&self.status(viewer));
                     body::full(StatusCode::OK, crate::metrics::CONTENT_TYPE, text)
-                }
-                _ => allow(
-                    body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
-                    "GET, HEAD",
-                ),
-            },
-            Route::Refresh => match *request.method() {
+                })
+                .await
+            }
+            Route::Refresh => match method {
                 Method::POST => self.refresh_upstreams().await,
                 _ => allow(
                     body::text(StatusCode::METHOD_NOT_ALLOWED, "use POST\n"),
@@ -258,6 +202,66 @@ impl Service {
                 .serve(request, principal)
                 .await
             }
+        }
+    }
+
+    /// The route of a path; the error is the text of the 404 a path this server does not
+    /// serve is answered.
+    fn route_of(&self, path: &str) -> Result<Route, &'static str> {
+        Ok(match path {
+            "/mcp" if self.status_only => {
+                return Err(
+                    "this is a stdio session's status listener: MCP is served on its stdin\n",
+                )
+            }
+            "/mcp" => Route::Mcp,
+            "/healthz" => Route::Health,
+            "/api/status" => Route::Status,
+            "/api/mcp/refresh" => Route::Refresh,
+            "/metrics" => Route::Metrics,
+            "/" => Route::Page,
+            "/.well-known/oauth-protected-resource"
+            | "/.well-known/oauth-protected-resource/mcp"
+                if self.oauth.is_some() =>
+            {
+                Route::ResourceMetadata
+            }
+            _ => return Err("not found\n"),
+        })
+    }
+
+    /// What is answered before any credential is asked for: the page (it holds no data: it
+    /// asks with the token a person types in), the health check, the OAuth metadata, and a
+    /// refresh from another origin, refused. `None`: the caller must authenticate.
+    fn without_credential(
+        &self,
+        route: Route,
+        method: &Method,
+        host: Option<&[u8]>,
+        headers: &hyper::HeaderMap,
+    ) -> Option<Response<Body>> {
+        let get = |answer: fn(&Self) -> Response<Body>| match *method {
+            Method::GET | Method::HEAD => answer(self),
+            _ => allow(
+                body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
+                "GET, HEAD",
+            ),
+        };
+        match route {
+            Route::Page => Some(get(|_| page())),
+            Route::Health => Some(get(|_| body::text(StatusCode::OK, "ok\n"))),
+            Route::ResourceMetadata => Some(get(|service| match &service.oauth {
+                Some(oauth) => body::json(StatusCode::OK, oauth.metadata().to_string()),
+                None => body::text(StatusCode::NOT_FOUND, "not found\n"),
+            })),
+            Route::Refresh if !same_origin(host, headers.get(ORIGIN)) => {
+                tracing::warn!("refused a cross-origin POST /api/mcp/refresh");
+                Some(body::text(
+                    StatusCode::FORBIDDEN,
+                    "Forbidden: /api/mcp/refresh takes requests from this server's own page only\n",
+                ))
+            }
+            Route::Refresh | Route::Mcp | Route::Status | Route::Metrics => None,
         }
     }
 
@@ -439,6 +443,21 @@ fn same_origin(host: Option<&[u8]>, origin: Option<&HeaderValue>) -> bool {
     [&b"http://"[..], &b"https://"[..]]
         .iter()
         .any(|scheme| origin.strip_prefix(*scheme) == Some(host))
+}
+
+/// `answer` for GET and HEAD; 405 naming them for any other method.
+async fn get_only<F, Fut>(method: &Method, answer: F) -> Response<Body>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Response<Body>>,
+{
+    match *method {
+        Method::GET | Method::HEAD => answer().await,
+        _ => allow(
+            body::text(StatusCode::METHOD_NOT_ALLOWED, "use GET\n"),
+            "GET, HEAD",
+        ),
+    }
 }
 
 fn allow(mut response: Response<Body>, methods: &'static str) -> Response<Body> {

@@ -1,29 +1,21 @@
-//! The call path: a `tools/call` from the moment it is read to its answer — the meta tools
-//! (`tools_search`, `tools_call`, the group switches), the policy and route of the call, and
-//! each route carried out: a plugin of this process, a peer Core MCP (relays, routes,
-//! `remote_host`), or an upstream server.
+//! The call path of a `tools/call`, in its steps: read ([`parse`]), the meta tools
+//! (`tools_search`, `tools_call`, the group switches), the caller judged, the route decided
+//! (`crate::route`), then carried out (`carry.rs`).
 //!
-//! Invariants: `tools_call` names a call that then runs here exactly as a direct one; every
-//! call gets one answer (or none once cancelled), sent by whoever finishes it first — the run,
-//! the watchdog or a cancel (`crate::calls`).
+//! Invariants: `tools_call` names a call that then runs here exactly as a direct one.
 
 use std::borrow::Cow;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::PoisonError;
 use std::time::Duration;
 
-use coremcp_plugin_api::CallCtx;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::outcome::{Mrtr, Outcome};
-use super::{duplicate, groups, log_rank, search, Inner, Session};
-use crate::calls::Call;
-use crate::route::{self, Route, Run};
-use coremcp_engine::host_api;
-use coremcp_engine::pool;
-use coremcp_upstream::hub::Target;
+use super::{groups, search, Session};
+use crate::route;
+use coremcp_relay::hop::Incoming;
 use coremcp_wire::mcp::Menu;
+use coremcp_wire::policy::Caller;
 use coremcp_wire::render;
 use coremcp_wire::rpc;
 
@@ -61,193 +53,167 @@ fn call_timeout(default: Duration, args: &str, declared: impl FnOnce() -> Option
     }
 }
 
+/// A `tools/call` as read: the tool, its arguments (a JSON object's text) and what else the
+/// request brings.
+pub(super) struct Request<'a> {
+    pub name: Cow<'a, str>,
+    pub args: Cow<'a, str>,
+    pub meta: Option<&'a RawValue>,
+    pub input_responses: Option<serde_json::Value>,
+    pub request_state: Option<String>,
+    /// Named through `tools_call`: it runs whether or not its group is enabled.
+    pub via_meta: bool,
+}
+
+/// Reads a `tools/call`'s params; the error is the JSON-RPC message's text.
+fn parse(params: Option<&RawValue>) -> Result<Request<'_>, String> {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+        #[serde(borrow, default)]
+        arguments: Option<&'a RawValue>,
+        #[serde(borrow, rename = "_meta", default)]
+        meta: Option<&'a RawValue>,
+        #[serde(default, rename = "inputResponses")]
+        input_responses: Option<serde_json::Value>,
+        #[serde(default, rename = "requestState")]
+        request_state: Option<String>,
+    }
+    let params = match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
+        Some(Ok(p)) => p,
+        Some(Err(e)) => return Err(format!("tools/call: {e}")),
+        None => return Err("tools/call needs params".to_owned()),
+    };
+    let args = match params.arguments.map(RawValue::get) {
+        None | Some("null") => "{}",
+        Some(text) if text.starts_with('{') => text,
+        Some(_) => return Err("tools/call: arguments must be an object".to_owned()),
+    };
+    Ok(Request {
+        name: params.name,
+        args: Cow::Borrowed(args),
+        meta: params.meta,
+        input_responses: params.input_responses,
+        request_state: params.request_state,
+        via_meta: false,
+    })
+}
+
 impl Session {
     pub(super) fn tools_call(&self, id: &str, params: Option<&RawValue>) {
         self.call_tool(id, params, None)
     }
 
-    /// A `tools/call`; `modern` is the envelope of a 2026 request.
+    /// A `tools/call`; `modern` is the envelope of a 2026 request. Read, unwrapped from the
+    /// meta tools, its caller judged, its route decided, then carried out (`carry.rs`).
     pub(super) fn call_tool(
         &self,
         id: &str,
         params: Option<&RawValue>,
         modern: Option<&coremcp_wire::modern::Envelope>,
     ) {
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow)]
-            name: Cow<'a, str>,
-            #[serde(borrow, default)]
-            arguments: Option<&'a RawValue>,
-            #[serde(borrow, rename = "_meta", default)]
-            meta: Option<&'a RawValue>,
-            #[serde(default, rename = "inputResponses")]
-            input_responses: Option<serde_json::Value>,
-            #[serde(default, rename = "requestState")]
-            request_state: Option<String>,
-        }
+        let request = match parse(params) {
+            Ok(request) => request,
+            Err(message) => return self.reject(id, rpc::INVALID_PARAMS, &message),
+        };
+        let Some(request) = self.resolve_meta(id, request) else {
+            return;
+        };
+        let Some((caller, hop)) = self.judge_caller(id, &request) else {
+            return;
+        };
+        let cx = self.inner.route_cx_for(&caller);
+        let route = route::decide(&cx, &request.name, &request.args, &hop);
+        tracing::debug!(tool = %request.name, route = route.kind(), "call {}", request.name);
+        self.carry_out(id, request, route, &caller, &hop, modern);
+    }
+
+    /// A JSON-RPC error answering request `id`.
+    pub(super) fn reject(&self, id: &str, code: i64, message: &str) {
+        self.inner.out.send(rpc::error(Some(id), code, message));
+    }
+
+    /// A tool error result answering request `id`.
+    pub(super) fn tool_error(&self, id: &str, text: &str) {
+        self.inner
+            .out
+            .send(rpc::response(id, &render::call_error_text(text)));
+    }
+
+    /// The meta tools: `tools_call` unwrapped into the call it names, which then runs exactly
+    /// as a direct one; `tools_search` and the group switches answered here, and a tool of a
+    /// group not enabled refused. `None`: answered.
+    fn resolve_meta<'a>(&self, id: &str, request: Request<'a>) -> Option<Request<'a>> {
         let inner = &self.inner;
-        let reject =
-            |code: i64, message: String| inner.out.send(rpc::error(Some(id), code, &message));
-        let params = match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
-            Some(Ok(p)) => p,
-            Some(Err(e)) => return reject(rpc::INVALID_PARAMS, format!("tools/call: {e}")),
-            None => return reject(rpc::INVALID_PARAMS, "tools/call needs params".to_owned()),
-        };
-        let args = match params.arguments.map(RawValue::get) {
-            None | Some("null") => "{}",
-            Some(text) if text.starts_with('{') => text,
-            Some(_) => {
-                return reject(
-                    rpc::INVALID_PARAMS,
-                    "tools/call: arguments must be an object".to_owned(),
-                )
-            }
-        };
-        let name = params.name.as_ref();
-        // `tools_call`: the call it names runs from here exactly as a direct one.
-        let named;
-        let (name, args, via_meta) = if inner.menu != Menu::Plain && name == search::CALL {
-            match search::inner_call(args) {
-                Ok(call) => {
-                    named = call;
-                    (named.0.as_str(), named.1.as_str(), true)
+        let mut request = request;
+        if inner.menu != Menu::Plain && request.name == search::CALL {
+            match search::inner_call(&request.args) {
+                Ok((name, args)) => {
+                    request.name = Cow::Owned(name);
+                    request.args = Cow::Owned(args);
+                    request.via_meta = true;
                 }
                 Err(message) => {
-                    return inner
-                        .out
-                        .send(rpc::response(id, &render::call_error_text(&message)))
+                    self.tool_error(id, &message);
+                    return None;
                 }
             }
-        } else {
-            (name, args, false)
-        };
+        }
+        let name = request.name.as_ref();
         if inner.menu != Menu::Plain && name == search::SEARCH {
-            return self.search_call(id, args);
+            self.search_call(id, &request.args);
+            return None;
         }
         if let Some(enabled) = &inner.enabled {
             if groups::is_meta(name) && inner.menu == Menu::Dynamic {
-                return self.groups_call(id, name, args, enabled);
+                self.groups_call(id, name, &request.args, enabled);
+                return None;
             }
             let hidden = self.group_of(name).filter(|g| !enabled.contains(g));
-            if let Some(group) = hidden.filter(|_| !via_meta) {
+            if let Some(group) = hidden.filter(|_| !request.via_meta) {
                 crate::metrics::refused(&crate::metrics::Subject::of(name, Some(&group)));
-                let text = groups::not_enabled(name, &group, inner.menu == Menu::Dynamic);
-                return inner
-                    .out
-                    .send(rpc::response(id, &render::call_error_text(&text)));
+                self.tool_error(
+                    id,
+                    &groups::not_enabled(name, &group, inner.menu == Menu::Dynamic),
+                );
+                return None;
             }
         }
-        let mut hop = match coremcp_relay::hop::Incoming::parse(params.meta) {
+        Some(request)
+    }
+
+    /// Who the policy judges — the session's caller, or the principal a configured peer passed
+    /// on — and what the call's `_meta` says of its way here. A client name is believed from a
+    /// configured peer only; a call that already passed through here is refused. `None`:
+    /// answered.
+    fn judge_caller(&self, id: &str, request: &Request<'_>) -> Option<(Cow<'_, Caller>, Incoming)> {
+        let inner = &self.inner;
+        let mut hop = match Incoming::parse(request.meta) {
             Ok(hop) => hop,
-            Err(e) => return reject(rpc::INVALID_PARAMS, format!("tools/call: {e}")),
+            Err(e) => {
+                self.reject(id, rpc::INVALID_PARAMS, &format!("tools/call: {e}"));
+                return None;
+            }
         };
-        // A client name is believed from a configured peer only; from anyone else it is dropped.
-        let client = hop
+        hop.client = hop
             .client(&inner.caller, &inner.config.peer_tokens)
             .map(str::to_owned);
-        hop.client = client;
-        // Who the policy judges: the session's caller, or the principal a configured peer
-        // passed on; a call that already passed through here is refused before anything.
-        let caller = match hop.check_loop().and_then(|()| {
+        let judged = hop.check_loop().and_then(|()| {
             hop.caller(
                 &inner.caller,
                 &inner.config.peer_tokens,
                 inner.config.oauth_issuer.as_deref(),
             )
-        }) {
-            Ok(caller) => caller,
+        });
+        match judged {
+            Ok(caller) => Some((caller, hop)),
             Err(e) => {
-                crate::metrics::refused(&crate::metrics::Subject::of(name, None));
+                crate::metrics::refused(&crate::metrics::Subject::of(&request.name, None));
                 let text = e.to_string();
-                tracing::warn!(tool = %name, "call refused: {text}");
-                return inner
-                    .out
-                    .send(rpc::response(id, &render::call_error_text(&text)));
-            }
-        };
-        let route = route::decide(&inner.route_cx_for(&caller), name, args, &hop);
-        tracing::debug!(tool = %name, route = route.kind(), "call {name}");
-        match route {
-            Route::Unknown(message) => {
-                crate::metrics::refused(&crate::metrics::Subject::unknown());
-                reject(rpc::INVALID_PARAMS, message)
-            }
-            Route::Refused(refusal) => {
-                // An upstream name is counted by its server only once the server is known to
-                // exist (a denial); any other refused `mcp__` name is the caller's text.
-                let subject = match (&refusal, name.starts_with("mcp__")) {
-                    (route::Refusal::Denied(_), true) | (_, false) => {
-                        crate::metrics::Subject::of(name, None)
-                    }
-                    (_, true) => crate::metrics::Subject::unknown(),
-                };
-                crate::metrics::refused(&subject);
-                inner
-                    .out
-                    .send(rpc::response(id, &render::call_error_text(refusal.text())))
-            }
-            Route::Upstream(target) => {
-                let mut timeout = self.timeout_for(args, || None);
-                if inner.upstreams.may_ask(&target, &inner.caller) {
-                    // A human answers in minutes, not seconds.
-                    timeout += APPROVAL_WAIT;
-                }
-                let Some(call) =
-                    inner
-                        .calls
-                        .start(id, name, None, timeout, &caller, hop.client.as_deref())
-                else {
-                    return reject(rpc::INVALID_REQUEST, duplicate(id));
-                };
-                let job_inner = Arc::clone(inner);
-                let args = args.to_owned();
-                let mrtr = modern.map(|envelope| Mrtr {
-                    can_elicit: envelope.can_elicit,
-                    responses: params.input_responses,
-                    state: params.request_state,
-                });
-                // Sent on from this thread when nothing about it can wait.
-                if mrtr.is_none() {
-                    if let Some(outcome) = job_inner.upstream_now(&call, &target, &args) {
-                        return job_inner.finish_upstream(&call, outcome);
-                    }
-                }
-                pool::global().spawn(Box::new(move || {
-                    job_inner.answer_upstream(&call, &target, &args, mrtr.as_ref());
-                }));
-            }
-            Route::Run(run) => {
-                let group = inner.plugins.slots()[run.index].id.as_str();
-                // The tool's declared default is looked up only for a call that gives none.
-                let slot = &inner.plugins.slots()[run.index];
-                let timeout = self.timeout_for(args, || {
-                    slot.listing().and_then(|l| l.declared_timeout(name))
-                });
-                let Some(call) = inner.calls.start(
-                    id,
-                    name,
-                    Some(group),
-                    timeout,
-                    &caller,
-                    hop.client.as_deref(),
-                ) else {
-                    return reject(rpc::INVALID_REQUEST, duplicate(id));
-                };
-                if let Some(floor) = modern
-                    .and_then(|m| m.log_level.as_deref())
-                    .and_then(log_rank)
-                {
-                    call.log_floor.store(floor + 1, Ordering::Relaxed);
-                }
-                let job_inner = Arc::clone(inner);
-                let index = run.index;
-                let subject = call.subject.clone();
-                inner.plugins.slots()[index].gate.submit(
-                    pool::global(),
-                    Box::new(move || job_inner.run_call(&call, &run)),
-                    Some(subject.pace()),
-                );
+                tracing::warn!(tool = %request.name, "call refused: {text}");
+                self.tool_error(id, &text);
+                None
             }
         }
     }
@@ -314,146 +280,12 @@ impl Session {
 
     /// The call's deadline: the default, or longer when the tool runs for its own
     /// `timeout_s` — the one the call gives, else the one the tool declares (`declared`).
-    fn timeout_for(&self, args: &str, declared: impl FnOnce() -> Option<u64>) -> Duration {
-        call_timeout(self.inner.config.call_timeout, args, declared)
-    }
-}
-
-impl Inner {
-    /// Runs an upstream call on a pool thread and answers it, unless the watchdog or a cancel
-    /// did.
-    fn answer_upstream(
-        self: &Arc<Self>,
-        call: &Arc<Call>,
-        target: &Target,
+    pub(super) fn timeout_for(
+        &self,
         args: &str,
-        mrtr: Option<&Mrtr>,
-    ) {
-        let outcome = self.run_upstream(call, target, args, mrtr);
-        self.finish_upstream(call, outcome);
-    }
-
-    /// Answers an upstream call with its outcome, unless the watchdog or a cancel did.
-    fn finish_upstream(&self, call: &Call, outcome: Outcome) {
-        let message = match outcome {
-            Outcome::Result(result) => rpc::response(&call.id, &result),
-            Outcome::Refused(refusal) => refusal.to_message(Some(&call.id)),
-            // The cancel or the watchdog claimed it; nothing is left to answer.
-            Outcome::Cancelled => return,
-            // The thread that reads the server's answer sends it.
-            Outcome::Detached => return,
-        };
-        if self.calls.finish(call, &message) {
-            self.out.send(message);
-            self.calls.answered();
-        }
-    }
-
-    /// Runs one call on a pool thread and answers it, unless the watchdog or a cancel did.
-    fn run_call(self: &Arc<Self>, call: &Call, run: &Run) {
-        if call.cancelled.load(Ordering::Relaxed) {
-            // The cancel or the watchdog claimed it; nothing is left to answer.
-            if self.calls.finish(call, "") {
-                self.calls.answered();
-            }
-            return;
-        }
-        let cx = self.route_cx();
-        let deadline = route::peer_deadline(call.deadline, call.timeout);
-        let message = match route::call_peer(&cx, run, &call.tool, deadline, &call.cancelled) {
-            None => {
-                let started = std::time::Instant::now();
-                let result = self.run_plugin(run, call);
-                call.subject.pace().record(started.elapsed(), true);
-                rpc::response(&call.id, &result)
-            }
-            Some(outcome) => route::forwarded_answer(&call.id, &call.tool, outcome),
-        };
-        if self.calls.finish(call, &message) {
-            self.out.send(message);
-            self.calls.answered();
-        }
-    }
-
-    /// Runs the call in its group's plugin; the `CallToolResult` as JSON text.
-    fn run_plugin(self: &Arc<Self>, run: &Run, call: &Call) -> String {
-        let inner = Arc::clone(self);
-        let floor = call.log_floor.load(Ordering::Relaxed);
-        let request = call.id.clone();
-        let sink: host_api::LogSink = Arc::new(move |level, group: &str, message: &str| {
-            inner.forward_log(&request, level, group, message, floor);
-        });
-        // The catalog's name of the tool, looked up in its own group only.
-        let tool = self.plugins.slots()[run.index]
-            .catalog
-            .and_then(|group| group.entry(&call.tool))
-            .map(|entry| entry.name);
-        host_api::with_call(
-            sink,
-            Arc::clone(&call.caller),
-            call.client.clone(),
-            tool,
-            || self.run_loaded(run, call),
-        )
-    }
-
-    fn run_loaded(&self, run: &Run, call: &Call) -> String {
-        let (index, args) = (run.index, run.args.as_str());
-        let loaded = self.plugins.load(index);
-        if self
-            .listed_generation()
-            .is_some_and(|g| g != self.plugins.generation())
-        {
-            // Loading showed tools other than the sidecar listed: the client hears of it.
-            self.relist();
-        }
-        match loaded {
-            Err(e) => render::call_error_text(&route::unavailable(&call.tool, &e)),
-            Ok(loaded) if run.judge_after_load => {
-                let group = self.plugins.slots()[index].id.as_str();
-                let decision = route::judge_loaded(
-                    &self.config.grants,
-                    &call.caller,
-                    group,
-                    &loaded,
-                    &call.tool,
-                    args,
-                );
-                match decision {
-                    coremcp_wire::policy::Decision::Allow => self.call_loaded(&loaded, call, args),
-                    coremcp_wire::policy::Decision::Refuse(text) => {
-                        tracing::warn!(tool = %call.tool, "call refused: {text}");
-                        render::call_error_text(&text)
-                    }
-                }
-            }
-            Ok(loaded) => self.call_loaded(&loaded, call, args),
-        }
-    }
-
-    /// Calls the tool in its loaded library; the `CallToolResult` as JSON text.
-    fn call_loaded(&self, loaded: &coremcp_engine::Loaded, call: &Call, args: &str) -> String {
-        let ctx = CallCtx {
-            deadline_unix_ms: call.deadline_unix_ms,
-            cancelled: &call.cancelled,
-        };
-        let outcome = loaded.library.module.call()(&ctx, call.tool.as_str().into(), args.into());
-        match outcome.into_result() {
-            Ok(json) => match render::plugin_success(&call.tool, json.as_str()) {
-                Ok(result) => result,
-                Err(replaced) => {
-                    crate::metrics::oversized(&call.subject);
-                    tracing::error!(
-                        tool = %call.tool,
-                        chars = json.as_str().chars().count(),
-                        "defect: a built-in tool answered more than a result may hold; the \
-                         answer was withheld"
-                    );
-                    replaced
-                }
-            },
-            Err(e) => render::call_error(&call.tool, &e),
-        }
+        declared: impl FnOnce() -> Option<u64>,
+    ) -> Duration {
+        call_timeout(self.inner.config.call_timeout, args, declared)
     }
 }
 

@@ -16,6 +16,7 @@
 
 mod ask;
 mod call;
+mod carry;
 pub mod era;
 mod groups;
 mod modern_call;
@@ -715,11 +716,6 @@ impl Inner {
 
     fn declined_lock(&self) -> MutexGuard<'_, HashSet<(String, u64)>> {
         self.declined.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// What the route of a call depends on: this session's server and caller.
-    fn route_cx(&self) -> route::Context<'_> {
-        self.route_cx_for(&self.caller)
     }
 
     /// What the route of a call made for `caller` depends on.

@@ -131,7 +131,7 @@ impl Inner {
     ) -> Result<state::Claims, Refusal> {
         let principal = self.caller.principal().to_string();
         let expect = self.expect(call, args, &principal);
-        let sealer = state::sealer(self.config.data_dir.as_deref());
+        let sealer = crate::state_key::sealer(self.config.data_dir.as_deref());
         sealer.open(token, &expect).map_err(|why| {
             tracing::warn!(tool = %call.tool, principal = %principal, "a requestState was refused: {why}");
             Refusal {
@@ -215,7 +215,7 @@ impl Inner {
             tool = full,
             "asking the human for approval (input_required)"
         );
-        let sealer = state::sealer(self.config.data_dir.as_deref());
+        let sealer = crate::state_key::sealer(self.config.data_dir.as_deref());
         let result = json!({
             "resultType": "input_required",
             "inputRequests": {APPROVAL_KEY: {"method": "elicitation/create", "params": question}},
@@ -229,7 +229,7 @@ impl Inner {
     /// server gets its own state back with the answers).
     pub(super) fn relay_input_required(&self, call: &Call, args: &str, result: &Value) -> String {
         let principal = self.caller.principal().to_string();
-        let sealer = state::sealer(self.config.data_dir.as_deref());
+        let sealer = crate::state_key::sealer(self.config.data_dir.as_deref());
         let upstream = result["requestState"].as_str().map(str::to_owned);
         let mut relayed = json!({
             "resultType": "input_required",

@@ -85,19 +85,7 @@ impl Inner {
                 "{full} is unavailable: the MCP server \"{id}\" {why}"
             ))
         })?;
-        let tools = target.server.tools();
-        if !tools.names.contains_key(full) {
-            let why = tools
-                .withheld
-                .iter()
-                .find(|w| w.tool == target.tool)
-                .map_or_else(String::new, |w| {
-                    format!(": it is withheld because {}", w.reason)
-                });
-            return Err(Some(format!(
-                "unknown tool: {full} (the MCP server \"{id}\" does not publish it{why})"
-            )));
-        }
+        published(target, full).map_err(Some)?;
         // A 2026 retry's state is checked before anything else is done with it.
         let opened = match mrtr.and_then(|m| m.state.as_deref()) {
             None => None,
@@ -127,24 +115,8 @@ impl Inner {
         if call.cancelled.load(Ordering::Relaxed) {
             return Err(None); // cancelled, or past its deadline, while it was being prepared
         }
-        let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
-        let mut params = json!({"name": target.tool, "arguments": arguments});
-        if let Some(mrtr) = mrtr.filter(|_| conn.client.is_modern()) {
-            // The server may ask what our client could answer, and gets its own state back
-            // with the answers on a retry.
-            if mrtr.can_elicit {
-                params["_meta"] =
-                    json!({coremcp_wire::modern::CAPABILITIES_KEY: {"elicitation": {}}});
-            }
-            if let Some(upstream) = opened.as_ref().and_then(|c| c.u.clone()) {
-                if let Some(responses) = &mrtr.responses {
-                    params["inputResponses"] = responses.clone();
-                }
-                if !upstream.is_empty() {
-                    params["requestState"] = json!(upstream);
-                }
-            }
-        }
+        let modern = mrtr.filter(|_| conn.client.is_modern());
+        let params = call_params(&target.tool, args, modern, opened.as_ref());
         // (A 2026 client's call waits: an `input_required` answer is relayed from here.)
         if mrtr.is_none() && detachable(&conn, left) {
             return self.send_detached(call, &conn, id, &params.to_string());
@@ -486,6 +458,51 @@ fn finish(mut result: Value) -> String {
     }
     cap_result(&mut result);
     result.to_string()
+}
+
+/// Whether the server publishes the tool now; the error names why not (withheld, or gone).
+fn published(target: &Target, full: &str) -> Result<(), String> {
+    let tools = target.server.tools();
+    if tools.names.contains_key(full) {
+        return Ok(());
+    }
+    let why = tools
+        .withheld
+        .iter()
+        .find(|w| w.tool == target.tool)
+        .map_or_else(String::new, |w| {
+            format!(": it is withheld because {}", w.reason)
+        });
+    Err(format!(
+        "unknown tool: {full} (the MCP server \"{}\" does not publish it{why})",
+        target.server.id()
+    ))
+}
+
+/// The `tools/call` params sent to the server; for a 2026 server (`modern`), what our client
+/// could answer, and on a retry the server's own state with the answers.
+fn call_params(
+    tool: &str,
+    args: &str,
+    modern: Option<&Mrtr>,
+    opened: Option<&coremcp_wire::modern::state::Claims>,
+) -> Value {
+    let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
+    let mut params = json!({"name": tool, "arguments": arguments});
+    if let Some(mrtr) = modern {
+        if mrtr.can_elicit {
+            params["_meta"] = json!({coremcp_wire::modern::CAPABILITIES_KEY: {"elicitation": {}}});
+        }
+        if let Some(upstream) = opened.and_then(|c| c.u.clone()) {
+            if let Some(responses) = &mrtr.responses {
+                params["inputResponses"] = responses.clone();
+            }
+            if !upstream.is_empty() {
+                params["requestState"] = json!(upstream);
+            }
+        }
+    }
+    params
 }
 
 #[cfg(test)]

@@ -225,73 +225,86 @@ impl Vetting {
         {
             return Ok(None);
         }
-        let refuse = |reason: String| LoadError::Malformed {
-            path: installed.to_owned(),
-            reason,
-        };
-        let changed = || LoadError::Changed {
-            path: installed.to_owned(),
-        };
-        let name = installed.file_name().unwrap_or_default();
         let dir = shared.join(recorded);
-        let path = dir.join(name);
-        // A shared copy another process removed meanwhile (pruned, or replaced), or found
-        // damaged, is no reason to refuse the installed bytes: they get a private copy.
-        let use_it = |path: PathBuf| -> Result<Option<VettedCopy>, LoadError> {
-            let usable = File::open(&path)
-                .and_then(|copy| Ok((copy.metadata()?.len(), copy)))
-                .map_err(|e| e.to_string())
-                .and_then(|(len, copy)| elf::check(&copy, len));
-            if let Err(why) = usable {
-                tracing::debug!("the shared copy {} is not usable: {why}", path.display());
+        let path = dir.join(installed.file_name().unwrap_or_default());
+        let source = Source {
+            installed,
+            seen,
+            recorded,
+        };
+        if !self.made_before(&source, file, (known, record), &path)? {
+            if !self.make_shared(&source, file, known, &dir, &path)? {
                 return Ok(None);
             }
-            MAPPED
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(recorded.to_owned());
-            Ok(Some(VettedCopy {
-                path,
-                private: false,
-            }))
-        };
-
-        // Made before, and still as it was made: the installed file need only hold its bytes.
-        if let Ok(meta) = std::fs::metadata(&path) {
-            let entry = identity(&path, &meta);
-            if record
-                .passed
-                .iter()
-                .any(|p| same_file(p, &entry) && p.sha256 == recorded)
-            {
-                if !known {
-                    use std::io::Seek;
-                    let hash = file
-                        .seek(std::io::SeekFrom::Start(0))
-                        .and_then(|_| sha256(file))
-                        .map_err(|e| refuse(format!("reading it: {e}")))?;
-                    let after = file.metadata().map_err(|e| refuse(e.to_string()))?;
-                    if hash != recorded || !same_file(&identity(installed, &after), seen) {
-                        // A file cut short is said to be so, before it is said to differ.
-                        elf::check(file, after.len()).map_err(refuse)?;
-                        return Err(changed());
-                    }
-                    self.remember(Passed {
-                        sha256: hash,
-                        ..seen.clone()
-                    });
-                }
-                return use_it(path);
-            }
+            self.prune_shared(shared, recorded);
         }
+        Ok(use_shared(path, recorded))
+    }
 
-        // Made now: written beside its place, checked, then renamed into it.
-        if let Err(e) = shared_folder(shared, &dir) {
-            tracing::debug!("no shared copy of {}: {e}", installed.display());
-            return Ok(None);
+    /// Whether the shared copy at `path` was made before and is still as it was made; then
+    /// the installed file need only hold its bytes (checked now unless `known`), else the call
+    /// is refused as changed.
+    fn made_before(
+        &self,
+        source: &Source<'_>,
+        file: &mut File,
+        (known, record): (bool, &Record),
+        path: &Path,
+    ) -> Result<bool, LoadError> {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Ok(false);
+        };
+        let entry = identity(path, &meta);
+        let as_made = record
+            .passed
+            .iter()
+            .any(|p| same_file(p, &entry) && p.sha256 == source.recorded);
+        if !as_made {
+            return Ok(false);
+        }
+        if !known {
+            use std::io::Seek;
+            let hash = file
+                .seek(std::io::SeekFrom::Start(0))
+                .and_then(|_| sha256(file))
+                .map_err(|e| source.refuse(format!("reading it: {e}")))?;
+            let after = file.metadata().map_err(|e| source.refuse(e.to_string()))?;
+            if hash != source.recorded
+                || !same_file(&identity(source.installed, &after), source.seen)
+            {
+                // A file cut short is said to be so, before it is said to differ.
+                elf::check(file, after.len()).map_err(|e| source.refuse(e))?;
+                return Err(source.changed());
+            }
+            self.remember(Passed {
+                sha256: hash,
+                ..source.seen.clone()
+            });
+        }
+        Ok(true)
+    }
+
+    /// Makes the shared copy at `path` in `dir` from the installed `file`: written beside its
+    /// place, checked, then renamed into it. `false`: none could be made (a private copy is
+    /// made instead); refused when the installed bytes are not the recorded ones.
+    fn make_shared(
+        &self,
+        source: &Source<'_>,
+        file: &mut File,
+        known: bool,
+        dir: &Path,
+        path: &Path,
+    ) -> Result<bool, LoadError> {
+        let (installed, seen, recorded) = (source.installed, source.seen, source.recorded);
+        if let Some(shared) = &self.shared {
+            if let Err(e) = shared_folder(shared, dir) {
+                tracing::debug!("no shared copy of {}: {e}", installed.display());
+                return Ok(false);
+            }
         }
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = installed.file_name().unwrap_or_default();
         let temporary = dir.join(format!(
             ".{}.{}-{n}.tmp",
             name.to_string_lossy(),
@@ -306,16 +319,16 @@ impl Vetting {
                     return Ok(None);
                 }
             };
-            let after = file.metadata().map_err(|e| refuse(e.to_string()))?;
+            let after = file.metadata().map_err(|e| source.refuse(e.to_string()))?;
             if !same_file(&identity(installed, &after), seen) {
-                return Err(changed());
+                return Err(source.changed());
             }
-            let copied = File::open(&temporary).map_err(|e| refuse(e.to_string()))?;
-            elf::check(&copied, seen.len).map_err(refuse)?;
+            let copied = File::open(&temporary).map_err(|e| source.refuse(e.to_string()))?;
+            elf::check(&copied, seen.len).map_err(|e| source.refuse(e))?;
             if hashed.as_deref().is_some_and(|hash| hash != recorded) {
-                return Err(changed());
+                return Err(source.changed());
             }
-            if let Err(e) = std::fs::rename(&temporary, &path) {
+            if let Err(e) = std::fs::rename(&temporary, path) {
                 tracing::debug!("no shared copy of {}: {e}", installed.display());
                 return Ok(None);
             }
@@ -323,7 +336,7 @@ impl Vetting {
         })();
         let _ = std::fs::remove_file(&temporary);
         let Some(hashed) = made? else {
-            return Ok(None);
+            return Ok(false);
         };
         if hashed.is_some() {
             self.remember(Passed {
@@ -331,13 +344,12 @@ impl Vetting {
                 ..seen.clone()
             });
         }
-        let meta = std::fs::metadata(&path).map_err(|e| refuse(e.to_string()))?;
+        let meta = std::fs::metadata(path).map_err(|e| source.refuse(e.to_string()))?;
         self.remember(Passed {
             sha256: recorded.to_owned(),
-            ..identity(&path, &meta)
+            ..identity(path, &meta)
         });
-        self.prune_shared(shared, recorded);
-        use_it(path)
+        Ok(true)
     }
 
     /// Removes the shared copies whose bytes the record no longer names (it keeps the newest
@@ -557,6 +569,51 @@ fn same_file(known: &Passed, seen: &Passed) -> bool {
         && known.len == seen.len
         && known.mtime_ns == seen.mtime_ns
         && known.ctime_ns == seen.ctime_ns
+}
+
+/// The installed file a shared copy is made from: its path, its identity when it was opened,
+/// and the SHA-256 its install record holds.
+struct Source<'a> {
+    installed: &'a Path,
+    seen: &'a Passed,
+    recorded: &'a str,
+}
+
+impl Source<'_> {
+    fn refuse(&self, reason: String) -> LoadError {
+        LoadError::Malformed {
+            path: self.installed.to_owned(),
+            reason,
+        }
+    }
+
+    fn changed(&self) -> LoadError {
+        LoadError::Changed {
+            path: self.installed.to_owned(),
+        }
+    }
+}
+
+/// The shared copy at `path` of the bytes `recorded`, remembered as mapped; `None` when it is
+/// not usable: another process removed it meanwhile (pruned, or replaced) or it is damaged,
+/// which is no reason to refuse the installed bytes — they get a private copy.
+fn use_shared(path: PathBuf, recorded: &str) -> Option<VettedCopy> {
+    let usable = File::open(&path)
+        .and_then(|copy| Ok((copy.metadata()?.len(), copy)))
+        .map_err(|e| e.to_string())
+        .and_then(|(len, copy)| elf::check(&copy, len));
+    if let Err(why) = usable {
+        tracing::debug!("the shared copy {} is not usable: {why}", path.display());
+        return None;
+    }
+    MAPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(recorded.to_owned());
+    Some(VettedCopy {
+        path,
+        private: false,
+    })
 }
 
 fn write_whole(path: &Path, record: &Record) -> std::io::Result<()> {

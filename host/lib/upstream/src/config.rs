@@ -203,23 +203,6 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
     let object = entry
         .as_object()
         .ok_or_else(|| format!("{at}: expected an object with at least \"id\""))?;
-    // `${VAR}` in the fields that may carry a secret or a machine's path (expand.rs). The
-    // message names the field and the variable, never a value.
-    let expand = |text: String, field: &str| -> Result<String, String> {
-        super::expand::from_env(&text).map_err(|e| format!("{at}.{field}: {e}"))
-    };
-    let expand_all = |items: Vec<String>, field: &str| -> Result<Vec<String>, String> {
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| expand(item, &format!("{field}[{i}]")))
-            .collect()
-    };
-    let expand_map = |map: BTreeMap<String, String>, field: &str| {
-        map.into_iter()
-            .map(|(key, value)| Ok((key.clone(), expand(value, &format!("{field}.{key}"))?)))
-            .collect::<Result<BTreeMap<String, String>, String>>()
-    };
     if let Some(key) = object.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
         return Err(format!(
             "{at}: unknown key \"{key}\" (expected some of: {})",
@@ -237,62 +220,107 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
         (Some(kind), _) | (None, Some(kind)) => kind,
         (None, None) => "stdio".to_owned(),
     };
-    let request_timeout = match object.get("requestTimeoutMs") {
+    let request_timeout = match bounded(object, "requestTimeoutMs", MAX_REQUEST_TIMEOUT_MS)
+        .map_err(|got| format!("{at}.requestTimeoutMs: expected milliseconds from 1 to {MAX_REQUEST_TIMEOUT_MS}, got {got}"))?
+    {
+        Some(ms) => Duration::from_millis(ms),
         None => DEFAULT_REQUEST_TIMEOUT,
-        Some(value) => match value.as_u64() {
-            Some(ms) if (1..=MAX_REQUEST_TIMEOUT_MS).contains(&ms) => Duration::from_millis(ms),
-            _ => {
-                return Err(format!(
-                    "{at}.requestTimeoutMs: expected milliseconds from 1 to {MAX_REQUEST_TIMEOUT_MS}, got {value}"
-                ))
-            }
-        },
     };
-    let max_tools = match object.get("maxTools") {
+    let max_tools = match bounded(object, "maxTools", MAX_MAX_TOOLS).map_err(|got| {
+        format!("{at}.maxTools: expected a number of tools from 1 to {MAX_MAX_TOOLS}, got {got}")
+    })? {
+        Some(n) => n as usize,
         None => DEFAULT_MAX_TOOLS,
-        Some(value) => match value.as_u64() {
-            Some(n) if (1..=MAX_MAX_TOOLS).contains(&n) => n as usize,
-            _ => {
-                return Err(format!(
-                "{at}.maxTools: expected a number of tools from 1 to {MAX_MAX_TOOLS}, got {value}"
-            ))
-            }
-        },
     };
     let enabled = match object.get("enabled") {
         None => true,
         Some(Value::Bool(b)) => *b,
         Some(other) => return Err(format!("{at}.enabled: expected true or false, got {other}")),
     };
-    let forbid = |keys: &[&str], kind: &str| -> Result<(), String> {
+    Ok(ServerConfig {
+        id,
+        description: string(object, "description", at)?,
+        enabled,
+        request_timeout,
+        max_tools,
+        transport: transport(object, &kind, at)?,
+        origin,
+    })
+}
+
+/// The number at `key`, from 1 to `max` (`None` when absent); the error is the value given.
+fn bounded(object: &Map<String, Value>, key: &str, max: u64) -> Result<Option<u64>, String> {
+    match object.get(key) {
+        None => Ok(None),
+        Some(value) => match value.as_u64() {
+            Some(n) if (1..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(value.to_string()),
+        },
+    }
+}
+
+/// `${VAR}` in the fields that may carry a secret or a machine's path (expand.rs), for the
+/// server at `at`. A message names the field and the variable, never a value.
+struct Expander<'a> {
+    at: &'a str,
+}
+
+impl Expander<'_> {
+    fn one(&self, text: String, field: &str) -> Result<String, String> {
+        super::expand::from_env(&text).map_err(|e| format!("{}.{field}: {e}", self.at))
+    }
+
+    fn all(&self, items: Vec<String>, field: &str) -> Result<Vec<String>, String> {
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| self.one(item, &format!("{field}[{i}]")))
+            .collect()
+    }
+
+    fn map(
+        &self,
+        map: BTreeMap<String, String>,
+        field: &str,
+    ) -> Result<BTreeMap<String, String>, String> {
+        map.into_iter()
+            .map(|(key, value)| Ok((key.clone(), self.one(value, &format!("{field}.{key}"))?)))
+            .collect()
+    }
+}
+
+/// The transport of a server of type `kind`, with the keys only that kind uses.
+fn transport(object: &Map<String, Value>, kind: &str, at: &str) -> Result<Transport, String> {
+    let expand = Expander { at };
+    let forbid = |keys: &[&str]| -> Result<(), String> {
         match keys.iter().find(|k| object.contains_key(**k)) {
             Some(key) => Err(format!("{at}.{key}: not used by a {kind} server")),
             None => Ok(()),
         }
     };
-    let transport = match kind.as_str() {
+    match kind {
         "stdio" => {
-            forbid(&["url", "headers"], "stdio")?;
+            forbid(&["url", "headers"])?;
             let command = string(object, "command", at)?
                 .filter(|c| !c.trim().is_empty())
                 .ok_or_else(|| format!("{at}: a stdio server needs \"command\""))?;
             let cwd = match string(object, "cwd", at)? {
-                Some(cwd) => Some(PathBuf::from(expand(cwd, "cwd")?)),
+                Some(cwd) => Some(PathBuf::from(expand.one(cwd, "cwd")?)),
                 None => None,
             };
-            Transport::Stdio {
-                command: expand(command, "command")?,
-                args: expand_all(strings(object, "args", at)?, "args")?,
-                env: expand_map(string_map(object, "env", at)?, "env")?,
+            Ok(Transport::Stdio {
+                command: expand.one(command, "command")?,
+                args: expand.all(strings(object, "args", at)?, "args")?,
+                env: expand.map(string_map(object, "env", at)?, "env")?,
                 inherit: inherit(object, at)?,
                 cwd,
-            }
+            })
         }
         "http" | "sse" => {
-            forbid(&["command", "args", "env", "inheritEnv", "cwd"], &kind)?;
+            forbid(&["command", "args", "env", "inheritEnv", "cwd"])?;
             let template = string(object, "url", at)?
                 .ok_or_else(|| format!("{at}: an {kind} server needs \"url\""))?;
-            let url = expand(template.clone(), "url")?;
+            let url = expand.one(template.clone(), "url")?;
             // The message shows the URL as written: its expansion may hold a secret.
             check_url(&url).map_err(|e| match url == template {
                 true => format!("{at}.url: {e}"),
@@ -301,28 +329,16 @@ fn parse_server(entry: &Value, at: &str, origin: Origin) -> Result<ServerConfig,
                      https:// URL with a host"
                 ),
             })?;
-            let headers = expand_map(string_map(object, "headers", at)?, "headers")?;
-            if kind == "http" {
-                Transport::Http { url, headers }
-            } else {
-                Transport::Sse { url, headers }
-            }
+            let headers = expand.map(string_map(object, "headers", at)?, "headers")?;
+            Ok(match kind {
+                "http" => Transport::Http { url, headers },
+                _ => Transport::Sse { url, headers },
+            })
         }
-        other => {
-            return Err(format!(
-                "{at}.type: \"{other}\" is not a transport (stdio, http or sse)"
-            ))
-        }
-    };
-    Ok(ServerConfig {
-        id,
-        description: string(object, "description", at)?,
-        enabled,
-        request_timeout,
-        max_tools,
-        transport,
-        origin,
-    })
+        other => Err(format!(
+            "{at}.type: \"{other}\" is not a transport (stdio, http or sse)"
+        )),
+    }
 }
 
 /// `inheritEnv`: absent (the base list), `true` (the whole scrubbed environment), `false`

@@ -5,10 +5,9 @@
 //! call what ([`policy`]), the names more than one part checks ([`names`], [`client_name`]),
 //! and the [`cork`] a thread holds over a burst of answers.
 //!
-//! This crate never opens a socket, starts a process or loads a library, and knows nothing of
-//! sessions, transports, plugins, relays or upstream servers: every other host crate builds
-//! on it, and it builds on none of them. The one file it touches is the `requestState` key
-//! ([`modern::state::sealer`]), read or created once.
+//! This crate does no I/O — it never opens a file or a socket, starts a process or loads a
+//! library — and knows nothing of sessions, transports, plugins, relays or upstream servers:
+//! every other host crate builds on it, and it builds on none of them.
 
 pub mod client_name;
 pub mod cork;
