@@ -347,6 +347,107 @@ fn take_remote_host(args: &str) -> Result<(Option<String>, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::tests::Scratch;
+
+    /// Decides `tool` with `args` for `caller` on a server over an empty plugins folder,
+    /// changed by `adjust`; the route and the arguments it keeps.
+    fn decided(adjust: impl FnOnce(&mut Config), caller: Caller, tool: &str, args: &str) -> Route {
+        let folder = Scratch::new();
+        let mut config = Config::with_plugins(folder.path().to_owned());
+        adjust(&mut config);
+        let plugins = Arc::new(PluginSet::discover(&config.engine()).expect("discover"));
+        let upstreams = coremcp_upstream::hub::Upstreams::none();
+        let cx = Context {
+            config: &config,
+            plugins: &plugins,
+            upstreams: &upstreams,
+            caller: &caller,
+        };
+        decide(&cx, tool, args, &Incoming::default())
+    }
+
+    fn kind(route: &Route) -> &'static str {
+        route.kind()
+    }
+
+    #[test]
+    fn a_name_nobody_serves_is_unknown_and_an_unknown_server_is_refused() {
+        let route = decided(|_| {}, Caller::Stdio, "no_such_tool", "{}");
+        assert!(matches!(&route, Route::Unknown(m) if m == "unknown tool: no_such_tool"));
+        let route = decided(|_| {}, Caller::Stdio, "mcp__gh__search", "{}");
+        assert_eq!(kind(&route), "unknown upstream");
+    }
+
+    #[test]
+    fn a_local_tool_runs_here_without_loading_its_plugin() {
+        let route = decided(|_| {}, Caller::Stdio, "git_status", r#"{"path":"."}"#);
+        let Route::Run(run) = route else {
+            panic!("git_status runs here");
+        };
+        assert!(matches!(run.to, To::Plugin));
+        assert_eq!(run.args, r#"{"path":"."}"#);
+        assert!(
+            !run.judge_after_load,
+            "a catalog tool is judged from the catalog"
+        );
+    }
+
+    #[test]
+    fn remote_host_goes_to_that_host_only_for_a_tool_that_takes_it() {
+        let args = r#"{"path":"a.md","remote_host":"devbox-2"}"#;
+        let Route::Run(run) = decided(|_| {}, Caller::Stdio, "docs_read", args) else {
+            panic!("docs_read takes remote_host");
+        };
+        assert!(matches!(&run.to, To::Remote(host) if host == "devbox-2"));
+        assert_eq!(
+            run.args, r#"{"path":"a.md"}"#,
+            "remote_host never reaches a peer"
+        );
+        let args = r#"{"remote_host":"devbox-2"}"#;
+        let route = decided(|_| {}, Caller::Stdio, "registry_host_list", args);
+        assert!(
+            matches!(&route, Route::Refused(Refusal::RemoteHost(t)) if t.contains("does not take remote_host")),
+            "{}",
+            kind(&route)
+        );
+    }
+
+    #[test]
+    fn the_policy_judges_every_route_before_it_is_taken() {
+        let caller = Caller::Token("ci".into());
+        let route = decided(|_| {}, caller.clone(), "shell_run", r#"{"script":"true"}"#);
+        assert!(
+            matches!(&route, Route::Refused(Refusal::Denied(t)) if t.contains("shell_run")),
+            "{}",
+            kind(&route)
+        );
+        // Through remote_host too: judged exactly as if it ran here.
+        let args = r#"{"script":"true","remote_host":"devbox-2"}"#;
+        let route = decided(|_| {}, caller.clone(), "shell_run", args);
+        assert_eq!(kind(&route), "denied");
+        let grants = |config: &mut Config| {
+            config.grants = Arc::new(
+                coremcp_wire::policy::Grants::parse(
+                    crate::config::env::GRANT_VARS,
+                    Some("ci=shell_run"),
+                    None,
+                )
+                .expect("grants"),
+            );
+        };
+        let route = decided(grants, caller, "shell_run", r#"{"script":"true"}"#);
+        assert_eq!(kind(&route), "plugin");
+    }
+
+    #[test]
+    fn a_service_refuses_a_local_groups_tool_naming_where_it_runs() {
+        let route = decided(|c| c.service_mode = true, Caller::Stdio, "git_status", "{}");
+        assert!(
+            matches!(&route, Route::Refused(Refusal::ServiceMode(t)) if t.contains("not_available_in_service_mode")),
+            "{}",
+            kind(&route)
+        );
+    }
 
     #[test]
     fn remote_host_is_taken_out_of_the_arguments() {

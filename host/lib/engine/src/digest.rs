@@ -13,7 +13,7 @@ const KNOWN_LIMIT: usize = 128;
 
 /// The SHA-256 of an open file, remembered by file identity for this process: the vetting and
 /// the sidecar manifest of one library need it once, not twice.
-pub fn file_sha256(file: &mut File) -> std::io::Result<String> {
+pub(crate) fn file_sha256(file: &mut File) -> std::io::Result<String> {
     type Identity = (u64, u64, u64, i64, i64, i64, i64);
     static KNOWN: Mutex<Vec<(Identity, String)>> = Mutex::new(Vec::new());
     let meta = file.metadata()?;
@@ -44,7 +44,7 @@ pub fn file_sha256(file: &mut File) -> std::io::Result<String> {
 }
 
 /// The SHA-256 of what is left to read of `file`, in hex.
-pub fn sha256(file: &mut File) -> std::io::Result<String> {
+pub(crate) fn sha256(file: &mut File) -> std::io::Result<String> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 /// What the check reads from: a file, or bytes in memory (tests).
-pub trait ReadAt {
+pub(crate) trait ReadAt {
     /// Fills `buf` from `offset`; how many bytes were there.
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
 
@@ -62,7 +62,7 @@ const MAX_SECTIONS: u64 = 1 << 20;
 const CUT_SHORT: &str = " (a copy cut short? install it again)";
 
 /// What is wrong with a file that is not a whole, well-formed shared library.
-pub type Problem = String;
+pub(crate) type Problem = String;
 
 /// The layout of one ELF class (32 or 64 bits) and byte order.
 #[derive(Clone, Copy)]
@@ -347,12 +347,12 @@ fn within(offset: u64, size: u64, len: u64, what: &str) -> Result<(), Problem> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
     /// This test binary itself is an ELF file of this machine (an executable, not a library).
-    fn own_bytes() -> Vec<u8> {
+    pub(crate) fn own_bytes() -> Vec<u8> {
         std::fs::read(std::env::current_exe().expect("exe")).expect("read exe")
     }
 
@@ -373,7 +373,7 @@ mod tests {
     }
 
     /// The same bytes with the ELF type changed to "shared object".
-    fn as_library(mut bytes: Vec<u8>) -> Vec<u8> {
+    pub(crate) fn as_library(mut bytes: Vec<u8>) -> Vec<u8> {
         bytes[16..18].copy_from_slice(&ET_DYN.to_le_bytes());
         bytes
     }

@@ -20,7 +20,7 @@ use coremcp_plugin_api::{HostApi, HostApiRef, LogLevel, ToolError};
 pub type LogSink = Arc<dyn Fn(LogLevel, &str, &str) + Send + Sync>;
 
 /// One `host_call` operation: the payload in, the answer out.
-pub type OpHandler =
+pub(crate) type OpHandler =
     Arc<dyn Fn(&serde_json::Value) -> Result<serde_json::Value, ToolError> + Send + Sync>;
 
 static CONFIG: OnceLock<RwLock<HashMap<String, String>>> = OnceLock::new();
@@ -67,7 +67,7 @@ fn config_map() -> &'static RwLock<HashMap<String, String>> {
 }
 
 /// Sets the values plugins read through `config`.
-pub fn set_config(values: Vec<(String, String)>) {
+pub(crate) fn set_config(values: Vec<(String, String)>) {
     if let Ok(mut map) = config_map().write() {
         map.clear();
         map.extend(values);

@@ -51,10 +51,10 @@ use sidecar::ListedTool;
 use vetting::Vetting;
 
 /// How long a listing waits for groups to load before it leaves the slow ones out.
-pub const LOAD_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const LOAD_WAIT: Duration = Duration::from_secs(5);
 
 /// Plugin libraries are named `libcoremcp_<group>.so` (`.dylib` on macOS).
-pub const LIB_PREFIX: &str = "libcoremcp_";
+pub(crate) const LIB_PREFIX: &str = "libcoremcp_";
 
 /// The library file name of a group.
 pub fn library_file(group: &str) -> String {
@@ -80,7 +80,7 @@ fn declared_timeout(schema: &serde_json::Value) -> Option<u64> {
 
 /// What identifies one version of a file on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     dev: u64,
     ino: u64,
     len: u64,

@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 /// The longest a call may take and still count as quick.
-pub const QUICK: Duration = Duration::from_millis(1);
+pub(crate) const QUICK: Duration = Duration::from_millis(1);
 /// Quick calls in a row before the tool counts as quick.
-pub const STREAK: u32 = 16;
+pub(crate) const STREAK: u32 = 16;
 /// How long a call may hold a thread that must not wait before its tool is barred from it
 /// (well past what a busy machine's scheduler takes from a quick call).
-pub const OVERRUN: Duration = Duration::from_millis(20);
+pub(crate) const OVERRUN: Duration = Duration::from_millis(20);
 
 /// The recent pace of one tool.
 #[derive(Debug, Default)]
@@ -29,7 +29,7 @@ pub struct Pace {
 
 impl Pace {
     /// Whether the tool's last [`STREAK`] calls were quick (and it was never barred).
-    pub fn is_quick(&self) -> bool {
+    pub(crate) fn is_quick(&self) -> bool {
         !self.barred.load(Ordering::Relaxed) && self.streak.load(Ordering::Relaxed) >= STREAK
     }
 
@@ -49,7 +49,7 @@ impl Pace {
     }
 
     /// A call overran where it must not: the tool is never quick again.
-    pub fn bar(&self) {
+    pub(crate) fn bar(&self) {
         self.barred.store(true, Ordering::Relaxed);
     }
 }

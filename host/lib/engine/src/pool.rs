@@ -21,9 +21,9 @@ use std::time::Duration;
 pub use crate::inline::Job;
 
 /// How long an idle thread waits for work before it exits.
-pub const IDLE_EXIT: Duration = Duration::from_secs(10);
+pub(crate) const IDLE_EXIT: Duration = Duration::from_secs(10);
 /// The most threads the pool starts; further jobs queue.
-pub const MAX_THREADS: usize = 256;
+pub(crate) const MAX_THREADS: usize = 256;
 
 struct State {
     jobs: VecDeque<Job>,

@@ -67,7 +67,7 @@ impl GroupSelection {
     }
 
     /// Whether the group's library may be discovered (and so loaded) at all.
-    pub fn includes(&self, id: &str) -> bool {
+    pub(crate) fn includes(&self, id: &str) -> bool {
         match self {
             Self::All | Self::Dynamic(_) | Self::Search(_) => true,
             Self::Only(ids) => ids.iter().any(|g| g == id),

@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::digest::file_sha256 as sha256;
 
 /// What a library's sidecar file name adds to the library's.
-pub const SUFFIX: &str = ".manifest.json";
+pub(crate) const SUFFIX: &str = ".manifest.json";
 /// A sidecar larger than this is not read (a manifest is tens of kilobytes).
 const MAX_LEN: u64 = 4 << 20;
 /// The layout described in the module documentation; another is stale.
@@ -266,7 +266,7 @@ pub enum WriteError {
 }
 
 /// The sidecar file of the library at `library`.
-pub fn path_of(library: &Path) -> PathBuf {
+pub(crate) fn path_of(library: &Path) -> PathBuf {
     let mut name = library.as_os_str().to_owned();
     name.push(SUFFIX);
     PathBuf::from(name)
@@ -292,7 +292,11 @@ pub fn read(library: &Path, group: &str) -> Option<Vec<ListedTool>> {
 }
 
 /// [`read`], for the library whose metadata the caller read (`meta`).
-pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option<Vec<ListedTool>> {
+pub(crate) fn read_for(
+    library: &Path,
+    meta: &std::fs::Metadata,
+    group: &str,
+) -> Option<Vec<ListedTool>> {
     let path = path_of(library);
     let mut opened = Opened::open(&path)?;
     let head_end = opened.line_end()?;
@@ -333,7 +337,7 @@ pub fn read_for(library: &Path, meta: &std::fs::Metadata, group: &str) -> Option
 /// The SHA-256 of the bytes `library` was installed or indexed with, as recorded in its
 /// sidecar's head (whatever the sidecar's format): `None` when nothing was recorded (no
 /// sidecar, or one the host wrote for a library nobody installed).
-pub fn installed_sha256(library: &Path) -> Option<String> {
+pub(crate) fn installed_sha256(library: &Path) -> Option<String> {
     #[derive(Deserialize)]
     struct Recorded {
         sha256: String,
@@ -555,11 +559,11 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use coremcp_plugin_api::ToolSpec;
 
-    fn manifest(group: &str) -> Manifest {
+    pub(crate) fn manifest(group: &str) -> Manifest {
         Manifest {
             group: group.to_owned(),
             plugin_version: "1.2.3".to_owned(),

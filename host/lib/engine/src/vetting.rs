@@ -58,7 +58,7 @@ use crate::digest::{file_sha256, sha256};
 use crate::error::LoadError;
 
 /// The record's file name, under the data folder.
-pub const RECORD_FILE: &str = "plugin-checks.json";
+pub(crate) const RECORD_FILE: &str = "plugin-checks.json";
 /// How long a probe may take to open a library.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Files remembered at most (the newest are kept).
@@ -66,7 +66,7 @@ const RECORD_LIMIT: usize = 128;
 /// How old a shared copy the record no longer names must be before it is removed.
 const PRUNE_AFTER: Duration = Duration::from_secs(3600);
 /// The hidden subcommand the probe runs.
-pub const PROBE_COMMAND: &str = "probe-plugin";
+pub(crate) const PROBE_COMMAND: &str = "probe-plugin";
 
 /// How plugin files are vetted before they are mapped.
 #[derive(Debug, Clone, Default)]
@@ -94,12 +94,12 @@ struct Passed {
 }
 
 /// The folder of the copies shared by content, under the data folder.
-pub const SHARED_DIR: &str = "vetted-plugins";
+pub(crate) const SHARED_DIR: &str = "vetted-plugins";
 
 /// A vetted copy of a library's installed bytes: shared by content, or private and removed
 /// when dropped (a mapping of it outlives the file).
 #[derive(Debug)]
-pub struct VettedCopy {
+pub(crate) struct VettedCopy {
     pub path: PathBuf,
     private: bool,
 }
@@ -146,7 +146,7 @@ impl Vetting {
 
     /// A copy of the installed library `installed`, for loading to serve: its bytes those
     /// recorded at install (see the module doc).
-    pub fn vetted_copy(&self, installed: &Path) -> Result<VettedCopy, LoadError> {
+    pub(crate) fn vetted_copy(&self, installed: &Path) -> Result<VettedCopy, LoadError> {
         let refuse = |reason: String| LoadError::Malformed {
             path: installed.to_owned(),
             reason,
@@ -381,7 +381,7 @@ impl Vetting {
 
     /// Vets the file at `path` for installing or indexing it (errors name `shown`): its
     /// structure, and a probe process unless its bytes passed before.
-    pub fn vet(&self, path: &Path, shown: &Path) -> Result<(), LoadError> {
+    pub(crate) fn vet(&self, path: &Path, shown: &Path) -> Result<(), LoadError> {
         let refuse = |reason: String| LoadError::Malformed {
             path: shown.to_owned(),
             reason,
@@ -690,6 +690,67 @@ fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::elf::tests::{as_library, own_bytes};
+    use crate::sidecar::tests::manifest;
+    use crate::sidecar::{write, Writer};
+
+    /// A folder with a library of real ELF bytes in it, and a data folder beside.
+    fn installed(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("coremcp-vet-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let plugins = dir.join("plugins");
+        std::fs::create_dir_all(&plugins).expect("plugins");
+        let library = plugins.join("libcoremcp_demo.so");
+        std::fs::write(&library, as_library(own_bytes())).expect("library");
+        (dir.clone(), library, dir.join("data"))
+    }
+
+    #[test]
+    fn a_library_nobody_installed_is_never_copied_to_load() {
+        let (dir, library, data) = installed("unrecorded");
+        let vetting = Vetting::new(None, Some(&data));
+        let refused = vetting.vetted_copy(&library).map(|c| c.path.clone());
+        assert!(
+            matches!(refused, Err(LoadError::NotRecorded { .. })),
+            "{refused:?}"
+        );
+        assert!(!data.join(SHARED_DIR).exists(), "nothing was copied");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_installed_bytes_are_what_is_mapped_and_changed_ones_are_refused() {
+        let (dir, library, data) = installed("recorded");
+        write(&library, &manifest("demo"), Writer::Install).expect("install record");
+        let recorded = crate::sidecar::installed_sha256(&library).expect("recorded");
+        let vetting = Vetting::new(None, Some(&data));
+        let shared = vetting.vetted_copy(&library).expect("vetted");
+        assert!(!shared.private, "shared by content under the data folder");
+        assert!(shared
+            .path
+            .starts_with(data.join(SHARED_DIR).join(&recorded)));
+        let installed_bytes = std::fs::read(&library).expect("installed");
+        assert!(std::fs::read(&shared.path).expect("copy") == installed_bytes);
+        // The same bytes again in this process: a private copy, since the loader would hand
+        // back what it mapped before.
+        let again = Vetting::new(None, Some(&data))
+            .vetted_copy(&library)
+            .expect("vetted again");
+        assert!(again.private && again.path != shared.path);
+        // Bytes changed in place after the install: refused, whatever their structure.
+        let mut changed = installed_bytes;
+        let last = changed.len() - 1;
+        changed[last] ^= 0xff;
+        std::fs::write(&library, &changed).expect("changed");
+        let refused = Vetting::new(None, Some(&data))
+            .vetted_copy(&library)
+            .map(|c| c.path.clone());
+        assert!(
+            matches!(refused, Err(LoadError::Changed { .. })),
+            "{refused:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_record_keeps_the_newest_and_replaces_a_path() {

@@ -68,7 +68,7 @@ pub fn set_credential(credential: Option<Credential>) {
 }
 
 /// Whether a credential is configured for the peers.
-pub fn has_credential() -> bool {
+pub(crate) fn has_credential() -> bool {
     matches!(CREDENTIAL.get(), Some(Some(_)))
 }
 

@@ -48,7 +48,7 @@ const QUOTED: usize = 200;
 
 /// Why a service could not be resolved.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum ConsulError {
+pub(crate) enum ConsulError {
     /// The agent could not be reached or did not answer in time.
     #[error("Consul at {agent} could not be asked for {service}: {error}")]
     Unreachable {
@@ -93,7 +93,7 @@ impl Consul {
     }
 
     /// The MCP URLs of the passing instances of `service`, in Consul's order.
-    pub fn passing(
+    pub(crate) fn passing(
         &self,
         service: &str,
         deadline: Instant,

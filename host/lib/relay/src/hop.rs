@@ -34,26 +34,26 @@ use serde_json::{Map, Value};
 use coremcp_wire::policy::Caller;
 
 /// `_meta` key: the call was passed on by a service-mode route.
-pub const ROUTED: &str = "dev.coremcp/routed";
+pub(crate) const ROUTED: &str = "dev.coremcp/routed";
 /// `_meta` key: the principal the call is made for.
 pub const PRINCIPAL: &str = "dev.coremcp/principal";
 /// `_meta` key: the OAuth scopes of the principal the call is made for (with [`PRINCIPAL`]).
 pub const SCOPES: &str = "dev.coremcp/scopes";
 /// The most scopes carried.
-pub const MAX_SCOPES: usize = 64;
+pub(crate) const MAX_SCOPES: usize = 64;
 /// The longest scope name carried.
-pub const MAX_SCOPE_LEN: usize = 200;
+pub(crate) const MAX_SCOPE_LEN: usize = 200;
 /// `_meta` key: the issuer of the OAuth principal the call is made for (with [`PRINCIPAL`]).
 pub const ISSUER: &str = "dev.coremcp/issuer";
 /// The longest issuer carried.
-pub const MAX_ISSUER_LEN: usize = 2000;
+pub(crate) const MAX_ISSUER_LEN: usize = 2000;
 /// `_meta` key: the name of the agent's client the call came from (what a record of who did
 /// what shows), told to a configured peer and believed only from one.
-pub const CLIENT: &str = "dev.coremcp/client";
+pub(crate) const CLIENT: &str = "dev.coremcp/client";
 /// `_meta` key: the instance ids of the Core MCPs the call passed through.
-pub const VIA: &str = "dev.coremcp/via";
+pub(crate) const VIA: &str = "dev.coremcp/via";
 /// Hops a call may have made; a longer path is refused as a loop.
-pub const MAX_VIA: usize = 8;
+pub(crate) const MAX_VIA: usize = 8;
 
 /// The prefix every key of ours shares: a `_meta` without it needs no parse. Its searcher is
 /// built once: a 2026 call carries a `_meta` every time.
@@ -61,7 +61,7 @@ static PREFIX: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new(b"dev.coremcp/"));
 
 /// This process's instance id (16 hex digits, random per process).
-pub fn instance_id() -> &'static str {
+pub(crate) fn instance_id() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| {
         let mut bytes = [0u8; 8];

@@ -67,7 +67,7 @@ pub struct Settings {
 }
 
 /// The default connect timeout (`--relay-connect-timeout`).
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Default for Settings {
     fn default() -> Self {

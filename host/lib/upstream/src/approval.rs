@@ -14,7 +14,7 @@
 use serde_json::{json, Value};
 
 /// The boot line when approval is off (worded once, here).
-pub const OFF_LINE: &str =
+pub(crate) const OFF_LINE: &str =
     "MCP approval is OFF (COREMCP_MCP_REQUIRE_APPROVAL=false) — calls run unattended.";
 
 /// The most characters of a call's arguments shown to the human.

@@ -36,10 +36,10 @@ use coremcp_wire::mcp::{PREFERRED_VERSION, SUPPORTED_VERSIONS};
 use coremcp_wire::modern::{with_envelope, VERSION as MODERN};
 
 /// How long `initialize` may take (ARCHITECTURE.md, "Limits").
-pub const HANDSHAKE: Duration = Duration::from_secs(30);
+pub(crate) const HANDSHAKE: Duration = Duration::from_secs(30);
 /// How long the `server/discover` probe waits before the server is taken for a legacy one
 /// that does not answer unknown requests (the SDK client's figure).
-pub const PROBE: Duration = Duration::from_secs(10);
+pub(crate) const PROBE: Duration = Duration::from_secs(10);
 /// The most `tools/list` pages followed (ARCHITECTURE.md, "Limits").
 pub const MAX_PAGES: usize = 20;
 
@@ -69,7 +69,7 @@ pub struct Client {
 
 /// The tools a server listed.
 #[derive(Debug, Default)]
-pub struct ToolList {
+pub(crate) struct ToolList {
     /// The first items listed (at most what the caller asked to keep).
     pub tools: Vec<Value>,
     /// Items listed past those, counted and dropped at once.
@@ -87,7 +87,7 @@ impl ToolList {
 
 /// Why `tools/list` paging stopped early.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PagingStop {
+pub(crate) enum PagingStop {
     /// [`MAX_PAGES`] pages were read and the server had more.
     Limit,
     /// The server gave a cursor it had given before (it would page forever).
@@ -96,7 +96,7 @@ pub enum PagingStop {
 
 impl ToolList {
     /// The warning to report when paging stopped early.
-    pub fn paging_warning(&self) -> Option<String> {
+    pub(crate) fn paging_warning(&self) -> Option<String> {
         let count = self.listed();
         self.stopped.as_ref().map(|stop| match stop {
             PagingStop::Limit => format!(
@@ -394,13 +394,13 @@ impl Client {
 
     /// The tools the server lists, following `nextCursor` up to [`MAX_PAGES`] pages: the
     /// first `keep` kept, the rest only counted.
-    pub fn list_tools(&self, keep: usize) -> Result<ToolList, UpstreamError> {
+    pub(crate) fn list_tools(&self, keep: usize) -> Result<ToolList, UpstreamError> {
         self.list_paged("tools/list", "tools", keep)
     }
 
     /// Takes note of the tools the server listed (a 2026 call over HTTP mirrors some of its
     /// arguments in headers, as the tool's schema asks).
-    pub fn note_tools(&self, tools: &[Value]) {
+    pub(crate) fn note_tools(&self, tools: &[Value]) {
         if let Link::Http(t) = &self.link {
             t.note_tools(tools);
         }
@@ -414,7 +414,7 @@ impl Client {
     /// The items of a paged list (`prompts/list` → `prompts`, …), as [`Client::list_tools`]:
     /// the first `keep` kept, the rest only counted (a server listing 100 000 costs one page's
     /// parse at a time, never all of them).
-    pub fn list_paged(
+    pub(crate) fn list_paged(
         &self,
         method: &str,
         key: &str,
@@ -463,7 +463,7 @@ impl Client {
     }
 
     /// Whether the server sent `notifications/tools/list_changed` since the last look.
-    pub fn take_list_changed(&self) -> bool {
+    pub(crate) fn take_list_changed(&self) -> bool {
         self.notices.take_list_changed()
     }
 
@@ -473,7 +473,7 @@ impl Client {
     }
 
     /// Why a closed connection ended: a stdio server's exit status and recent stderr.
-    pub fn exit_reason(&self) -> String {
+    pub(crate) fn exit_reason(&self) -> String {
         match &self.link {
             Link::Stdio(t) => t.exit_reason(),
             Link::Sse(_) => "the server ended its event stream".to_owned(),
@@ -482,7 +482,7 @@ impl Client {
     }
 
     /// The server's recent stderr (stdio only).
-    pub fn stderr_excerpt(&self) -> Option<String> {
+    pub(crate) fn stderr_excerpt(&self) -> Option<String> {
         match &self.link {
             Link::Stdio(t) => t.stderr_excerpt(),
             Link::Http(_) | Link::Sse(_) => None,

@@ -18,11 +18,11 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 /// The default per-request timeout of an upstream server (ARCHITECTURE.md, "Limits").
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest `requestTimeoutMs` accepted.
 const MAX_REQUEST_TIMEOUT_MS: u64 = 600_000;
 /// Tools one server may publish unless its `maxTools` says otherwise (the rest are withheld).
-pub const DEFAULT_MAX_TOOLS: usize = 200;
+pub(crate) const DEFAULT_MAX_TOOLS: usize = 200;
 /// The largest `maxTools` accepted.
 const MAX_MAX_TOOLS: u64 = 2000;
 

@@ -18,7 +18,7 @@ const MIN_REDACTED: usize = 6;
 
 /// Why a text could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExpandError {
+pub(crate) enum ExpandError {
     #[error("${{{0}}} is not set in Core MCP's environment (give it a value, or a default: ${{{0}:-…}})")]
     Unset(String),
     #[error("\"${{\" without its closing \"}}\"")]
@@ -28,7 +28,10 @@ pub enum ExpandError {
 }
 
 /// `text` with every `${NAME}` / `${NAME:-default}` replaced through `lookup`.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {
+pub(crate) fn expand(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -72,7 +75,7 @@ pub fn from_env(text: &str) -> Result<String, ExpandError> {
 }
 
 /// `text` with every value [`from_env`] expanded shown as its `${NAME}`.
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     let known = EXPANDED.read().unwrap_or_else(PoisonError::into_inner);
     let mut out = Cow::Borrowed(text);
     for (value, placeholder) in known.iter() {

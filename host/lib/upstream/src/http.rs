@@ -45,9 +45,9 @@ const CONNECT: Duration = Duration::from_secs(10);
 /// How long `initialize` may take when the session is set up again.
 const HANDSHAKE: Duration = Duration::from_secs(30);
 /// The most idle kept-alive connections a [`Pool`] keeps for later requests.
-pub const MAX_IDLE: usize = 16;
+pub(crate) const MAX_IDLE: usize = 16;
 /// How long telling the server about a cancelled request may take, connecting included.
-pub const CANCEL_NOTICE: Duration = Duration::from_secs(1);
+pub(crate) const CANCEL_NOTICE: Duration = Duration::from_secs(1);
 /// How often a request waiting for another thread to set the session up looks at its flag.
 const POLL: Duration = Duration::from_millis(20);
 /// How long to wait before resuming a stream that named no `retry:`.
@@ -59,7 +59,7 @@ const MAX_RESUMES: usize = 16;
 type Annotation = (Vec<String>, String);
 
 /// A Streamable HTTP session with one server, shared by every thread that calls it.
-pub struct HttpTransport {
+pub(crate) struct HttpTransport {
     url: Url,
     headers: Vec<(String, String)>,
     /// Kept-alive connections not in use.
@@ -144,7 +144,7 @@ impl Pool {
 
     /// Keeps `conn` for a later request if it can carry one and the pool has room; a
     /// connection left mid-answer (error, cancel) is not alive, so it is dropped here.
-    pub fn put(&self, mut conn: Conn) {
+    pub(crate) fn put(&self, mut conn: Conn) {
         if conn.alive() {
             let mut idle = lock(&self.idle);
             if idle.len() < MAX_IDLE {
@@ -179,6 +179,7 @@ impl HttpTransport {
         })
     }
 
+    #[cfg(test)]
     /// Sends a request and waits up to `timeout` for its answer, or until `cancel` is set.
     /// Many threads may call this at once; their requests run in parallel.
     pub fn request(
@@ -192,7 +193,7 @@ impl HttpTransport {
     }
 
     /// [`HttpTransport::request`], the answer's result read through `shape`.
-    pub fn request_shaped(
+    pub(crate) fn request_shaped(
         &self,
         method: &str,
         params: Value,
@@ -251,7 +252,7 @@ impl HttpTransport {
 
     /// Speaks MCP 2026-07-28 (`version`, no session) from now on, or the 2025 revisions again
     /// (`None`: after a probe the server did not answer as a modern one).
-    pub fn set_modern(&self, version: Option<&str>) {
+    pub(crate) fn set_modern(&self, version: Option<&str>) {
         let mut state = lock(&self.state);
         state.modern = version.is_some();
         state.version = version.map(str::to_owned);
@@ -260,7 +261,7 @@ impl HttpTransport {
 
     /// Takes note of the tools the server listed, for the `Mcp-Param-*` headers their
     /// `x-mcp-header` annotations ask a 2026 call of them to carry.
-    pub fn note_tools(&self, tools: &[Value]) {
+    pub(crate) fn note_tools(&self, tools: &[Value]) {
         let tokens = tools
             .iter()
             .filter_map(|tool| {

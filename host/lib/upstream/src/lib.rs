@@ -17,7 +17,7 @@
 pub mod approval;
 pub mod client;
 pub mod config;
-pub mod expand;
+pub(crate) mod expand;
 pub mod http;
 pub mod hub;
 pub mod lines;
@@ -26,7 +26,7 @@ pub mod probe;
 pub mod publish;
 pub mod ring;
 pub mod rpc;
-pub mod shape;
+pub(crate) mod shape;
 pub mod sse;
 pub mod stdio;
 pub mod supervisor;
@@ -55,7 +55,7 @@ pub struct Settings {
 
 impl Settings {
     /// The line logged at start.
-    pub fn boot_line(&self) -> Option<String> {
+    pub(crate) fn boot_line(&self) -> Option<String> {
         if !self.enabled {
             return Some("upstream MCP client is off (COREMCP_MCP=false)".to_owned());
         }

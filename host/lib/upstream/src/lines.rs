@@ -87,7 +87,7 @@ impl<R: BufRead> Lines<R> {
 impl<R: io::Read> Lines<io::BufReader<R>> {
     /// Whether a whole line is waiting in the buffer (the next [`Lines::next_line`] reads
     /// nothing).
-    pub fn line_buffered(&self) -> bool {
+    pub(crate) fn line_buffered(&self) -> bool {
         memchr::memchr(b'\n', self.reader.buffer()).is_some()
     }
 }

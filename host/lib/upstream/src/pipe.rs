@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 /// What may wait for a server that does not read, at most.
-pub const BACKLOG_LIMIT: usize = 16 << 20;
+pub(crate) const BACKLOG_LIMIT: usize = 16 << 20;
 /// How long the backlog's thread waits for the pipe between looks at its state.
 const POLL_SLICE: Duration = Duration::from_millis(500);
 
@@ -32,7 +32,7 @@ struct State {
 }
 
 /// The write end of an upstream server's stdin.
-pub struct Pipe {
+pub(crate) struct Pipe {
     shared: Arc<(Mutex<State>, Condvar)>,
 }
 
@@ -56,7 +56,7 @@ impl Pipe {
     }
 
     /// Sends `line` (which ends with its newline), now or from the backlog.
-    pub fn write_line(&self, line: &[u8]) -> io::Result<()> {
+    pub(crate) fn write_line(&self, line: &[u8]) -> io::Result<()> {
         let (lock, _) = &*self.shared;
         let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(kind) = state.failed {

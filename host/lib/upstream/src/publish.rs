@@ -28,9 +28,9 @@ use coremcp_catalog::GROUPS;
 use coremcp_wire::mcp::{MAX_DESCRIPTION_CHARS, MAX_RESULT_CHARS, MAX_SCHEMA_CHARS};
 
 /// The longest full tool name clients accept.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 /// Tools withheld for a reason (not the limit) kept, with it, per server; the rest are counted.
-pub const WITHHELD_KEPT: usize = 50;
+pub(crate) const WITHHELD_KEPT: usize = 50;
 
 /// A tool that is not published, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub struct Publication {
 
 impl Publication {
     /// One line for the log: what was published, withheld and left over the limit.
-    pub fn summary(&self, id: &str) -> String {
+    pub(crate) fn summary(&self, id: &str) -> String {
         let mut line = format!(
             "upstream server {id}: {} tools published",
             self.published.len()
@@ -98,7 +98,7 @@ impl Publication {
     }
 
     /// Each published name with the server's own name of the tool.
-    pub fn name_map(&self) -> std::collections::HashMap<String, String> {
+    pub(crate) fn name_map(&self) -> std::collections::HashMap<String, String> {
         self.names()
             .into_iter()
             .zip(self.originals.iter().cloned())
@@ -138,7 +138,7 @@ fn fit_name(full: &str, original: &str) -> String {
 }
 
 /// The full name of `tool` on server `id`.
-pub fn full_name(id: &str, tool: &str) -> String {
+pub(crate) fn full_name(id: &str, tool: &str) -> String {
     format!("mcp__{id}__{tool}")
 }
 
@@ -261,7 +261,7 @@ fn check_schema(schema: Option<&Value>, what: &str) -> Result<Value, String> {
 }
 
 /// `text` cut to [`MAX_DESCRIPTION_CHARS`] characters, the last being `…` when cut.
-pub fn cap_description(text: &str) -> String {
+pub(crate) fn cap_description(text: &str) -> String {
     if text.chars().count() <= MAX_DESCRIPTION_CHARS {
         return text.to_owned();
     }

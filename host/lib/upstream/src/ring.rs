@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 /// The last `capacity` bytes pushed.
 #[derive(Debug, Clone)]
-pub struct Ring {
+pub(crate) struct Ring {
     bytes: VecDeque<u8>,
     capacity: usize,
     dropped: u64,
@@ -20,10 +20,6 @@ impl Ring {
             capacity,
             dropped: 0,
         }
-    }
-
-    pub fn capacity(&self) -> usize {
-        self.capacity
     }
 
     pub fn push(&mut self, data: &[u8]) {

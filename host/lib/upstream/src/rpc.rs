@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use coremcp_net::client::HttpError;
 
 /// The most side warnings a connection keeps (the oldest are kept; later ones are counted).
-pub const MAX_WARNINGS: usize = 16;
+pub(crate) const MAX_WARNINGS: usize = 16;
 
 /// Why a request to an upstream server failed. Messages are for the server's report; a
 /// `stderr` field is empty or `"; recent stderr: …"`.
@@ -166,7 +166,7 @@ pub fn response_outcome(message: &Value) -> Option<Result<Value, (i64, String)>>
 }
 
 /// The -32601 answer to a server's request.
-pub fn method_not_found(id: &Value, method: &str) -> Value {
+pub(crate) fn method_not_found(id: &Value, method: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
            "message": format!("the Core MCP client does not serve {method}")}})
 }
@@ -193,7 +193,7 @@ impl Notices {
     }
 
     /// Whether the server said its tools changed since the last [`Notices::take_list_changed`].
-    pub fn take_list_changed(&self) -> bool {
+    pub(crate) fn take_list_changed(&self) -> bool {
         self.list_changed.swap(false, Ordering::Relaxed)
     }
 

@@ -14,14 +14,14 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Turns a result, as the server wrote it, into the value a request answers with.
-pub type Shape = Arc<dyn Fn(&RawValue) -> Result<Value, String> + Send + Sync>;
+pub(crate) type Shape = Arc<dyn Fn(&RawValue) -> Result<Value, String> + Send + Sync>;
 
 /// The member of a shaped page that counts the items read but not kept.
-pub const UNREAD: &str = "dev.coremcp/unread";
+pub(crate) const UNREAD: &str = "dev.coremcp/unread";
 
 /// A page of the list under `key` with at most `keep` of its items kept, the rest counted in
 /// [`UNREAD`].
-pub fn list_page(key: &str, keep: usize) -> Shape {
+pub(crate) fn list_page(key: &str, keep: usize) -> Shape {
     let key = key.to_owned();
     Arc::new(move |raw: &RawValue| {
         let mut reader = serde_json::Deserializer::from_str(raw.get());

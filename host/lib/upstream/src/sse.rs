@@ -44,7 +44,7 @@ const ENDPOINT: Duration = Duration::from_secs(30);
 /// How long one read on the idle stream waits before it is started again.
 const IDLE: Duration = Duration::from_secs(60);
 /// How long telling the server about a cancelled request may take, connecting included.
-pub const CANCEL_NOTICE: Duration = Duration::from_secs(1);
+pub(crate) const CANCEL_NOTICE: Duration = Duration::from_secs(1);
 
 struct Shared {
     /// Closed when the stream ends.
@@ -56,7 +56,7 @@ struct Shared {
 }
 
 /// A legacy SSE session with one server, shared by every thread that calls it.
-pub struct SseTransport {
+pub(crate) struct SseTransport {
     shared: Arc<Shared>,
     endpoint: Url,
     headers: Vec<(String, String)>,
@@ -108,6 +108,7 @@ impl SseTransport {
         })
     }
 
+    #[cfg(test)]
     /// Sends a request and waits up to `timeout` for its answer on the stream, or until
     /// `cancel` is set. Many threads may call this at once; their requests run in parallel.
     pub fn request(
@@ -121,7 +122,7 @@ impl SseTransport {
     }
 
     /// [`SseTransport::request`], the answer's result read through `shape`.
-    pub fn request_shaped(
+    pub(crate) fn request_shaped(
         &self,
         method: &str,
         params: Value,

@@ -38,7 +38,7 @@ use super::wait::{lock, Call, Done, Peer, Pending};
 use coremcp_wire::mcp::MAX_LINE_BYTES;
 
 /// How much of the server's stderr is kept for reports.
-pub const STDERR_KEPT: usize = 4096;
+pub(crate) const STDERR_KEPT: usize = 4096;
 /// How long a report waits for the last stderr and the exit status of a server that went away.
 const SETTLE: Duration = Duration::from_millis(1000);
 
@@ -130,7 +130,7 @@ impl StdioTransport {
     }
 
     /// [`StdioTransport::request`], the answer's result read through `shape`.
-    pub fn request_shaped(
+    pub(crate) fn request_shaped(
         &self,
         method: &str,
         params: Value,
@@ -212,14 +212,14 @@ impl StdioTransport {
     }
 
     /// The last lines the server wrote to stderr.
-    pub fn stderr_excerpt(&self) -> Option<String> {
+    pub(crate) fn stderr_excerpt(&self) -> Option<String> {
         // A server that echoes a value taken from Core MCP's environment is shown without it.
         let excerpt = lock(&self.shared.stderr).excerpt()?;
         Some(super::expand::redact(&excerpt).into_owned())
     }
 
     /// Why the server went away, for its state: the exit status and its recent stderr.
-    pub fn exit_reason(&self) -> String {
+    pub(crate) fn exit_reason(&self) -> String {
         let (status, stderr) = self.exit_details();
         format!("the server exited{status}{stderr}")
     }

@@ -34,18 +34,18 @@ use super::rpc::UpstreamError;
 use coremcp_wire::policy::Caller;
 
 /// The first wait before a restart.
-pub const BACKOFF_START: Duration = Duration::from_millis(250);
+pub(crate) const BACKOFF_START: Duration = Duration::from_millis(250);
 /// The longest wait before a restart.
-pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// This many failures within [`CRASH_LOOP_WINDOW`] stop the server until a refresh.
-pub const CRASH_LOOP_FAILURES: usize = 5;
-pub const CRASH_LOOP_WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const CRASH_LOOP_FAILURES: usize = 5;
+pub(crate) const CRASH_LOOP_WINDOW: Duration = Duration::from_secs(60);
 /// How often a live connection is looked at (exit, `list_changed`, stop).
 const WATCH: Duration = Duration::from_millis(50);
 /// A connection that lived this long resets the backoff.
 const STABLE: Duration = Duration::from_secs(60);
 /// How often a Streamable HTTP server is pinged, and how long it has to answer.
-pub const PING_EVERY: Duration = Duration::from_secs(10);
+pub(crate) const PING_EVERY: Duration = Duration::from_secs(10);
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// Prompts, resources or templates kept of one server's list; the rest are counted.
 const MAX_SURFACE_ITEMS: usize = 1000;
@@ -57,7 +57,7 @@ pub fn keep(max_tools: usize) -> usize {
 }
 
 /// Called with the server's id whenever its state or tools changed.
-pub type OnChange = Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type OnChange = Arc<dyn Fn(&str) + Send + Sync>;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
@@ -87,7 +87,7 @@ impl Connection {
     }
 
     /// Who it was approved for, as principals are named in grants.
-    pub fn approvers(&self) -> Vec<String> {
+    pub(crate) fn approvers(&self) -> Vec<String> {
         lock(&self.approved).iter().map(Caller::principal).collect()
     }
 
@@ -223,7 +223,7 @@ impl Server {
 
     /// Waits (until `until`) for the supervising thread to end after [`Server::stop`]; true if
     /// it did.
-    pub fn wait_stopped(&self, until: Instant) -> bool {
+    pub(crate) fn wait_stopped(&self, until: Instant) -> bool {
         let mut state = lock(&self.state);
         while !self.done.load(Ordering::Acquire) {
             let left = until.saturating_duration_since(Instant::now());
@@ -248,7 +248,7 @@ impl Server {
     }
 
     /// Whether the server is still on the attempt made at start (or refresh).
-    pub fn first_attempt(&self) -> bool {
+    pub(crate) fn first_attempt(&self) -> bool {
         matches!(*lock(&self.state), State::Connecting { first: true })
     }
 

@@ -32,12 +32,12 @@ pub struct Surface {
 }
 
 /// `uri` of server `id` as we publish it.
-pub fn wrap_uri(id: &str, uri: &str) -> String {
+pub(crate) fn wrap_uri(id: &str, uri: &str) -> String {
     format!("{SCHEME}{id}:{uri}")
 }
 
 /// The server id and its own URI of a published resource URI, if it is one.
-pub fn unwrap_uri(uri: &str) -> Option<(&str, &str)> {
+pub(crate) fn unwrap_uri(uri: &str) -> Option<(&str, &str)> {
     let rest = uri.strip_prefix(SCHEME)?;
     let (id, original) = rest.split_once(':')?;
     (!id.is_empty()).then_some((id, original))

@@ -22,7 +22,7 @@ use super::wait::lock;
 pub type Request<T> = fn(&T, &str, Value, Duration, &AtomicBool) -> Result<Value, UpstreamError>;
 
 /// One request the test server read.
-pub struct Seen {
+pub(crate) struct Seen {
     pub verb: String,
     pub headers: Vec<(String, String)>,
     /// The JSON body (`null` when there is none, or it is not JSON).
@@ -143,13 +143,13 @@ pub fn until(limit: Duration, done: impl Fn() -> bool) -> bool {
 }
 
 /// Compiles only when `T` can be shared between threads.
-pub fn shareable<T: Send + Sync>() {}
+pub(crate) fn shareable<T: Send + Sync>() {}
 
 /// Requests in flight at once do not wait for each other: "slow" is answered only once "fast",
 /// sent after it, was. The server half is [`SlowFast::server`], the client half
 /// [`SlowFast::check`].
 #[derive(Clone, Default)]
-pub struct SlowFast {
+pub(crate) struct SlowFast {
     slow_seen: Arc<AtomicBool>,
     fast_answered: Arc<AtomicBool>,
 }
@@ -209,7 +209,7 @@ impl SlowFast {
 /// "hang" requests (never answered) and `notifications/cancelled`; the client halves are
 /// [`Hangs::cancel`] and [`Hangs::time_out`].
 #[derive(Clone, Default)]
-pub struct Hangs {
+pub(crate) struct Hangs {
     /// The id of the last "hang" request.
     hung: Arc<Mutex<Option<Value>>>,
     /// The params of every `notifications/cancelled`.
@@ -280,7 +280,7 @@ impl Hangs {
 
     /// Sends "hang" with a 300 ms timeout: the call must end timed out within 2 s, and the
     /// server be told about request `id`.
-    pub fn time_out<T>(&self, t: &T, request: Request<T>, id: u64) {
+    pub(crate) fn time_out<T>(&self, t: &T, request: Request<T>, id: u64) {
         let before = lock(&self.told).len();
         let never = AtomicBool::new(false);
         let started = Instant::now();

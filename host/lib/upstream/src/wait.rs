@@ -54,7 +54,7 @@ pub trait Peer {
 }
 
 /// Why a request stopped waiting.
-pub enum GaveUp {
+pub(crate) enum GaveUp {
     Cancelled,
     Timeout,
 }
@@ -72,7 +72,7 @@ pub struct Call<'a> {
 
 /// An answer as the server wrote it: its `result` as JSON text, not parsed (a detached call
 /// passes it on as it is where it can), or why there is none.
-pub type RawOutcome = Result<Box<RawValue>, Refused>;
+pub(crate) type RawOutcome = Result<Box<RawValue>, Refused>;
 
 /// What runs with the answer to a detached request ([`Pending::register_done`]): the outcome,
 /// or `None` when the transport closed first.
@@ -103,7 +103,7 @@ impl Pending {
 
     /// [`Pending::register`], the answer's result read through `shape` (when it arrives as
     /// text: the usual way).
-    pub fn register_shaped(
+    pub(crate) fn register_shaped(
         &self,
         id: u64,
         shape: Option<super::shape::Shape>,
@@ -120,7 +120,7 @@ impl Pending {
     /// Registers detached request `id` before it is sent: `done` runs with its answer (on the
     /// reader's thread), or with `None` if the transport closes first. `Err(done)` back once
     /// the transport closed.
-    pub fn register_done(&self, id: u64, done: Done) -> Result<(), Done> {
+    pub(crate) fn register_done(&self, id: u64, done: Done) -> Result<(), Done> {
         let mut waiting = lock(&self.waiting);
         if self.closed.load(Ordering::Relaxed) {
             return Err(done);
@@ -153,7 +153,7 @@ impl Pending {
 
     /// Hands the answer to request `id`, read as text, to its caller, if it still waits: a
     /// waiting thread gets it parsed, a detached request's callback as it is.
-    pub fn answer_raw(&self, id: u64, outcome: RawOutcome) {
+    pub(crate) fn answer_raw(&self, id: u64, outcome: RawOutcome) {
         let waiter = lock(&self.waiting).remove(&id);
         match waiter {
             Some(Waiter::Channel(tx, shape)) => {
@@ -223,7 +223,7 @@ impl Pending {
     }
 
     /// Stops waiting for `call`, tells the server, and returns the error the call ends with.
-    pub fn give_up(&self, call: &Call<'_>, why: GaveUp, peer: &impl Peer) -> UpstreamError {
+    pub(crate) fn give_up(&self, call: &Call<'_>, why: GaveUp, peer: &impl Peer) -> UpstreamError {
         self.forget(call.id);
         let method = call.method.to_owned();
         let (reason, error) = match why {

@@ -12,7 +12,7 @@ pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-2
 
 /// What a client that offers a version we do not speak is answered with: the latest we
 /// support, as the specification asks (the client then decides whether it can go on).
-pub const LATEST_VERSION: &str = SUPPORTED_VERSIONS[0];
+pub(crate) const LATEST_VERSION: &str = SUPPORTED_VERSIONS[0];
 
 /// A tool result handed to the model is cut to this many characters.
 pub const MAX_RESULT_CHARS: usize = 20_000;

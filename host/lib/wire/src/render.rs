@@ -244,7 +244,7 @@ pub fn plugin_success(tool: &str, json_text: &str) -> Result<String, String> {
 }
 
 /// What the agent reads in place of a built-in tool's answer that did not fit.
-pub fn oversized_text(tool: &str, total: usize) -> String {
+pub(crate) fn oversized_text(tool: &str, total: usize) -> String {
     format!(
         "{tool} ran, but its answer ({total} characters) is larger than the {MAX_RESULT_CHARS} a \
          result may hold, so Core MCP withheld it rather than send a broken document. This is a \

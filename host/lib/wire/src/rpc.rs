@@ -165,7 +165,7 @@ pub fn response(id: &str, result: &str) -> String {
 }
 
 /// Spare room a large result is built with, so that [`response_in`] wraps it where it lies.
-pub const HEADROOM: usize = 64;
+pub(crate) const HEADROOM: usize = 64;
 
 /// [`response`] for a result the caller no longer needs: the message is made in the result's
 /// own buffer (moved along within it when it has [`HEADROOM`] to spare), so a large result
@@ -192,7 +192,7 @@ pub fn error(id: Option<&str>, code: i64, message: &str) -> String {
 
 /// Where the id of a message starting with [`ID_PREFIX`] ends (just past it), read without
 /// parsing; `None` for a message that does not start so.
-pub fn id_end(message: &str) -> Option<usize> {
+pub(crate) fn id_end(message: &str) -> Option<usize> {
     let rest = message.strip_prefix(ID_PREFIX)?;
     let bytes = rest.as_bytes();
     let len = match bytes.first()? {

@@ -103,7 +103,7 @@ impl ClientCredentials {
     }
 
     /// The resource a token for the peer at `peer_url` is asked for.
-    pub fn resource_of<'a>(&'a self, peer_url: &'a str) -> &'a str {
+    pub(crate) fn resource_of<'a>(&'a self, peer_url: &'a str) -> &'a str {
         self.settings.resource.as_deref().unwrap_or(peer_url)
     }
 

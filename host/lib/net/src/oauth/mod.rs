@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::client::{Conn, Url};
 
 /// How long one request to the identity provider may take.
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why the identity provider could not be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -90,13 +90,13 @@ fn split_origin(url: &str) -> (&str, &str) {
 }
 
 /// GETs `url` and parses the JSON object it answers with 200.
-pub fn get_json(url: &str, deadline: Instant) -> Result<Value, OAuthError> {
+pub(crate) fn get_json(url: &str, deadline: Instant) -> Result<Value, OAuthError> {
     let (status, body) = exchange(url, "GET", &[("Accept", "application/json")], b"", deadline)?;
     json_of(url, status, &body)
 }
 
 /// POSTs a form to `url`; the status and the JSON it answers with (an OAuth error is JSON too).
-pub fn post_form(
+pub(crate) fn post_form(
     url: &str,
     headers: &[(&str, &str)],
     form: &str,
@@ -166,7 +166,7 @@ fn exchange(
 }
 
 /// `application/x-www-form-urlencoded` encoding of one value (RFC 6749 appendix B).
-pub fn form_encode(value: &str) -> String {
+pub(crate) fn form_encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         match byte {

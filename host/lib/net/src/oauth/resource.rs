@@ -28,9 +28,9 @@ use serde_json::{json, Map, Value};
 use super::OAuthError;
 
 /// Clock skew allowed on `exp` and `nbf`.
-pub const LEEWAY: Duration = Duration::from_secs(5);
+pub(crate) const LEEWAY: Duration = Duration::from_secs(5);
 /// The least time between two fetches of the keys.
-pub const REFETCH_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const REFETCH_AFTER: Duration = Duration::from_secs(5);
 
 /// The algorithms a token may be signed with: asymmetric only.
 const ASYMMETRIC: &[Algorithm] = &[

@@ -23,19 +23,19 @@ pub const VERSIONS: &[&str] = &["2026-07-28"];
 /// The version Core MCP speaks as a client when the server offers it.
 pub const VERSION: &str = "2026-07-28";
 
-pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub const SUBSCRIPTION_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// An HTTP header disagrees with the body.
-pub const HEADER_MISMATCH: i64 = -32020;
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
 /// The request needs a client capability it did not declare.
-pub const MISSING_CAPABILITY: i64 = -32021;
+pub(crate) const MISSING_CAPABILITY: i64 = -32021;
 /// The request's protocol version is not one we serve.
-pub const UNSUPPORTED_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// How long a client may keep a list or discovery result: 0, since ours change with reloads,
 /// upstream servers and dynamic groups, and a change is announced on `subscriptions/listen`.
@@ -349,7 +349,7 @@ pub fn check_headers(
 
 /// A header value as sent: verbatim, or the UTF-8 text inside `=?base64?…?=` (canonical base64
 /// only, so one value has one spelling); `None` for a malformed sentinel.
-pub fn decode_header_value(value: &str) -> Option<String> {
+pub(crate) fn decode_header_value(value: &str) -> Option<String> {
     use base64::Engine as _;
     let Some(payload) = value
         .strip_prefix("=?base64?")

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// How long a state is good for, in seconds: long enough for a human to read the question.
-pub const LIFETIME_S: u64 = 600;
+pub(crate) const LIFETIME_S: u64 = 600;
 /// Clock skew tolerated between processes on one data folder.
 const SKEW_S: u64 = 60;
 /// The version prefix of our states.
@@ -161,7 +161,7 @@ impl Sealer {
 }
 
 /// The digest of a call's arguments: SHA-256 of their JSON with every object's keys sorted.
-pub fn arguments_digest(arguments: &str) -> String {
+pub(crate) fn arguments_digest(arguments: &str) -> String {
     let canonical = match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(value) => canonical(&value),
         Err(_) => arguments.to_owned(),
