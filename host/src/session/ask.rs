@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::Outbox;
+use super::outbox::Outbox;
 use coremcp_upstream::rpc::response_outcome;
 
 /// How often a waiting request looks at its cancel flag.

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::Outbox;
+use super::outbox::Outbox;
 use coremcp_wire::modern::{self, Filter};
 use coremcp_wire::rpc;
 

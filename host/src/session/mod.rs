@@ -20,12 +20,15 @@ mod carry;
 pub mod era;
 mod groups;
 mod modern_call;
+mod outbox;
 mod outcome;
 mod search;
 mod surface;
 #[cfg(test)]
 mod tests;
 mod upstream;
+
+pub use outbox::Outbox;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -47,18 +50,6 @@ use coremcp_wire::mcp::Menu;
 use coremcp_wire::policy::Caller;
 use coremcp_wire::render;
 use coremcp_wire::rpc::{self, Incoming};
-
-/// Where a session's outgoing messages go. `message` is one JSON-RPC message, no newline.
-pub trait Outbox: Send + Sync + 'static {
-    fn send(&self, message: String);
-
-    /// Sends a notification about request `request` (its id as JSON text), for transports
-    /// that carry each request's notifications on its own stream.
-    fn send_for(&self, request: &str, message: String) {
-        let _ = request;
-        self.send(message);
-    }
-}
 
 /// MCP log levels, in rising severity (`logging/setLevel`).
 const LOG_LEVELS: &[&str] = &[
@@ -114,7 +105,7 @@ struct Inner {
 type Entries = Arc<Vec<Entry>>;
 
 /// The detached upstream calls of a session, shared with its deadline watchdog.
-type Detachments = Arc<Mutex<std::collections::HashMap<Arc<str>, upstream::Detached>>>;
+type Detachments = Arc<Mutex<std::collections::HashMap<Arc<str>, outcome::Detached>>>;
 
 /// An MCP session.
 #[derive(Clone)]
@@ -347,7 +338,7 @@ impl Session {
             ));
         }
         let served = matches!(method, "tools/list" | "tools/call" | "logging/setLevel")
-            || surface::serves(method);
+            || coremcp_upstream::surface::serves(method);
         let negotiated = *inner
             .negotiated
             .lock()
@@ -368,7 +359,9 @@ impl Session {
             )),
             ("tools/list", Some(_)) => self.tools_list(params),
             ("tools/call", Some(_)) => return self.tools_call(id, params),
-            (method, Some(_)) if surface::serves(method) && inner.upstreams.has_servers() => {
+            (method, Some(_))
+                if coremcp_upstream::surface::serves(method) && inner.upstreams.has_servers() =>
+            {
                 return self.surface_request(id, method, params, None)
             }
             ("logging/setLevel", Some(_)) => self.set_level(params),
@@ -710,7 +703,7 @@ impl Inner {
 
     fn detached_lock(
         &self,
-    ) -> MutexGuard<'_, std::collections::HashMap<Arc<str>, upstream::Detached>> {
+    ) -> MutexGuard<'_, std::collections::HashMap<Arc<str>, outcome::Detached>> {
         self.detached.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -97,7 +97,9 @@ impl Session {
             }
             "tools/list" => self.tools_list(params).map(|r| modern::cacheable(&r)),
             "tools/call" => return self.call_tool(id, params, Some(&envelope)),
-            method if super::surface::serves(method) && inner.upstreams.has_servers() => {
+            method
+                if coremcp_upstream::surface::serves(method) && inner.upstreams.has_servers() =>
+            {
                 return self.surface_request(id, method, params, Some(&envelope))
             }
             "subscriptions/listen" => match modern::listen_filter(params) {

@@ -2,7 +2,7 @@
 //! what a 2026 `tools/call` brings for an approval ([`Mrtr`]), and the answers an upstream
 //! server's question gets when the client cannot be asked it. Kept apart from the paths that
 //! make and read them (`upstream.rs`, `modern_call.rs`, `surface.rs`), so none of those needs
-//! another just for its types.
+//! another just for its types; and a detached upstream call the session keeps ([`Detached`]).
 
 use serde_json::Value;
 
@@ -58,4 +58,22 @@ pub(super) fn input_required_for_legacy(full: &str, server: &str) -> String {
          on elicitation to clients that declare it, and any question to 2026-07-28 clients). \
          Carry on with other tools."
     )
+}
+
+/// A detached upstream call in flight, so that a cancel or the deadline can abandon it.
+pub(super) struct Detached {
+    pub conn: std::sync::Arc<coremcp_upstream::supervisor::Connection>,
+    pub id: u64,
+}
+
+impl Detached {
+    /// Tells the server the call is abandoned (on a pool thread: a write to a server that does
+    /// not read could block).
+    pub(super) fn abandon(self, reason: &'static str) {
+        coremcp_engine::pool::global().spawn(Box::new(move || {
+            if let Some(transport) = self.conn.client.stdio() {
+                transport.abandon(self.id, reason);
+            }
+        }));
+    }
 }

@@ -30,19 +30,6 @@ use coremcp_wire::rpc;
 /// Time kept back from the deadline so the server's own timeout is reported first.
 const MARGIN: Duration = Duration::from_millis(250);
 
-/// The methods of this module.
-pub(super) fn serves(method: &str) -> bool {
-    matches!(
-        method,
-        "prompts/list"
-            | "prompts/get"
-            | "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-            | "completion/complete"
-    )
-}
-
 /// One request on its way to an upstream server.
 struct Forward {
     server: Arc<Server>,

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::ask::AskError;
-use super::outcome::{Mrtr, Outcome};
+use super::outcome::{Detached, Mrtr, Outcome};
 use super::Inner;
 use crate::calls::Call;
 use coremcp_engine::pool;
@@ -33,24 +33,6 @@ use coremcp_wire::rpc;
 
 /// Time kept back from the call's deadline so the server's timeout is reported first.
 const MARGIN: Duration = Duration::from_millis(250);
-
-/// A detached upstream call in flight, so that a cancel or the deadline can abandon it.
-pub(super) struct Detached {
-    conn: Arc<Connection>,
-    id: u64,
-}
-
-impl Detached {
-    /// Tells the server the call is abandoned (on a pool thread: a write to a server that does
-    /// not read could block).
-    pub(super) fn abandon(self, reason: &'static str) {
-        pool::global().spawn(Box::new(move || {
-            if let Some(transport) = self.conn.client.stdio() {
-                transport.abandon(self.id, reason);
-            }
-        }));
-    }
-}
 
 impl Inner {
     /// Runs one upstream call: its result, or how it goes on.

@@ -15,6 +15,7 @@ mod golden;
 mod hosts;
 mod http;
 mod isolation;
+mod layering;
 mod modern;
 mod notepad;
 mod oauth;

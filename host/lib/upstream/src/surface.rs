@@ -19,6 +19,19 @@ use coremcp_wire::mcp::MAX_RESULT_CHARS;
 /// The scheme prefix of a published resource URI: `coremcp+` then the server id.
 const SCHEME: &str = "coremcp+";
 
+/// The MCP methods a surface answers: the session passes them on to its servers.
+pub fn serves(method: &str) -> bool {
+    matches!(
+        method,
+        "prompts/list"
+            | "prompts/get"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "completion/complete"
+    )
+}
+
 /// A server's published prompts, resources and templates.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Surface {

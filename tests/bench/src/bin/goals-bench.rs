@@ -14,6 +14,9 @@
 //!        [--everything <mcp-server-everything>] [--calls N] [--rounds N]
 //!        [--only stdio,cold,first,memory,http,upstream]   (default: every comparison)
 //!        [--write FILE]   (also write the table as a page: docs/performance.md)
+//!        [--versus <another coremcp>]   (with `--only versus`: this host against another
+//!        build of it — a commit before a change — side by side: stdio and HTTP p50, HTTP
+//!        calls/s at 16 in flight, spawn -> tools/list; each ratio this / other)
 //!
 //! The page names the machine (from /proc), the date and the commit (`COREMCP_BENCH_DATE` and
 //! `COREMCP_BENCH_COMMIT`, which scripts/bench sets).
@@ -50,6 +53,8 @@ struct Options {
     only: Option<Vec<String>>,
     /// `--write`: the page the table is also written to.
     write: Option<PathBuf>,
+    /// `--versus`: another build of the host, measured against this one (`versus` rows).
+    versus: Option<PathBuf>,
 }
 
 impl Options {
@@ -65,7 +70,7 @@ fn parse_args() -> Result<Options, String> {
     let path = |v: Option<String>| v.map(PathBuf::from);
     let (mut host, mut floor, mut rmcp, mut all, mut pair, mut everything) =
         (None, None, None, None, None, None);
-    let (mut calls, mut rounds, mut only, mut write) = (3000, 3, None, None);
+    let (mut calls, mut rounds, mut only, mut write, mut versus) = (3000, 3, None, None, None);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
@@ -79,6 +84,7 @@ fn parse_args() -> Result<Options, String> {
             "--rounds" => rounds = value.parse().map_err(|e| format!("--rounds: {e}"))?,
             "--only" => only = Some(value.split(',').map(str::to_owned).collect()),
             "--write" => write = path(Some(value)),
+            "--versus" => versus = path(Some(value)),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -93,6 +99,7 @@ fn parse_args() -> Result<Options, String> {
         rounds: rounds.max(1),
         only,
         write,
+        versus,
     })
 }
 
@@ -634,6 +641,28 @@ fn run(opts: &Options) -> Result<(), String> {
         "x",
         Goal::AtMost(1.3),
     );
+    let mut versus = [
+        Row::new(
+            "stdio p50, fixture_echo: this / --versus",
+            "x",
+            Goal::AtMost(1.03),
+        ),
+        Row::new(
+            "HTTP p50, fixture_echo: this / --versus",
+            "x",
+            Goal::AtMost(1.03),
+        ),
+        Row::new(
+            "HTTP calls/s, 16 in flight: this / --versus",
+            "x",
+            Goal::AtLeast(0.97),
+        ),
+        Row::new(
+            "spawn -> tools/list, all groups: this / --versus",
+            "x",
+            Goal::AtMost(1.03),
+        ),
+    ];
 
     if opts.runs("size") {
         let (mb, detail) = install_size(opts)?;
@@ -664,6 +693,9 @@ fn run(opts: &Options) -> Result<(), String> {
         }
         if opts.runs("http") {
             http_rows(opts, &data, n, [&mut http_p50, &mut http_rate])?;
+        }
+        if let Some(other) = opts.versus.as_ref().filter(|_| opts.runs("versus")) {
+            versus_rows(opts, other, &data, n, &mut versus)?;
         }
         // The upstream hop: server-everything directly and through coremcp, both alive.
         if let Some(everything) = opts.everything.as_ref().filter(|_| opts.runs("upstream")) {
@@ -697,7 +729,10 @@ fn run(opts: &Options) -> Result<(), String> {
             &http_p50,
             &http_rate,
             &notepad,
-        ],
+        ]
+        .into_iter()
+        .chain(versus.iter().filter(|_| opts.versus.is_some()))
+        .collect::<Vec<_>>(),
     );
     Ok(())
 }
@@ -845,6 +880,105 @@ fn cold_rows(opts: &Options, data: &str, row: &mut Row) -> Result<(), String> {
         rmcp.as_secs_f64() * 1e3,
         host.as_secs_f64() * 1e3,
         length / 1024
+    );
+    Ok(())
+}
+
+/// This host against another build of it (`--versus`), each pair alive together and measured
+/// in alternating blocks: stdio and HTTP p50 of `fixture_echo`, HTTP calls/s with
+/// [`IN_FLIGHT`] in flight, and spawn -> `tools/list` of every group, alternate starts.
+fn versus_rows(
+    opts: &Options,
+    other: &Path,
+    data: &str,
+    n: usize,
+    rows: &mut [Row; 4],
+) -> Result<(), String> {
+    let [stdio_p50, http_p50, http_rate, cold_p50] = rows;
+    let pair = opts.pair.to_string_lossy().into_owned();
+    let (this_data, other_data) = (format!("{data}/this"), format!("{data}/other"));
+    let args = |data: &str| ["stdio", "--plugins", &pair, "--data", data].map(str::to_owned);
+    let mut clients = vec![
+        stdio(
+            other,
+            &args(&other_data).each_ref().map(String::as_str),
+            &[],
+        )?,
+        stdio(
+            &opts.host,
+            &args(&this_data).each_ref().map(String::as_str),
+            &[],
+        )?,
+    ];
+    let echo = json!({"text": "x"});
+    let sides = [0, 1].map(|client| Side {
+        client,
+        tool: "fixture_echo",
+        args: echo.clone(),
+    });
+    let serial = serial(&mut clients, &sides, n)?;
+    stdio_p50.rounds.push(us(serial[1].p50) / us(serial[0].p50));
+    stdio_p50.detail = format!(
+        "other {:.1} us, this {:.1} us",
+        us(serial[0].p50),
+        us(serial[1].p50)
+    );
+    drop(clients);
+
+    let (other_addr, this_addr) = (free_addr("127.0.0.1")?, free_addr("127.0.0.1")?);
+    let other_server = serve(
+        other,
+        &opts.pair,
+        &other_addr,
+        &["--data", &other_data],
+        &[],
+    )?;
+    let this_server = serve(
+        &opts.host,
+        &opts.pair,
+        &this_addr,
+        &["--data", &this_data],
+        &[],
+    )?;
+    let [was, now] = http(
+        [
+            (&other_addr, "fixture_echo", other_server.0.id()),
+            (&this_addr, "fixture_echo", this_server.0.id()),
+        ],
+        n,
+    )?;
+    http_p50.rounds.push(us(now.p50) / us(was.p50));
+    http_p50.detail = format!("other {:.1} us, this {:.1} us", us(was.p50), us(now.p50));
+    http_rate.rounds.push(now.rate / was.rate);
+    http_rate.detail = format!("other {:.0}/s, this {:.0}/s", was.rate, now.rate);
+    drop((other_server, this_server));
+
+    let all = opts.all.to_string_lossy().into_owned();
+    let (mut was, mut now) = (Vec::new(), Vec::new());
+    for _ in 0..41 {
+        was.push(
+            cold(
+                other,
+                &["stdio", "--plugins", &all, "--data", &other_data],
+                &[],
+            )?
+            .0,
+        );
+        now.push(
+            cold(
+                &opts.host,
+                &["stdio", "--plugins", &all, "--data", &this_data],
+                &[],
+            )?
+            .0,
+        );
+    }
+    let (was, now) = (p50(&mut was), p50(&mut now));
+    cold_p50.rounds.push(now.as_secs_f64() / was.as_secs_f64());
+    cold_p50.detail = format!(
+        "other {:.2} ms, this {:.2} ms",
+        was.as_secs_f64() * 1e3,
+        now.as_secs_f64() * 1e3
     );
     Ok(())
 }
