@@ -5,14 +5,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use crate::elf;
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        // Failures print their shrunk input; nothing is written into the source tree.
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use coremcp_wire::testing::config;
 
 /// A real ELF file of this machine (this test binary), read once.
 fn real_elf() -> &'static [u8] {

@@ -5,6 +5,8 @@
 
 pub mod client;
 pub mod events;
+#[cfg(test)]
+mod fuzz;
 pub mod mcp;
 pub mod oauth;
 pub mod race;

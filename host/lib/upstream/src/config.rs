@@ -152,7 +152,7 @@ fn merge(file: Vec<ServerConfig>, inline: Vec<ServerConfig>) -> Vec<ServerConfig
 }
 
 /// Parses `mcp.json`: `{"servers": [ … ]}`.
-pub fn parse_file(text: &str, path: &Path) -> Result<Vec<ServerConfig>, String> {
+pub(crate) fn parse_file(text: &str, path: &Path) -> Result<Vec<ServerConfig>, String> {
     let shown = path.display();
     let doc: Value =
         serde_json::from_str(text).map_err(|e| format!("{shown}: not valid JSON: {e}"))?;
@@ -377,7 +377,7 @@ fn inherit(object: &Map<String, Value>, at: &str) -> Result<coremcp_spawn::Inher
 
 /// Parses `COREMCP_MCP_SERVERS`: `id=command args;id2=command args` (split on whitespace, no
 /// shell and no quoting).
-pub fn parse_inline(text: &str) -> Result<Vec<ServerConfig>, String> {
+pub(crate) fn parse_inline(text: &str) -> Result<Vec<ServerConfig>, String> {
     let mut servers: Vec<ServerConfig> = Vec::new();
     for (n, entry) in text.split(';').map(str::trim).enumerate() {
         if entry.is_empty() {

@@ -18,6 +18,8 @@ pub mod approval;
 pub mod client;
 pub mod config;
 pub(crate) mod expand;
+#[cfg(test)]
+mod fuzz;
 pub mod http;
 pub mod hub;
 pub mod lines;

@@ -21,7 +21,7 @@ pub enum Line {
 }
 
 /// Reads bounded lines from `reader`.
-pub struct Lines<R> {
+pub(crate) struct Lines<R> {
     reader: R,
     max: usize,
 }
@@ -32,7 +32,7 @@ impl<R: BufRead> Lines<R> {
     }
 
     /// The next line; `None` at the end of the stream. A last line without a newline counts.
-    pub fn next_line(&mut self) -> io::Result<Option<Line>> {
+    pub(crate) fn next_line(&mut self) -> io::Result<Option<Line>> {
         let mut line = Vec::new();
         let mut discarded: Option<u64> = None;
         let mut scan = IdScan::default();
@@ -97,7 +97,7 @@ impl<R: io::Read> Lines<io::BufReader<R>> {
 /// key `id` at depth 1 wherever it comes (first, as most servers write it, or last, after a
 /// megabyte of `result`).
 #[derive(Debug, Default)]
-pub struct IdScan {
+pub(crate) struct IdScan {
     depth: u32,
     in_string: bool,
     escaped: bool,

@@ -11,9 +11,13 @@
 
 pub mod client_name;
 pub mod cork;
+#[cfg(test)]
+mod fuzz;
 pub mod mcp;
 pub mod modern;
 pub mod names;
 pub mod policy;
 pub mod render;
 pub mod rpc;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
