@@ -138,8 +138,9 @@ fn registry_hosts(plugins: &Arc<PluginSet>, payload: &Value) -> Result<Value, To
 
 /// `{"tool": "registry_…", "args": {…}, "timeout_ms": N}` → the tool's answer: the Registry
 /// tools machine set-up needs (`bootstrap`'s host, `repo_setup`'s checkout), the docs tools'
-/// lookup of a docs source's checkout and `code_snapshot`'s `save_to`, nothing else. A Registry tool the grants take away from the
-/// principal of the call that asks is refused here as it would be when called directly.
+/// lookup of a docs source's checkout and `code_snapshot`'s `save_to`, nothing else. A Registry
+/// tool the grants take away from the principal of the call that asks is refused here as it would
+/// be when called directly.
 fn registry_call(
     plugins: &Arc<PluginSet>,
     grants: &coremcp_wire::policy::Grants,

@@ -2,8 +2,8 @@
 //! [`decide`], as one exhaustive [`Route`]: an upstream server, this process's plugin, the relay
 //! list, another host's Core MCP (`remote_host`), or a refusal (service mode, a plugin that cannot
 //! serve, `remote_host` where it is not taken, the policy), or not a tool of this server at all.
-//! This module only decides: the session carries the decision out (`session/carry.rs`); matches on [`Route`] have no wildcard arm, so a new
-//! destination cannot be left unanswered.
+//! This module only decides: the session carries the decision out (`session/carry.rs`); matches on
+//! [`Route`] have no wildcard arm, so a new destination cannot be left unanswered.
 //!
 //! Invariants:
 //! - `remote_host` never reaches a plugin or a peer: it is taken out of the arguments here, so

@@ -15,8 +15,8 @@
 //!   once, and established connections keep being served. A client must send each request's
 //!   headers within [`HEADER_TIMEOUT`] (5 s), so a half-open connection is gone within it.
 //! - The tokio runtime is small (two workers) and runs plugin code only for one call at a time
-//!   of a tool that has been quick lately (see [`coremcp_engine::inline::on_runtime`]): sessions are
-//!   otherwise handled on its blocking pool, tool calls on the plugin pool.
+//!   of a tool that has been quick lately (see [`coremcp_engine::inline::on_runtime`]): sessions
+//!   are otherwise handled on its blocking pool, tool calls on the plugin pool.
 //! - SIGTERM or SIGINT stop accepting at once, end the GET streams, let requests in flight
 //!   finish for at most [`DRAIN_LIMIT`], and the process exits 0; a second signal exits at once.
 //!   SIGHUP reloads the plugins. Signals are blocked in every thread and taken by one thread

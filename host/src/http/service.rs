@@ -14,7 +14,8 @@
 //! 4. bearer tokens, when configured: a static one (`auth.rs`), else an OAuth access token
 //!    (`coremcp_net::oauth::resource`); 401 with `WWW-Authenticate: Bearer` (and, with OAuth, where
 //!    the resource metadata is);
-//! 5. `/api/status` (`status.rs`), `/metrics` (`crate::metrics`), `POST /api/mcp/refresh` (re-read the upstream servers'
+//! 5. `/api/status` (`status.rs`), `/metrics` (`crate::metrics`), `POST /api/mcp/refresh` (re-read
+//!   the upstream servers'
 //!    configuration, answered with what was kept, started and removed) or `/mcp`
 //!    (`endpoint.rs`).
 

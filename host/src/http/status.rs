@@ -1,8 +1,8 @@
 //! `GET /api/status`: what this server is and how its parts are, as JSON.
 //!
-//! `{"mode": "proxy"|"service", "version", "advertise"?, "sessions", "groups": [{"id", "state", …}],
-//! "relays": […], "routes": […], "upstream": […]}`. Group states are read without loading anything:
-//! `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version`,
+//! `{"mode": "proxy"|"service", "version", "advertise"?, "sessions", "groups": [{"id", "state",
+//! …}], "relays": […], "routes": […], "upstream": […]}`. Group states are read without loading
+//! anything: `not_installed`, `not_loaded` (installed, not needed yet), `loaded` (with `version`,
 //! `api_version` and `tools`), or `failed` (with `error`); a group whose tools have cargo
 //! features, loaded or not (from the manifest beside its library), has `features`: each
 //! `{name, enabled}`. The relays and their failover state come from the

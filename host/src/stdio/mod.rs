@@ -4,7 +4,8 @@
 //! - The pipes are read and written directly: the reading thread hands each line to the session
 //!   itself and runs a call there too, handing the reading to another thread if the call runs
 //!   long ([`readers`]); answers are written by whichever thread produced them, one `write`
-//!   each, or one for a burst a thread had in hand ([`Cork`](coremcp_wire::cork::Cork), [`outbox`]).
+//!   each, or one for a burst a thread had in hand ([`Cork`](coremcp_wire::cork::Cork),
+//!   [`outbox`]).
 //! - A line longer than [`MAX_LINE_BYTES`] without a newline is discarded as it streams in and
 //!   reported; memory stays bounded by the limit, whatever arrives.
 //! - Only the protocol writes to the real stdout: fd 1 is re-pointed at stderr before any

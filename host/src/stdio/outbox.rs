@@ -1,5 +1,5 @@
-//! The writer of protocol messages to the real stdout, which honours a [`Cork`](cork::Cork): a thread
-//! that has several answers in hand sends them in one `write`.
+//! The writer of protocol messages to the real stdout, which honours a [`Cork`](cork::Cork): a
+//! thread that has several answers in hand sends them in one `write`.
 //!
 //! Senders never wait for one another's `write`: a sender appends its message to the queue and,
 //! if no one is writing, becomes the writer and flushes the queue until it is empty — so under

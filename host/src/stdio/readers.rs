@@ -8,8 +8,8 @@
 //! on only waits for the end of input.
 //!
 //! From then on, one thread at a time reads lines and runs each call itself (see
-//! [`coremcp_engine::inline`]), so a trivial call costs the one wake-up that brought its line. A call
-//! that runs past a grace of one to two [`TICK`]s hands the reading to another thread: a
+//! [`coremcp_engine::inline`]), so a trivial call costs the one wake-up that brought its line. A
+//! call that runs past a grace of one to two [`TICK`]s hands the reading to another thread: a
 //! watcher thread wakes every tick while calls are flowing, and when it sees the same call
 //! running at two ticks at least a tick apart, it starts a new reader on the pool. So a slow or
 //! stuck call never keeps the session from its next message (a cancel, an answer to the

@@ -56,6 +56,7 @@ pub fn install(runner: Arc<dyn Runner>) -> Installed {
 
 /// Runs `job` on this thread through its runner, or gives it back when the thread has none or
 /// its runner declines it.
+#[inline]
 pub fn run(job: Job, pace: Option<&Pace>) -> Result<(), Job> {
     let Some(runner) = RUNNER.with(|r| r.borrow_mut().take()) else {
         return Err(job);

@@ -1,23 +1,30 @@
-//! The plugin set of a session: which groups it sees, where their libraries are, and each
-//! group's load state. Libraries load **on demand** (first call, or first listing that must
-//! show them), never at start-up; a group that fails to load is reported and its tools answer
+//! Core MCP's plugin engine: loading, vetting and calling group libraries, and the threads calls
+//! run on ([`pool`], [`inline`], [`pace`]).
+//!
+//! The plugin set of a session ([`PluginSet`]): which groups it sees, where their libraries are,
+//! and each group's load state. Libraries load **on demand** (first call, or first listing that
+//! must show them), never at start-up; a group that fails to load is reported and its tools answer
 //! an error, while every other group keeps serving.
 //!
-//! A reload ([`PluginSet::reload`], SIGHUP in stdio mode) loads every group whose file changed
-//! and routes new calls to the new copy; calls already running finish on the old one, which is
-//! never unloaded. A changed file that fails to load is refused in one line and the previous
-//! copy keeps serving.
+//! A reload ([`PluginSet::reload`], SIGHUP in stdio mode) loads every group whose file changed and
+//! routes new calls to the new copy; calls already running finish on the old one, which is never
+//! unloaded. A changed file that fails to load is refused in one line and the previous copy keeps
+//! serving.
 //!
-//! A listing needs no plugin code: each library's manifest is kept beside it ([`sidecar`]), and
-//! a group whose sidecar describes its library is listed (and its tools routed) from it; the
-//! library loads on the first call. A group without a usable sidecar is loaded to be listed,
-//! and its sidecar written then, where the folder can be written.
+//! A listing needs no plugin code: each library's manifest is kept beside it ([`sidecar`]), and a
+//! group whose sidecar describes its library is listed (and its tools routed) from it; the library
+//! loads on the first call. A group without a usable sidecar is loaded to be listed, and its
+//! sidecar written then, where the folder can be written.
 //!
 //! Invariants: a tool name routes to exactly one group. A catalog name always belongs to its
-//! catalog group; a plugin that declares a name owned by another group is refused. What is
-//! mapped is always a vetted copy of the installed bytes ([`vetting::Vetting::vetted_copy`]):
-//! a reload never opens a file this process already mapped (the dynamic loader would hand back
-//! the old library), and a file changed in place after it was loaded never runs.
+//! catalog group; a plugin that declares a name owned by another group is refused. What is mapped
+//! is always a vetted copy of the installed bytes ([`vetting::Vetting::vetted_copy`]): a reload
+//! never opens a file this process already mapped (the dynamic loader would hand back the old
+//! library), and a file changed in place after it was loaded never runs.
+//!
+//! This crate never reads the configuration or the environment (the binary hands it [`Settings`]),
+//! never serves a client, and never imports the relays or the upstream servers: it builds on
+//! `coremcp-wire` alone (the policy's caller, the render of a tool's entry).
 
 mod digest;
 pub(crate) mod elf;
@@ -198,6 +205,7 @@ impl Listing {
 
 impl Slot {
     /// The load state, without loading.
+    #[inline]
     pub fn state(&self) -> Option<Result<Arc<Loaded>, LoadError>> {
         self.state
             .read()
@@ -364,6 +372,7 @@ impl PluginSet {
     }
 
     /// Changes when a group's loaded tools turned out to differ from its sidecar's.
+    #[inline]
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -377,6 +386,7 @@ impl PluginSet {
         &self.vetting
     }
 
+    #[inline]
     pub fn slots(&self) -> &[Slot] {
         &self.slots
     }
@@ -392,6 +402,7 @@ impl PluginSet {
 
     /// The slot that serves `tool`. A name not in the catalog may belong to a group that is not
     /// loaded yet: those groups are loaded to find out.
+    #[inline]
     pub fn route(self: &Arc<Self>, tool: &str) -> Option<usize> {
         if let Some(index) = self.lookup(tool) {
             return Some(index);
@@ -416,11 +427,13 @@ impl PluginSet {
             .filter(|i| matches!(self.slots[*i].state(), Some(Ok(_))))
     }
 
+    #[inline]
     fn lookup(&self, tool: &str) -> Option<usize> {
         self.routes.read().ok().and_then(|r| r.get(tool).copied())
     }
 
     /// The group in `index`, loaded on first use (later calls return the current copy).
+    #[inline]
     pub fn load(&self, index: usize) -> Result<Arc<Loaded>, LoadError> {
         let slot = &self.slots[index];
         if let Some(state) = slot.state() {

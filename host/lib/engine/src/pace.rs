@@ -35,6 +35,7 @@ impl Pace {
 
     /// A call ran for `took` in its plugin; `completed` is false when it timed out or was
     /// cancelled.
+    #[inline]
     pub fn record(&self, took: Duration, completed: bool) {
         if completed && took <= QUICK {
             // Saturates well before overflow: only the threshold matters.

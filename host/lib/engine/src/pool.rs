@@ -39,6 +39,7 @@ struct Shared {
 }
 
 /// The process-wide pool.
+#[inline]
 pub fn global() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(Pool::new)

@@ -16,9 +16,9 @@
 //! - Only a failure to connect is reported as such ([`HttpError::is_before_send`]); an answer
 //!   refusing `initialize` on a live peer is an error of the peer like any other.
 //! - The credential goes only to a peer the operator configured (`trusted`): the static
-//!   `COREMCP_RELAY_TOKEN`, or an OAuth token of `coremcp_net::oauth::client`, fetched by the call's
-//!   deadline before the set-up starts; a sign-in that fails is neither a connect failure nor a
-//!   call that may have run ([`HttpError::SignIn`]).
+//!   `COREMCP_RELAY_TOKEN`, or an OAuth token of `coremcp_net::oauth::client`, fetched by the
+//!   call's deadline before the set-up starts; a sign-in that fails is neither a connect failure
+//!   nor a call that may have run ([`HttpError::SignIn`]).
 //! - Setting up — the connect, `server/discover` and `initialize` together — has one short
 //!   deadline of its own (the connect timeout, `--relay-connect-timeout`), and a peer that
 //!   sends no answer to it (or drops the connection) within that time counts as one that could

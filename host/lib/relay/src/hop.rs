@@ -258,6 +258,7 @@ impl Incoming {
     }
 
     /// Refuses a call that already passed through this process.
+    #[inline]
     pub fn check_loop(&self) -> Result<(), HopError> {
         if self.via.iter().any(|id| id == instance_id()) {
             return Err(HopError::Loop {
@@ -269,6 +270,7 @@ impl Incoming {
 
     /// The client name a call carries, when `session` is a configured peer (from anyone
     /// else it is ignored: a name, not an identity).
+    #[inline]
     pub fn client(&self, session: &Caller, peer_tokens: &[String]) -> Option<&str> {
         is_peer(session, peer_tokens)
             .then_some(self.client.as_deref())

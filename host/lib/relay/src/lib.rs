@@ -27,6 +27,11 @@
 //! Invariants: connections and MCP sessions to a peer are kept and reused (opening one per
 //! call would cost a handshake each time), also across Consul lookups that return the same
 //! instance; the state is process-wide, shared by every session.
+//!
+//! This crate never reads the configuration or the environment (the binary hands it
+//! [`Settings`] and a call's [`hop::Outgoing`], its client name included), never serves a
+//! client, and never imports the upstream servers or the plugin engine: it builds on
+//! `coremcp-wire` and `coremcp-net`.
 
 pub mod client;
 pub mod consul;

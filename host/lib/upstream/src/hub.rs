@@ -192,6 +192,7 @@ impl Upstreams {
         );
     }
 
+    #[inline]
     pub fn enabled(&self) -> bool {
         self.enabled
     }
@@ -248,6 +249,7 @@ impl Upstreams {
 
     /// Whether any upstream server is configured (then the `resources` and `prompts`
     /// capabilities are declared, whether or not the servers have connected yet).
+    #[inline]
     pub fn has_servers(&self) -> bool {
         self.enabled() && !self.servers().is_empty()
     }

@@ -7,12 +7,18 @@
 //!
 //! Modules: [`client`] (one server as a blocking MCP client) over [`stdio`], [`http`] or
 //! legacy [`sse`] transports, sharing [`rpc`] and the wait for an answer ([`wait`]); [`lines`]
-//! and [`ring`] bound what a child's pipes can cost; [`publish`] holds the pure publishing rules and the result cap.
+//! and [`ring`] bound what a child's pipes can cost; [`publish`] holds the pure publishing rules
+//! and the result cap.
 //!
 //! Invariants: a bad configuration stops the host at start with a message naming the entry;
 //! `COREMCP_MCP=false` turns the client off without reading anything; upstream tools are not
 //! confined (their arguments go to the server verbatim), and nobody may call one unless a grant
 //! names it.
+//!
+//! This crate never reads a variable of its own (the binary reads `COREMCP_MCP*` and hands it
+//! [`Settings`], and a refresh reads again through the reader it is handed), never serves a
+//! client, and never imports the relay or the plugin engine: it builds on `coremcp-wire` and
+//! `coremcp-net`.
 
 pub mod approval;
 pub mod client;

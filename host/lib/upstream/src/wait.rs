@@ -15,8 +15,8 @@
 //!   never waits past its deadline.
 //! - A request given up (cancelled, or its timeout passed) leaves the map before the server is
 //!   told with `notifications/cancelled` ([`Peer::tell_cancelled`], best effort; never for
-//!   `initialize`, which MCP says is never cancelled), so a late answer is dropped; the call ends with [`UpstreamError::Cancelled`] or
-//!   [`UpstreamError::Timeout`].
+//!   `initialize`, which MCP says is never cancelled), so a late answer is dropped; the call ends
+//!   with [`UpstreamError::Cancelled`] or [`UpstreamError::Timeout`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

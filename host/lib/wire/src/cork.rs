@@ -48,6 +48,7 @@ impl Drop for Cork {
 }
 
 /// Whether this thread holds a cork now.
+#[inline]
 pub fn corked() -> bool {
     CORKS.get() > 0
 }

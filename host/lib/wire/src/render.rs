@@ -1,10 +1,11 @@
 //! Rendering to the MCP wire: tool entries for `tools/list` and `CallToolResult`s.
 //!
 //! Invariants (ARCHITECTURE.md, "What agent clients need": one slip and Claude Code or Gemini
-//! CLI show no tools at all): an optional field is omitted, never `null`; every listed `inputSchema` is a
-//! `"type": "object"` schema; a result's text is at most [`MAX_RESULT_CHARS`] characters, a
-//! visible truncation marker included, and a truncated result carries no `structuredContent`.
-//! A built-in tool's answer is never cut into a broken document ([`plugin_success`]).
+//! CLI show no tools at all): an optional field is omitted, never `null`; every listed
+//! `inputSchema` is a `"type": "object"` schema; a result's text is at most [`MAX_RESULT_CHARS`]
+//! characters, a visible truncation marker included, and a truncated result carries no
+//! `structuredContent`. A built-in tool's answer is never cut into a broken document
+//! ([`plugin_success`]).
 
 use coremcp_plugin_api::{Annotations, ToolError, ToolSpec};
 use serde_json::value::RawValue;

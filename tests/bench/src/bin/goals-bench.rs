@@ -887,6 +887,12 @@ fn cold_rows(opts: &Options, data: &str, row: &mut Row) -> Result<(), String> {
 /// This host against another build of it (`--versus`), each pair alive together and measured
 /// in alternating blocks: stdio and HTTP p50 of `fixture_echo`, HTTP calls/s with
 /// [`IN_FLIGHT`] in flight, and spawn -> `tools/list` of every group, alternate starts.
+///
+/// Everything runs on one CPU ([`OneCpu`]): on a virtual machine a wake-up across CPUs costs
+/// tens of microseconds more than one on the waker's own, and which of two servers the kernel
+/// happens to keep beside the client otherwise decides the figure (rounds of 0.2x and 5x for
+/// the same two builds). On one CPU both builds pay the same wake-ups, and the ratio is their
+/// code's.
 fn versus_rows(
     opts: &Options,
     other: &Path,
@@ -894,6 +900,7 @@ fn versus_rows(
     n: usize,
     rows: &mut [Row; 4],
 ) -> Result<(), String> {
+    let _one_cpu = OneCpu::pin()?;
     let [stdio_p50, http_p50, http_rate, cold_p50] = rows;
     let pair = opts.pair.to_string_lossy().into_owned();
     let (this_data, other_data) = (format!("{data}/this"), format!("{data}/other"));
@@ -981,6 +988,47 @@ fn versus_rows(
         now.as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// This process and the children it starts meanwhile kept on the CPU it runs on, until
+/// dropped (children started before are not affected; those started meanwhile keep it).
+struct OneCpu(libc::cpu_set_t);
+
+impl OneCpu {
+    fn pin() -> Result<Self, String> {
+        // SAFETY: sched_getaffinity/sched_setaffinity read and write a cpu_set_t of the size
+        // given, for this thread (0), which owns no other state they touch; sched_getcpu only
+        // reads this thread's CPU.
+        unsafe {
+            let mut before: libc::cpu_set_t = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            if libc::sched_getaffinity(0, size, &mut before) != 0 {
+                return Err(format!(
+                    "sched_getaffinity: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            let cpu = libc::sched_getcpu().max(0) as usize;
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            if libc::sched_setaffinity(0, size, &one) != 0 {
+                return Err(format!(
+                    "sched_setaffinity: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            Ok(Self(before))
+        }
+    }
+}
+
+impl Drop for OneCpu {
+    fn drop(&mut self) {
+        // SAFETY: as in `pin`: this thread's mask, set back to what it was.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0);
+        }
+    }
 }
 
 /// HTTP against rmcp's stateless JSON server, both listening.

@@ -2,10 +2,10 @@
 //! round-trip requests): what the client must hand back, unchanged, with the human's answer.
 //!
 //! The client holds the state, so it is attacker-controlled: it is sealed with HMAC-SHA-256
-//! under a key the binary keeps in `<data>/keys/request-state.key`, so that it survives a restart and every
-//! process on that data folder (two `coremcp serve` behind one balancer) accepts the states the
-//! others issued. Its claims bind it to the principal (as a salted hash, so the state does not
-//! show a token name), the method, the tool, a digest of the arguments (keys sorted, so a
+//! under a key the binary keeps in `<data>/keys/request-state.key`, so that it survives a restart
+//! and every process on that data folder (two `coremcp serve` behind one balancer) accepts the
+//! states the others issued. Its claims bind it to the principal (as a salted hash, so the state
+//! does not show a token name), the method, the tool, a digest of the arguments (keys sorted, so a
 //! client that re-serialises them in another order still matches) and a short expiry.
 //!
 //! Invariants: a state that fails any check is refused as a whole — never partly trusted. No
