@@ -9,15 +9,14 @@
 //! 2. DNS-rebinding protection (`origin.rs`): 403;
 //! 3. `/` (the status page, which holds no data), `/healthz` (it tells nothing but `ok`) and
 //!    the resource metadata (public by design: it says where to sign in) answer here, without
-//!    a token; `/api/mcp/refresh` with an `Origin` other than this
-//!    server's own is 403 (a page elsewhere must not reload our configuration);
+//!    a token; `/api/mcp/refresh` with an `Origin` other than this server's own is 403 (a page
+//!    elsewhere must not reload our configuration);
 //! 4. bearer tokens, when configured: a static one (`auth.rs`), else an OAuth access token
 //!    (`coremcp_net::oauth::resource`); 401 with `WWW-Authenticate: Bearer` (and, with OAuth, where
 //!    the resource metadata is);
 //! 5. `/api/status` (`status.rs`), `/metrics` (`crate::metrics`), `POST /api/mcp/refresh` (re-read
-//!   the upstream servers'
-//!    configuration, answered with what was kept, started and removed) or `/mcp`
-//!    (`endpoint.rs`).
+//!    the upstream servers' configuration, answered with what was kept, started and removed) or
+//!    `/mcp` (`endpoint.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

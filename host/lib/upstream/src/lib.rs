@@ -16,7 +16,8 @@
 //! names it.
 //!
 //! This crate never reads a variable of its own (the binary reads `COREMCP_MCP*` and hands it
-//! [`Settings`], and a refresh reads again through the reader it is handed), never serves a
+//! [`Settings`], and a refresh reads again through the reader it is handed; only the variables
+//! an entry names in `${VAR}` are read here), never serves a
 //! client, and never imports the relay or the plugin engine: it builds on `coremcp-wire` and
 //! `coremcp-net`.
 
