@@ -263,6 +263,22 @@ pub fn create(
     Ok(inserted)
 }
 
+/// The ids `id` depends on, sorted.
+pub fn dependency_ids(tx: &mut Tx<'_>, id: &str) -> Result<Vec<String>, TxError> {
+    let rows = tx.query(
+        "SELECT depends_on_id FROM scrolls_dependency WHERE item_id = $1",
+        &[id.into()],
+    )?;
+    let mut ids = rows
+        .iter()
+        .map(|row| row.get_text("depends_on_id"))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Sorted here, not by the database, whose collation may not be byte order.
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
 /// Makes item `id` (key `key`) depend on exactly `on` (item ids, argument `field`), refusing a
 /// dependency that would close a cycle with the path that closes it.
 pub fn set_dependencies(

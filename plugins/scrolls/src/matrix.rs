@@ -16,7 +16,7 @@ use coremcp_plugin_sdk::page::Paging;
 use coremcp_plugin_sdk::{codes, Ctx, Handler, Hints, Tool, ToolError};
 use coremcp_store::plugin::{json_text, json_value, TxError};
 use coremcp_store::query::Query;
-use coremcp_store::records::{check_expected, expected, patch, Key, Order};
+use coremcp_store::records::{check_expected, expected, hold, patch, touch, Key, Order};
 use coremcp_store::{BackendKind, Param, Row, Tx};
 use serde_json::{json, Map, Value};
 
@@ -474,11 +474,27 @@ impl LevelTool {
                 ));
             }
             let changed = patch(tx, "scrolls_item", &row, &what, expected, changes)?;
+            // Dependencies live in their own table: a change of them alone moves the item's
+            // version too, so a second writer at the same version gets a conflict.
+            let mut relinked = false;
             if let Some(deps) = &common.depends_on {
                 let on = ids_of(tx, deps)?;
-                items::set_dependencies(tx, "depends_on", (&item_id, &key), &on)?;
+                let mut wanted = on.clone();
+                wanted.sort();
+                wanted.dedup();
+                if !changed {
+                    // The dependencies read next are then those of the version read.
+                    hold(tx, "scrolls_item", &row, &what, expected)?;
+                }
+                if items::dependency_ids(tx, &item_id)? != wanted {
+                    if !changed {
+                        touch(tx, "scrolls_item", &row, &what, expected)?;
+                    }
+                    items::set_dependencies(tx, "depends_on", (&item_id, &key), &on)?;
+                    relinked = true;
+                }
             }
-            if changed || common.depends_on.is_some() {
+            if changed || relinked {
                 let action = if reopened { "reopened" } else { "updated" };
                 let actor = crate::actor::of(tx, None)?;
                 items::log(tx, action, (Some(&item_id), &key), actor.as_deref(), None)?;

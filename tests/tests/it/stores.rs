@@ -1,5 +1,5 @@
-//! The store under stress, on both backends: two `coremcp` processes racing on the same rows,
-//! and a process killed with SIGKILL in the middle of a `notepad_bulk_set`.
+//! The store under stress, on both backends: two `coremcp` processes racing on the same rows
+//! (a note's value, an item's dependencies), and a process killed with SIGKILL in the middle of a `notepad_bulk_set`.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -98,6 +98,84 @@ fn two_processes_racing_lose_no_update_on_either_backend() {
         );
         eprintln!(
             "{:?}: {won} sets won, {} conflicts reported, 2000 heartbeats counted",
+            env.backend,
+            lost_a + lost_b
+        );
+    });
+}
+
+const DEPENDENCY_ROUNDS: usize = 150;
+
+/// One process's share of the dependency race: read CORE-3, point it at the other of CORE-1 and
+/// CORE-2 with `expected_version`. Returns (updates won, conflicts).
+fn relink(mut server: Server) -> (Server, u64, u64) {
+    let (mut won, mut lost) = (0, 0);
+    for _ in 0..DEPENDENCY_ROUNDS {
+        let item = server.ok("scrolls_task_get", json!({"id": "CORE-3"}));
+        let other = match item["depends_on"].get(0).and_then(Value::as_str) {
+            Some("CORE-1") => "CORE-2",
+            _ => "CORE-1",
+        };
+        let update = server.call(
+            "scrolls_task_update",
+            json!({"id": "CORE-3", "depends_on": [other], "expected_version": item["version"]}),
+        );
+        if is_error(&update) {
+            let message = text(&update);
+            assert!(message.contains("(conflict)"), "{message}");
+            lost += 1;
+        } else {
+            assert_eq!(
+                update["structuredContent"]["version"],
+                item["version"].as_i64().expect("v") + 1,
+                "a change of the dependencies alone moves the version"
+            );
+            won += 1;
+        }
+    }
+    (server, won, lost)
+}
+
+/// An update that changes only an item's dependencies is guarded by its version like any
+/// other: two processes at one `expected_version`, exactly one wins (no update is lost).
+#[test]
+fn a_dependency_change_alone_moves_the_version_and_loses_no_update_on_either_backend() {
+    let dir = plugins(&["scrolls"]);
+    on_both("relink", |env| {
+        let mut first = env.start(dir.path(), &[]);
+        let second = env.start(dir.path(), &[]);
+        first.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        for title in ["one", "two", "three"] {
+            first.ok(
+                "scrolls_task_create",
+                json!({"parent": "CORE", "title": title}),
+            );
+        }
+        let start = first.ok("scrolls_task_get", json!({"id": "CORE-3"}))["version"]
+            .as_i64()
+            .expect("version");
+        // The same dependencies again change nothing, and move nothing.
+        first.ok(
+            "scrolls_task_update",
+            json!({"id": "CORE-3", "depends_on": []}),
+        );
+        let same = first.ok("scrolls_task_get", json!({"id": "CORE-3"}));
+        assert_eq!(same["version"], start);
+        let other = thread::spawn(move || relink(second));
+        let (mut first, won_a, lost_a) = relink(first);
+        let (_second, won_b, lost_b) = other.join().expect("second writer");
+        let won = won_a + won_b;
+        assert_eq!(won + lost_a + lost_b, 2 * DEPENDENCY_ROUNDS as u64);
+        let item = first.ok("scrolls_task_get", json!({"id": "CORE-3"}));
+        assert_eq!(item["version"], json!(start + won as i64), "lost updates");
+        // Each win flipped the dependency: the count of wins says which one is left.
+        let expected = if won % 2 == 1 { "CORE-1" } else { "CORE-2" };
+        assert_eq!(item["depends_on"], json!([expected]), "{item}");
+        eprintln!(
+            "{:?}: {won} dependency updates won, {} conflicts reported",
             env.backend,
             lost_a + lost_b
         );

@@ -620,6 +620,45 @@ pub fn patch(
     Ok(true)
 }
 
+/// Holds `row` as it was read, for a change that may turn out to change nothing (a link table
+/// set to what it holds): the row is locked for the rest of the transaction and its version
+/// must still be the one read, guarded like [`patch`], so what the transaction reads next is
+/// what the next writer at that version would have to wait for.
+pub fn hold(
+    tx: &mut Tx<'_>,
+    table: &str,
+    row: &Row,
+    what: &str,
+    expected: Option<i64>,
+) -> Result<(), TxError> {
+    let id = row.get_text("id")?;
+    let sql = format!("UPDATE {table} SET version = version WHERE id = $1 AND version = $2");
+    let params = [id.as_str().into(), row.get_i64("version")?.into()];
+    guarded_update(tx, &sql, &params, table, &id, what, expected)
+}
+
+/// Moves `row`'s `version` and `updated_at` for a change kept outside its own columns (a link
+/// table: an item's dependencies), guarded by the version read like [`patch`]: of two writers
+/// at one `expected_version`, exactly one wins, whichever field they touched.
+pub fn touch(
+    tx: &mut Tx<'_>,
+    table: &str,
+    row: &Row,
+    what: &str,
+    expected: Option<i64>,
+) -> Result<(), TxError> {
+    let id = row.get_text("id")?;
+    let sql = format!(
+        "UPDATE {table} SET version = version + 1, updated_at = $1 WHERE id = $2 AND version = $3"
+    );
+    let params = [
+        plugin::now().into(),
+        id.as_str().into(),
+        row.get_i64("version")?.into(),
+    ];
+    guarded_update(tx, &sql, &params, table, &id, what, expected)
+}
+
 /// `not_found` naming the argument and the value it referred to.
 pub fn not_found(field: &str, problem: impl std::fmt::Display) -> ToolError {
     ToolError::new(codes::NOT_FOUND, format!("argument \"{field}\": {problem}"))
