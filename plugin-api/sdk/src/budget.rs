@@ -33,10 +33,16 @@ pub fn capped(mut items: Vec<Value>) -> (Vec<Value>, Option<usize>) {
 
 /// The answer of a tool that removes or closes many records at once (a clean-up):
 /// `{<count_field>: count, dry_run, items, more?}`, where `items` (what was, or with `dry_run`
-/// would be, touched) holds at most [`MAX_LISTED`] and `more` counts the rest of `count`.
+/// would be, touched) is a sample in the order given: at most [`MAX_LISTED`], and only as many
+/// as fit [`RESULT_BUDGET`] beside the counts ([`fitting`]); `more` counts the rest of
+/// `count`. So the answer fits however many records were touched and however long their names
+/// are: a change that was made is never reported as an error.
 pub fn sweep(count_field: &str, count: usize, dry_run: bool, items: Vec<Value>) -> Value {
-    let (items, more) = capped(items);
-    let more = more.or_else(|| (count > items.len()).then(|| count - items.len()));
+    let (mut items, _) = capped(items);
+    // Room for every field, `more` at its largest, before the items are counted in.
+    let base = json!({count_field: count, "dry_run": dry_run, "items": [], "more": count});
+    items.truncate(fitting(&items, &base));
+    let more = (count > items.len()).then(|| count - items.len());
     let mut map = Map::new();
     map.insert(count_field.to_owned(), count.into());
     map.insert("dry_run".to_owned(), dry_run.into());
@@ -196,11 +202,19 @@ pub fn fit_piece(
 /// import): `{<field>_count: N, <field>: [at most MAX_LISTED keys], more?}`, set into `out`.
 pub fn bulk(out: &mut Value, field: &str, keys: Vec<String>) {
     let count = keys.len();
-    let (sample, more) = capped(keys.into_iter().map(Value::String).collect());
+    let (mut sample, _) = capped(keys.into_iter().map(Value::String).collect());
     out[format!("{field}_count")] = json!(count);
+    // Room for the list and `more` at its largest before the keys are counted in.
+    out[field] = json!([]);
+    out["more"] = json!(count);
+    sample.truncate(fitting(&sample, out));
+    let more = count - sample.len();
     out[field] = Value::Array(sample);
-    if let (Some(map), Some(more)) = (out.as_object_mut(), more) {
-        map.insert("more".to_owned(), json!(more));
+    if let Some(map) = out.as_object_mut() {
+        map.remove("more");
+        if more > 0 {
+            map.insert("more".to_owned(), json!(more));
+        }
     }
 }
 
@@ -558,6 +572,33 @@ pub(crate) mod tests {
         let mut few = json!({});
         bulk(&mut few, "deleted", vec!["A".into()]);
         assert_eq!(few, json!({"deleted_count": 1, "deleted": ["A"]}));
+    }
+
+    #[test]
+    fn a_sweep_or_bulk_answer_fits_whatever_was_touched() {
+        let long = |i: usize| json!({"scope": format!("session:{i:04}"), "key": "k".repeat(300)});
+        let answer = sweep("deleted", 5_000, false, (0..5_000).map(long).collect());
+        assert!(chars(&answer) <= RESULT_BUDGET, "{}", chars(&answer));
+        let shown = answer["items"].as_array().expect("items").len();
+        assert!(shown > 10 && shown < MAX_LISTED, "{shown}");
+        assert_eq!(answer["more"], 5_000 - shown, "the rest are counted");
+        assert_eq!(
+            answer["items"][0]["scope"], "session:0000",
+            "a sample in the order given"
+        );
+        let mut out = json!({"project": "CORE"});
+        bulk(
+            &mut out,
+            "closed",
+            (0..3_000)
+                .map(|i| format!("{i}-{}", "x".repeat(200)))
+                .collect(),
+        );
+        assert!(chars(&out) <= RESULT_BUDGET, "{}", chars(&out));
+        let shown = out["closed"].as_array().expect("closed").len();
+        assert!(shown > 10 && shown < MAX_LISTED, "{shown}");
+        assert_eq!(out["more"], 3_000 - shown);
+        assert_eq!(out["closed_count"], 3_000);
     }
 
     #[test]

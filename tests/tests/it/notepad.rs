@@ -859,3 +859,39 @@ fn a_client_name_reaches_the_records_without_lines_escapes_or_overrides() {
         }
     }
 }
+
+/// A clean-up of thousands of notes with the longest names the grammar allows answers what it
+/// did — the count, a sample that fits, how many more — never an error for a change that was
+/// made (ten times the 200 a list may hold).
+#[test]
+fn a_cleanup_of_thousands_of_long_notes_answers_a_count_and_a_sample_on_both_stores() {
+    let dir = plugins(&["notepad"]);
+    on_both("notepad-sweep", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        let scope = format!("project:{}", "P".repeat(200));
+        let entries: Vec<Value> = (0..2_000)
+            .map(|i| json!({"key": format!("{i:04}-{}", "k".repeat(195)), "value": "v"}))
+            .collect();
+        let set = s.ok(
+            "notepad_bulk_set",
+            json!({"scope": scope, "entries": entries}),
+        );
+        assert_eq!(set["created"], 2_000);
+        for dry_run in [true, false] {
+            let swept = s.ok(
+                "notepad_cleanup",
+                json!({"scope": scope, "older_than_s": 0, "dry_run": dry_run}),
+            );
+            assert_eq!(swept["deleted"], 2_000, "{dry_run}");
+            let shown = swept["items"].as_array().expect("items").len();
+            assert!(shown > 0 && shown < 200, "{shown}");
+            assert_eq!(swept["more"], 2_000 - shown);
+            assert_eq!(
+                swept["items"][0]["key"],
+                format!("0000-{}", "k".repeat(195))
+            );
+            assert_eq!(swept["items"][0]["reason"], "older_than");
+        }
+        assert_eq!(rows_in(env, &scope), 0, "the change was made");
+    });
+}

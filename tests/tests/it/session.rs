@@ -686,3 +686,30 @@ fn the_group_lists_seven_tools_with_their_hints() {
         assert_eq!(a["openWorldHint"], false, "{}", tool["name"]);
     }
 }
+
+/// Closing thousands of stale sessions answers the count and a sample that fits, never an error
+/// for a change that was made (ten times the 200 a list may hold).
+#[test]
+fn closing_thousands_of_stale_sessions_answers_a_count_and_a_sample_on_both_stores() {
+    let dir = plugins(&["session"]);
+    on_both("session-sweep", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        let (agent, host) = ("a".repeat(120), "h".repeat(120));
+        for _ in 0..2_000 {
+            s.ok("session_register", json!({"agent": agent, "host": host}));
+        }
+        for dry_run in [true, false] {
+            let closed = s.ok(
+                "session_close_stale",
+                json!({"older_than_s": 0, "dry_run": dry_run}),
+            );
+            assert_eq!(closed["closed"], 2_000, "{dry_run}");
+            let shown = closed["items"].as_array().expect("items").len();
+            assert!(shown > 0 && shown < 200, "{shown}");
+            assert_eq!(closed["more"], 2_000 - shown);
+            assert_eq!(closed["items"][0]["agent"], agent);
+        }
+        let active = s.ok("session_list_active", json!({}));
+        assert_eq!(active["items"], json!([]), "the change was made");
+    });
+}
