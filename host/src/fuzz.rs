@@ -26,7 +26,7 @@ proptest! {
         while reader
             .next(|e| got.push(match e {
                 crate::stdio::lines::Event::Line(l) => Ok(l.to_vec()),
-                crate::stdio::lines::Event::Oversize(n) => Err(n),
+                crate::stdio::lines::Event::Oversize { bytes, .. } => Err(bytes),
             }))
             .expect("in memory")
         {}

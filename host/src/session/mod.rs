@@ -294,16 +294,20 @@ impl Session {
     }
 
     /// Reports a line the transport discarded for being too long.
-    pub fn report_oversize(&self, bytes: u64) {
+    pub fn report_oversize(&self, bytes: u64, id: Option<&str>) {
+        let limit = mcp::MAX_LINE_BYTES / (1024 * 1024);
         let message = format!(
-            "a message of {bytes} bytes without a newline exceeded the {} MB line limit and was \
-             discarded",
-            mcp::MAX_LINE_BYTES / (1024 * 1024)
+            "a message of {bytes} bytes without a newline exceeded the {limit} MB line limit and \
+             was discarded; send less in one request (a long text in parts, or fewer items)"
         );
         tracing::warn!("{message}");
-        self.inner
-            .out
-            .send(rpc::error(None, rpc::PARSE_ERROR, &message));
+        // A request whose id could be read as it streamed past is answered under that id, so
+        // its caller stops waiting; one without (a notification, or no JSON) is a parse error.
+        let answer = match id {
+            Some(id) => rpc::error(Some(id), rpc::INVALID_REQUEST, &message),
+            None => rpc::error(None, rpc::PARSE_ERROR, &message),
+        };
+        self.inner.out.send(answer);
     }
 
     /// Waits (at most `limit`) for calls in flight to answer; true if none is left.
@@ -516,10 +520,12 @@ impl Session {
     }
 
     /// The upstream tools the caller may call, of the servers connected now (never waiting for
-    /// one), remembered to tell later changes.
+    /// one), remembered to tell later changes. A `--groups search` session lists none: its
+    /// list is the two meta tools and the groups named, whenever servers connect, and
+    /// `tools_search` finds the upstream tools.
     fn upstream_entries(&self) -> Vec<String> {
         let hub = &self.inner.upstreams;
-        if !hub.enabled() {
+        if !hub.enabled() || self.inner.menu == Menu::Search {
             return Vec::new();
         }
         let entries = hub.entries_for(&self.inner.caller);

@@ -1,14 +1,20 @@
 //! The bounded line reader of stdin: splits a byte stream into lines of at most a limit, and
-//! reports (never keeps) a longer one by its size.
+//! reports (never keeps) a longer one by its size and, read as it streams past, its id.
 
 use std::io::{self, BufRead};
+
+use coremcp_wire::id_scan::IdScan;
 
 /// What the line reader found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event<'a> {
     Line(&'a [u8]),
-    /// A line of this many bytes was discarded for exceeding the limit.
-    Oversize(u64),
+    /// A line of `bytes` bytes was discarded for exceeding the limit; `id` is its top-level
+    /// id as written, when one could be read as it streamed past.
+    Oversize {
+        bytes: u64,
+        id: Option<String>,
+    },
 }
 
 /// Splits a byte stream into lines of at most `limit` bytes.
@@ -16,8 +22,8 @@ pub struct LineReader<R> {
     inner: R,
     limit: usize,
     partial: Vec<u8>,
-    /// Bytes of an oversize line discarded so far.
-    discarding: Option<u64>,
+    /// Bytes of an oversize line discarded so far, and its id as scanned so far.
+    discarding: Option<(u64, IdScan)>,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -39,8 +45,8 @@ impl<R: BufRead> LineReader<R> {
                 Err(e) => return Err(e),
             };
             if chunk.is_empty() {
-                if let Some(bytes) = self.discarding.take() {
-                    on(Event::Oversize(bytes));
+                if let Some((bytes, scan)) = self.discarding.take() {
+                    on(oversize(bytes, &scan));
                 } else if !self.partial.is_empty() {
                     on(Event::Line(&self.partial));
                     self.partial = Vec::new();
@@ -49,12 +55,16 @@ impl<R: BufRead> LineReader<R> {
             }
             match memchr::memchr(b'\n', chunk) {
                 Some(pos) => {
-                    if let Some(bytes) = self.discarding.take() {
-                        on(Event::Oversize(bytes + pos as u64));
+                    if let Some((bytes, mut scan)) = self.discarding.take() {
+                        scan.feed(&chunk[..pos]);
+                        on(oversize(bytes + pos as u64, &scan));
                     } else if self.partial.is_empty() && pos <= self.limit {
                         on(Event::Line(&chunk[..pos]));
                     } else if self.partial.len() + pos > self.limit {
-                        on(Event::Oversize((self.partial.len() + pos) as u64));
+                        let mut scan = IdScan::default();
+                        scan.feed(&self.partial);
+                        scan.feed(&chunk[..pos]);
+                        on(oversize((self.partial.len() + pos) as u64, &scan));
                         self.partial = Vec::new();
                     } else {
                         self.partial.extend_from_slice(&chunk[..pos]);
@@ -66,10 +76,14 @@ impl<R: BufRead> LineReader<R> {
                 }
                 None => {
                     let len = chunk.len();
-                    if let Some(bytes) = &mut self.discarding {
+                    if let Some((bytes, scan)) = &mut self.discarding {
                         *bytes += len as u64;
+                        scan.feed(chunk);
                     } else if self.partial.len() + len > self.limit {
-                        self.discarding = Some((self.partial.len() + len) as u64);
+                        let mut scan = IdScan::default();
+                        scan.feed(&self.partial);
+                        scan.feed(chunk);
+                        self.discarding = Some(((self.partial.len() + len) as u64, scan));
                         // Give the memory back: the line is lost anyway.
                         self.partial = Vec::new();
                     } else {
@@ -90,6 +104,14 @@ impl<R> LineReader<io::BufReader<R>> {
     }
 }
 
+/// The event of a discarded line of `bytes`, with the id `scan` read from it.
+fn oversize(bytes: u64, scan: &IdScan) -> Event<'static> {
+    Event::Oversize {
+        bytes,
+        id: scan.raw().map(str::to_owned),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,7 +125,11 @@ mod tests {
             .next(|e| {
                 got.push(match e {
                     Event::Line(l) => String::from_utf8_lossy(l).into_owned(),
-                    Event::Oversize(n) => format!("<oversize {n}>"),
+                    Event::Oversize { bytes, id: None } => format!("<oversize {bytes}>"),
+                    Event::Oversize {
+                        bytes,
+                        id: Some(id),
+                    } => format!("<oversize {bytes} id {id}>"),
                 })
             })
             .expect("read")
@@ -123,11 +149,22 @@ mod tests {
         let mut reader = LineReader::new(io::BufReader::with_capacity(64, &b"xxxx\nok\n"[..]), 2);
         let mut got = Vec::new();
         while reader.next(|e| got.push(format!("{e:?}"))).expect("read") {}
-        assert_eq!(got, ["Oversize(4)", "Line([111, 107])"]);
+        assert_eq!(got, ["Oversize { bytes: 4, id: None }", "Line([111, 107])"]);
         check(
             b"ab\n0123456789abcdefghij\ncd\n",
             10,
             &["ab", "<oversize 20>", "cd"],
+        );
+        // The id of a discarded line is read as it streams past, wherever it is.
+        check(
+            br#"{"id":7,"params":"0123456789"}"#,
+            10,
+            &["<oversize 30 id 7>"],
+        );
+        check(
+            b"{\"params\":\"0123456789\",\"id\":\"r-1\"}\nok\n",
+            10,
+            &["<oversize 34 id \"r-1\">", "ok"],
         );
     }
 
@@ -148,6 +185,6 @@ mod tests {
             );
         }
         assert_eq!(events.len(), 2);
-        assert_eq!(events[0], "Oversize(1000000)");
+        assert_eq!(events[0], "Oversize { bytes: 1000000, id: None }");
     }
 }

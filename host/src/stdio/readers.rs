@@ -169,7 +169,7 @@ impl Readers {
             }
             let (got, more) = self.next(&mut line);
             match got {
-                Got::Oversize(bytes) => self.session.report_oversize(bytes),
+                Got::Oversize(bytes, id) => self.session.report_oversize(bytes, id.as_deref()),
                 Got::Line if !self.session.handle_if_alone(&line) => {
                     return Opening::HandOver(Some(line));
                 }
@@ -196,7 +196,7 @@ impl Readers {
                     line.extend_from_slice(text);
                     got = Got::Line;
                 }
-                Event::Oversize(bytes) => got = Got::Oversize(bytes),
+                Event::Oversize { bytes, id } => got = Got::Oversize(bytes, id),
             });
         (got, more)
     }
@@ -216,7 +216,7 @@ impl Readers {
         loop {
             let (got, more) = self.next(&mut line);
             match got {
-                Got::Oversize(bytes) => self.session.report_oversize(bytes),
+                Got::Oversize(bytes, id) => self.session.report_oversize(bytes, id.as_deref()),
                 Got::Line => self.session.handle(&line),
                 Got::Nothing => {}
             }
@@ -358,8 +358,8 @@ enum Opening {
 /// What one read of the input brought.
 enum Got {
     Line,
-    /// A line of this many bytes, discarded for exceeding the limit.
-    Oversize(u64),
+    /// A line of this many bytes, discarded for exceeding the limit, and its id if one was read.
+    Oversize(u64, Option<String>),
     /// The end of input, or an error.
     Nothing,
 }

@@ -417,6 +417,36 @@ fn a_100_mb_line_without_newline_is_discarded_with_bounded_memory() {
     );
 }
 
+/// A request over the 8 MB line limit is answered under its own id (read as it streamed past,
+/// first or last in the line), naming the limit, so its caller never waits out a timeout.
+#[test]
+fn a_request_over_the_line_limit_is_answered_under_its_id() {
+    let dir = plugins(&["fixture"]);
+    let mut server = Server::start(dir.path(), &[], &[]);
+    server.initialize();
+    let pad = "x".repeat(8 * 1024 * 1024 + 1);
+    let first = format!(
+        r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"fixture_echo","arguments":{{"text":"{pad}"}}}}}}"#
+    );
+    let last = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"fixture_echo","arguments":{{"text":"{pad}"}}}},"id":"big-1"}}"#
+    );
+    for (line, id) in [(first, json!(77)), (last, json!("big-1"))] {
+        server.write(line.as_bytes());
+        server.write(b"\n");
+        let answer = server.recv(WAIT).expect("answered");
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("8 MB line limit"), "{message}");
+    }
+    assert_eq!(
+        server.request("ping", json!({}))["result"],
+        json!({}),
+        "still answering"
+    );
+}
+
 #[test]
 fn a_plugin_claiming_our_version_with_another_layout_is_refused_in_one_line() {
     // The version gate passes (the library says 1.0.0) and abi_stable's layout check must catch

@@ -280,3 +280,40 @@ fn partial_edits_keep_what_they_leave_out_and_links_follow_moves_on_both_stores(
         }
     });
 }
+
+/// `seele_import`'s documented limits fit inside the transport's: an import at its limit (4 MB
+/// of bodies) is one request under the 8 MB line limit and is taken; one over it is refused
+/// naming the limit and what to do, before the store is touched.
+#[test]
+fn an_import_at_its_limit_fits_one_line_and_one_over_it_is_refused_on_both_stores() {
+    let dir = plugins(&["seele"]);
+    on_both("seele-import-limit", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        let doc = |i: usize, chars: usize| json!({"path": format!("d{i:03}"), "body": format!("# Doc {i}\n{}", "w".repeat(chars))});
+        // 20 documents of about 199 990 bytes each: just under 4 MB in all.
+        let at_limit: Vec<Value> = (0..20).map(|i| doc(i, 199_980)).collect();
+        let request = json!({"nodes": at_limit, "root_path": "big", "dry_run": true}).to_string();
+        assert!(request.len() < 8 * 1024 * 1024, "{}", request.len());
+        let taken = s.ok(
+            "seele_import",
+            json!({"nodes": at_limit, "root_path": "big"}),
+        );
+        assert_eq!(taken["created"], 20, "{taken}");
+        let over: Vec<Value> = (0..21).map(|i| doc(i, 199_980)).collect();
+        let refused = s.refused(
+            "seele_import",
+            json!({"nodes": over, "root_path": "bigger"}),
+        );
+        assert!(
+            refused.contains("at most 4000000 (4 MB)") && refused.contains("several calls"),
+            "{refused}"
+        );
+        let none = s.refused("seele_read", json!({"path": "bigger/d000"}));
+        assert!(
+            none.contains("not_found") || none.contains("no node"),
+            "nothing was written: {none}"
+        );
+        let read = s.ok("seele_read", json!({"path": "big/d019", "max_chars": 100}));
+        assert_eq!(read["title"], "Doc 19");
+    });
+}

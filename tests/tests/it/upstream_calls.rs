@@ -1150,7 +1150,7 @@ fn a_slow_upstream_never_holds_the_first_listing() {
 }
 
 /// In a search session an upstream server's tools are found and called through the meta tools,
-/// with the upstream grants judging the inner call.
+/// with the upstream grants judging the inner call, and never listed.
 #[test]
 fn upstream_tools_are_searched_and_called_through_the_meta_tools() {
     let setup = Setup::calls_server();
@@ -1167,6 +1167,8 @@ fn upstream_tools_are_searched_and_called_through_the_meta_tools() {
     );
     server.initialize();
     server.wait_stderr("upstream server connected", Duration::from_secs(30));
+    // The list is only the two meta tools, with the server connected: its tools are found.
+    assert_eq!(server.tool_names(), ["tools_search", "tools_call"]);
     let found = server.ok("tools_search", json!({"query": "echo message"}));
     let names = found.to_string();
     assert!(names.contains("mcp__m__echo"), "{found}");

@@ -11,7 +11,8 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use crate::config::{parse_file, parse_inline, Transport};
-use crate::lines::{IdScan, Line, Lines};
+use crate::lines::{Line, Lines};
+use coremcp_wire::id_scan::IdScan;
 use coremcp_wire::testing::{config, json_value, model_lines, pieces};
 
 proptest! {

@@ -8,6 +8,7 @@
 //! ([`IdScan`]), so the request it answered can be failed at once instead of waiting out its
 //! deadline.
 
+use coremcp_wire::id_scan::IdScan;
 use std::io::{self, BufRead};
 
 /// One unit read from the stream.
@@ -92,107 +93,6 @@ impl<R: io::Read> Lines<io::BufReader<R>> {
     }
 }
 
-/// Finds the numeric top-level `"id"` of a JSON object fed in pieces, keeping nothing of it
-/// but a few bytes of state: it tracks strings, escapes and nesting, and reads the value of the
-/// key `id` at depth 1 wherever it comes (first, as most servers write it, or last, after a
-/// megabyte of `result`).
-#[derive(Debug, Default)]
-pub(crate) struct IdScan {
-    depth: u32,
-    in_string: bool,
-    escaped: bool,
-    /// At depth 1, the next string is a key (after `{` or `,`).
-    key_next: bool,
-    /// The key being read, while it still may be `id` (`None` once it cannot).
-    key: Option<Vec<u8>>,
-    state: IdState,
-    digits: Vec<u8>,
-    found: Option<u64>,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum IdState {
-    #[default]
-    Looking,
-    /// Read the key `id`: a `:` comes next.
-    Colon,
-    /// After `"id":`: the value comes next.
-    Value,
-    /// Reading its digits.
-    Number,
-}
-
-impl IdScan {
-    pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.step(b);
-        }
-    }
-
-    /// The id, once its value was read whole.
-    pub fn id(&self) -> Option<u64> {
-        self.found
-    }
-
-    fn step(&mut self, b: u8) {
-        if self.in_string {
-            if self.escaped {
-                self.escaped = false;
-                self.key = None;
-            } else if b == b'\\' {
-                self.escaped = true;
-            } else if b == b'"' {
-                self.in_string = false;
-                if self.key.take().is_some_and(|k| k == b"id") && self.found.is_none() {
-                    self.state = IdState::Colon;
-                }
-            } else if let Some(key) = &mut self.key {
-                key.push(b);
-                if key.len() > 2 {
-                    self.key = None;
-                }
-            }
-            return;
-        }
-        if self.state == IdState::Number {
-            if b.is_ascii_digit() && self.digits.len() < 20 {
-                self.digits.push(b);
-                return;
-            }
-            self.found = std::str::from_utf8(&self.digits)
-                .ok()
-                .and_then(|d| d.parse().ok());
-            self.state = IdState::Looking;
-        }
-        match (self.state, b) {
-            (_, b' ' | b'\t' | b'\r' | b'\n') => {}
-            (IdState::Colon, b':') => self.state = IdState::Value,
-            (IdState::Value, b'0'..=b'9') => {
-                self.digits.clear();
-                self.digits.push(b);
-                self.state = IdState::Number;
-            }
-            _ => {
-                self.state = IdState::Looking;
-                match b {
-                    b'"' => {
-                        self.in_string = true;
-                        self.key = (self.depth == 1 && self.key_next).then(Vec::new);
-                        self.key_next = false;
-                    }
-                    b'{' | b'[' => {
-                        self.depth += 1;
-                        self.key_next = b == b'{' && self.depth == 1;
-                    }
-                    b'}' | b']' => self.depth = self.depth.saturating_sub(1),
-                    b',' => self.key_next = self.depth == 1,
-                    _ => self.key_next = false,
-                }
-            }
-        }
-    }
-}
-
 fn trim_cr(mut line: Vec<u8>) -> Vec<u8> {
     if line.last() == Some(&b'\r') {
         line.pop();
@@ -236,32 +136,6 @@ mod tests {
             }]
         );
         assert_eq!(all(b"", 4, 2), []);
-    }
-
-    fn id_of(text: &str) -> Option<u64> {
-        let mut scan = IdScan::default();
-        // Fed a byte at a time: pieces may split anything.
-        for b in text.as_bytes() {
-            scan.feed(std::slice::from_ref(b));
-        }
-        scan.id()
-    }
-
-    #[test]
-    fn the_top_level_id_is_found_wherever_it_is() {
-        let check = |text: &str, want: Option<u64>| assert_eq!(id_of(text), want, "{text}");
-        check(r#"{"jsonrpc":"2.0","id":7,"result":{"x":1}}"#, Some(7));
-        check(
-            r#"{"result":{"id":1,"t":"\"id\":2"},"jsonrpc":"2.0","id":42}"#,
-            Some(42),
-        );
-        check(r#"{ "id" : 12345 , "result": [ {"id": 9} ] }"#, Some(12345));
-        check(r#"{"result":"a \"id\": 3 \\","id":8}"#, Some(8));
-        check(r#"{"result":{"nested":{"id":5}}}"#, None);
-        check(r#"{"idx":4,"id":"s1"}"#, None);
-        check(r#"{"xid":4}"#, None);
-        check(r#"["id", 3]"#, None);
-        check(r#"{"id":18446744073709551616}"#, None);
     }
 
     #[test]

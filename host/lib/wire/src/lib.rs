@@ -13,6 +13,7 @@ pub mod client_name;
 pub mod cork;
 #[cfg(test)]
 mod fuzz;
+pub mod id_scan;
 pub mod mcp;
 pub mod modern;
 pub mod names;

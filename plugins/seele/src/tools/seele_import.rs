@@ -25,9 +25,12 @@ pub const TOOL: Tool = Tool::typed("seele_import", &typed(handler)).hints(Hints:
 
 /// The most nodes one call imports.
 pub const MAX_NODES: usize = 200;
+/// The most bytes of bodies and front matter one call imports (UTF-8, as the request carries
+/// them): with the JSON around them, one request stays inside the host's 8 MB line limit.
+pub const MAX_IMPORT_BYTES: usize = 4_000_000;
 
-/// Import up to 200 documents under root_path in one transaction, matched by path: unchanged
-/// ones skipped, changed ones per on_conflict; dry_run writes nothing.
+/// Import up to 200 documents (4 MB in all) under root_path in one transaction, matched by
+/// path: unchanged ones skipped, changed ones per on_conflict; dry_run writes nothing.
 #[derive(Debug, Args)]
 pub struct Import {
     /// the documents
@@ -120,6 +123,26 @@ fn handler(_: &Ctx<'_>, args: Import) -> Result<Value, ToolError> {
 /// Every node's full path and content, checked before the store is touched.
 fn plan(args: &Import) -> Result<Vec<Planned>, ToolError> {
     let root = args.root_path.as_ref().map(NodePath::normal);
+    let total: usize = args
+        .nodes
+        .iter()
+        .map(|n| {
+            n.body.len()
+                + n.front_matter
+                    .as_ref()
+                    .map_or(0, |f| Value::Object(f.clone()).to_string().len())
+        })
+        .sum();
+    if total > MAX_IMPORT_BYTES {
+        return Err(invalid(
+            "nodes",
+            format!(
+                "{total} bytes of bodies and front matter in one import; at most \
+                 {MAX_IMPORT_BYTES} (4 MB) are taken at once, so one request stays inside the \
+                 8 MB line limit: import them in several calls"
+            ),
+        ));
+    }
     let mut out: Vec<Planned> = Vec::with_capacity(args.nodes.len());
     for (i, node) in args.nodes.iter().enumerate() {
         let at = format!("nodes[{i}]");
