@@ -49,30 +49,78 @@ const SERVE_ONLY: [&str; 7] = [
     "COREMCP_STATUS_TOKEN",
 ];
 
+/// The Core MCP settings of a client's entry: those it carries, and those left out with why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientEnv {
+    /// Name and value, sorted by name.
+    pub kept: Vec<(String, String)>,
+    /// Name and why it was left out, sorted by name.
+    pub left_out: Vec<(String, &'static str)>,
+}
+
 /// The Core MCP settings of `vars` (this process's environment) a client's entry should carry:
 /// every `COREMCP_*` variable but the serve-only ones, never a credential — by its name (the
-/// rest of it after `COREMCP_`: `RELAY_TOKEN` is one) or by its value (a URL with a password,
-/// a connection string with a key). Sorted by name.
-pub fn client_env(vars: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
-    let mut kept: Vec<(String, String)> = vars
-        .filter(|(name, value)| {
-            let Some(rest) = name.strip_prefix("COREMCP_") else {
-                return false;
-            };
-            !rest.is_empty()
-                && !SERVE_ONLY.contains(&name.as_str())
-                && !coremcp_spawn::is_credential_name(rest)
-                && !coremcp_spawn::is_credential_value(std::ffi::OsStr::new(value))
-        })
-        .collect();
-    kept.sort();
-    kept
+/// rest of it after `COREMCP_`: `RELAY_TOKEN` is one), by its value (a URL with a password, a
+/// connection string with a key), or by an argument in it (`--token X`, `--api-key=X` in an
+/// upstream server's command line). What is left out is named with why, never with its value.
+pub fn client_env(vars: impl Iterator<Item = (String, String)>) -> ClientEnv {
+    let mut out = ClientEnv::default();
+    for (name, value) in vars {
+        let Some(rest) = name.strip_prefix("COREMCP_").filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        let why = if SERVE_ONLY.contains(&name.as_str()) {
+            Some("it concerns coremcp serve, not a client's stdio server")
+        } else if coremcp_spawn::is_credential_name(rest) {
+            Some("its name says it holds a credential: set it in the client's own environment")
+        } else if coremcp_spawn::is_credential_value(std::ffi::OsStr::new(&value)) {
+            Some(
+                "its value holds a credential (a URL with a password, a key): set it in the \
+                 client's own environment",
+            )
+        } else if names_a_credential(&value) {
+            Some(
+                "an argument in it names a credential (like --token): set it in the client's \
+                 own environment",
+            )
+        } else {
+            None
+        };
+        match why {
+            Some(why) => out.left_out.push((name, why)),
+            None => out.kept.push((name, value)),
+        }
+    }
+    out.kept.sort();
+    out.left_out.sort();
+    out
+}
+
+/// Whether `value` holds an option whose name says its value is a credential (`--token X`,
+/// `--api-key=X`, `-password X`), as a command line in `COREMCP_MCP_SERVERS` would.
+fn names_a_credential(value: &str) -> bool {
+    value
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .filter_map(|word| word.strip_prefix('-'))
+        .map(|flag| flag.trim_start_matches('-'))
+        .map(|flag| flag.split('=').next().unwrap_or_default())
+        .any(|name| !name.is_empty() && coremcp_spawn::is_credential_name(name))
 }
 
 /// Where a variable lookup comes from (the process environment, or a test's).
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 impl Client {
+    /// The `--groups` the README recommends for the client: `dynamic` for one that lists its
+    /// tools again when told they changed, `search` for one that never does; `None` keeps all.
+    pub fn recommended_groups(self) -> Option<&'static str> {
+        match self {
+            Client::ClaudeCode => Some("dynamic"),
+            Client::Codex => Some("search"),
+            Client::Vscode | Client::Cursor => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Client::ClaudeCode => "claude_code",
@@ -269,6 +317,31 @@ mod tests {
     }
 
     #[test]
+    fn an_argument_that_names_a_credential_keeps_its_variable_out() {
+        let vars = [
+            (
+                "COREMCP_MCP_SERVERS",
+                "gh=npx -y gh-server --token abc123;fs=fs-server /src",
+            ),
+            ("COREMCP_PUBLISH_CMD", "publisher --api-key=xyz"),
+            ("COREMCP_SHELL", "bash --login"),
+            ("COREMCP_COMPOSE", "docker compose --project-directory /p"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let found = client_env(vars);
+        let kept: Vec<&str> = found.kept.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kept, ["COREMCP_COMPOSE", "COREMCP_SHELL"]);
+        let left: Vec<&str> = found.left_out.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(left, ["COREMCP_MCP_SERVERS", "COREMCP_PUBLISH_CMD"]);
+        assert!(
+            found.left_out[0].1.contains("--token"),
+            "{:?}",
+            found.left_out
+        );
+    }
+
+    #[test]
     fn a_client_entry_carries_core_mcp_settings_never_a_credential() {
         let vars = [
             ("COREMCP_ROOTS", "/home/dev/src"),
@@ -283,9 +356,20 @@ mod tests {
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()));
-        let kept = client_env(vars);
-        let names: Vec<&str> = kept.iter().map(|(k, _)| k.as_str()).collect();
+        let found = client_env(vars);
+        let names: Vec<&str> = found.kept.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["COREMCP_GROUPS", "COREMCP_ROOTS", "COREMCP_STORE"]);
+        let left: Vec<&str> = found.left_out.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            left,
+            [
+                "COREMCP_LISTEN",
+                "COREMCP_RELAY_TOKEN",
+                "COREMCP_SQL",
+                "COREMCP_STATUS_TOKEN"
+            ]
+        );
+        let kept = found.kept;
         let with_env = Launch {
             env: kept,
             ..launch()

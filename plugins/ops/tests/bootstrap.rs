@@ -33,7 +33,13 @@ fn plan(home: &Path, args: Value) -> Plan {
         exe: PathBuf::from("/opt/coremcp/bin/coremcp"),
         plugins: Some(home.join("plugins")),
         publish: None,
-        client_env: vec![("COREMCP_ROOTS".into(), "/home/dev".into())],
+        client_env: coremcp_ops::clients::ClientEnv {
+            kept: vec![("COREMCP_ROOTS".into(), "/home/dev".into())],
+            left_out: vec![(
+                "COREMCP_RELAY_TOKEN".into(),
+                "its name says it holds a credential: set it in the client's own environment",
+            )],
+        },
         args: parse::<Bootstrap>(args).expect("args"),
     }
 }
@@ -97,6 +103,14 @@ fn each_client_is_written_once_then_left_alone() {
             text.contains(marker) && text.contains("/opt/coremcp/bin/coremcp"),
             "{client}: {text}"
         );
+        // The README's --groups for each client: dynamic where it lists again, search where it
+        // never does, every group otherwise.
+        let args = match client {
+            "claude_code" => json!(["stdio", "--groups", "dynamic"]),
+            "codex" => json!(["stdio", "--groups", "search"]),
+            _ => json!(["stdio"]),
+        };
+        assert_eq!(first["client"]["args"], args, "{client}: {first}");
         if client == "codex" {
             assert!(text.starts_with("model = \"o3\"\n"), "{text}");
             // Codex hands its stdio servers no environment: the entry carries the settings.
@@ -105,6 +119,12 @@ fn each_client_is_written_once_then_left_alone() {
                 "{text}"
             );
             assert_eq!(first["client"]["env"], json!(["COREMCP_ROOTS"]), "{first}");
+            // What it left out is named with why, never with its value.
+            assert_eq!(
+                first["client"]["left_out"][0]["name"],
+                "COREMCP_RELAY_TOKEN"
+            );
+            assert!(!text.contains("RELAY_TOKEN"), "{text}");
         } else {
             assert!(!text.contains("COREMCP_ROOTS"), "{client}: {text}");
             let doc: Value = serde_json::from_str(&text).expect("json");
@@ -207,4 +227,13 @@ fn the_secondary_profile_runs_the_secondary_build() {
     assert_eq!(secondary_install(&full).expect("beside"), secondary);
     // Run from the secondary build itself: that one.
     assert_eq!(secondary_install(&secondary).expect("itself"), secondary);
+}
+
+/// A user who chose their own `COREMCP_GROUPS` keeps it: no `--groups` is written over it.
+#[test]
+fn a_users_own_groups_are_kept() {
+    let home = Home::new("own-groups");
+    let env = |name: &str| (name == "COREMCP_GROUPS").then(|| "all".to_owned());
+    let out = run(&plan(&home.0, json!({"client": "claude_code"})), &env).expect("run");
+    assert_eq!(out["client"]["args"], json!(["stdio"]), "{out}");
 }

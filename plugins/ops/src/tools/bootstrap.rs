@@ -17,6 +17,11 @@
 //! - The secondary profile's client entry runs the secondary build (its binary, beside which
 //!   its plugins are), where the docs tools stay listed and answer that their feature is not in
 //!   this build; it is never this build with a `--groups` list that would hide them.
+//! - A client's entry starts Core MCP with the `--groups` the README recommends for it
+//!   (`dynamic` for Claude Code, which lists again; `search` for Codex, which never does),
+//!   unless the user set `COREMCP_GROUPS`. No credential is written in any form: a setting
+//!   whose name, value or arguments name one is left out of Codex's `env` table and named in
+//!   the answer (`left_out`, with why, never its value).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -123,8 +128,9 @@ pub struct Plan {
     pub exe: PathBuf,
     pub plugins: Option<PathBuf>,
     pub publish: Option<String>,
-    /// The Core MCP settings a client entry that needs them carries (`clients::client_env`).
-    pub client_env: Vec<(String, String)>,
+    /// The Core MCP settings a client entry that needs them carries, and those it leaves out
+    /// (`clients::client_env`).
+    pub client_env: crate::clients::ClientEnv,
     pub args: Bootstrap,
 }
 
@@ -173,16 +179,32 @@ pub fn run(plan: &Plan, env: crate::clients::Env<'_>) -> Result<Value, ToolError
         ClientArg::None => None,
     };
     if let Some(client) = client {
+        let mut args = vec!["stdio".to_owned()];
+        // The README's `--groups` for the client, unless the user chose their own.
+        let chosen = env("COREMCP_GROUPS").is_some_and(|g| !g.trim().is_empty());
+        if let (Some(groups), false) = (client.recommended_groups(), chosen) {
+            args.extend(["--groups".to_owned(), groups.to_owned()]);
+        }
+        // Only Codex needs the settings written: the other clients pass their environment on.
+        let codex = client == Client::Codex;
         let launch = Launch {
             command: plan.exe.display().to_string(),
-            args: vec!["stdio".to_owned()],
-            // Only Codex needs them: the other clients pass their environment on.
-            env: match client {
-                Client::Codex => plan.client_env.clone(),
-                _ => Vec::new(),
+            args,
+            env: match codex {
+                true => plan.client_env.kept.clone(),
+                false => Vec::new(),
             },
         };
-        let entry = client_entry(client, &client.config_path(&plan.home, env), &launch, dry)?;
+        let mut entry = client_entry(client, &client.config_path(&plan.home, env), &launch, dry)?;
+        if codex && !plan.client_env.left_out.is_empty() {
+            entry["left_out"] = plan
+                .client_env
+                .left_out
+                .iter()
+                .map(|(name, why)| json!({"name": name, "why": why}))
+                .collect::<Vec<_>>()
+                .into();
+        }
         changed |= entry["action"] == "written";
         out["client"] = entry;
     }
