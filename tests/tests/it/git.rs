@@ -862,6 +862,79 @@ fn git_branch_list_with_upstream_ahead_and_behind() {
     );
 }
 
+/// 601 branches with long names: every page fits, the walk reaches each branch exactly once in
+/// ref order, and a name glob narrows the list (its count is every match).
+#[test]
+fn git_branch_list_pages_through_every_branch_and_filters_by_a_glob() {
+    let mut lab = Lab::new();
+    let repo = lab.root().join("many");
+    lab.init(&repo);
+    let sha = lab.commit(&repo, &[("a.txt", "a\n")], "base");
+    let names: Vec<String> = (0..600)
+        .map(|i| {
+            let kind = if i % 3 == 0 { "feature" } else { "fix" };
+            format!("{kind}/{i:04}-{}", "n".repeat(120))
+        })
+        .collect();
+    // Loose refs written as git writes them (a git per branch would take a minute).
+    for name in &names {
+        write(
+            &repo.join(".git/refs/heads").join(name),
+            &format!("{sha}\n"),
+        );
+    }
+    assert_eq!(
+        lab.git(&repo, &["for-each-ref", "--count=1000", "--format=x"])
+            .lines()
+            .count(),
+        601
+    );
+    let mut all = vec!["main".to_owned()];
+    all.extend(names.iter().cloned());
+    all.sort();
+    let mut seen: Vec<String> = Vec::new();
+    let mut args = json!({"repo_path": "many"});
+    let mut pages = 0;
+    loop {
+        let page = lab.ok("git_branch_list", args.clone());
+        assert_eq!(page["count"], 601, "{}", page["count"]);
+        pages += 1;
+        seen.extend(
+            page["branches"]
+                .as_array()
+                .expect("branches")
+                .iter()
+                .map(|b| b["name"].as_str().expect("name").to_owned()),
+        );
+        match page.get("next_cursor") {
+            Some(cursor) => args["cursor"] = cursor.clone(),
+            None => break,
+        }
+    }
+    assert_eq!(seen, all, "every branch once, in ref order");
+    assert!(pages >= 4, "{pages} pages, each fitting one answer");
+    let features = lab.ok(
+        "git_branch_list",
+        json!({"repo_path": "many", "pattern": "feature/*"}),
+    );
+    assert_eq!(features["count"], 200);
+    let shown = features["branches"].as_array().expect("branches");
+    assert!(!shown.is_empty() && features.get("next_cursor").is_some());
+    assert!(shown
+        .iter()
+        .all(|b| b["name"].as_str().unwrap_or("").starts_with("feature/")));
+    let bad = lab.err(
+        "git_branch_list",
+        json!({"repo_path": "many", "pattern": "--all"}),
+    );
+    assert!(bad.contains("pattern"), "{bad}");
+    let bad = lab.err(
+        "git_branch_list",
+        json!({"repo_path": "many", "cursor": "nonsense"}),
+    );
+    assert!(bad.contains("cursor"), "{bad}");
+}
+
 #[test]
 fn git_add_and_commit_round_trip() {
     let mut lab = Lab::new();

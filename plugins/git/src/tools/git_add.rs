@@ -18,8 +18,7 @@ use crate::text::{fit_array, RESULT_BUDGET};
 
 pub const TOOL: Tool = Tool::typed("git_add", &typed(run)).hints(Hints::IDEMPOTENT);
 
-/// Stage paths (["."]: every change, deletions too); staging again is a no-op. Returns what is
-/// staged.
+/// Stage paths (["."]: every change, deletions too); staging again is a no-op.
 #[derive(Debug, Args)]
 pub struct Add {
     #[arg(flatten)]

@@ -16,8 +16,7 @@ use crate::repo::{owned, Repo};
 
 pub const TOOL: Tool = Tool::typed("git_commit", &typed(run)).hints(Hints::ADD);
 
-/// Commit what is staged (all: tracked changes too); hooks run. Returns the SHA and branch.
-/// Nothing staged is an error.
+/// Commit what is staged (all: tracked changes too); hooks run. Nothing staged is an error.
 #[derive(Debug, Args)]
 pub struct Commit {
     #[arg(flatten)]

@@ -25,7 +25,7 @@ pub const TOOL: Tool = Tool::typed("git_diff", &typed(run)).hints(Hints::READ);
 pub struct Diff {
     #[arg(flatten)]
     at: super::RepoPath,
-    /// index vs HEAD instead of tree vs index
+    /// index vs HEAD
     #[arg(default)]
     staged: bool,
     /// a revision (vs the tree) or range a..b

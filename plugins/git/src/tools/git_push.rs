@@ -32,7 +32,7 @@ pub struct Push {
     branch: Option<String>,
     /// set upstream (default: if it has none)
     set_upstream: Option<bool>,
-    /// overwrite only if the remote is where we last saw it (no plain force)
+    /// overwrite only if the remote is as last fetched
     #[arg(default)]
     force_with_lease: bool,
     /// tags too

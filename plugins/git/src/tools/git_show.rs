@@ -29,7 +29,7 @@ pub struct Show {
     at: super::RepoPath,
     /// sha, branch, tag, HEAD~2
     revision: String,
-    /// show this file at the revision instead
+    /// this file at the revision
     path: Option<String>,
     /// line counts, no patch
     #[arg(default)]
