@@ -11,8 +11,8 @@
 //! - Every write is one transaction and is logged in the activity feed.
 
 use coremcp_plugin_sdk::args::{invalid, take, take_required, Clearable, ObjectSchema, ToolArgs};
-use coremcp_plugin_sdk::budget::{bulk, fit_array, RESULT_BUDGET};
-use coremcp_plugin_sdk::page::Paging;
+use coremcp_plugin_sdk::budget::{self, bulk, fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::page::{encode_cursor, Paging};
 use coremcp_plugin_sdk::{codes, Ctx, Handler, Hints, Tool, ToolError};
 use coremcp_store::plugin::{json_text, json_value, TxError};
 use coremcp_store::query::Query;
@@ -296,32 +296,68 @@ impl LevelTool {
     }
 
     fn get(&self, tx: &mut Tx<'_>, get: &GetArgs) -> Result<Value, TxError> {
+        /// The most a list beside the description takes before the description is fitted.
+        const LIST_SHARE: usize = 6_000;
         let row = items::find(tx, "id", get.id.as_str())?;
         self.of_level(&row)?;
-        // The description first (what a get is for), then what is around it in the room left.
-        let mut item = items::answer(&row, get.offset, RESULT_BUDGET - 200)?;
+        let item_id = row.get_text("id")?;
+        // Around the description: its dependencies whole, and a share each for the children
+        // and the first comments (whole ones, from the start); the description takes the rest.
+        let mut around = json!({});
+        if let Some(deps) = dependencies(tx, &item_id)? {
+            around["depends_on"] = deps;
+        }
         if get
             .include_children
             .unwrap_or(self.level.rules().children_by_default)
         {
-            item["children"] = Value::Array(children(tx, &row.get_text("id")?, get.depth)?);
+            around["children"] = Value::Array(children(tx, &item_id, get.depth)?);
         }
+        let mut comments_total = 0;
         if get.include_comments {
             let page = Paging {
                 limit: 20,
                 cursor: None,
             };
-            item["comments"] = views::comments(tx, &row.get_text("id")?, &page)?["items"].clone();
+            around["comments"] = views::comments(tx, &item_id, &page)?["items"].clone();
+            comments_total = views::comment_count(tx, &item_id)?;
         }
-        if let Some(deps) = dependencies(tx, &row.get_text("id")?)? {
-            item["depends_on"] = deps;
-        }
-        // Whole comments, then whole children, are left out from the end when the answer
-        // would outgrow the limit; scrolls_comment_list and the level lists page them all.
+        let mut omitted = Map::new();
         for list in ["comments", "children"] {
-            let omitted = fit_array(&mut item, list, RESULT_BUDGET - 200);
-            if omitted > 0 {
-                item[format!("{list}_omitted")] = omitted.into();
+            if around.get(list).is_some() {
+                let mut share = json!({list: around[list].take()});
+                let left_out = fit_array(&mut share, list, LIST_SHARE);
+                around[list] = share[list].take();
+                if left_out > 0 {
+                    omitted.insert(format!("{list}_omitted"), left_out.into());
+                }
+            }
+        }
+        let room = (RESULT_BUDGET - 200)
+            .saturating_sub(budget::chars(&around))
+            .max(2_000);
+        let mut item = items::answer(&row, get.offset, room)?;
+        if let (Some(item_map), Value::Object(around)) = (item.as_object_mut(), around) {
+            item_map.extend(around);
+            item_map.extend(omitted);
+        }
+        if get.include_comments {
+            item["comments_total"] = comments_total.into();
+        }
+        // A guard: whatever still outgrows the answer is left out whole from the end.
+        for list in ["comments", "children", "depends_on"] {
+            let left_out = fit_array(&mut item, list, RESULT_BUDGET - 200);
+            if left_out > 0 {
+                let before = item[format!("{list}_omitted")].as_u64().unwrap_or(0);
+                item[format!("{list}_omitted")] = (before + left_out as u64).into();
+            }
+        }
+        // Where the comments read on: scrolls_comment_list with this cursor, after the last shown.
+        let shown = item["comments"].as_array().map_or(0, Vec::len);
+        if shown < comments_total {
+            if let Some(last) = item["comments"][shown.saturating_sub(1)]["id"].as_str() {
+                let cursor = encode_cursor(&["comments", last]);
+                item["comments_next_cursor"] = cursor.into();
             }
         }
         Ok(item)

@@ -532,6 +532,15 @@ pub fn comments(tx: &mut Tx<'_>, item_id: &str, page: &Paging) -> Result<Value, 
     })
 }
 
+/// How many comments item `item_id` has.
+pub fn comment_count(tx: &mut Tx<'_>, item_id: &str) -> Result<usize, TxError> {
+    let row = tx.query_one(
+        "SELECT COUNT(*) AS n FROM scrolls_comment WHERE item_id = $1",
+        &[item_id.into()],
+    )?;
+    Ok(usize::try_from(row.get_i64("n")?).unwrap_or(0))
+}
+
 /// The cursor that reads a long comment's body on from character `offset`, passed to
 /// `scrolls_comment_list` as its `cursor`.
 pub fn body_cursor(comment_id: &str, offset: usize) -> String {

@@ -781,3 +781,90 @@ fn what_tools_md_lists_is_there_on_both_stores() {
         assert_eq!(two["assignee"], "ada");
     });
 }
+
+/// A task with a 20 000-character description, 70 dependencies and 250 comments is read whole:
+/// its dependencies all shown, its description read on by offset, and its comments counted,
+/// with a cursor from which `scrolls_comment_list` reaches every one not shown, exactly once.
+#[test]
+fn a_heavy_item_is_read_whole_with_its_dependencies_and_every_comment_on_both_stores() {
+    let dir = plugins(&["scrolls"]);
+    on_both("scrolls-heavy", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        s.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        let mut deps = Vec::new();
+        for i in 0..70 {
+            let task = s.ok(
+                "scrolls_task_create",
+                json!({"parent": "CORE", "title": format!("dependency {i}")}),
+            );
+            deps.push(task["key"].as_str().expect("key").to_owned());
+        }
+        let description = "d".repeat(20_000);
+        let heavy = s.ok(
+            "scrolls_task_create",
+            json!({"parent": "CORE", "title": "heavy", "description": description,
+                   "depends_on": deps}),
+        );
+        let key = heavy["key"].as_str().expect("key").to_owned();
+        for i in 0..250 {
+            s.ok(
+                "scrolls_comment_add",
+                json!({"id": key, "body": format!("comment {i:03} {}", "c".repeat(180))}),
+            );
+        }
+        let got = s.ok(
+            "scrolls_task_get",
+            json!({"id": key, "include_comments": true}),
+        );
+        assert_eq!(
+            got["depends_on"].as_array().map(Vec::len),
+            Some(70),
+            "all dependencies"
+        );
+        assert!(
+            got.get("depends_on_omitted").is_none(),
+            "{}",
+            got["depends_on_omitted"]
+        );
+        assert_eq!(got["comments_total"], 250);
+        let shown: Vec<String> = got["comments"]
+            .as_array()
+            .expect("comments")
+            .iter()
+            .map(|c| c["id"].as_str().expect("id").to_owned())
+            .collect();
+        assert!(!shown.is_empty() && shown.len() < 250, "{}", shown.len());
+        // The rest of the description reads on from where this answer stopped.
+        let next = got["description_next_offset"]
+            .as_u64()
+            .expect("next offset");
+        let rest = s.ok("scrolls_task_get", json!({"id": key, "offset": next}));
+        let read = got["description"].as_str().expect("d").len()
+            + rest["description"].as_str().expect("d").len();
+        assert_eq!(read, 20_000, "the description read whole in two answers");
+        // Every comment not shown, from the cursor on, exactly once.
+        let mut seen = shown.clone();
+        let mut args = json!({"id": key, "cursor": got["comments_next_cursor"], "limit": 200});
+        loop {
+            let page = s.ok("scrolls_comment_list", args.clone());
+            seen.extend(
+                page["items"]
+                    .as_array()
+                    .expect("items")
+                    .iter()
+                    .map(|c| c["id"].as_str().expect("id").to_owned()),
+            );
+            match page.get("next_cursor") {
+                Some(cursor) => args["cursor"] = cursor.clone(),
+                None => break,
+            }
+        }
+        let mut unique = seen.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!((seen.len(), unique.len()), (250, 250), "each comment once");
+    });
+}
