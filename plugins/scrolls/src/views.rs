@@ -50,13 +50,31 @@ fn levels_in(q: &mut Query, levels: &[Level]) -> String {
     q.in_list(&names)
 }
 
+/// Where a walk of the ready queue stands: the sort key of the last item shown, as [`ready`]
+/// returns it in its `rank_key`, `undated_key`, `due_key`, `created_key` and `key` columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadyKey {
+    /// The priority's rank (urgent first).
+    pub rank: i64,
+    /// 1 for an item without a due date (they come after the dated ones).
+    pub undated: i64,
+    /// The due date, `""` without one.
+    pub due: String,
+    pub created: String,
+    pub key: String,
+}
+
 /// The ready queue: at most `limit` open items of `levels` (in the project with id `project`,
-/// when given) whose dependencies are all closed and that nobody holds but `agent`.
+/// when given) whose dependencies are all closed and that nobody holds but `agent`, in queue
+/// order, after the item whose place is `after` when given. A walk by that key sees an item
+/// that stays ready throughout exactly once, whatever is claimed, closed or created between
+/// its pages.
 pub fn ready(
     tx: &mut Tx<'_>,
     agent: Option<&str>,
     project: Option<&str>,
     levels: &[Level],
+    after: Option<&ReadyKey>,
     limit: usize,
 ) -> Result<Vec<Row>, StoreError> {
     let mut q = Query::new();
@@ -79,9 +97,24 @@ pub fn ready(
         None => q.and("i.assignee_id IS NULL"),
     }
     q.eq_opt("i.project_id", project);
+    let undated = "CASE WHEN i.due_date IS NULL THEN 1 ELSE 0 END";
+    let order =
+        format!("({PRIORITY_RANK}), {undated}, COALESCE(i.due_date, ''), i.created_at, i.key");
+    if let Some(after) = after {
+        let (rank, undated) = (q.bind(after.rank), q.bind(after.undated));
+        let (due, created, key) = (
+            q.bind(after.due.as_str()),
+            q.bind(after.created.as_str()),
+            q.bind(after.key.as_str()),
+        );
+        q.and(format!(
+            "({order}) > ({rank}, {undated}, {due}, {created}, {key})"
+        ));
+    }
     let sql = format!(
-        "SELECT {LISTED} FROM scrolls_item i{} ORDER BY {PRIORITY_RANK}, \
-         (due_date IS NULL), due_date, i.created_at, i.key LIMIT {limit}",
+        "SELECT {LISTED}, ({PRIORITY_RANK}) AS rank_key, {undated} AS undated_key, \
+         COALESCE(i.due_date, '') AS due_key, i.created_at AS created_key \
+         FROM scrolls_item i{} ORDER BY {order} LIMIT {limit}",
         q.where_clause()
     );
     tx.query(&sql, q.params())

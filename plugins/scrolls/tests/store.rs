@@ -530,7 +530,7 @@ fn the_ready_queue_is_open_unblocked_free_work_by_priority(env: &Env) {
     );
     let ready = |agent: Option<&str>| {
         run_on(&store, |tx| {
-            Ok(views::ready(tx, agent, None, &[Level::Task], 10)?)
+            Ok(views::ready(tx, agent, None, &[Level::Task], None, 10)?)
         })
         .map(|r| keys_of(&r))
     };

@@ -19,7 +19,7 @@ const OWN: &[(&str, &str)] = &[
     ("scrolls_board_get", "whole items that fit: `truncated` is set and a column's `shown` says how many of its `count` are listed; the level lists with `status` page the rest."),
     ("scrolls_agent_list", "a description shows its first 1 000 characters (`description_truncated`); `scrolls_agent_get` reads it whole."),
     ("scrolls_search", "ranked; a page holds whole items that fit."),
-    ("scrolls_ready_list", "ranked; a page holds whole items that fit."),
+    ("scrolls_ready_list", "in queue order; a page holds whole items that fit and goes on from the queue place of the last one shown, so a walk sees an item that stays ready exactly once, whatever is claimed, closed or created between its pages."),
     ("seele_search", "ranked; a page holds whole nodes that fit."),
     ("seele_read", "with `include_children`, the outline holds whole nodes in the room the body leaves (`children_truncated`, `children_omitted`)."),
     ("notepad_list", "with `include_values`, a value shows its first 1 000 characters (`value_truncated`); `notepad_get` reads it whole."),

@@ -868,3 +868,79 @@ fn a_heavy_item_is_read_whole_with_its_dependencies_and_every_comment_on_both_st
         assert_eq!((seen.len(), unique.len()), (250, 250), "each comment once");
     });
 }
+
+/// A walk of the ready queue goes on from the place of the last item it showed: items claimed,
+/// closed and created between its pages never make it skip or repeat one that stays ready.
+#[test]
+fn a_ready_queue_walk_sees_every_item_that_stays_ready_exactly_once_on_both_stores() {
+    let dir = plugins(&["scrolls"]);
+    on_both("scrolls-ready-walk", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        s.ok(
+            "scrolls_project_create",
+            json!({"key": "CORE", "title": "Core"}),
+        );
+        let priorities = ["urgent", "high", "medium", "low"];
+        for i in 0..60 {
+            let mut task = json!({"parent": "CORE", "title": format!("t{i}"),
+                                  "priority": priorities[i % 4]});
+            if i % 3 == 0 {
+                task["due_date"] = json!(format!("2027-01-{:02}", 1 + i % 28));
+            }
+            s.ok("scrolls_task_create", task);
+        }
+        s.ok("scrolls_agent_register", json!({"name": "ada"}));
+        let queue = |s: &mut coremcp_tests::Server| {
+            keys(&s.ok("scrolls_ready_list", json!({"limit": 100})))
+        };
+        let before = queue(&mut s);
+        assert_eq!(before.len(), 60);
+        let mut seen: Vec<String> = Vec::new();
+        let mut left: Vec<String> = Vec::new();
+        let mut args = json!({"limit": 10});
+        let mut round = 0;
+        loop {
+            let page = s.ok("scrolls_ready_list", args.clone());
+            let shown = keys(&page);
+            seen.extend(shown.iter().cloned());
+            // Between pages: five items claimed, from those not seen yet as well as seen.
+            let claim: Vec<String> = before
+                .iter()
+                .filter(|k| !left.contains(k))
+                .skip(round * 7)
+                .take(5)
+                .cloned()
+                .collect();
+            for key in claim {
+                s.ok("scrolls_item_claim", json!({"id": key, "agent": "ada"}));
+                left.push(key);
+            }
+            s.ok(
+                "scrolls_task_create",
+                json!({"parent": "CORE", "title": format!("new {round}"), "priority": "urgent"}),
+            );
+            round += 1;
+            match page.get("next_cursor") {
+                Some(cursor) => args["cursor"] = cursor.clone(),
+                None => break,
+            }
+        }
+        let stayed: Vec<&String> = before.iter().filter(|k| !left.contains(k)).collect();
+        for key in &stayed {
+            let times = seen.iter().filter(|s| s == key).count();
+            assert_eq!(
+                times, 1,
+                "{key} stayed ready and was seen {times} times: {seen:?}"
+            );
+        }
+        let mut unique = seen.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), seen.len(), "nothing repeated: {seen:?}");
+        assert!(
+            !stayed.is_empty() && left.len() >= 10,
+            "{} claimed",
+            left.len()
+        );
+    });
+}
