@@ -438,13 +438,28 @@ fn git_diff_and_show_cut_large_text_at_max_chars() {
         json!({"repo_path": "repo", "revision": "HEAD", "max_chars": 300}),
     );
     assert_eq!(show["truncated"], true);
-    assert!(
-        show["text"]
-            .as_str()
-            .expect("text")
-            .contains("…[truncated at "),
-        "{show}"
+    assert_eq!(show["text_truncated"], true, "{show}");
+    // A commit's patch reads whole in pieces from text_next_offset, like a file.
+    let mut patch = show["text"].as_str().expect("text").to_owned();
+    let mut next = show["text_next_offset"].clone();
+    while next.is_u64() {
+        let piece = lab.ok(
+            "git_show",
+            json!({"repo_path": "repo", "revision": "HEAD", "offset": next}),
+        );
+        assert!(
+            piece.get("structuredContent").is_none(),
+            "a result, not a call"
+        );
+        patch.push_str(piece["text"].as_str().expect("text"));
+        next = piece["text_next_offset"].clone();
+    }
+    let repo_dir = lab.root().join("repo");
+    let whole = lab.git(
+        &repo_dir,
+        &["show", "--format=", "--no-color", "--patch", "HEAD"],
     );
+    assert_eq!(patch.trim_end(), whole, "the patch read whole");
     let file = lab.ok(
         "git_show",
         json!({"repo_path": "repo", "revision": "HEAD", "path": "big.txt", "max_chars": 300}),

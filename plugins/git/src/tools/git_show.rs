@@ -16,8 +16,8 @@ use crate::parse::{log, numstat};
 use crate::repo::{owned, Repo};
 use crate::text::{self, RESULT_BUDGET};
 
-const HINT: &str = "pass stat_only, or a larger max_chars (at most 19000); git_diff with target \
-    REV~1..REV and paths shows part of a commit";
+const HINT: &str = "pass offset to read on, stat_only, or a larger max_chars (at most 19000); \
+    git_diff with target REV~1..REV and paths shows part of a commit";
 const FILE_HINT: &str = "pass a larger max_chars (at most 19000)";
 
 pub const TOOL: Tool = Tool::typed("git_show", &typed(run)).hints(Hints::READ);
@@ -37,7 +37,7 @@ pub struct Show {
     /// cut at (default 12000)
     #[arg(min = 200, max = 19000, default = crate::text::DEFAULT_MAX_CHARS)]
     max_chars: usize,
-    /// a file's text from this char
+    /// text from this char
     #[arg(min = 0, default = 0)]
     offset: usize,
 }
@@ -51,7 +51,7 @@ fn run(ctx: &Ctx<'_>, args: Show) -> Result<Value, ToolError> {
             let rel = repo.pathspec("path", path)?;
             file_at(&repo, revision, &rel, max_chars, args.offset)
         }
-        None => commit(&repo, revision, args.stat_only, max_chars),
+        None => commit(&repo, revision, args.stat_only, max_chars, args.offset),
     }
 }
 
@@ -76,6 +76,7 @@ fn commit(
     revision: &str,
     stat_only: bool,
     max_chars: usize,
+    offset: usize,
 ) -> Result<Value, ToolError> {
     let sha = verify(repo, &format!("{revision}^{{commit}}"))?.ok_or_else(|| {
         unknown(
@@ -109,25 +110,6 @@ fn commit(
     ])?;
     let files = numstat::parse(&stats.text());
     let (insertions, deletions) = numstat::totals(&files);
-    let cut = if stat_only {
-        text::cut(&numstat::summary(&files), usize::MAX, 0, HINT)
-    } else {
-        let out = repo.read(&[
-            "show",
-            "--format=",
-            "--no-color",
-            "--no-ext-diff",
-            "--patch",
-            &sha,
-        ])?;
-        let patch = out.text();
-        text::cut(
-            patch.trim_start_matches('\n'),
-            max_chars,
-            out.stdout.dropped,
-            HINT,
-        )
-    };
     let mut value = json!({
         "repo": repo.top().display().to_string(),
         "revision": revision,
@@ -136,13 +118,59 @@ fn commit(
         "insertions": insertions,
         "deletions": deletions,
         "files": super::json(&files)?,
-        "text": cut.text,
-        "truncated": cut.truncated,
     });
-    if cut.truncated {
-        value["total_chars"] = json!(cut.total_chars);
+    if stat_only {
+        let cut = text::cut(&numstat::summary(&files), usize::MAX, 0, HINT);
+        value["text"] = json!(cut.text);
+        value["truncated"] = json!(cut.truncated);
+        if cut.truncated {
+            value["total_chars"] = json!(cut.total_chars);
+        }
+        text::fit(&mut value, "text", Some("files"), HINT);
+        return Ok(value);
     }
-    text::fit(&mut value, "text", Some("files"), HINT);
+    // The per-file list leaves the patch at least its window: whole entries left out from
+    // the end first (`files_omitted`).
+    let omitted = coremcp_plugin_sdk::budget::fit_array(
+        &mut value,
+        "files",
+        RESULT_BUDGET.saturating_sub(max_chars + 1_000),
+    );
+    if omitted > 0 {
+        value["files_omitted"] = json!(omitted);
+    }
+    // The patch read in a window from `offset`: the rest is counted, never held, and
+    // `text_next_offset` reads on, so a commit of any size is read whole in pieces.
+    let window = coremcp_spawn::Window {
+        skip: offset,
+        keep: max_chars,
+    };
+    let out = repo.read_window(
+        &[
+            "show",
+            "--format=",
+            "--no-color",
+            "--no-ext-diff",
+            "--patch",
+            &sha,
+        ],
+        window,
+    )?;
+    let read = &out.stdout;
+    let total = read.chars as usize;
+    value["text"] = json!(String::from_utf8_lossy(&read.bytes));
+    coremcp_plugin_sdk::budget::fit_piece(
+        &mut value,
+        "text",
+        (offset.min(total), total),
+        max_chars,
+        RESULT_BUDGET,
+    );
+    value["truncated"] = value.get("text_truncated").cloned().unwrap_or(json!(false));
+    if value["truncated"] == true {
+        value["total_chars"] = json!(total);
+        value["hint"] = json!(HINT);
+    }
     Ok(value)
 }
 
