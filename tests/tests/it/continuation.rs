@@ -37,7 +37,6 @@ const OWN: &[(&str, &str)] = &[
     ("registry_project_list", "with `include_sources`, a project keeps the sources that fit beside it (its description yields first) and counts the rest in `sources_omitted`; `registry_source_list` with `project` pages them all."),
     ("registry_snapshot_get", "files are left out whole from the end (`truncated`); `paths` and `detail` choose a smaller view."),
     ("git_diff", "the patch is cut with a marker (`truncated`): narrow with `paths`, or ask `stat_only`."),
-    ("git_log", "whole commits that fit (`truncated`): narrow with `since`, `until`, `path` or `max_count`."),
     ("git_status", "whole entries that fit (`truncated`): narrow by folder with git_diff `paths`."),
     ("git_add", "the staged paths that fit (`truncated`)."),
     ("docker_container_list", "whole containers that fit (`truncated`): filter by name, label or status."),

@@ -950,6 +950,66 @@ fn git_branch_list_pages_through_every_branch_and_filters_by_a_glob() {
     assert!(bad.contains("cursor"), "{bad}");
 }
 
+/// A walk of `git_log` by its cursor sees every commit once, in order, even while new commits
+/// land on the branch between its pages (the cursor holds where the walk began).
+#[test]
+fn git_log_walks_the_whole_history_by_cursor_while_commits_land() {
+    let mut lab = Lab::new();
+    let repo = lab.root().join("long");
+    lab.init(&repo);
+    let mut history = Vec::new();
+    for i in 0..250 {
+        lab.git(
+            &repo,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("commit {i:03}"),
+            ],
+        );
+        history.push(lab.git(&repo, &["rev-parse", "HEAD"]));
+    }
+    history.reverse();
+    let mut seen: Vec<String> = Vec::new();
+    let mut args = json!({"repo_path": "long"});
+    let mut pages = 0;
+    loop {
+        let page = lab.ok("git_log", args.clone());
+        seen.extend(
+            page["commits"]
+                .as_array()
+                .expect("commits")
+                .iter()
+                .map(|c| c["sha"].as_str().expect("sha").to_owned()),
+        );
+        pages += 1;
+        // New work lands between pages; the walk goes on from where it began.
+        lab.git(
+            &repo,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("landed {pages}"),
+            ],
+        );
+        match page.get("next_cursor") {
+            Some(cursor) => {
+                assert_eq!(page["has_more"], true);
+                args["cursor"] = cursor.clone();
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, history, "every commit once, newest first");
+    assert!(pages >= 12, "{pages}");
+    let bad = lab.err("git_log", json!({"repo_path": "long", "cursor": "zz"}));
+    assert!(bad.contains("cursor"), "{bad}");
+}
+
 #[test]
 fn git_add_and_commit_round_trip() {
     let mut lab = Lab::new();
