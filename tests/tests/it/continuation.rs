@@ -21,7 +21,7 @@ const OWN: &[(&str, &str)] = &[
     ("scrolls_search", "ranked; a page holds whole items that fit."),
     ("scrolls_ready_list", "in queue order; a page holds whole items that fit and goes on from the queue place of the last one shown, so a walk sees an item that stays ready exactly once, whatever is claimed, closed or created between its pages."),
     ("seele_search", "ranked; a page holds whole nodes that fit."),
-    ("seele_read", "with `include_children`, the outline holds whole nodes in the room the body leaves (`children_truncated`, `children_omitted`)."),
+    ("seele_read", "the links take at most half the answer, whole (`links_total`, `links_omitted` count the rest); with `include_children`, the outline holds whole nodes in the room the body leaves, and `children_omitted` counts every node below it did not show."),
     ("notepad_list", "with `include_values`, a value shows its first 1 000 characters (`value_truncated`); `notepad_get` reads it whole."),
     ("notepad_cleanup", "lists a sample of up to 200 notes, as many as fit beside the count, and counts the rest in `more`."),
     ("session_close_stale", "lists a sample of up to 200 sessions, as many as fit beside the count, and counts the rest in `more`."),

@@ -317,3 +317,47 @@ fn an_import_at_its_limit_fits_one_line_and_one_over_it_is_refused_on_both_store
         assert_eq!(read["title"], "Doc 19");
     });
 }
+
+/// An index page — 400 links, a 100 000-character body, 300 nodes below — is read: the links
+/// whole in half the answer (the rest counted), the body read on by offset, and the outline's
+/// count of what it left out right (it said 18 when 118 were).
+#[test]
+fn an_index_page_with_hundreds_of_links_and_children_is_read_on_both_stores() {
+    let dir = plugins(&["seele"]);
+    on_both("seele-index", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        let links: String = (0..400)
+            .map(|i| format!("- [page {i:03}](idx/page-{i:03})\n"))
+            .collect();
+        let body = format!("# Index\n{links}{}", "b".repeat(100_000));
+        s.ok(
+            "seele_write",
+            json!({"path": "idx", "title": "Index", "body": body}),
+        );
+        for start in [0, 150] {
+            let nodes: Vec<Value> = (start..start + 150)
+                .map(|i| json!({"path": format!("page-{i:03}"), "body": format!("# Page {i}")}))
+                .collect();
+            s.ok("seele_import", json!({"nodes": nodes, "root_path": "idx"}));
+        }
+        let read = s.ok(
+            "seele_read",
+            json!({"path": "idx", "include_children": true}),
+        );
+        let links_shown = read["links"].as_array().expect("links").len();
+        assert!(links_shown > 50, "{links_shown}");
+        assert_eq!(read["links_total"], 400);
+        assert_eq!(read["links_omitted"], 400 - links_shown);
+        let children = read["children"].as_array().expect("children").len();
+        assert_eq!(
+            read["children_omitted"],
+            300 - children,
+            "the count of what was left out"
+        );
+        assert!(
+            read["body_next_offset"].is_u64(),
+            "{}",
+            read["body_next_offset"]
+        );
+    });
+}

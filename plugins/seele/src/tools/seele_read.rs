@@ -111,6 +111,14 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
         .map(|l| Ok(Record::of(l, "path rel id?")?.done()))
         .collect::<Result<Vec<Value>, TxError>>()?
         .into();
+    // The links whole beside the body (an index page holds hundreds): half the answer at
+    // most, whole ones, the rest counted.
+    let links_total = links.len();
+    let shed = budget::fit_array(&mut out, "links", budget::RESULT_BUDGET / 2);
+    if shed > 0 {
+        out["links_total"] = links_total.into();
+        out["links_omitted"] = shed.into();
+    }
     // The body first (what a read is for), cut to max_chars and to the answer's room; then
     // the outline in the room that is left, whole nodes only.
     out["body"] = body.into();
@@ -120,42 +128,45 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
         budget::RESULT_BUDGET - 100,
     );
     if args.include_children {
-        out["children"] = outline(tx, &node_path, args.depth, &mut out)?.into();
+        let (children, total) = outline(tx, &node_path, args.depth)?;
+        out["children"] = children.into();
         // Room for the counts of what was left out.
-        let omitted = budget::fit_array(&mut out, "children", budget::RESULT_BUDGET - 100);
-        if omitted > 0 {
+        budget::fit_array(&mut out, "children", budget::RESULT_BUDGET - 100);
+        let shown = out["children"].as_array().map_or(0, Vec::len);
+        if shown < total {
             out["children_truncated"] = true.into();
-            out["children_omitted"] = omitted.into();
+            out["children_omitted"] = (total - shown).into();
         }
     }
     Ok(out)
 }
 
-/// The nodes below `at`, at most `depth` levels down, in path order.
-fn outline(
-    tx: &mut Tx<'_>,
-    at: &str,
-    depth: usize,
-    out: &mut Value,
-) -> Result<Vec<Value>, TxError> {
+/// The nodes below `at`, at most `depth` levels down, in path order: at most
+/// [`MAX_OUTLINE`] of them, and how many there are in all.
+fn outline(tx: &mut Tx<'_>, at: &str, depth: usize) -> Result<(Vec<Value>, usize), TxError> {
     let base = path::depth(at);
     let n = at.chars().count() + 1;
     // A path's depth is its count of '/' plus one, the same on both backends.
+    let below = format!(
+        "FROM seele_node WHERE substr(path, 1, {n}) = $1 AND deleted_at IS NULL \
+         AND length(path) - length(replace(path, '/', '')) < $2"
+    );
+    let params = [
+        format!("{at}/").into(),
+        i64::try_from(base + depth).unwrap_or(i64::MAX).into(),
+    ];
     let rows = tx.query(
-        &format!(
-            "SELECT id, path, kind, title, version FROM seele_node \
-             WHERE substr(path, 1, {n}) = $1 AND deleted_at IS NULL \
-             AND length(path) - length(replace(path, '/', '')) < $2 \
-             ORDER BY path LIMIT {}",
-            MAX_OUTLINE + 1
-        ),
-        &[
-            format!("{at}/").into(),
-            i64::try_from(base + depth).unwrap_or(i64::MAX).into(),
-        ],
+        &format!("SELECT id, path, kind, title, version {below} ORDER BY path LIMIT {MAX_OUTLINE}"),
+        &params,
     )?;
+    let total = if rows.len() < MAX_OUTLINE {
+        rows.len()
+    } else {
+        let count = tx.query_one(&format!("SELECT COUNT(*) AS n {below}"), &params)?;
+        usize::try_from(count.get_i64("n")?).unwrap_or(0)
+    };
     let mut items = Vec::new();
-    for row in rows.iter().take(MAX_OUTLINE) {
+    for row in &rows {
         let p = row.get_text("path")?;
         let level = path::depth(&p) - base;
         items.push(
@@ -164,8 +175,5 @@ fn outline(
                 .done(),
         );
     }
-    if rows.len() > MAX_OUTLINE {
-        out["children_truncated"] = true.into();
-    }
-    Ok(items)
+    Ok((items, total))
 }
