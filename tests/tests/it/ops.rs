@@ -689,6 +689,68 @@ fn bootstrap_refuses_to_register_a_host_without_its_address() {
     );
 }
 
+/// On a machine that is no relay host (the stdio default: no `--advertise`), the docs of a
+/// Registry source are reached all the same: `repo_setup` adds this machine's host record
+/// itself (no Core MCP URL) and records its checkout, where it used to send the agent to
+/// `bootstrap register_host`, which refuses without an address.
+#[test]
+fn docs_through_the_registry_work_on_a_machine_that_is_no_relay_host() {
+    let dir = plugins(&["ops", "registry", "docs"]);
+    let (home, root, data) = (
+        TempDir::new("stdio-docs-home"),
+        TempDir::new("stdio-docs-root"),
+        TempDir::new("stdio-docs-data"),
+    );
+    let origin = root.path().join("origins");
+    bare_repository(
+        &origin,
+        "handbook",
+        "handbook.git",
+        &[(
+            "guide.md",
+            "---\ntitle: Guide\n---\n# Guide\n\nHow we work.\n",
+        )],
+    );
+    let home_arg = arg(home.path());
+    let mut s = Server::start(
+        dir.path(),
+        &["--root", &arg(root.path()), "--data", &arg(data.path())],
+        &[("HOME", &home_arg)],
+    );
+    s.initialize();
+    s.ok(
+        "registry_project_add",
+        json!({"key": "CORE", "name": "Core"}),
+    );
+    s.ok(
+        "registry_source_add",
+        json!({"project": "CORE", "name": "docs", "kind": "docs",
+               "url": arg(&origin.join("handbook.git"))}),
+    );
+    s.ok(
+        "registry_project_update",
+        json!({"key": "CORE", "docs_source": "CORE/docs"}),
+    );
+    let set_up = s.ok("repo_setup", json!({"source": "CORE/docs"}));
+    assert_eq!(set_up["registry"]["recorded"], true, "{set_up}");
+    assert_eq!(set_up["registry"]["host_added"], true, "{set_up}");
+    let host = set_up["registry"]["host"]
+        .as_str()
+        .expect("host")
+        .to_owned();
+    let hosts = s.ok("registry_host_list", json!({"name": host}));
+    assert!(
+        hosts["items"][0].get("core_mcp_url").is_none(),
+        "no Core MCP URL was made up: {hosts}"
+    );
+    let doc = s.ok("docs_read", json!({"project": "CORE", "path": "guide.md"}));
+    assert_eq!(doc["front_matter"]["title"], "Guide", "{doc}");
+    // A second run finds the host and the checkout in place.
+    let again = s.ok("repo_setup", json!({"source": "CORE/docs"}));
+    assert_eq!(again["registry"]["recorded"], true, "{again}");
+    assert!(again["registry"].get("host_added").is_none(), "{again}");
+}
+
 /// A Registry docs source is reached by the docs tools at this machine's checkout, which
 /// `repo_setup` clones and records; one checkout per source and machine unless moved; a
 /// recorded checkout outside the roots is never used.

@@ -540,17 +540,50 @@ fn record(
     if let Some(url) = out["origin"].as_str().filter(|u| !u.is_empty()) {
         args["checkout_url"] = url.into();
     }
-    let written = registry("registry_source_update", args);
+    let mut added = false;
+    let written = match registry("registry_source_update", args.clone()) {
+        // This machine is no Registry host yet (a stdio machine no relay reaches): its record
+        // is added under its name, with no Core MCP URL (bootstrap's register_host adds one
+        // where one is advertised), so the checkout it holds is known.
+        Err(e) if e.code.as_str() == codes::NOT_FOUND && e.message.contains("checkout_host") => {
+            let address = host;
+            match registry(
+                "registry_host_add",
+                json!({"name": host, "address": address}),
+            ) {
+                Ok(_) => {
+                    added = true;
+                    registry("registry_source_update", args)
+                }
+                Err(add) => Err(ToolError::new(
+                    add.code.as_str(),
+                    format!(
+                        "this machine is no Registry host and could not be added as one ({}); \
+                         add it with registry_host_add {{\"name\": \"{host}\", \"address\": \
+                         \"{address}\"}} and run repo_setup again",
+                        add.message
+                    ),
+                )),
+            }
+        }
+        other => other,
+    };
     out["registry"] = match written {
-        Ok(_) => match recorded.filter(|r| *r != path) {
-            Some(before) => json!({"recorded": true, "host": host, "moved_from": before}),
-            None => json!({"recorded": true, "host": host}),
-        },
+        Ok(_) => {
+            let mut recorded_here = json!({"recorded": true, "host": host});
+            if let Some(before) = recorded.filter(|r| *r != path) {
+                recorded_here["moved_from"] = before.into();
+            }
+            if added {
+                recorded_here["host_added"] = true.into();
+            }
+            recorded_here
+        }
         Err(e) if e.code.as_str() == codes::NOT_FOUND => json!({
             "recorded": false, "host": host,
-            "note": format!("this machine is not a Registry host ({}); run bootstrap with register_host first", e.message),
+            "note": format!("the checkout could not be recorded ({})", e.message),
         }),
-        Err(e) => return Err(e),
+        Err(e) => json!({"recorded": false, "host": host, "note": e.message}),
     };
     Ok(out)
 }
