@@ -232,10 +232,41 @@ pub(crate) mod imp {
                 .map_err(|m| ToolError::new(codes::FAILED, m.to_string()))
         });
         match parsed {
-            Ok(front) => entry.insert("front_matter".into(), Value::Object(front)),
-            Err(e) => entry.insert("error".into(), e.message.as_str().into()),
-        };
+            Ok(front) => {
+                let (kept, left) = listed_front_matter(front);
+                entry.insert("front_matter".into(), Value::Object(kept));
+                if left > 0 {
+                    // How many keys were left out; docs_read of the document reads them.
+                    entry.insert("front_matter_omitted".into(), left.into());
+                }
+            }
+            Err(e) => {
+                entry.insert("error".into(), e.message.as_str().into());
+            }
+        }
         Some(Value::Object(entry))
+    }
+
+    /// The most characters of front matter one listing entry shows.
+    const LISTED_FRONT_MATTER: usize = 2_000;
+
+    /// A document's front matter as a listing shows it: its keys in order while they fit
+    /// [`LISTED_FRONT_MATTER`], whole values only, and how many keys were left out, so one
+    /// document with a huge front matter never keeps its folder from being listed.
+    fn listed_front_matter(front: Map<String, Value>) -> (Map<String, Value>, usize) {
+        let mut kept = Map::new();
+        let mut left = 0;
+        let mut size = 2;
+        for (key, value) in front {
+            let cost = budget::chars(&Value::String(key.clone())) + budget::chars(&value) + 2;
+            if left == 0 && size + cost <= LISTED_FRONT_MATTER {
+                size += cost;
+                kept.insert(key, value);
+            } else {
+                left += 1;
+            }
+        }
+        (kept, left)
     }
 
     #[cfg(test)]
@@ -289,6 +320,30 @@ pub(crate) mod imp {
                 "{out}"
             );
             assert_eq!(out["front_matter"]["title"], "Intro");
+        }
+
+        #[test]
+        fn a_folder_with_a_huge_front_matter_is_listed_within_the_budget() {
+            let tree = Tree::new("read-huge-front");
+            let keys: String = (0..900)
+                .map(|i| format!("key{i:03}: {}\n", "v".repeat(40)))
+                .collect();
+            tree.write(
+                "big/huge.md",
+                format!("---\ntitle: Huge\n{keys}---\n# Huge\n"),
+            );
+            tree.write("big/small.md", "---\ntitle: Small\n---\n# Small\n");
+            let repo = tree.open();
+            let out = read(&repo, &params("big"), &never).expect("lists");
+            assert!(chars(&out) <= RESULT_BUDGET, "{}", chars(&out));
+            let entries = out["entries"].as_array().expect("entries");
+            assert_eq!(entries.len(), 2, "both listed: {out}");
+            let huge = &entries[0];
+            assert_eq!(huge["front_matter"]["title"], "Huge");
+            let left = huge["front_matter_omitted"].as_u64().expect("omitted keys");
+            assert!(left > 800, "{left}");
+            assert_eq!(entries[1]["front_matter"]["title"], "Small");
+            assert!(entries[1].get("front_matter_omitted").is_none());
         }
 
         #[test]
