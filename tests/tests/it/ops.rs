@@ -689,6 +689,21 @@ fn bootstrap_refuses_to_register_a_host_without_its_address() {
     );
 }
 
+/// A bare docs repository `handbook.git` with one guide, under `origins/` in `root`.
+fn handbook(root: &TempDir) -> std::path::PathBuf {
+    let origin = root.path().join("origins");
+    bare_repository(
+        &origin,
+        "handbook",
+        "handbook.git",
+        &[(
+            "guide.md",
+            "---\ntitle: Guide\n---\n# Guide\n\nHow we work.\n",
+        )],
+    );
+    origin
+}
+
 /// On a machine that is no relay host (the stdio default: no `--advertise`), the docs of a
 /// Registry source are reached all the same: `repo_setup` adds this machine's host record
 /// itself (no Core MCP URL) and records its checkout, where it used to send the agent to
@@ -701,16 +716,7 @@ fn docs_through_the_registry_work_on_a_machine_that_is_no_relay_host() {
         TempDir::new("stdio-docs-root"),
         TempDir::new("stdio-docs-data"),
     );
-    let origin = root.path().join("origins");
-    bare_repository(
-        &origin,
-        "handbook",
-        "handbook.git",
-        &[(
-            "guide.md",
-            "---\ntitle: Guide\n---\n# Guide\n\nHow we work.\n",
-        )],
-    );
+    let origin = handbook(&root);
     let home_arg = arg(home.path());
     let mut s = Server::start(
         dir.path(),
@@ -762,16 +768,7 @@ fn docs_reach_a_registry_docs_source_through_this_machines_checkout() {
         TempDir::new("docsreg-root"),
         TempDir::new("docsreg-data"),
     );
-    let origin = root.path().join("origins");
-    bare_repository(
-        &origin,
-        "handbook",
-        "handbook.git",
-        &[(
-            "guide.md",
-            "---\ntitle: Guide\n---\n# Guide\n\nHow we work.\n",
-        )],
-    );
+    let origin = handbook(&root);
     let mut s = advertised_server(dir.path(), &home, &root, &data);
     let err = s.refused("docs_read", json!({"project": "CORE", "path": "guide.md"}));
     assert!(err.contains("no Registry project CORE"), "{err}");

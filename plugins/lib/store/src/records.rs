@@ -631,10 +631,7 @@ pub fn hold(
     what: &str,
     expected: Option<i64>,
 ) -> Result<(), TxError> {
-    let id = row.get_text("id")?;
-    let sql = format!("UPDATE {table} SET version = version WHERE id = $1 AND version = $2");
-    let params = [id.as_str().into(), row.get_i64("version")?.into()];
-    guarded_update(tx, &sql, &params, table, &id, what, expected)
+    guard_row(tx, (table, row, what), expected, false)
 }
 
 /// Moves `row`'s `version` and `updated_at` for a change kept outside its own columns (a link
@@ -647,15 +644,31 @@ pub fn touch(
     what: &str,
     expected: Option<i64>,
 ) -> Result<(), TxError> {
+    guard_row(tx, (table, row, what), expected, true)
+}
+
+/// [`hold`], or with `bump` [`touch`]: one guarded statement on the row as it was read.
+fn guard_row(
+    tx: &mut Tx<'_>,
+    (table, row, what): (&str, &Row, &str),
+    expected: Option<i64>,
+    bump: bool,
+) -> Result<(), TxError> {
     let id = row.get_text("id")?;
-    let sql = format!(
-        "UPDATE {table} SET version = version + 1, updated_at = $1 WHERE id = $2 AND version = $3"
-    );
-    let params = [
-        plugin::now().into(),
-        id.as_str().into(),
-        row.get_i64("version")?.into(),
-    ];
+    let read = row.get_i64("version")?;
+    let (sql, params): (String, Vec<Param>) = match bump {
+        true => (
+            format!(
+                "UPDATE {table} SET version = version + 1, updated_at = $1 WHERE id = $2 AND \
+                 version = $3"
+            ),
+            vec![plugin::now().into(), id.as_str().into(), read.into()],
+        ),
+        false => (
+            format!("UPDATE {table} SET version = version WHERE id = $1 AND version = $2"),
+            vec![id.as_str().into(), read.into()],
+        ),
+    };
     guarded_update(tx, &sql, &params, table, &id, what, expected)
 }
 
