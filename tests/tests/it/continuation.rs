@@ -35,7 +35,7 @@ const OWN: &[(&str, &str)] = &[
     ("shell_run", "each stream keeps its end (where errors are), cut at a line start with a marker (`stdout_truncated`, `stdout_total_bytes`): write long output to a file and read that."),
     ("registry_source_list", "with `include_checkouts`, a source keeps the checkouts that fit beside it (its description yields first, `description_truncated`: the list without them shows it whole) and counts the rest in `checkouts_omitted`."),
     ("registry_project_list", "with `include_sources`, a project keeps the sources that fit beside it (its description yields first) and counts the rest in `sources_omitted`; `registry_source_list` with `project` pages them all."),
-    ("registry_snapshot_get", "files are left out whole from the end (`truncated`); `paths` and `detail` choose a smaller view."),
+    ("registry_snapshot_get", "files are left out whole from the end (`truncated`, `omitted_files`); `omitted_by_folder` names their folders, one level below what they share, with how many: pass one as `paths` to read them, a level at a time, so every file is reached. `detail` chooses a smaller view."),
     ("git_diff", "the patch is cut with a marker (`truncated`): narrow with `paths`, or ask `stat_only`."),
     ("git_status", "whole entries that fit (`truncated`): narrow by folder with git_diff `paths`."),
     ("git_add", "the staged paths that fit (`truncated`)."),

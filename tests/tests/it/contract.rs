@@ -513,7 +513,35 @@ fn code_snapshot_saves_this_repository_to_the_registry_which_serves_it() {
             .is_some_and(|s| s.iter().any(|s| s["name"] == "plugin_success")),
         "the stored snapshot holds this repository's symbols"
     );
-    s.ok("registry_snapshot_get", json!({"source": "CORE/core-mcp"}));
+    // Every file of the snapshot is reached: the first answer names the folders of the files
+    // it left out, and each folder's answer names the deeper ones it left out in turn.
+    let total = saved["counts"]["files"].as_u64().expect("files") as usize;
+    let mut named: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut folders: Vec<Value> = Vec::new();
+    let mut args = json!({"source": "CORE/core-mcp", "commit": commit});
+    let mut asks = 0;
+    loop {
+        let view = s.ok("registry_snapshot_get", args.clone());
+        asks += 1;
+        for file in view["files"].as_array().expect("files") {
+            named.insert(file["path"].as_str().expect("path").to_owned());
+        }
+        if view["truncated"] == true {
+            assert!(
+                view.get("omitted_folders_more").is_none(),
+                "{}",
+                view["omitted_folders_more"]
+            );
+            let by_folder = view["omitted_by_folder"].as_object().expect("folders");
+            folders.extend(by_folder.keys().map(|k| Value::from(k.as_str())));
+        }
+        match folders.pop() {
+            Some(folder) => args["paths"] = json!([folder]),
+            None => break,
+        }
+        assert!(asks < 500, "the walk goes on: {} of {total}", named.len());
+    }
+    assert_eq!(named.len(), total, "every file of the snapshot named");
     no_defects(addr);
 }
 

@@ -355,13 +355,19 @@ pub fn view(
 
 /// `base` with `files` (under key `files`, unless `None`: a summary) cut from the end so the
 /// whole result serialises to at most `budget` characters, plus `truncated`, and when files
-/// were left out `omitted_files` and a `note` saying how to see them.
+/// were left out `omitted_files`, `omitted_by_folder` (each folder holding files left out, with
+/// how many: what `paths` reaches them by) and a `note` saying how to see them.
 pub fn fit(base: Map<String, Value>, files: Option<Vec<Value>>, budget: usize) -> Value {
+    // The most the folders of the files left out take of the answer (none in a tiny one).
+    let folders_room = match budget >= 1_000 {
+        true => (budget / 5).min(3_000),
+        false => 0,
+    };
     let total = files.as_ref().map_or(0, Vec::len);
     let note = |omitted: usize| {
         format!(
-            "{omitted} of {total} files left out to stay within max_chars ({budget}): narrow \
-             them with paths, or ask for less detail"
+            "{omitted} of {total} files left out to stay within max_chars ({budget}): pass \
+             paths with folders of omitted_by_folder to read them, or ask for less detail"
         )
     };
     let mut result = Value::Object(base);
@@ -369,16 +375,81 @@ pub fn fit(base: Map<String, Value>, files: Option<Vec<Value>>, budget: usize) -
     let Some(files) = files else {
         return result;
     };
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| f["path"].as_str().unwrap_or_default().to_owned())
+        .collect();
     result["files"] = Value::Array(files);
     // Room for the largest marker it might carry, so adding it keeps the result in budget.
-    let marker = chars(&json!({"truncated": true, "omitted_files": total, "note": note(total)}));
+    let marker = chars(
+        &json!({"truncated": true, "omitted_files": total, "note": note(total),
+                               "omitted_by_folder": {}, "omitted_folders_more": total}),
+    ) + folders_room;
     let omitted = fit_array(&mut result, "files", budget.saturating_sub(marker));
     if omitted > 0 {
         result["truncated"] = json!(true);
         result["omitted_files"] = json!(omitted);
         result["note"] = json!(note(omitted));
     }
+    if omitted > 0 && folders_room > 0 {
+        // The files left out were cut from the end; name their folders (in path order) while
+        // they fit, so `paths` reaches every one of them.
+        let shown = result["files"].as_array().map_or(0, Vec::len);
+        // One folder level below what the files left out share: a walk down by `paths`
+        // narrows a level at a time and reaches every file (a file directly in that shared
+        // folder is named itself).
+        let left: Vec<String> = paths.into_iter().skip(shown).collect();
+        let shared = shared_folder(&left);
+        let mut folders: Vec<(String, usize)> = Vec::new();
+        for path in left {
+            let rest = &path[shared.len()..];
+            let folder = match rest.split_once('/') {
+                Some((next, _)) => format!("{shared}{next}/"),
+                None => path.clone(),
+            };
+            match folders.last_mut() {
+                Some((last, count)) if *last == folder => *count += 1,
+                _ => folders.push((folder, 1)),
+            }
+        }
+        let mut by_folder = Map::new();
+        let mut used = 2;
+        let mut more = 0;
+        for (folder, count) in folders {
+            let cost = folder.len() + 12;
+            if more == 0 && used + cost <= folders_room {
+                used += cost;
+                by_folder.insert(folder, json!(count));
+            } else {
+                more += 1;
+            }
+        }
+        result["omitted_by_folder"] = Value::Object(by_folder);
+        if more > 0 {
+            result["omitted_folders_more"] = json!(more);
+        }
+    }
     result
+}
+
+/// The folder (with its trailing `/`, or `""`) every one of `paths` lies in.
+fn shared_folder(paths: &[String]) -> String {
+    let Some(first) = paths.first() else {
+        return String::new();
+    };
+    let mut shared = match first.rfind('/') {
+        Some(at) => &first[..=at],
+        None => "",
+    };
+    for path in &paths[1..] {
+        while !path.starts_with(shared) {
+            shared = match shared[..shared.len() - 1].rfind('/') {
+                Some(at) => &shared[..=at],
+                None => "",
+            };
+        }
+    }
+    shared.to_owned()
 }
 
 #[cfg(test)]
@@ -554,7 +625,10 @@ mod tests {
     #[test]
     fn fitting_drops_whole_files_and_says_so() {
         let files: Vec<Value> = (0..100)
-            .map(|i| json!({"path": format!("src/file{i:03}.rs"), "symbols": [{"kind": "function", "name": "f"}]}))
+            .map(|i| {
+                let folder = if i < 50 { "a" } else { "b" };
+                json!({"path": format!("src/{folder}/file{i:03}.rs"), "symbols": [{"kind": "function", "name": "f"}]})
+            })
             .collect();
         let base = obj(json!({"source": "CORE/x", "commit": "a".repeat(40)}));
         let all = fit(base.clone(), Some(files.clone()), 100_000);
@@ -575,9 +649,29 @@ mod tests {
             assert_eq!(cut["truncated"], true);
             assert_eq!(cut["omitted_files"], 100 - kept);
             assert!(cut["note"].as_str().expect("note").contains("paths"));
+            if budget < 1_000 {
+                assert!(cut.get("omitted_by_folder").is_none());
+            } else {
+                let by_folder = cut["omitted_by_folder"].as_object().expect("folders");
+                let named: u64 = by_folder.values().filter_map(Value::as_u64).sum();
+                let more = cut["omitted_folders_more"].as_u64().unwrap_or(0);
+                assert_eq!(more, 0, "{budget}: two folders fit: {cut}");
+                if more == 0 {
+                    assert_eq!(
+                        named,
+                        100 - kept as u64,
+                        "{budget}: every omitted file's folder"
+                    );
+                    // One level below what the omitted files share (src/): its folders.
+                    assert!(
+                        by_folder.keys().all(|k| k == "src/a/" || k == "src/b/"),
+                        "{budget}: {by_folder:?}"
+                    );
+                }
+            }
             // The first files, in order.
             if kept > 0 {
-                assert_eq!(cut["files"][0]["path"], "src/file000.rs");
+                assert_eq!(cut["files"][0]["path"], "src/a/file000.rs");
             }
             // It still parses: the cut never splits a file.
             let _: Value = serde_json::from_str(&text).expect("valid JSON");
