@@ -440,6 +440,15 @@ fn a_request_over_the_line_limit_is_answered_under_its_id() {
         let message = answer["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains("8 MB line limit"), "{message}");
     }
+    // An id an answer could not carry as written (a bad escape) is no id: the answer still
+    // parses, under id null.
+    let forged =
+        format!(r#"{{"jsonrpc":"2.0","id":"x\q","method":"ping","params":{{"pad":"{pad}"}}}}"#);
+    server.write(forged.as_bytes());
+    server.write(b"\n");
+    let answer = server.recv(WAIT).expect("answered");
+    assert!(answer["id"].is_null(), "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
     assert_eq!(
         server.request("ping", json!({}))["result"],
         json!({}),

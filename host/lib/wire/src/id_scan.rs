@@ -77,7 +77,7 @@ impl IdScan {
             });
             let ends = matches!(b, b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n');
             if let (Some(integer), true) = (integer, ends) {
-                self.found = Some(integer.to_owned());
+                self.found = valid(integer.to_owned());
             }
             self.state = State::Looking;
         }
@@ -136,7 +136,9 @@ impl IdScan {
         } else if closes {
             self.in_string = false;
             if self.state == State::Text {
-                self.found = String::from_utf8(std::mem::take(&mut self.text)).ok();
+                self.found = String::from_utf8(std::mem::take(&mut self.text))
+                    .ok()
+                    .and_then(valid);
                 self.state = State::Looking;
             } else if self.key.take().is_some_and(|k| k == b"id") && self.found.is_none() {
                 self.state = State::Colon;
@@ -148,6 +150,13 @@ impl IdScan {
             }
         }
     }
+}
+
+/// `text` when it is an id an answer can carry as it is: a JSON string, or an integer (a
+/// malformed escape or a lone `-` is no id, so an answer under it always parses).
+fn valid(text: String) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    (value.is_string() || value.is_number()).then_some(text)
 }
 
 #[cfg(test)]
@@ -186,6 +195,10 @@ mod tests {
         check(r#"["id", 3]"#, None);
         check(r#"{"id":1.5}"#, None);
         check(r#"{"id":null}"#, None);
+        // What an answer could not carry as written is no id.
+        check(r#"{"id":"bad \x escape","method":"x"}"#, None);
+        check(r#"{"id":--1,"method":"x"}"#, None);
+        check(r#"{"id":-,"method":"x"}"#, None);
         let long = format!(r#"{{"id":"{}","method":"x"}}"#, "i".repeat(300));
         check(&long, None);
     }

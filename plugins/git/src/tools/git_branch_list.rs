@@ -72,10 +72,11 @@ fn run(ctx: &Ctx<'_>, args: BranchList) -> Result<Value, ToolError> {
     let count = branches.len();
     // Ref order: the local branches, then the remote ones, each by name, as git lists them.
     let key = |remote: bool, name: &str| (if remote { "r" } else { "l" }, name.to_owned());
-    let rest: Vec<Value> = super::json(&branches)?
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
+    let listed = match super::json(&branches)? {
+        Value::Array(listed) => listed,
+        _ => Vec::new(),
+    };
+    let rest: Vec<Value> = listed
         .into_iter()
         .zip(&branches)
         .filter(|(_, b)| {
