@@ -26,9 +26,12 @@ pub struct Call {
     pub caller: Arc<coremcp_wire::policy::Caller>,
     /// [`Call::caller`] as grants name it.
     pub principal: Arc<str>,
-    /// The agent's client's name when a configured peer passed the call on (else this
-    /// process's session's, which plugins read as `client`).
+    /// The agent's client's name: the one a configured peer passed the call on for, else the
+    /// session's.
     pub client: Option<Arc<str>>,
+    /// The session's result budget in characters (`coremcp_wire::budget`), lowered to what a
+    /// peer that passed the call on asked for.
+    pub budget: usize,
     /// Who the call is counted under in the metrics.
     pub subject: crate::metrics::Subject,
     /// When it was registered.
@@ -47,6 +50,17 @@ pub struct Call {
     pub not_a_tool: AtomicBool,
     answered: AtomicBool,
     seq: u64,
+}
+
+/// Who a call is made for and what its answer may hold.
+#[derive(Clone, Copy)]
+pub struct Origin<'a> {
+    /// As the policy judged it.
+    pub caller: &'a coremcp_wire::policy::Caller,
+    /// The agent's client's name.
+    pub client: Option<&'a str>,
+    /// The result budget in characters.
+    pub budget: usize,
 }
 
 impl Call {
@@ -137,16 +151,15 @@ impl Calls {
         });
     }
 
-    /// Registers a call of `tool` (served by `group`, when known) made for `principal`;
-    /// `None` when a call with this id is already in flight.
+    /// Registers a call of `tool` (served by `group`, when known) made for `origin`; `None`
+    /// when a call with this id is already in flight.
     pub fn start(
         &self,
         id: &str,
         tool: &str,
         group: Option<&str>,
         timeout: Duration,
-        caller: &coremcp_wire::policy::Caller,
-        client: Option<&str>,
+        origin: Origin<'_>,
     ) -> Option<Arc<Call>> {
         let started = Instant::now();
         let deadline = started + timeout;
@@ -162,9 +175,10 @@ impl Calls {
         let call = Arc::new(Call {
             id: Arc::clone(&id),
             tool: tool.to_owned(),
-            principal: Arc::from(caller.principal()),
-            caller: Arc::new(caller.clone()),
-            client: client.map(Arc::from),
+            principal: Arc::from(origin.caller.principal()),
+            caller: Arc::new(origin.caller.clone()),
+            client: origin.client.map(Arc::from),
+            budget: origin.budget,
             subject: crate::metrics::Subject::of(tool, group),
             started,
             timeout,
@@ -328,14 +342,12 @@ mod tests {
     impl Calls {
         /// A call of the stdio client with no group or client name.
         fn start_stdio(&self, id: &str, tool: &str, timeout: Duration) -> Option<Arc<Call>> {
-            self.start(
-                id,
-                tool,
-                None,
-                timeout,
-                &coremcp_wire::policy::Caller::Stdio,
-                None,
-            )
+            let origin = Origin {
+                caller: &coremcp_wire::policy::Caller::Stdio,
+                client: None,
+                budget: coremcp_wire::budget::DEFAULT,
+            };
+            self.start(id, tool, None, timeout, origin)
         }
     }
 

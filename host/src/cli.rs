@@ -150,6 +150,13 @@ impl Cli {
             publish_cmd,
             call_timeout: Duration::from_secs(self.call_timeout),
             page_size: self.page_size,
+            result_budget: self
+                .result_budget
+                .as_deref()
+                .filter(|v| !v.trim().is_empty())
+                .map(coremcp_wire::budget::parse)
+                .transpose()
+                .map_err(|e| Failure::usage(format!("--result-budget: {e}")))?,
             group_concurrency: self.group_concurrency as usize,
             roots: config::resolve_roots(&roots).map_err(Failure::usage)?,
             sql_allow_privileged: config::parse_sql_allowed(&sql_allowed, &sql)

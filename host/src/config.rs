@@ -42,6 +42,7 @@ pub mod env {
     pub const CALL_TIMEOUT: &str = "COREMCP_CALL_TIMEOUT";
     /// Tools per `tools/list` page; 0 lists every tool on the first page (`--page-size`).
     pub const PAGE_SIZE: &str = "COREMCP_PAGE_SIZE";
+    pub const RESULT_BUDGET: &str = "COREMCP_RESULT_BUDGET";
     /// Calls one group runs at once; more wait their turn (`--group-concurrency`).
     pub const GROUP_CONCURRENCY: &str = "COREMCP_GROUP_CONCURRENCY";
     /// Where local file and git tools may reach, separated like `PATH` (`--root`, repeatable).
@@ -165,6 +166,9 @@ pub struct Config {
     pub advertise: Option<String>,
     pub call_timeout: Duration,
     pub page_size: usize,
+    /// The result budget every session gets (`--result-budget`); `None`: each session's follows
+    /// its client (`coremcp_wire::budget`).
+    pub result_budget: Option<usize>,
     pub group_concurrency: usize,
     /// Canonical folders local file and git tools may reach (never empty once resolved).
     pub roots: Vec<PathBuf>,
@@ -224,6 +228,7 @@ impl Config {
             compose: None,
             call_timeout: Duration::from_secs(30),
             page_size: 0,
+            result_budget: None,
             group_concurrency: 16,
             roots: Vec::new(),
             sql: Vec::new(),

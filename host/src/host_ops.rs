@@ -6,7 +6,8 @@
 //! `session.record` (Ops `session_record`'s write: the Session service's internal
 //! `session_record` entry, on the relay list when there is one, else in this process), and
 //! `caller` (who the asking call is made for: its principal and the client's name, which
-//! Scrolls records as the actor of what a call does).
+//! Scrolls records as the actor of what a call does, and `result_chars`, the budget its
+//! answer must fit, which the SDK fits every answer to).
 //!
 //! Invariants:
 //! - They answer from the host's own functions, so a plugin never sees a second copy of a
@@ -62,7 +63,7 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
         Arc::new(move |payload: &Value| registry_hosts(&listing, payload)),
     );
     // Who the call that asks is made for, as the host knows it: the principal (judged again
-    // when a configured peer forwarded it) and the client's name.
+    // when a configured peer forwarded it), the client's name and the answer's budget.
     let peers = config.peer_tokens.clone();
     register_op(
         "caller",
@@ -83,6 +84,9 @@ pub fn register(config: &Config, plugins: Arc<PluginSet>, status: StatusFn) {
             }
             if let Some(client) = client.filter(|c| !c.is_empty()) {
                 out["client"] = client.into();
+            }
+            if let Some(budget) = coremcp_engine::host_api::call_budget() {
+                out["result_chars"] = budget.into();
             }
             Ok(out)
         }),

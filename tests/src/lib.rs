@@ -316,6 +316,8 @@ pub struct Server {
     /// Messages that arrived while waiting for something else.
     pub pending: Vec<Value>,
     next_id: u64,
+    /// The result budget the session's client gets (10 000 once it introduced itself as Codex).
+    pub budget: usize,
 }
 
 impl Server {
@@ -379,6 +381,7 @@ impl Server {
             stderr,
             pending: Vec::new(),
             next_id: 1000,
+            budget: MAX_RESULT_CHARS,
         }
     }
 
@@ -449,12 +452,25 @@ impl Server {
 
     /// `initialize` with `version`, then `notifications/initialized`; returns the result.
     pub fn initialize_with(&mut self, version: &str) -> Value {
+        self.initialize_client(version, "coremcp-tests", "0")
+    }
+
+    /// [`Server::initialize_with`] as the client `name` (version "0.63.0"); every answer of a
+    /// Codex session (`codex-mcp-client`) is then held to its 10 000 characters.
+    pub fn initialize_as(&mut self, version: &str, name: &str) -> Value {
+        self.initialize_client(version, name, "0.63.0")
+    }
+
+    fn initialize_client(&mut self, version: &str, name: &str, client_version: &str) -> Value {
         let answer = self.request(
             "initialize",
             json!({"protocolVersion": version, "capabilities": {},
-                   "clientInfo": {"name": "coremcp-tests", "version": "0"}}),
+                   "clientInfo": {"name": name, "version": client_version}}),
         );
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        if name == "codex-mcp-client" {
+            self.budget = CODEX_RESULT_CHARS;
+        }
         answer["result"].clone()
     }
 
@@ -465,7 +481,7 @@ impl Server {
     /// `tools/call`; returns the result (panics on a JSON-RPC error).
     pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let result = self.call_raw(tool, arguments);
-        check_answer(tool, &result);
+        check_answer_within(tool, &result, self.budget);
         result
     }
 
@@ -656,11 +672,18 @@ pub fn text(result: &Value) -> &str {
 
 /// The result limit, in characters of text, as the host counts them.
 pub const MAX_RESULT_CHARS: usize = 20_000;
+/// A Codex session's result limit.
+pub const CODEX_RESULT_CHARS: usize = 10_000;
 
 /// The result contract every answer of every test keeps (ARCHITECTURE.md, "One result
 /// contract"): its text fits [`MAX_RESULT_CHARS`]; a built-in tool's answer was never withheld
 /// by the host's guard; and a built-in tool's structured answer is the same JSON as its text.
 pub fn check_answer(tool: &str, result: &Value) {
+    check_answer_within(tool, result, MAX_RESULT_CHARS)
+}
+
+/// [`check_answer`] in a session whose budget is `budget` characters.
+pub fn check_answer_within(tool: &str, result: &Value, budget: usize) {
     let texts: Vec<&str> = result["content"]
         .as_array()
         .into_iter()
@@ -669,8 +692,8 @@ pub fn check_answer(tool: &str, result: &Value) {
         .collect();
     let size: usize = texts.iter().map(|t| t.chars().count()).sum();
     assert!(
-        size <= MAX_RESULT_CHARS,
-        "{tool}: {size} characters of text, over the result limit"
+        size <= budget,
+        "{tool}: {size} characters of text, over the session's result limit of {budget}"
     );
     let first = texts.first().copied().unwrap_or_default();
     assert!(

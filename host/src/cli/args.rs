@@ -32,6 +32,10 @@ pub struct Cli {
     /// Tools per tools/list page; 0 puts every tool on the first page
     #[arg(long, global = true, env = env::PAGE_SIZE, value_name = "N", default_value_t = 0)]
     pub page_size: usize,
+    /// Characters one tool result may hold, for every client (4000-20000) [default: 10000
+    /// for Codex, 20000 for any other client]
+    #[arg(long, global = true, env = env::RESULT_BUDGET, value_name = "CHARS")]
+    pub result_budget: Option<String>,
     /// A folder local file and git tools may reach (repeatable) [default: the working directory]
     #[arg(long = "root", global = true, value_name = "DIR")]
     pub roots: Vec<PathBuf>,

@@ -56,6 +56,7 @@ pub(super) const GLOBALS: &[Flag] = &[
     flag("groups", Some(env::GROUPS), Some("all")),
     flag("call-timeout", Some(env::CALL_TIMEOUT), Some("30")),
     flag("page-size", Some(env::PAGE_SIZE), Some("0")),
+    flag("result-budget", Some(env::RESULT_BUDGET), None),
     many("root"),
     many("docs"),
     many("sql"),
@@ -208,6 +209,7 @@ pub(super) fn parse(args: &[OsString], env: &dyn Fn(&str) -> Option<OsString>) -
             0..=u32::MAX.into(),
         )?)
         .ok()?,
+        result_budget: given.one("result-budget")?,
         roots: given.many("root").into_iter().map(PathBuf::from).collect(),
         docs: given.many("docs"),
         sql: given.many("sql"),

@@ -117,7 +117,7 @@ impl Session {
             Ok(request) => request,
             Err(message) => return self.reject(id, rpc::INVALID_PARAMS, &message),
         };
-        let Some(request) = self.resolve_meta(id, request) else {
+        let Some(request) = self.resolve_meta(id, request, modern) else {
             return;
         };
         let Some((caller, hop)) = self.judge_caller(id, &request) else {
@@ -144,7 +144,12 @@ impl Session {
     /// The meta tools: `tools_call` unwrapped into the call it names, which then runs exactly
     /// as a direct one; `tools_search` and the group switches answered here, and a tool of a
     /// group not enabled refused. `None`: answered.
-    fn resolve_meta<'a>(&self, id: &str, request: Request<'a>) -> Option<Request<'a>> {
+    fn resolve_meta<'a>(
+        &self,
+        id: &str,
+        request: Request<'a>,
+        modern: Option<&coremcp_wire::modern::Envelope>,
+    ) -> Option<Request<'a>> {
         let inner = &self.inner;
         let mut request = request;
         if inner.menu != Menu::Plain && request.name == search::CALL {
@@ -162,7 +167,8 @@ impl Session {
         }
         let name = request.name.as_ref();
         if inner.menu != Menu::Plain && name == search::SEARCH {
-            self.search_call(id, &request.args);
+            let client = inner.client_of(&Incoming::default(), modern);
+            self.search_call(id, &request.args, inner.budget_of(client.as_deref(), None));
             return None;
         }
         if let Some(enabled) = &inner.enabled {
@@ -220,7 +226,7 @@ impl Session {
 
     /// Answers `tools_search`: the tools of every group and upstream server the caller would
     /// be listed, enabled or not, ranked for its query.
-    fn search_call(&self, id: &str, args: &str) {
+    fn search_call(&self, id: &str, args: &str, budget: usize) {
         let inner = &self.inner;
         let result = match search::query(args) {
             Ok(query) => {
@@ -237,7 +243,7 @@ impl Session {
                     .iter()
                     .map(|e| &**e)
                     .chain(upstream.iter().map(String::as_str));
-                render::call_success(&search::answer(&query, entries).to_string())
+                render::call_success(&search::answer(&query, entries, budget).to_string())
             }
             Err(message) => render::call_error_text(&message),
         };

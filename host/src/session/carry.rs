@@ -22,7 +22,7 @@ use coremcp_wire::{render, rpc};
 use super::call::{Request, APPROVAL_WAIT};
 use super::outcome::{Mrtr, Outcome};
 use super::{duplicate, log_rank, Inner, Session};
-use crate::calls::Call;
+use crate::calls::{Call, Origin};
 use crate::registry;
 use crate::route::{self, Refusal, Route, Run, To};
 use coremcp_engine::{host_api, pool};
@@ -40,6 +40,12 @@ impl Session {
         modern: Option<&coremcp_wire::modern::Envelope>,
     ) {
         let name = request.name.as_ref();
+        let client = self.inner.client_of(hop, modern);
+        let origin = Origin {
+            caller,
+            client: client.as_deref(),
+            budget: self.inner.budget_of(client.as_deref(), hop.budget),
+        };
         match route {
             Route::Unknown(message) => {
                 crate::metrics::refused(&crate::metrics::Subject::unknown());
@@ -63,9 +69,9 @@ impl Session {
                     responses: request.input_responses.clone(),
                     state: request.request_state.clone(),
                 });
-                self.start_upstream(id, &request, target, caller, hop, mrtr)
+                self.start_upstream(id, &request, target, origin, mrtr)
             }
-            Route::Run(run) => self.start_run(id, &request, run, caller, hop, modern),
+            Route::Run(run) => self.start_run(id, &request, run, origin, hop, modern),
         }
     }
 
@@ -76,8 +82,7 @@ impl Session {
         id: &str,
         request: &Request<'_>,
         target: Target,
-        caller: &Caller,
-        hop: &Incoming,
+        origin: Origin<'_>,
         mrtr: Option<Mrtr>,
     ) {
         let inner = &self.inner;
@@ -86,11 +91,7 @@ impl Session {
             // A human answers in minutes, not seconds.
             timeout += APPROVAL_WAIT;
         }
-        let client = hop.client.as_deref();
-        let Some(call) = inner
-            .calls
-            .start(id, &request.name, None, timeout, caller, client)
-        else {
+        let Some(call) = inner.calls.start(id, &request.name, None, timeout, origin) else {
             return self.reject(id, rpc::INVALID_REQUEST, &duplicate(id));
         };
         let job_inner = Arc::clone(inner);
@@ -111,7 +112,7 @@ impl Session {
         id: &str,
         request: &Request<'_>,
         run: Run,
-        caller: &Caller,
+        origin: Origin<'_>,
         hop: &Incoming,
         modern: Option<&coremcp_wire::modern::Envelope>,
     ) {
@@ -122,11 +123,7 @@ impl Session {
         let timeout = self.timeout_for(&request.args, || {
             slot.listing().and_then(|l| l.declared_timeout(name))
         });
-        let client = hop.client.as_deref();
-        let Some(call) = inner
-            .calls
-            .start(id, name, Some(&slot.id), timeout, caller, client)
-        else {
+        let Some(call) = inner.calls.start(id, name, Some(&slot.id), timeout, origin) else {
             return self.reject(id, rpc::INVALID_REQUEST, &duplicate(id));
         };
         if let Some(floor) = modern
@@ -139,7 +136,7 @@ impl Session {
         let out = match run.to {
             To::Plugin => Outgoing::default(),
             To::Relays(_) | To::Remote(_) => {
-                Outgoing::new(caller, hop, host_api::value("client").as_deref())
+                Outgoing::new(origin.caller, hop, origin.client).with_budget(call.budget)
             }
         };
         let job_inner = Arc::clone(inner);
@@ -201,7 +198,7 @@ impl Inner {
             }
             To::Relays(relays) => {
                 let outcome = relays.call(&call.tool, &run.args, out, deadline, &call.cancelled);
-                forwarded_answer(&call.id, &call.tool, outcome)
+                forwarded_answer(&call.id, &call.tool, outcome, call.budget)
             }
             To::Remote(host) => self.run_remote(run, call, out, host, deadline),
         };
@@ -229,6 +226,7 @@ impl Inner {
             Arc::clone(&call.caller),
             call.client.clone(),
             tool,
+            call.budget,
             || self.run_loaded(run, call),
         )
     }
@@ -275,7 +273,7 @@ impl Inner {
         };
         let outcome = loaded.library.module.call()(&ctx, call.tool.as_str().into(), args.into());
         match outcome.into_result() {
-            Ok(json) => match render::plugin_success(&call.tool, json.as_str()) {
+            Ok(json) => match render::plugin_success(&call.tool, json.as_str(), call.budget) {
                 Ok(result) => result,
                 Err(replaced) => {
                     crate::metrics::oversized(&call.subject);
@@ -318,13 +316,30 @@ impl Inner {
             deadline,
             &call.cancelled,
         );
-        forwarded_answer(&call.id, &call.tool, outcome)
+        forwarded_answer(&call.id, &call.tool, outcome, call.budget)
     }
 }
 
-/// The JSON-RPC message that answers request `id` with what peers made of the call.
-fn forwarded_answer(id: &str, tool: &str, outcome: Result<Reply, ForwardError>) -> String {
+/// The JSON-RPC message that answers request `id` with what peers made of the call. A peer
+/// keeps to the budget the call carried; one that did not (an older Core MCP) has its text cut
+/// to `budget` on the way, as an upstream server's is.
+fn forwarded_answer(
+    id: &str,
+    tool: &str,
+    outcome: Result<Reply, ForwardError>,
+    budget: usize,
+) -> String {
     match outcome {
+        // Written, a result has at least as many bytes as characters.
+        Ok(Reply::Result(result)) if result.len() > budget => {
+            let cut = serde_json::from_str::<serde_json::Value>(&result)
+                .ok()
+                .and_then(|mut value| {
+                    coremcp_upstream::publish::cap_result(&mut value, budget)
+                        .then(|| value.to_string())
+                });
+            coremcp_wire::rpc::response(id, cut.as_deref().unwrap_or(&result))
+        }
         Ok(Reply::Result(result)) => coremcp_wire::rpc::response(id, &result),
         // As the peer answered it, `data` included.
         Ok(Reply::Error {
@@ -357,12 +372,15 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
+    const MAX: usize = coremcp_wire::budget::MAX;
+
     #[test]
     fn peers_answers_pass_through_unchanged() {
         let ok = forwarded_answer(
             "7",
             "t",
             Ok(Reply::Result(r#"{"content":[],"isError":true}"#.into())),
+            MAX,
         );
         assert_eq!(
             ok,
@@ -376,6 +394,7 @@ mod tests {
                 message: "bad".into(),
                 data: Some(r#"{"field":"scope","hint":[1,2]}"#.into()),
             }),
+            MAX,
         );
         let err: Value = serde_json::from_str(&err).expect("json");
         assert_eq!(err["error"]["code"], -32602);
@@ -392,6 +411,7 @@ mod tests {
                 peer: "http://r1/mcp".into(),
                 error: coremcp_net::client::HttpError::Timeout,
             }),
+            MAX,
         );
         assert!(lost.contains("It may have run there"), "{lost}");
         // One that never left: it did not.
@@ -405,10 +425,31 @@ mod tests {
                     reason: "refused".into(),
                 },
             }),
+            MAX,
         );
         assert!(
             unsent.contains("could not be forwarded") && !unsent.contains("may have run"),
             "{unsent}"
+        );
+    }
+
+    #[test]
+    fn a_peers_answer_over_the_budget_is_cut_to_it() {
+        let long = serde_json::json!({"content": [{"type": "text", "text": "z".repeat(15_000)}]});
+        let reply = || Ok(Reply::Result(long.to_string()));
+        // Within the budget: as the peer wrote it.
+        let whole = forwarded_answer("1", "t", reply(), MAX);
+        assert!(whole.contains(&"z".repeat(15_000)));
+        // A Codex session's budget: cut, with the marker inside it.
+        let cut: Value =
+            serde_json::from_str(&forwarded_answer("1", "t", reply(), 10_000)).expect("json");
+        let text = cut["result"]["content"][0]["text"].as_str().expect("text");
+        // The marker counts in the limit (a shorter number may leave a character spare).
+        assert!((9_990..=10_000).contains(&text.chars().count()));
+        assert!(
+            text.contains("[truncated by Core MCP"),
+            "{}",
+            &text[9_800..]
         );
     }
 }

@@ -97,6 +97,9 @@ struct Inner {
     detached: Detachments,
     /// The protocol version `initialize` negotiated; empty until then.
     negotiated: Mutex<Option<&'static str>>,
+    /// The client as it introduced itself at `initialize` ("name version"); a sessionless 2026
+    /// session has none, its requests say.
+    client: Mutex<Option<Arc<str>>>,
     /// With `--groups dynamic`: the groups this session has enabled.
     enabled: Option<groups::Enabled>,
 }
@@ -194,6 +197,7 @@ impl Session {
             surface_listed: Mutex::new(None),
             detached,
             negotiated: Mutex::new(None),
+            client: Mutex::new(None),
         });
         let listener: Arc<dyn Listener> = Arc::clone(&inner) as Arc<dyn Listener>;
         let weak: Weak<dyn Listener> = Arc::downgrade(&listener);
@@ -361,7 +365,10 @@ impl Session {
                 rpc::INVALID_REQUEST,
                 format!("{method} before initialize: send initialize first (MCP lifecycle)"),
             )),
-            ("tools/list", Some(_)) => self.tools_list(params),
+            ("tools/list", Some(_)) => {
+                let client = self.inner.session_client();
+                self.tools_list(params, client.as_deref())
+            }
             ("tools/call", Some(_)) => return self.tools_call(id, params),
             (method, Some(_))
                 if coremcp_upstream::surface::serves(method) && inner.upstreams.has_servers() =>
@@ -439,6 +446,11 @@ impl Session {
             if let Some(name) =
                 coremcp_wire::client_name::label(&client.name, client.version.as_deref())
             {
+                *self
+                    .inner
+                    .client
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(Arc::from(name.as_str()));
                 host_api::set_value("client", name);
             }
         }
@@ -454,11 +466,13 @@ impl Session {
             version,
             "initialize"
         );
+        let client = self.inner.session_client();
         mcp::initialize_result(
             version,
             &self.inner.plugins.installed_ids(),
             self.inner.menu,
             self.inner.upstreams.has_servers(),
+            self.inner.budget_of(client.as_deref(), None),
         )
     }
 
@@ -485,7 +499,12 @@ impl Session {
         }
     }
 
-    fn tools_list(&self, params: Option<&RawValue>) -> Result<String, (i64, String)> {
+    /// `tools/list` for `client`; Claude Code is told each tool's result size.
+    fn tools_list(
+        &self,
+        params: Option<&RawValue>,
+        client: Option<&str>,
+    ) -> Result<String, (i64, String)> {
         #[derive(Deserialize)]
         struct Params {
             cursor: Option<String>,
@@ -516,6 +535,15 @@ impl Session {
         };
         let end = (start + size).min(entries.len());
         let next = (end < entries.len()).then(|| end.to_string());
+        if coremcp_wire::budget::declares_result_size(client) {
+            let budget = self.inner.budget_of(client, None);
+            let declared: Vec<String> = entries[start..end]
+                .iter()
+                .map(|e| render::declare_result_size(e, budget).unwrap_or_else(|| (*e).to_owned()))
+                .collect();
+            let declared: Vec<&str> = declared.iter().map(String::as_str).collect();
+            return Ok(render::tools_list(&declared, next.as_deref()));
+        }
         Ok(render::tools_list(&entries[start..end], next.as_deref()))
     }
 
@@ -580,6 +608,39 @@ impl Listener for Inner {
 }
 
 impl Inner {
+    /// The client as it introduced itself at `initialize`.
+    fn session_client(&self) -> Option<Arc<str>> {
+        self.client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The agent's client a call is made from: the one a configured peer passed it on for
+    /// (`hop`, already judged), else the one a 2026 request names, else the session's.
+    fn client_of(
+        &self,
+        hop: &coremcp_relay::hop::Incoming,
+        modern: Option<&coremcp_wire::modern::Envelope>,
+    ) -> Option<Arc<str>> {
+        hop.client
+            .as_deref()
+            .map(Arc::from)
+            .or_else(|| {
+                modern
+                    .and_then(|m| m.client())
+                    .map(|c| Arc::from(c.as_str()))
+            })
+            .or_else(|| self.session_client())
+    }
+
+    /// The result budget of a call from `client`: the operator's, else its client's
+    /// (`coremcp_wire::budget`), lowered to the one a peer that passed it on carried.
+    fn budget_of(&self, client: Option<&str>, carried: Option<usize>) -> usize {
+        let own = coremcp_wire::budget::for_session(self.config.result_budget, client);
+        carried.map_or(own, |c| c.min(own))
+    }
+
     fn tool_entries(&self) -> Entries {
         let generation = self.plugins.generation();
         if let Some((built, entries)) = self

@@ -87,15 +87,19 @@ impl Session {
         }
         let answer = match method {
             "server/discover" => {
-                if let Some(client) = envelope.client() {
+                let client = envelope.client();
+                let budget = inner.budget_of(client.as_deref(), None);
+                if let Some(client) = client {
                     coremcp_engine::host_api::set_value("client", client);
                 }
                 Ok(modern::discover_result(
-                    &mcp::instructions(&inner.plugins.installed_ids(), inner.menu),
+                    &mcp::instructions(&inner.plugins.installed_ids(), inner.menu, budget),
                     inner.upstreams.has_servers(),
                 ))
             }
-            "tools/list" => self.tools_list(params).map(|r| modern::cacheable(&r)),
+            "tools/list" => self
+                .tools_list(params, envelope.client().as_deref())
+                .map(|r| modern::cacheable(&r)),
             "tools/call" => return self.call_tool(id, params, Some(&envelope)),
             method
                 if coremcp_upstream::surface::serves(method) && inner.upstreams.has_servers() =>

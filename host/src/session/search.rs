@@ -24,8 +24,8 @@ pub const CALL: &str = "tools_call";
 const DEFAULT_LIMIT: usize = 5;
 /// The most a search answers.
 const MAX_LIMIT: usize = 20;
-/// Room kept under the result limit for the answer's wrapper.
-const BUDGET: usize = coremcp_wire::mcp::MAX_RESULT_CHARS - 1_000;
+/// Room kept under the session's result budget for the answer's wrapper.
+const WRAPPER: usize = 1_000;
 
 /// Whether `name` is one of these meta tools.
 pub fn is_meta(name: &str) -> bool {
@@ -190,8 +190,10 @@ fn score(query: &Query, name: &str, description: &str) -> u32 {
 }
 
 /// The answer to `query` over `entries` (`tools/list` entries, JSON text): the best-scoring
-/// tools, best first (ties by name), as many as the limit asks and the result limit allows.
-pub fn answer<'a>(query: &Query, entries: impl Iterator<Item = &'a str>) -> Value {
+/// tools, best first (ties by name), as many as the limit asks and the session's result
+/// `budget` allows.
+pub fn answer<'a>(query: &Query, entries: impl Iterator<Item = &'a str>, budget: usize) -> Value {
+    let room = budget.saturating_sub(WRAPPER);
     let mut found: Vec<(u32, Value)> = entries
         .filter_map(|entry| serde_json::from_str::<Value>(entry).ok())
         .filter_map(|tool| {
@@ -216,7 +218,7 @@ pub fn answer<'a>(query: &Query, entries: impl Iterator<Item = &'a str>) -> Valu
             "inputSchema": tool["inputSchema"],
         });
         let cost = shown.to_string().chars().count() + 1;
-        if size + cost > BUDGET {
+        if size + cost > room {
             left_out += 1;
             continue;
         }
@@ -245,6 +247,8 @@ pub fn answer<'a>(query: &Query, entries: impl Iterator<Item = &'a str>) -> Valu
 mod tests {
     use super::*;
 
+    const MAX: usize = coremcp_wire::budget::MAX;
+
     fn entry(name: &str, description: &str) -> String {
         json!({"name": name, "description": description,
                "inputSchema": {"type": "object", "properties": {}}})
@@ -270,18 +274,18 @@ mod tests {
             entry("notepad_get", "Get one note."),
         ];
         let q = query(r#"{"query": "container logs"}"#).expect("query");
-        let found = answer(&q, entries.iter().map(String::as_str));
+        let found = answer(&q, entries.iter().map(String::as_str), MAX);
         assert_eq!(names(&found)[0], "docker_container_logs", "{found}");
         // "log" is part of git_log's name: found, after the one that has both words.
         assert!(names(&found).contains(&"git_log"), "{found}");
         assert!(!names(&found).contains(&"notepad_get"), "{found}");
         let q = query(r#"{"query": "status", "limit": 1}"#).expect("query");
         assert_eq!(
-            names(&answer(&q, entries.iter().map(String::as_str))),
+            names(&answer(&q, entries.iter().map(String::as_str), MAX)),
             ["git_status"]
         );
         let q = query(r#"{"query": "kubernetes"}"#).expect("query");
-        let none = answer(&q, entries.iter().map(String::as_str));
+        let none = answer(&q, entries.iter().map(String::as_str), MAX);
         assert_eq!(none["matches"], 0);
         assert!(none["next"]
             .as_str()
@@ -296,11 +300,13 @@ mod tests {
             .map(|i| entry(&format!("tool_{i:02}"), &big))
             .collect();
         let q = query(r#"{"query": "word", "limit": 20}"#).expect("query");
-        let found = answer(&q, entries.iter().map(String::as_str));
-        assert!(found.to_string().chars().count() <= BUDGET, "too big");
-        let shown = names(&found).len();
-        assert!(shown > 0 && shown < 20, "{shown}");
-        assert_eq!(found["left_out"], 20 - shown);
+        for budget in [coremcp_wire::budget::MAX, coremcp_wire::budget::CODEX] {
+            let found = answer(&q, entries.iter().map(String::as_str), budget);
+            assert!(found.to_string().chars().count() <= budget, "too big");
+            let shown = names(&found).len();
+            assert!(shown > 0 && shown < 20, "{shown}");
+            assert_eq!(found["left_out"], 20 - shown);
+        }
     }
 
     #[test]

@@ -94,10 +94,13 @@ impl Session {
         if inner.upstreams.policy().needs_approval(forward.server.id()) {
             timeout += super::call::APPROVAL_WAIT;
         }
-        let Some(call) = inner
-            .calls
-            .start(id, &forward.label, None, timeout, &inner.caller, None)
-        else {
+        let client = inner.session_client();
+        let origin = crate::calls::Origin {
+            caller: &inner.caller,
+            client: None,
+            budget: inner.budget_of(client.as_deref(), None),
+        };
+        let Some(call) = inner.calls.start(id, &forward.label, None, timeout, origin) else {
             return inner.out.send(rpc::error(
                 Some(id),
                 rpc::INVALID_REQUEST,

@@ -189,7 +189,7 @@ impl Inner {
                 ))),
             },
             // (`request` took the 2026 fields off already.)
-            Ok(result) => Ok(Outcome::Result(finish(result))),
+            Ok(result) => Ok(Outcome::Result(finish(result, call.budget))),
             Err(UpstreamError::Cancelled { .. }) => Err(None),
             Err(UpstreamError::Http { source, .. }) if source.is_before_send() => {
                 let why = source.to_string();
@@ -230,7 +230,7 @@ impl Inner {
                 return; // abandoned: cancelled, or past its deadline
             }
             let text = match outcome {
-                Some(Ok(raw)) => match as_written(raw.get()) {
+                Some(Ok(raw)) => match as_written(raw.get(), call_done.budget) {
                     Some(result) => result.to_owned(),
                     None => {
                         let result: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
@@ -240,7 +240,7 @@ impl Inner {
                                 &server_done,
                             ))
                         } else {
-                            finish(conn_done.client.incoming(result))
+                            finish(conn_done.client.incoming(result), call_done.budget)
                         }
                     }
                 },
@@ -362,9 +362,16 @@ fn is_input_required(result: &Value) -> bool {
 /// a `content` array, no `null` at its top level or in a content item, no `resultType` (what a
 /// 2026 server adds), and no more text than the cap even counted as written (escapes
 /// included, so never fewer characters than the text has). `None`: it goes through `finish`.
-fn as_written(result: &str) -> Option<&str> {
+fn as_written(result: &str, limit: usize) -> Option<&str> {
     let top: Fields<'_> = serde_json::from_str(result).ok()?;
     if top.has_null() || top.has_duplicates() || top.get("resultType").is_some() {
+        return None;
+    }
+    // A structured part over the limit is dropped (written, it has at least as many bytes).
+    if top
+        .get("structuredContent")
+        .is_some_and(|s| s.get().len() > limit)
+    {
         return None;
     }
     let items: Vec<Fields<'_>> = serde_json::from_str(top.get("content")?.get()).ok()?;
@@ -378,7 +385,7 @@ fn as_written(result: &str) -> Option<&str> {
             .get("text")
             .map_or(0, |t| t.get().len().saturating_sub(2));
     }
-    (text <= coremcp_wire::mcp::MAX_RESULT_CHARS).then_some(result)
+    (text <= limit).then_some(result)
 }
 
 /// A JSON object's members as written, in order, without building a `Value` (an object with
@@ -425,8 +432,9 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
     }
 }
 
-/// The server's result as agents get it: optional `null`s left out, text capped.
-fn finish(mut result: Value) -> String {
+/// The server's result as agents get it: optional `null`s left out, text capped at `limit`
+/// (the session's budget).
+fn finish(mut result: Value, limit: usize) -> String {
     if let Some(object) = result.as_object_mut() {
         object.retain(|_, v| !v.is_null());
         if let Some(items) = object.get_mut("content").and_then(Value::as_array_mut) {
@@ -438,7 +446,7 @@ fn finish(mut result: Value) -> String {
     if !result.get("content").is_some_and(Value::is_array) {
         result["content"] = json!([]);
     }
-    cap_result(&mut result);
+    cap_result(&mut result, limit);
     result.to_string()
 }
 
@@ -491,19 +499,24 @@ fn call_params(
 mod tests {
     use super::*;
 
+    const MAX: usize = coremcp_wire::budget::MAX;
+
     #[test]
     fn results_lose_their_nulls_and_are_capped() {
-        let out: Value = serde_json::from_str(&finish(json!({
-            "content": [{"type": "text", "text": "x".repeat(30_000), "annotations": null}],
-            "structuredContent": null,
-            "isError": null
-        })))
+        let out: Value = serde_json::from_str(&finish(
+            json!({
+                "content": [{"type": "text", "text": "x".repeat(30_000), "annotations": null}],
+                "structuredContent": null,
+                "isError": null
+            }),
+            MAX,
+        ))
         .expect("json");
         assert!(out.get("structuredContent").is_none() && out.get("isError").is_none());
         let text = out["content"][0]["text"].as_str().expect("text");
         assert!(text.contains("[truncated by Core MCP"), "{}", &text[..100]);
         assert!(out["content"][0].get("annotations").is_none());
-        let empty: Value = serde_json::from_str(&finish(json!({}))).expect("json");
+        let empty: Value = serde_json::from_str(&finish(json!({}), MAX)).expect("json");
         assert_eq!(empty, json!({"content": []}));
     }
 
@@ -545,22 +558,41 @@ mod tests {
             ("null", false),
         ];
         for (result, unchanged) in cases {
-            assert_eq!(as_written(result).is_some(), unchanged, "{result}");
+            assert_eq!(as_written(result, MAX).is_some(), unchanged, "{result}");
             if unchanged {
                 let value: Value = serde_json::from_str(result).expect("json");
-                let finished: Value = serde_json::from_str(&finish(value.clone())).expect("json");
+                let finished: Value =
+                    serde_json::from_str(&finish(value.clone(), MAX)).expect("json");
                 assert_eq!(finished, value, "{result}");
             }
         }
         let capped = format!(r#"{{"content":[{{"type":"text","text":"{long}"}}]}}"#);
         assert!(
-            as_written(&capped).is_none(),
+            as_written(&capped, MAX).is_none(),
             "over the cap: finish cuts it"
         );
         let at_cap = format!(
             r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
             &long[2..]
         );
-        assert!(as_written(&at_cap).is_some());
+        assert!(as_written(&at_cap, MAX).is_some());
+        // A smaller session's budget: the same result goes through `finish`, which cuts it.
+        assert!(as_written(&at_cap, 10_000).is_none());
+        let cut: Value = serde_json::from_str(&finish(
+            serde_json::from_str(&at_cap).expect("json"),
+            10_000,
+        ))
+        .expect("json");
+        let shown = cut["content"][0]["text"]
+            .as_str()
+            .map_or(0, |t| t.chars().count());
+        assert!((9_990..=10_000).contains(&shown), "{shown}");
+        // A structured part over the limit is dropped by `finish`, so it is not as written.
+        let structured = format!(
+            r#"{{"content":[{{"type":"text","text":"ok"}}],"structuredContent":{{"s":"{}"}}}}"#,
+            &long[..12_000]
+        );
+        assert!(as_written(&structured, MAX).is_some());
+        assert!(as_written(&structured, 10_000).is_none());
     }
 }

@@ -1,14 +1,73 @@
-//! Keeping results whole: the host cuts a result over 20 000 characters and then drops its
-//! structured content, so every group fits its answers under [`RESULT_BUDGET`] with these.
+//! Keeping results whole: the host withholds a built-in tool's answer over the session's
+//! budget (20 000 characters by default, 10 000 for Codex), so every group fits its answers
+//! under [`result_budget`] with these.
 //!
 //! Invariants: a cut never splits a character; a cut text ends with a visible marker naming
 //! how much was shown of how much and how to get the rest; optional fields are left out,
-//! never sent as `null`; sizes are counted in characters, as the host counts them.
+//! never sent as `null`; sizes are counted in characters, as the host counts them; what fits
+//! one call's budget is decided by that call's budget, asked of the host once per call.
+
+use std::cell::Cell;
 
 use serde_json::{json, Map, Value};
 
-/// What a whole result may serialise to, in characters, leaving room under the host's 20 000.
+/// What a whole result may serialise to in the largest budget (a session of any client but
+/// Codex), in characters, leaving room under the host's 20 000. The running call's own is
+/// [`result_budget`].
 pub const RESULT_BUDGET: usize = 19_500;
+/// The room a result keeps under the session's budget for the host's wrapper.
+const WRAPPER: usize = 500;
+/// The smallest budget: the host never gives a session less than 4 000 characters.
+const MIN_BUDGET: usize = 4_000 - WRAPPER;
+
+thread_local! {
+    /// The running call's budget, once asked; a new call forgets it.
+    static CALL_BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+    /// A budget a test runs under ([`with_budget`]).
+    static TEST_BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// What the answer of the running call may serialise to, in characters: its session's budget
+/// (the host's `caller` operation says it) less the room of the host's wrapper;
+/// [`RESULT_BUDGET`] outside a host, or from a host that does not say.
+pub fn result_budget() -> usize {
+    if let Some(budget) = TEST_BUDGET.with(Cell::get) {
+        return budget;
+    }
+    if let Some(budget) = CALL_BUDGET.with(Cell::get) {
+        return budget;
+    }
+    let budget = crate::host_call("caller", &json!({}))
+        .ok()
+        .and_then(|answer| answer["result_chars"].as_u64())
+        .map_or(RESULT_BUDGET, |chars| {
+            usize::try_from(chars)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(WRAPPER)
+                .clamp(MIN_BUDGET, RESULT_BUDGET)
+        });
+    CALL_BUDGET.with(|slot| slot.set(Some(budget)));
+    budget
+}
+
+/// Forgets the budget of the call before: the next [`result_budget`] asks the host again.
+pub(crate) fn new_call() {
+    CALL_BUDGET.with(|slot| slot.set(None));
+}
+
+/// Runs `f` as a call whose session's budget is `chars` characters (what the host gives a
+/// Codex session is 10 000): a group's tests prove its answers fit a smaller budget.
+pub fn with_budget<T>(chars: usize, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<usize>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            TEST_BUDGET.with(|slot| slot.set(self.0));
+        }
+    }
+    let before = TEST_BUDGET.with(|slot| slot.replace(Some(chars.saturating_sub(WRAPPER))));
+    let _reset = Reset(before);
+    f()
+}
 /// The most items a cleanup-style result lists; the rest are counted in `more`.
 pub const MAX_LISTED: usize = 200;
 
@@ -34,7 +93,7 @@ pub fn capped(mut items: Vec<Value>) -> (Vec<Value>, Option<usize>) {
 /// The answer of a tool that removes or closes many records at once (a clean-up):
 /// `{<count_field>: count, dry_run, items, more?}`, where `items` (what was, or with `dry_run`
 /// would be, touched) is a sample in the order given: at most [`MAX_LISTED`], and only as many
-/// as fit [`RESULT_BUDGET`] beside the counts ([`fitting`]); `more` counts the rest of
+/// as fit [`result_budget`] beside the counts ([`fitting`]); `more` counts the rest of
 /// `count`. So the answer fits however many records were touched and however long their names
 /// are: a change that was made is never reported as an error.
 pub fn sweep(count_field: &str, count: usize, dry_run: bool, items: Vec<Value>) -> Value {
@@ -227,7 +286,7 @@ pub fn fitting<T: serde::Serialize>(items: &[T], base: &Value) -> usize {
     for item in items {
         // One separator comma per item besides its own text.
         let cost = serde_json::to_string(item).map_or(usize::MAX, |t| t.chars().count()) + 1;
-        if fits > 0 && size.saturating_add(cost) > RESULT_BUDGET {
+        if fits > 0 && size.saturating_add(cost) > result_budget() {
             break;
         }
         size = size.saturating_add(cost);
@@ -331,7 +390,7 @@ pub fn fit_array(value: &mut Value, field: &str, budget: usize) -> usize {
 
 /// Fits a result holding patch or file text in `field`: drops `list` items (the per-file
 /// stats) beyond `max_items` and then cuts the text further until the result fits
-/// [`RESULT_BUDGET`]. Sets `truncated` when anything was cut.
+/// [`result_budget`]. Sets `truncated` when anything was cut.
 pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
     const MAX_ITEMS: usize = 200;
     if let Some(list) = list {
@@ -341,16 +400,16 @@ pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
                 value["files_truncated"] = Value::Bool(true);
             }
         }
-        if chars(value) > RESULT_BUDGET + 4000 {
+        if chars(value) > result_budget() + 4000 {
             // Leave at least some room for the text.
-            if fit_array(value, list, RESULT_BUDGET - 4000) > 0 {
+            if fit_array(value, list, result_budget() - 4000) > 0 {
                 value["files_truncated"] = Value::Bool(true);
             }
         }
     }
     for _ in 0..8 {
         let total = chars(value);
-        if total <= RESULT_BUDGET {
+        if total <= result_budget() {
             return;
         }
         let Some(text) = value.get(field).and_then(Value::as_str) else {
@@ -360,7 +419,7 @@ pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
         // character, with a margin.
         let chars = text.chars().count();
         let cost = self::chars(&Value::String(text.to_owned())).max(1);
-        let room = (RESULT_BUDGET + cost).saturating_sub(total + 300);
+        let room = (result_budget() + cost).saturating_sub(total + 300);
         let target = (chars as u128 * room as u128 / cost as u128) as usize;
         let base = text
             .rsplit_once("\n…[truncated at ")
@@ -379,6 +438,31 @@ pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_fits_its_sessions_budget() {
+        // Outside a host: the largest.
+        assert_eq!(result_budget(), RESULT_BUDGET);
+        with_budget(10_000, || {
+            assert_eq!(result_budget(), 9_500);
+            // What a page, a sample and a cut text hold follows it.
+            let items = rows(100, 300);
+            let fits = fitting(&items, &json!({"items": []}));
+            assert!(fits > 0 && fits < 32, "{fits}");
+            let answer = sweep("deleted_count", 5_000, false, rows(300, 200));
+            assert!(chars(&answer) <= 9_500, "{}", chars(&answer));
+            let mut record = json!({"description": "d".repeat(30_000)});
+            fit_fields(&mut record, &[("description", 0)], result_budget());
+            assert!(chars(&record) <= 9_500, "{}", chars(&record));
+            with_budget(4_000, || assert_eq!(result_budget(), 3_500));
+            assert_eq!(
+                result_budget(),
+                9_500,
+                "an inner budget ends with its closure"
+            );
+        });
+        assert_eq!(result_budget(), RESULT_BUDGET);
+    }
 
     /// `n` items of `width` characters each, keyed `k0`, `k1`, … (the paging tests use them too).
     pub(crate) fn rows(n: usize, width: usize) -> Vec<Value> {
@@ -405,16 +489,16 @@ pub(crate) mod tests {
     #[test]
     fn a_window_is_cut_at_max_chars_and_to_the_budget() {
         let mut recording = json!({"transcript": "abcdef"});
-        fit_windows(&mut recording, &[("transcript", 0, 4)], RESULT_BUDGET);
+        fit_windows(&mut recording, &[("transcript", 0, 4)], result_budget());
         assert_eq!(recording["transcript"], "abcd");
         assert_eq!(recording["transcript_truncated"], true);
         assert_eq!(recording["transcript_total_chars"], 6);
         assert_eq!(recording["transcript_next_offset"], 4);
         // Quotes double in JSON: the cut goes below max_chars to stay in the budget.
         let mut quotes = json!({"transcript": "\"".repeat(30_000)});
-        fit_windows(&mut quotes, &[("transcript", 0, 30_000)], RESULT_BUDGET);
-        assert!(chars(&quotes) <= RESULT_BUDGET, "{}", chars(&quotes));
-        assert!(chars(&quotes) > RESULT_BUDGET - 500, "{}", chars(&quotes));
+        fit_windows(&mut quotes, &[("transcript", 0, 30_000)], result_budget());
+        assert!(chars(&quotes) <= result_budget(), "{}", chars(&quotes));
+        assert!(chars(&quotes) > result_budget() - 500, "{}", chars(&quotes));
     }
 
     fn check(input: &str, max: usize, dropped: u64, expected: &str, truncated: bool) {
@@ -461,7 +545,7 @@ pub(crate) mod tests {
     fn fits_the_result_budget() {
         let mut value = json!({"text": "x\"y\n".repeat(20_000), "files": [], "truncated": false});
         fit(&mut value, "text", Some("files"), "narrow it");
-        assert!(chars(&value) <= RESULT_BUDGET, "{}", chars(&value));
+        assert!(chars(&value) <= result_budget(), "{}", chars(&value));
         assert_eq!(value["truncated"], true);
         let text = value["text"].as_str().expect("text");
         assert!(
@@ -475,13 +559,13 @@ pub(crate) mod tests {
             .collect();
         let mut value = json!({"text": "small", "files": files});
         fit(&mut value, "text", Some("files"), "narrow it");
-        assert!(chars(&value) <= RESULT_BUDGET);
+        assert!(chars(&value) <= result_budget());
         assert_eq!(value["files_truncated"], true);
         assert_eq!(value["text"], "small");
 
         let mut value = json!({"commits": (0..500).map(|i| json!({"n": i, "pad": "p".repeat(100)})).collect::<Vec<_>>()});
-        let dropped = fit_array(&mut value, "commits", RESULT_BUDGET);
-        assert!(dropped > 0 && chars(&value) <= RESULT_BUDGET);
+        let dropped = fit_array(&mut value, "commits", result_budget());
+        assert!(dropped > 0 && chars(&value) <= result_budget());
     }
 
     #[test]
@@ -505,10 +589,14 @@ pub(crate) mod tests {
         fit_fields(
             &mut record,
             &[("description", 0), ("acceptance", 0)],
-            RESULT_BUDGET,
+            result_budget(),
         );
-        assert!(chars(&record) <= RESULT_BUDGET, "{}", chars(&record));
-        assert!(chars(&record) > RESULT_BUDGET - 2_000, "{}", chars(&record));
+        assert!(chars(&record) <= result_budget(), "{}", chars(&record));
+        assert!(
+            chars(&record) > result_budget() - 2_000,
+            "{}",
+            chars(&record)
+        );
         assert_eq!(record["description_truncated"], true);
         assert_eq!(record["acceptance"], "short");
         assert!(record.get("acceptance_truncated").is_none());
@@ -517,7 +605,7 @@ pub(crate) mod tests {
         let mut offset = 0;
         loop {
             let mut piece = json!({"key": "A-1", "description": body.clone()});
-            fit_fields(&mut piece, &[("description", offset)], RESULT_BUDGET);
+            fit_fields(&mut piece, &[("description", offset)], result_budget());
             read.push_str(piece["description"].as_str().expect("text"));
             match piece["description_next_offset"].as_u64() {
                 Some(next) => offset = next as usize,
@@ -527,9 +615,9 @@ pub(crate) mod tests {
         }
         assert_eq!(read, body);
         let mut small = json!({"description": "abc"});
-        fit_fields(&mut small, &[("description", 0)], RESULT_BUDGET);
+        fit_fields(&mut small, &[("description", 0)], result_budget());
         assert_eq!(small, json!({"description": "abc"}));
-        fit_fields(&mut small, &[("description", 1)], RESULT_BUDGET);
+        fit_fields(&mut small, &[("description", 1)], result_budget());
         assert_eq!(
             small,
             json!({"description": "bc", "description_truncated": false,
@@ -544,9 +632,9 @@ pub(crate) mod tests {
         fit_fields(
             &mut record,
             &[("summary", 0), ("cwd", 0), ("repo", 0)],
-            RESULT_BUDGET,
+            result_budget(),
         );
-        assert!(chars(&record) <= RESULT_BUDGET, "{}", chars(&record));
+        assert!(chars(&record) <= result_budget(), "{}", chars(&record));
         assert_eq!(
             record["cwd"].as_str().map(str::len),
             Some(500),
@@ -578,7 +666,7 @@ pub(crate) mod tests {
     fn a_sweep_or_bulk_answer_fits_whatever_was_touched() {
         let long = |i: usize| json!({"scope": format!("session:{i:04}"), "key": "k".repeat(300)});
         let answer = sweep("deleted", 5_000, false, (0..5_000).map(long).collect());
-        assert!(chars(&answer) <= RESULT_BUDGET, "{}", chars(&answer));
+        assert!(chars(&answer) <= result_budget(), "{}", chars(&answer));
         let shown = answer["items"].as_array().expect("items").len();
         assert!(shown > 10 && shown < MAX_LISTED, "{shown}");
         assert_eq!(answer["more"], 5_000 - shown, "the rest are counted");
@@ -594,7 +682,7 @@ pub(crate) mod tests {
                 .map(|i| format!("{i}-{}", "x".repeat(200)))
                 .collect(),
         );
-        assert!(chars(&out) <= RESULT_BUDGET, "{}", chars(&out));
+        assert!(chars(&out) <= result_budget(), "{}", chars(&out));
         let shown = out["closed"].as_array().expect("closed").len();
         assert!(shown > 10 && shown < MAX_LISTED, "{shown}");
         assert_eq!(out["more"], 3_000 - shown);

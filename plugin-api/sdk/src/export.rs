@@ -173,6 +173,7 @@ extern "C" fn ffi_init(host: HostApiRef) -> RResult<(), ToolError> {
 }
 
 extern "C" fn ffi_call(ctx: &CallCtx, tool: RStr<'_>, args_json: RStr<'_>) -> CallResult {
+    crate::budget::new_call();
     guard(|| {
         let (state, schemas) = state_with_schemas()?;
         let name = tool.as_str();

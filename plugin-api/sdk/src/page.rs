@@ -3,7 +3,7 @@
 //!
 //! Invariants: a cursor is only ever one this tool returned (anything else names the `cursor`
 //! argument); `next_cursor` is present exactly when rows were left out; a page is never empty
-//! while rows remain, and never outgrows [`RESULT_BUDGET`].
+//! while rows remain, and never outgrows [`result_budget`].
 
 use serde_json::{Map, Value};
 
@@ -33,7 +33,7 @@ impl Paging {
 }
 
 /// One page of a keyset-paged list: up to `limit` of `rows` (which holds up to `limit + 1`, the
-/// extra one saying that more exist), fewer if the result would outgrow [`RESULT_BUDGET`]
+/// extra one saying that more exist), fewer if the result would outgrow [`result_budget`]
 /// (`base` is the result without items). `cursor_of` gives the cursor after an item;
 /// `next_cursor` is there only when rows were left out.
 pub fn page(
@@ -125,7 +125,7 @@ mod tests {
     use serde_json::json;
 
     use crate::budget::tests::rows;
-    use crate::budget::{chars, RESULT_BUDGET};
+    use crate::budget::{chars, result_budget};
 
     fn cursor(v: &Value) -> String {
         v["key"].as_str().unwrap_or_default().to_owned()
@@ -146,7 +146,7 @@ mod tests {
         let (items, next) = page(rows(50, 1000), 50, &base, cursor);
         assert!(items.len() < 20 && !items.is_empty(), "{}", items.len());
         assert_eq!(next, Some(format!("k{}", items.len() - 1)));
-        assert!(chars(&page_result(items, next)) <= RESULT_BUDGET);
+        assert!(chars(&page_result(items, next)) <= result_budget());
         let (items, _) = page(rows(2, 30_000), 50, &base, cursor);
         assert_eq!(items.len(), 1);
     }
@@ -160,7 +160,7 @@ mod tests {
             let from = position(cursor.as_deref()).expect("position");
             let window: Vec<Value> = all.iter().skip(from).take(31).cloned().collect();
             let (items, next) = ranked_page(window, 30, from, &base);
-            assert!(chars(&page_result(items.clone(), next.clone())) <= RESULT_BUDGET);
+            assert!(chars(&page_result(items.clone(), next.clone())) <= result_budget());
             seen.extend(items);
             match next {
                 Some(next) => cursor = Some(next),

@@ -2,5 +2,5 @@
 //! the tools use.
 
 pub use coremcp_plugin_sdk::budget::{
-    chars as size, cut, fit, fit_array, Cut, DEFAULT_MAX_CHARS, RESULT_BUDGET,
+    chars as size, cut, fit, fit_array, result_budget, Cut, DEFAULT_MAX_CHARS,
 };

@@ -137,7 +137,7 @@ pub fn delete(tx: &mut Tx<'_>, name: &str, reassign_to: Option<&str>) -> Result<
 /// may hold, shown from character `offset` and cut with `description_truncated`,
 /// `description_total_chars` and `description_next_offset` (`scrolls_agent_get`'s `offset`).
 pub fn answer(mut agent: serde_json::Value, offset: usize) -> serde_json::Value {
-    let room = coremcp_plugin_sdk::budget::RESULT_BUDGET - 200;
+    let room = coremcp_plugin_sdk::budget::result_budget() - 200;
     coremcp_plugin_sdk::budget::fit_fields(&mut agent, &[("description", offset)], room);
     agent
 }

@@ -11,7 +11,7 @@
 //! - Every write is one transaction and is logged in the activity feed.
 
 use coremcp_plugin_sdk::args::{invalid, take, take_required, Clearable, ObjectSchema, ToolArgs};
-use coremcp_plugin_sdk::budget::{self, bulk, fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{self, bulk, fit_array, result_budget};
 use coremcp_plugin_sdk::page::{encode_cursor, Paging};
 use coremcp_plugin_sdk::{codes, Ctx, Handler, Hints, Tool, ToolError};
 use coremcp_store::plugin::{json_text, json_value, TxError};
@@ -199,7 +199,7 @@ impl Handler for LevelTool {
                     }
                     // The closed keys are a sample at most: room for the item is what is left.
                     let item =
-                        items::answer(&items::find(tx, "id", key)?, 0, RESULT_BUDGET - 5_000)?;
+                        items::answer(&items::find(tx, "id", key)?, 0, result_budget() - 5_000)?;
                     let mut out = json!({ "item": item });
                     bulk(&mut out, "closed", closed);
                     Ok(out)
@@ -333,7 +333,7 @@ impl LevelTool {
                 }
             }
         }
-        let room = (RESULT_BUDGET - 200)
+        let room = (result_budget() - 200)
             .saturating_sub(budget::chars(&around))
             .max(2_000);
         let mut item = items::answer(&row, get.offset, room)?;
@@ -346,7 +346,7 @@ impl LevelTool {
         }
         // A guard: whatever still outgrows the answer is left out whole from the end.
         for list in ["comments", "children", "depends_on"] {
-            let left_out = fit_array(&mut item, list, RESULT_BUDGET - 200);
+            let left_out = fit_array(&mut item, list, result_budget() - 200);
             if left_out > 0 {
                 let before = item[format!("{list}_omitted")].as_u64().unwrap_or(0);
                 item[format!("{list}_omitted")] = (before + left_out as u64).into();
@@ -419,7 +419,7 @@ impl LevelTool {
             }
             let actor = crate::actor::of(tx, None)?;
             items::log(tx, "created", (Some(&id), &key), actor.as_deref(), None)?;
-            Ok(items::answer(&row, 0, RESULT_BUDGET)?)
+            Ok(items::answer(&row, 0, result_budget())?)
         })
     }
 
@@ -538,7 +538,7 @@ impl LevelTool {
             Ok(items::answer(
                 &items::find(tx, "key", &key)?,
                 0,
-                RESULT_BUDGET,
+                result_budget(),
             )?)
         })
     }

@@ -609,7 +609,7 @@ pub fn comment_body(
         )
     })?;
     let mut comment = Record::of(&row, "id author? body created_at:ts")?.done();
-    let room = coremcp_plugin_sdk::budget::RESULT_BUDGET - 300;
+    let room = coremcp_plugin_sdk::budget::result_budget() - 300;
     coremcp_plugin_sdk::budget::fit_fields(&mut comment, &[("body", offset)], room);
     if let Some(next) = comment
         .as_object_mut()

@@ -192,7 +192,7 @@ fn writes_make_revisions(env: &Env) {
         let piece = ok("seele_read", json!({"id": big["id"], "offset": offset}));
         assert!(
             serde_json::to_string(&piece).expect("json").chars().count()
-                <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+                <= coremcp_plugin_sdk::budget::result_budget()
         );
         read.push_str(piece["body"].as_str().expect("body"));
         match piece["body_next_offset"].as_u64() {

@@ -1,6 +1,7 @@
 //! The integration suite: one binary that drives the real `coremcp` over real pipes, with the
 //! fixture plugin, the real Publishing plugin and real child processes.
 
+mod codex;
 mod commands;
 mod continuation;
 mod contract;

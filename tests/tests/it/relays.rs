@@ -531,3 +531,48 @@ fn service_mode_serves_only_the_forwarded_groups_and_never_loads_a_local_one() {
         "{mapped:?}"
     );
 }
+
+/// A Codex agent's budget travels with its calls: the relay fits each answer to the agent's
+/// 10 000 characters, so every page and every piece of a long value arrives whole (structured,
+/// never cut on the way), and the walks reach everything.
+#[test]
+fn a_relay_fits_its_answers_to_the_agents_budget() {
+    let dir = plugins(&["notepad"]);
+    let Some(store) = StoreEnv::postgres("relay-budget") else {
+        return;
+    };
+    let addr = free_addr("127.0.0.2");
+    let relayed = relay(&addr, &dir, &store);
+    let data = TempDir::new("proxy-data");
+    let data = data.path().to_string_lossy().into_owned();
+    let relay_url = url(&relayed);
+    let mut agent = Server::start(dir.path(), &["--data", &data, "--relay", &relay_url], &[]);
+    agent.initialize_as("2025-06-18", "codex-mcp-client");
+    let notes: Vec<serde_json::Value> = (0..100)
+        .map(|i| json!({"key": format!("k{i:03}"), "value": "é\"".repeat(1_000)}))
+        .collect();
+    agent.ok(
+        "notepad_bulk_set",
+        json!({"scope": "global", "entries": notes}),
+    );
+    let mut args = json!({"scope": "global", "include_values": true, "limit": 200});
+    let (mut seen, mut pages) = (0, 0);
+    loop {
+        // `ok` holds the answer to the session's 10 000 and requires its structured content:
+        // an answer cut on the way would have lost it.
+        let page = agent.ok("notepad_list", args.clone());
+        seen += page["items"].as_array().map_or(0, Vec::len);
+        pages += 1;
+        match page.get("next_cursor") {
+            Some(cursor) => args["cursor"] = cursor.clone(),
+            None => break,
+        }
+    }
+    assert_eq!(seen, 100, "every note once");
+    assert!(pages >= 5, "{pages} pages of at most 10 000 characters");
+    assert_eq!(
+        settled(pages, || calls_run(&relayed, "notepad_list")),
+        pages,
+        "the relay ran every page"
+    );
+}

@@ -38,6 +38,8 @@ thread_local! {
     /// The client name a peer passed on with the plugin call running on this thread.
     static CALL_CLIENT: std::cell::RefCell<Option<Arc<str>>> =
         const { std::cell::RefCell::new(None) };
+    /// The result budget (characters) of the plugin call running on this thread; 0 outside one.
+    static CALL_BUDGET: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The principal of the plugin call running on this thread, as grants name it (`None`
@@ -57,9 +59,16 @@ pub fn call_tool() -> Option<&'static str> {
     CALL_TOOL.with(std::cell::Cell::get)
 }
 
-/// The client name a configured peer passed on with the plugin call running on this thread.
+/// The client name of the plugin call running on this thread: the one a configured peer passed
+/// on, else its session's.
 pub fn call_client() -> Option<Arc<str>> {
     CALL_CLIENT.with(|slot| slot.borrow().clone())
+}
+
+/// The result budget, in characters, of the plugin call running on this thread (`None` outside
+/// a call).
+pub fn call_budget() -> Option<usize> {
+    Some(CALL_BUDGET.with(std::cell::Cell::get)).filter(|b| *b > 0)
 }
 
 fn config_map() -> &'static RwLock<HashMap<String, String>> {
@@ -89,15 +98,17 @@ pub fn set_value(key: &str, value: String) {
     }
 }
 
-/// Runs `f` (one plugin call of the catalog tool `tool`, if it is one, made for `caller`) with
-/// `sink` as the second destination of the log messages the plugin writes on this thread
-/// meanwhile: each call's logs reach its own session, never another's. Messages outside a call
-/// (a plugin's `init`, its own threads) go to stderr only.
+/// Runs `f` (one plugin call of the catalog tool `tool`, if it is one, made for `caller` from
+/// `client`, whose answer may hold `budget` characters) with `sink` as the second destination
+/// of the log messages the plugin writes on this thread meanwhile: each call's logs reach its
+/// own session, never another's. Messages outside a call (a plugin's `init`, its own threads)
+/// go to stderr only.
 pub fn with_call<T>(
     sink: LogSink,
     caller: Arc<coremcp_wire::policy::Caller>,
     client: Option<Arc<str>>,
     tool: Option<&'static str>,
+    budget: usize,
     f: impl FnOnce() -> T,
 ) -> T {
     struct Reset;
@@ -107,12 +118,14 @@ pub fn with_call<T>(
             CALL_CALLER.with(|slot| slot.borrow_mut().take());
             CALL_CLIENT.with(|slot| slot.borrow_mut().take());
             CALL_TOOL.with(|slot| slot.set(None));
+            CALL_BUDGET.with(|slot| slot.set(0));
         }
     }
     CALL_SINK.with(|slot| *slot.borrow_mut() = Some(sink));
     CALL_CALLER.with(|slot| *slot.borrow_mut() = Some(caller));
     CALL_CLIENT.with(|slot| *slot.borrow_mut() = client);
     CALL_TOOL.with(|slot| slot.set(tool));
+    CALL_BUDGET.with(|slot| slot.set(budget));
     let _reset = Reset;
     f()
 }

@@ -6,6 +6,8 @@
 //!   judged it for, written as grants write it (a static token's `NAME`, or `oauth:SUBJECT`),
 //!   so the receiver's policy judges the same principal of the same kind; an OAuth principal
 //!   comes with its [`ISSUER`] and [`SCOPES`] (for `scope:NAME` grants there too).
+//! - [`BUDGET`]: the result budget of the agent's session, so the answer that comes back fits
+//!   it (a Codex session's 10 000 characters, say) and is not cut on the way.
 //! - [`VIA`]: the instance ids of the Core MCPs the call has passed through, in order. A Core
 //!   MCP that finds its own id there refuses the call at once: a relay, route or `remote_host`
 //!   leads back to it, and passing the call on again would only bounce it until its deadline.
@@ -22,7 +24,8 @@
 //! - A principal that speaks for this machine's own user (`stdio`, or the tokenless loopback
 //!   listener `*`) is never believed as such on the other side: there it is the peer itself.
 //! - [`VIA`] only ever restricts (a call it names us in is refused), so it is accepted from
-//!   anyone; it is bounded ([`MAX_VIA`]).
+//!   anyone; it is bounded ([`MAX_VIA`]). [`BUDGET`] likewise only lowers a budget, and is
+//!   accepted from anyone within the bounds of `coremcp_wire::budget`.
 
 use coremcp_wire::client_name::MAX_CLIENT_CHARS;
 use std::borrow::Cow;
@@ -50,6 +53,9 @@ pub(crate) const MAX_ISSUER_LEN: usize = 2000;
 /// `_meta` key: the name of the agent's client the call came from (what a record of who did
 /// what shows), told to a configured peer and believed only from one.
 pub(crate) const CLIENT: &str = "dev.coremcp/client";
+/// `_meta` key: the result budget (characters) of the session the call came from, which the
+/// receiver's answer keeps to (it only lowers the receiver's own, so it is taken from anyone).
+pub(crate) const BUDGET: &str = "dev.coremcp/result_chars";
 /// `_meta` key: the instance ids of the Core MCPs the call passed through.
 pub(crate) const VIA: &str = "dev.coremcp/via";
 /// Hops a call may have made; a longer path is refused as a loop.
@@ -90,6 +96,8 @@ pub struct Incoming {
     pub issuer: Option<String>,
     /// The client's name, as the sender's session knew it.
     pub client: Option<String>,
+    /// The result budget of the sender's session.
+    pub budget: Option<usize>,
     pub via: Vec<String>,
 }
 
@@ -172,24 +180,8 @@ impl Incoming {
                 ),
             });
         }
-        let client = match map.get(CLIENT) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(name))
-                if name.chars().count() <= MAX_CLIENT_CHARS
-                    && !name.chars().any(char::is_control) =>
-            {
-                Some(name.clone())
-            }
-            Some(other) => {
-                return Err(HopError::Malformed {
-                    key: CLIENT,
-                    why: format!(
-                        "expected a client name of at most {MAX_CLIENT_CHARS} characters, got \
-                         {other}"
-                    ),
-                })
-            }
-        };
+        let client = client_of(&map)?;
+        let budget = budget_of(&map)?;
         let scopes = match map.get(SCOPES) {
             None | Some(Value::Null) => None,
             Some(Value::Array(list)) if list.len() <= MAX_SCOPES => Some(
@@ -223,36 +215,14 @@ impl Incoming {
                 ),
             });
         }
-        let via = match map.get(VIA) {
-            None => Vec::new(),
-            Some(Value::Array(ids)) if ids.len() <= MAX_VIA => ids
-                .iter()
-                .map(|id| match id {
-                    Value::String(id) if id.len() <= 64 => Ok(id.clone()),
-                    other => Err(HopError::Malformed {
-                        key: VIA,
-                        why: format!("expected instance ids, got {other}"),
-                    }),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(Value::Array(ids)) => {
-                return Err(HopError::Loop {
-                    path: format!("{} Core MCPs, more than {MAX_VIA}", ids.len()),
-                })
-            }
-            Some(other) => {
-                return Err(HopError::Malformed {
-                    key: VIA,
-                    why: format!("expected an array of instance ids, got {other}"),
-                })
-            }
-        };
+        let via = via_of(&map)?;
         Ok(Self {
             routed,
             principal,
             scopes,
             issuer,
             client,
+            budget,
             via,
         })
     }
@@ -317,6 +287,73 @@ impl Incoming {
     }
 }
 
+/// The client name of a call's `_meta` ([`CLIENT`]).
+fn client_of(map: &Map<String, Value>) -> Result<Option<String>, HopError> {
+    Ok(match map.get(CLIENT) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name))
+            if name.chars().count() <= MAX_CLIENT_CHARS && !name.chars().any(char::is_control) =>
+        {
+            Some(name.clone())
+        }
+        Some(other) => {
+            return Err(HopError::Malformed {
+                key: CLIENT,
+                why: format!(
+                    "expected a client name of at most {MAX_CLIENT_CHARS} characters, got \
+                         {other}"
+                ),
+            })
+        }
+    })
+}
+
+/// The result budget of a call's `_meta` ([`BUDGET`]).
+fn budget_of(map: &Map<String, Value>) -> Result<Option<usize>, HopError> {
+    use coremcp_wire::budget::{MAX, MIN};
+    match map.get(BUDGET) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n))
+            if n.as_u64()
+                .is_some_and(|n| (MIN as u64..=MAX as u64).contains(&n)) =>
+        {
+            Ok(n.as_u64().map(|n| n as usize))
+        }
+        Some(other) => Err(HopError::Malformed {
+            key: BUDGET,
+            why: format!("expected a number of characters from {MIN} to {MAX}, got {other}"),
+        }),
+    }
+}
+
+/// The path of a call's `_meta` ([`VIA`]).
+fn via_of(map: &Map<String, Value>) -> Result<Vec<String>, HopError> {
+    Ok(match map.get(VIA) {
+        None => Vec::new(),
+        Some(Value::Array(ids)) if ids.len() <= MAX_VIA => ids
+            .iter()
+            .map(|id| match id {
+                Value::String(id) if id.len() <= 64 => Ok(id.clone()),
+                other => Err(HopError::Malformed {
+                    key: VIA,
+                    why: format!("expected instance ids, got {other}"),
+                }),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(Value::Array(ids)) => {
+            return Err(HopError::Loop {
+                path: format!("{} Core MCPs, more than {MAX_VIA}", ids.len()),
+            })
+        }
+        Some(other) => {
+            return Err(HopError::Malformed {
+                key: VIA,
+                why: format!("expected an array of instance ids, got {other}"),
+            })
+        }
+    })
+}
+
 /// Whether `session` is one of the configured peers, each written as grants write a principal:
 /// the kind must match as well as the name.
 fn is_peer(session: &Caller, peer_tokens: &[String]) -> bool {
@@ -348,6 +385,8 @@ pub struct Outgoing {
     pub client: Option<String>,
     /// The principal's OAuth scopes, when it signed in with an access token.
     pub scopes: Option<Vec<String>>,
+    /// The result budget of the agent's session, when below the largest.
+    pub budget: Option<usize>,
     /// The path so far, this process last.
     pub via: Vec<String>,
 }
@@ -378,8 +417,16 @@ impl Outgoing {
             issuer,
             client,
             scopes,
+            budget: None,
             via,
         }
+    }
+
+    /// The same hop, telling the peer the agent's session holds `budget` characters a result
+    /// (nothing when that is the largest, which every Core MCP keeps to anyway).
+    pub fn with_budget(mut self, budget: usize) -> Self {
+        self.budget = (budget < coremcp_wire::budget::MAX).then_some(budget);
+        self
     }
 
     /// The `_meta` entries for a call to a peer; `credentialed`: the peer is one the operator
@@ -405,6 +452,9 @@ impl Outgoing {
         }
         if let (true, Some(client)) = (credentialed, &self.client) {
             meta.insert(CLIENT.to_owned(), Value::from(client.as_str()));
+        }
+        if let Some(budget) = self.budget {
+            meta.insert(BUDGET.to_owned(), Value::from(budget));
         }
         meta.insert(
             VIA.to_owned(),
@@ -444,6 +494,7 @@ mod tests {
                 scopes: None,
                 issuer: None,
                 client: None,
+                budget: None,
                 via: vec!["a".into(), "b".into()],
             }
         );
@@ -453,6 +504,30 @@ mod tests {
         assert!(bad.to_string().contains(VIA), "{bad}");
         let long = format!(r#"{{"dev.coremcp/via":{:?}}}"#, vec!["x"; MAX_VIA + 1]);
         assert!(matches!(parse(&long), Err(HopError::Loop { .. })));
+    }
+
+    #[test]
+    fn a_budget_is_carried_within_its_bounds_from_anyone() {
+        let hop = parse(r#"{"dev.coremcp/result_chars":10000}"#).expect("hop");
+        assert_eq!(hop.budget, Some(10_000));
+        for bad in ["3999", "20001", "\"10000\"", "-1", "1.5"] {
+            let e = parse(&format!(r#"{{"dev.coremcp/result_chars":{bad}}}"#)).expect_err(bad);
+            assert!(e.to_string().contains(BUDGET), "{e}");
+            assert!(e.to_string().contains("from 4000 to 20000"), "{e}");
+        }
+        // Told whatever the peer is (it only lowers the receiver's budget), and only when
+        // below the largest.
+        let out = Outgoing::new(&Caller::Stdio, &Incoming::default(), None).with_budget(10_000);
+        assert_eq!(out.meta(false, false)[BUDGET], 10_000);
+        let round = Incoming::parse(Some(
+            &RawValue::from_string(Value::Object(out.meta(false, false)).to_string())
+                .expect("json"),
+        ))
+        .expect("hop");
+        assert_eq!(round.budget, Some(10_000));
+        let largest = Outgoing::new(&Caller::Stdio, &Incoming::default(), None)
+            .with_budget(coremcp_wire::budget::MAX);
+        assert!(largest.meta(true, false).get(BUDGET).is_none());
     }
 
     #[test]

@@ -270,16 +270,17 @@ pub(crate) fn cap_description(text: &str) -> String {
     cut
 }
 
-/// Cuts the text content of a `CallToolResult` to [`MAX_RESULT_CHARS`] characters in all,
-/// ending the last kept text with a marker (counted in the limit) that says how much was left
-/// out; text items past the limit are dropped. Other content (images, resources) is kept. A
+/// Cuts the text content of a `CallToolResult` to `limit` characters in all (the session's
+/// budget, at most [`MAX_RESULT_CHARS`]), ending the last kept text with a marker (counted in
+/// the limit) that says how much was left out; text items past the limit are dropped. Other content (images, resources) is kept. A
 /// cut result, or one whose `structuredContent` alone outgrows the limit, loses its
 /// `structuredContent` (it would no longer match the text). Returns whether anything was cut.
-pub fn cap_result(result: &mut Value) -> bool {
-    let cut = cap_result_at(result, MAX_RESULT_CHARS);
+pub fn cap_result(result: &mut Value, limit: usize) -> bool {
+    let limit = limit.min(MAX_RESULT_CHARS);
+    let cut = cap_result_at(result, limit);
     let structured_too_big = result
         .get("structuredContent")
-        .is_some_and(|s| s.to_string().chars().count() > MAX_RESULT_CHARS);
+        .is_some_and(|s| s.to_string().chars().count() > limit);
     if cut || structured_too_big {
         if let Some(object) = result.as_object_mut() {
             object.remove("structuredContent");
@@ -514,7 +515,7 @@ mod tests {
     #[test]
     fn results_are_capped_at_the_limit_with_a_marker() {
         let mut small = json!({"content": [{"type": "text", "text": "abc"}]});
-        assert!(!cap_result(&mut small));
+        assert!(!cap_result(&mut small, MAX_RESULT_CHARS));
         assert_eq!(small["content"][0]["text"], "abc");
 
         let mut big = json!({"content": [
@@ -523,7 +524,7 @@ mod tests {
             {"type": "text", "text": "b".repeat(50)},
             {"type": "text", "text": "c".repeat(50)},
         ], "isError": false});
-        assert!(cap_result(&mut big));
+        assert!(cap_result(&mut big, MAX_RESULT_CHARS));
         let content = big["content"].as_array().expect("content");
         assert_eq!(
             content.len(),
@@ -551,9 +552,16 @@ mod tests {
         );
         let mut big_structured = json!({"content": [{"type": "text", "text": "ok"}],
             "structuredContent": {"a": "x".repeat(30_000)}});
-        assert!(cap_result(&mut big_structured));
+        assert!(cap_result(&mut big_structured, MAX_RESULT_CHARS));
         assert!(big_structured.get("structuredContent").is_none());
         let mut odd = json!({"content": "not a list"});
-        assert!(!cap_result(&mut odd));
+        assert!(!cap_result(&mut odd, MAX_RESULT_CHARS));
+        // A Codex session's budget: the same result is cut at 10 000.
+        let mut codex = json!({"content": [{"type": "text", "text": "d".repeat(12_000)}],
+            "structuredContent": {"d": 1}});
+        assert!(cap_result(&mut codex, 10_000));
+        let text = codex["content"][0]["text"].as_str().expect("text");
+        assert!((9_990..=10_000).contains(&text.chars().count()));
+        assert!(codex.get("structuredContent").is_none());
     }
 }

@@ -43,6 +43,15 @@ pub fn label(name: &str, version: Option<&str>) -> Option<String> {
     (!kept.is_empty()).then_some(kept)
 }
 
+/// The client's name without its version ("claude-code" of "claude-code 2.1.3"); a label
+/// whose last word is no version is a name as a whole.
+pub fn without_version(label: &str) -> &str {
+    match label.rsplit_once(' ') {
+        Some((name, version)) if version.starts_with(|v: char| v.is_ascii_digit()) => name,
+        _ => label,
+    }
+}
+
 /// Characters that change how text around them is shown without being seen: bidirectional
 /// marks, embeddings, overrides and isolates.
 fn hidden(c: char) -> bool {

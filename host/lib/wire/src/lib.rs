@@ -1,14 +1,16 @@
 //! The wire of Core MCP: what a message is and what it may say, with no I/O.
 //!
-//! JSON-RPC framing ([`rpc`]), the MCP facts and limits ([`mcp`]), the 2026 envelope and the
-//! sealed `requestState` ([`modern`]), how tools and results are written ([`render`]), who may
-//! call what ([`policy`]), the names more than one part checks ([`names`], [`client_name`]),
-//! and the [`cork`] a thread holds over a burst of answers.
+//! JSON-RPC framing ([`rpc`]), the MCP facts and limits ([`mcp`]), a session's result
+//! [`budget`], the 2026 envelope and the sealed `requestState` ([`modern`]), how tools and
+//! results are written ([`render`]), who may call what ([`policy`]), the names more than one
+//! part checks ([`names`], [`client_name`]), and the [`cork`] a thread holds over a burst of
+//! answers.
 //!
 //! This crate does no I/O — it never opens a file or a socket, starts a process or loads a
 //! library — and knows nothing of sessions, transports, plugins, relays or upstream servers:
 //! every other host crate builds on it, and it builds on none of them.
 
+pub mod budget;
 pub mod client_name;
 pub mod cork;
 #[cfg(test)]

@@ -57,8 +57,14 @@ pub enum Menu {
 }
 
 /// The `initialize` result, for the negotiated `version` and the session's groups; `surface`
-/// as in [`capabilities`].
-pub fn initialize_result(version: &str, groups: &[&str], menu: Menu, surface: bool) -> String {
+/// as in [`capabilities`]; `budget` as in [`instructions`].
+pub fn initialize_result(
+    version: &str,
+    groups: &[&str],
+    menu: Menu,
+    surface: bool,
+    budget: usize,
+) -> String {
     format!(
         concat!(
             "{{\"protocolVersion\":{},",
@@ -69,12 +75,13 @@ pub fn initialize_result(version: &str, groups: &[&str], menu: Menu, surface: bo
         json_string(version),
         capabilities(surface),
         json_string(env!("CARGO_PKG_VERSION")),
-        json_string(&instructions(groups, menu)),
+        json_string(&instructions(groups, menu, budget)),
     )
 }
 
 /// What the server tells an agent its groups are for, and how its meta tools reach them.
-pub fn instructions(groups: &[&str], menu: Menu) -> String {
+/// `budget`: the session's result budget in characters ([`crate::budget`]).
+pub fn instructions(groups: &[&str], menu: Menu, budget: usize) -> String {
     let mut text =
         String::from("Core MCP gives you the tools of this development environment, in groups:\n");
     for id in groups {
@@ -96,14 +103,15 @@ pub fn instructions(groups: &[&str], menu: Menu) -> String {
              it by name with tools_call. Every tool of these groups is reached that way.\n",
         ),
     }
-    text.push_str(
+    text.push_str(&format!(
         "A tool that fails answers with an error result that says what was wrong; fix the \
-         arguments or carry on with other tools. Results longer than 20000 characters are \
-         truncated: narrow the request. Local file and git tools are confined to the \
-         configured roots. Upstream MCP tools (named mcp__<server>__<tool>) are NOT confined: \
-         they belong to other MCP servers the user configured, their arguments go to those \
-         servers verbatim, and the first call to such a server may ask the human for approval.",
-    );
+         arguments or carry on with other tools. A result holds at most {budget} characters: \
+         a longer list or text says how to get the rest (a cursor or an offset). Local file \
+         and git tools are confined to the configured roots. Upstream MCP tools (named \
+         mcp__<server>__<tool>) are NOT confined: they belong to other MCP servers the user \
+         configured, their arguments go to those servers verbatim, and the first call to such \
+         a server may ask the human for approval.",
+    ));
     text
 }
 
@@ -127,7 +135,13 @@ mod tests {
 
     #[test]
     fn initialize_result_is_json_without_nulls() {
-        let text = initialize_result("2025-06-18", &["publishing", "fixture"], Menu::Plain, false);
+        let text = initialize_result(
+            "2025-06-18",
+            &["publishing", "fixture"],
+            Menu::Plain,
+            false,
+            10_000,
+        );
         let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(value["capabilities"]["tools"]["listChanged"], true);
         assert!(!text.contains("null"));
@@ -136,5 +150,7 @@ mod tests {
         assert!(instructions.contains("fixture: an additional group"));
         assert!(instructions
             .contains("Upstream MCP tools (named mcp__<server>__<tool>) are NOT confined"));
+        // The agent is told its session's budget.
+        assert!(instructions.contains("A result holds at most 10000 characters"));
     }
 }

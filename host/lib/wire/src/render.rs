@@ -135,6 +135,38 @@ pub fn tools_list(entries: &[&str], next_cursor: Option<&str>) -> String {
     out
 }
 
+/// `entry` (a `tools/list` entry, JSON text) declaring that its results hold at most `budget`
+/// characters, in the `_meta` key Claude Code reads ([`crate::budget::RESULT_SIZE_KEY`]); an
+/// entry's own `_meta` keeps its other keys. `None`: not an entry (not a JSON object).
+pub fn declare_result_size(entry: &str, budget: usize) -> Option<String> {
+    let trimmed = entry.trim_end();
+    if !entry.contains("\"_meta\"") {
+        // Ours, which never carry a `_meta`: the key goes in before the closing brace.
+        let body = trimmed.strip_suffix('}')?;
+        if !body.trim_start().starts_with('{') {
+            return None;
+        }
+        let comma = if body.trim_end().ends_with('{') {
+            ""
+        } else {
+            ","
+        };
+        return Some(format!(
+            "{body}{comma}\"_meta\":{{\"{}\":{budget}}}}}",
+            crate::budget::RESULT_SIZE_KEY
+        ));
+    }
+    let mut map: serde_json::Map<String, Value> = serde_json::from_str(entry).ok()?;
+    let meta = map
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(serde_json::Map::new());
+    }
+    meta[crate::budget::RESULT_SIZE_KEY] = budget.into();
+    serde_json::to_string(&map).ok()
+}
+
 /// A successful tool result from the plugin's JSON text.
 ///
 /// A JSON string becomes text content. Any other value is text content holding the JSON and
@@ -200,12 +232,17 @@ fn text_result(text: &str, structured: Option<&str>, is_error: bool) -> String {
 /// Cuts `text` to at most [`MAX_RESULT_CHARS`] characters, the marker that says what was cut
 /// included.
 pub fn truncate(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
+    truncate_to(text, MAX_RESULT_CHARS)
+}
+
+/// Cuts `text` to at most `limit` characters, the marker that says what was cut included.
+pub fn truncate_to(text: &str, limit: usize) -> (std::borrow::Cow<'_, str>, bool) {
     // Byte length bounds the character count from above: most results skip the count.
-    if text.len() <= MAX_RESULT_CHARS {
+    if text.len() <= limit {
         return (text.into(), false);
     }
     let total = text.chars().count();
-    if total <= MAX_RESULT_CHARS {
+    if total <= limit {
         return (text.into(), false);
     }
     let marker_for = |shown: usize| {
@@ -214,7 +251,7 @@ pub fn truncate(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
         )
     };
     // The marker's length depends on the number it shows, which is at most the limit's.
-    let shown = MAX_RESULT_CHARS - marker_for(MAX_RESULT_CHARS).chars().count();
+    let shown = limit.saturating_sub(marker_for(limit).chars().count());
     let cut = text
         .char_indices()
         .nth(shown)
@@ -226,28 +263,32 @@ pub fn truncate(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
 }
 
 /// A built-in tool's answer as its result; `Err` with the result that replaces it when the
-/// answer is larger than a result may hold. Every tool fits its own answers (ARCHITECTURE.md,
-/// "One result contract"), so this is a guard against a defect, never a way to page: a JSON
-/// answer is withheld whole rather than cut into a broken document, and a text answer keeps
-/// its first part with a marker.
-pub fn plugin_success(tool: &str, json_text: &str) -> Result<String, String> {
-    if json_text.len() <= MAX_RESULT_CHARS {
+/// answer is larger than the session's `budget` (characters, see [`crate::budget`]). Every
+/// tool fits its own answers to the budget it is told (ARCHITECTURE.md, "One result
+/// contract"), so this is a guard against a defect, never a way to page: a JSON answer is
+/// withheld whole rather than cut into a broken document, and a text answer keeps its first
+/// part with a marker.
+pub fn plugin_success(tool: &str, json_text: &str, budget: usize) -> Result<String, String> {
+    let budget = budget.min(MAX_RESULT_CHARS);
+    if json_text.len() <= budget {
         return Ok(call_success(json_text));
     }
     let total = json_text.chars().count();
-    if total <= MAX_RESULT_CHARS {
+    if total <= budget {
         return Ok(call_success(json_text));
     }
     if json_text.trim_start().starts_with('"') {
-        return Err(call_success(json_text));
+        let text: String = serde_json::from_str(json_text.trim_start()).unwrap_or_default();
+        let (cut, _) = truncate_to(&text, budget);
+        return Err(text_result(&cut, None, false));
     }
-    Err(call_error_text(&oversized_text(tool, total)))
+    Err(call_error_text(&oversized_text(tool, total, budget)))
 }
 
 /// What the agent reads in place of a built-in tool's answer that did not fit.
-pub(crate) fn oversized_text(tool: &str, total: usize) -> String {
+pub(crate) fn oversized_text(tool: &str, total: usize, budget: usize) -> String {
     format!(
-        "{tool} ran, but its answer ({total} characters) is larger than the {MAX_RESULT_CHARS} a \
+        "{tool} ran, but its answer ({total} characters) is larger than the {budget} a \
          result may hold, so Core MCP withheld it rather than send a broken document. This is a \
          defect of Core MCP and was logged. Ask for less (a smaller limit, a narrower path or \
          query, the tool's cursor or offset); a change the call made has been made."
@@ -449,9 +490,10 @@ mod tests {
 
     #[test]
     fn a_built_in_answer_too_large_is_withheld_whole_and_named() {
-        assert!(plugin_success("t", r#"{"a":1}"#).is_ok());
+        let max = MAX_RESULT_CHARS;
+        assert!(plugin_success("t", r#"{"a":1}"#, max).is_ok());
         let big = format!("{{\"s\":\"{}\"}}", "x".repeat(30_000));
-        let replaced = plugin_success("files_list", &big).expect_err("too large");
+        let replaced = plugin_success("files_list", &big, max).expect_err("too large");
         let got: Value = serde_json::from_str(&replaced).expect("json");
         let text = got["content"][0]["text"].as_str().expect("text");
         assert!(
@@ -461,9 +503,50 @@ mod tests {
         assert_eq!(got["isError"], true);
         assert!(got.get("structuredContent").is_none());
         let text_answer = format!("\"{}\"", "y".repeat(30_000));
-        let kept = plugin_success("t", &text_answer).expect_err("too large");
+        let kept = plugin_success("t", &text_answer, max).expect_err("too large");
         let got: Value = serde_json::from_str(&kept).expect("json");
         let text = got["content"][0]["text"].as_str().expect("text");
         assert!(text.starts_with("yyy") && text.chars().count() <= MAX_RESULT_CHARS);
+    }
+
+    #[test]
+    fn an_entry_declares_its_result_size_keeping_its_own_meta() {
+        let key = crate::budget::RESULT_SIZE_KEY;
+        let ours = declare_result_size(r#"{"name":"t","inputSchema":{"type":"object"}}"#, 20_000)
+            .expect("entry");
+        let ours: Value = serde_json::from_str(&ours).expect("json");
+        assert_eq!(ours["_meta"][key], 20_000);
+        assert_eq!(ours["name"], "t");
+        let theirs = declare_result_size(r#"{"name":"u","_meta":{"x":1}}"#, 10_000).expect("entry");
+        let theirs: Value = serde_json::from_str(&theirs).expect("json");
+        assert_eq!(theirs["_meta"], serde_json::json!({"x": 1, key: 10_000}));
+        let odd = declare_result_size(r#"{"name":"v","_meta":null}"#, 10_000).expect("entry");
+        assert!(odd.contains(key), "{odd}");
+        assert_eq!(
+            declare_result_size("{}", 1).as_deref(),
+            Some(&*format!(r#"{{"_meta":{{"{key}":1}}}}"#))
+        );
+        assert!(declare_result_size("[1]", 1).is_none());
+    }
+
+    #[test]
+    fn the_guard_holds_the_sessions_budget() {
+        // What fits the largest budget may not fit a smaller session's.
+        let answer = format!("{{\"s\":\"{}\"}}", "x".repeat(12_000));
+        assert!(plugin_success("t", &answer, MAX_RESULT_CHARS).is_ok());
+        let replaced = plugin_success("t", &answer, 10_000).expect_err("over 10 000");
+        assert!(
+            replaced.contains("larger than the 10000 a result may hold"),
+            "{replaced}"
+        );
+        let text_answer = format!("\"{}\"", "é".repeat(12_000));
+        let kept = plugin_success("t", &text_answer, 10_000).expect_err("over 10 000");
+        let got: Value = serde_json::from_str(&kept).expect("json");
+        let text = got["content"][0]["text"].as_str().expect("text");
+        assert!(text.chars().count() <= 10_000, "{}", text.chars().count());
+        assert!(text.contains("[truncated: showing"), "{text}");
+        // A budget above the largest is the largest.
+        let huge = format!("{{\"s\":\"{}\"}}", "x".repeat(25_000));
+        assert!(plugin_success("t", &huge, usize::MAX).is_err());
     }
 }

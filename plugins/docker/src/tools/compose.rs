@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use coremcp_docker_api::summary;
 use coremcp_plugin_kit::Roots;
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::budget::{chars, fit_array, tail, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{chars, fit_array, result_budget, tail};
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_spawn::{Finished, SpawnError, Spec};
 
@@ -175,8 +175,8 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
             let listed: Vec<Value> = found.kept.iter().map(summary::summary).collect();
             out["count"] = found.matched.into();
             out["containers"] = listed.into();
-            let dropped =
-                fit_array(&mut out, "containers", RESULT_BUDGET) + found.matched - found.kept.len();
+            let dropped = fit_array(&mut out, "containers", result_budget()) + found.matched
+                - found.kept.len();
             if dropped > 0 {
                 out["more"] = dropped.into();
             }
@@ -190,7 +190,7 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
                 )
             })?;
             out["config"] = config;
-            if chars(&out) > RESULT_BUDGET {
+            if chars(&out) > result_budget() {
                 let start: String = text.chars().take(SHOWN_CHARS).collect();
                 if let Some(o) = out.as_object_mut() {
                     o.remove("config");

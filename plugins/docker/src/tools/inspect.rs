@@ -5,7 +5,7 @@
 //! field the daemon leaves out or sends empty is left out, never sent as `null`.
 
 use coremcp_docker_api::summary::short_id;
-use coremcp_plugin_sdk::budget::RESULT_BUDGET;
+use coremcp_plugin_sdk::budget::result_budget;
 use coremcp_plugin_sdk::prelude::*;
 
 use super::common::{answer, connect, container_ref, inspect, redact_env};
@@ -48,7 +48,7 @@ fn handler(ctx: &Ctx<'_>, args: Inspect) -> Result<Value, ToolError> {
         strip_nulls(&mut doc);
         let mut out = answer(&d.target, json!({}));
         out["container"] = doc;
-        if coremcp_plugin_sdk::budget::chars(&out) > RESULT_BUDGET {
+        if coremcp_plugin_sdk::budget::chars(&out) > result_budget() {
             return Err(ToolError::new(
                 codes::FAILED,
                 format!(

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use coremcp_docker_api::resolve;
 use coremcp_docker_api::summary::{self, COMPOSE_PROJECT};
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::budget::{fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{fit_array, result_budget};
 use coremcp_plugin_sdk::prelude::*;
 
 use super::common::answer;
@@ -67,7 +67,7 @@ fn handler(ctx: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
     let mut out = answer(&target, json!({"count": found.matched}));
     out["containers"] = Value::Array(containers);
     let dropped =
-        fit_array(&mut out, "containers", RESULT_BUDGET) + found.matched - found.kept.len();
+        fit_array(&mut out, "containers", result_budget()) + found.matched - found.kept.len();
     if dropped > 0 {
         out["more"] = dropped.into();
         out["hint"] =

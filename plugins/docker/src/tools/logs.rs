@@ -12,7 +12,7 @@ use bollard::container::LogOutput;
 use bollard::query_parameters::LogsOptions;
 use coremcp_docker_api::exchange;
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::budget::{chars, tail, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{chars, result_budget, tail};
 use coremcp_plugin_sdk::prelude::*;
 use futures_util::StreamExt;
 
@@ -157,7 +157,7 @@ pub fn render(mut out: Value, kept: &Kept, mark_stderr: bool) -> Value {
     }
     out["stdout_lines"] = kept.stdout_lines.into();
     out["stderr_lines"] = kept.stderr_lines.into();
-    let room = RESULT_BUDGET.saturating_sub(chars(&out) + 400);
+    let room = result_budget().saturating_sub(chars(&out) + 400);
     // Escapes make a character cost more than one: shrink until it fits.
     let mut max = room;
     loop {
@@ -170,7 +170,7 @@ pub fn render(mut out: Value, kept: &Kept, mark_stderr: bool) -> Value {
                                time window (since, until)"
                 .into();
         }
-        if chars(&attempt) <= RESULT_BUDGET || max < 64 {
+        if chars(&attempt) <= result_budget() || max < 64 {
             return attempt;
         }
         max = max * 3 / 4;
@@ -242,7 +242,7 @@ mod tests {
             });
         }
         let out = render(json!({}), &kept, true);
-        assert!(chars(&out) <= RESULT_BUDGET);
+        assert!(chars(&out) <= result_budget());
         let logs = out["logs"].as_str().expect("logs");
         assert!(
             logs.ends_with("[stderr] line 4999\n"),

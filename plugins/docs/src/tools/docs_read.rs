@@ -79,7 +79,7 @@ pub(crate) mod imp {
     use crate::tools::{io_error, is_markdown, read_text};
 
     use coremcp_plugin_sdk::budget;
-    pub use coremcp_plugin_sdk::budget::RESULT_BUDGET;
+    pub use coremcp_plugin_sdk::budget::result_budget;
 
     #[derive(Debug, Clone)]
     pub struct Params {
@@ -127,11 +127,11 @@ pub(crate) mod imp {
         Ok(result)
     }
 
-    /// Adds the body from `offset`, cut at `max_chars` and to [`RESULT_BUDGET`], with
+    /// Adds the body from `offset`, cut at `max_chars` and to [`result_budget`], with
     /// `body_truncated`, `body_total_chars` and `body_next_offset` when it was cut.
     fn fit_body(result: &mut Value, body: &str, offset: usize, max_chars: usize) {
         result["body"] = Value::String(body.to_owned());
-        budget::fit_windows(result, &[("body", offset, max_chars)], RESULT_BUDGET);
+        budget::fit_windows(result, &[("body", offset, max_chars)], result_budget());
     }
 
     /// A folder's entries: sub-folders and `.md` documents with their front matter.
@@ -181,7 +181,7 @@ pub(crate) mod imp {
                 continue;
             };
             let entry_size = budget::chars(&entry) + 1;
-            if !entries.is_empty() && size + entry_size > RESULT_BUDGET {
+            if !entries.is_empty() && size + entry_size > result_budget() {
                 omitted = 1;
                 continue;
             }
@@ -335,7 +335,7 @@ pub(crate) mod imp {
             tree.write("big/small.md", "---\ntitle: Small\n---\n# Small\n");
             let repo = tree.open();
             let out = read(&repo, &params("big"), &never).expect("lists");
-            assert!(chars(&out) <= RESULT_BUDGET, "{}", chars(&out));
+            assert!(chars(&out) <= result_budget(), "{}", chars(&out));
             let entries = out["entries"].as_array().expect("entries");
             assert_eq!(entries.len(), 2, "both listed: {out}");
             let huge = &entries[0];
@@ -370,8 +370,8 @@ pub(crate) mod imp {
             tree.write("big.md", &big);
             let out = read(&repo, &params("big.md"), &never).expect("reads");
             assert_eq!(out["body_truncated"], true);
-            assert!(chars(&out) <= RESULT_BUDGET, "{}", chars(&out));
-            assert!(chars(&out) > RESULT_BUDGET - 200, "{}", chars(&out));
+            assert!(chars(&out) <= result_budget(), "{}", chars(&out));
+            assert!(chars(&out) > result_budget() - 200, "{}", chars(&out));
         }
 
         #[test]
@@ -442,14 +442,14 @@ pub(crate) mod imp {
             assert!(shown > 50 && shown < 400, "{shown}");
             assert_eq!(out["truncated"], true);
             assert_eq!(out["omitted"], json!(400 - shown));
-            assert!(chars(&out) <= RESULT_BUDGET);
+            assert!(chars(&out) <= result_budget());
             assert_eq!(out["entries"][0]["name"], "doc-000.md");
             // The cursors list every document exactly once.
             let mut names: Vec<String> = Vec::new();
             let mut p = params(".");
             loop {
                 let page = read(&tree.open(), &p, &never).expect("lists");
-                assert!(chars(&page) <= RESULT_BUDGET);
+                assert!(chars(&page) <= result_budget());
                 for entry in page["entries"].as_array().expect("entries") {
                     names.push(entry["name"].as_str().expect("name").to_owned());
                 }

@@ -542,7 +542,7 @@ mod tests {
         };
         let out = save::inline(snapshot);
         assert!(
-            coremcp_plugin_sdk::budget::chars(&out) <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+            coremcp_plugin_sdk::budget::chars(&out) <= coremcp_plugin_sdk::budget::result_budget()
         );
         let shown = out["files"].as_array().map_or(0, Vec::len);
         assert!(shown > 100, "{shown}");

@@ -279,7 +279,10 @@ mod tests {
             let page = run(&tree, args).expect("list");
             let size =
                 coremcp_plugin_sdk::budget::chars(&serde_json::to_value(&page).expect("json"));
-            assert!(size <= coremcp_plugin_sdk::budget::RESULT_BUDGET, "{size}");
+            assert!(
+                size <= coremcp_plugin_sdk::budget::result_budget(),
+                "{size}"
+            );
             assert_eq!(page.truncated, page.next_cursor.is_some());
             seen.extend(shown(&page));
             match page.next_cursor {

@@ -615,7 +615,10 @@ mod tests {
             let found = run(&tree, args).expect("search");
             let size =
                 coremcp_plugin_sdk::budget::chars(&serde_json::to_value(&found).expect("json"));
-            assert!(size <= coremcp_plugin_sdk::budget::RESULT_BUDGET, "{size}");
+            assert!(
+                size <= coremcp_plugin_sdk::budget::result_budget(),
+                "{size}"
+            );
             assert_eq!(found.truncated, found.next_cursor.is_some());
             seen.extend(places(&found));
             pages += 1;

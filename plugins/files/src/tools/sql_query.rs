@@ -332,9 +332,9 @@ const MAX_CELL_CHARS: usize = 4_000;
 /// left out from the end (`truncated`, with `rows_omitted` and a `hint` on paging with the
 /// query's own `LIMIT`/`OFFSET`). `row_count` counts the rows shown.
 fn fit_rows(result: &mut Value) {
-    use coremcp_plugin_sdk::budget::{chars, RESULT_BUDGET};
+    use coremcp_plugin_sdk::budget::{chars, result_budget};
     let columns = result["columns"].as_array().map_or(0, Vec::len).max(1);
-    let cell_chars = (RESULT_BUDGET / 2 / columns).clamp(200, MAX_CELL_CHARS);
+    let cell_chars = (result_budget() / 2 / columns).clamp(200, MAX_CELL_CHARS);
     let mut cut_cells = Vec::new();
     for (i, row) in result["rows"]
         .as_array_mut()
@@ -364,7 +364,7 @@ fn fit_rows(result: &mut Value) {
     let mut size = chars(result) + 400;
     let mut kept = fetched;
     if let Some(rows) = result["rows"].as_array_mut() {
-        while size > RESULT_BUDGET && kept > 1 {
+        while size > result_budget() && kept > 1 {
             kept -= 1;
             size -= chars(&rows[kept]) + 1;
         }
@@ -620,7 +620,10 @@ mod tests {
             "rows": (0..5000).map(row).collect::<Vec<_>>(), "row_count": 5000, "truncated": true});
         fit_rows(&mut many);
         let size = coremcp_plugin_sdk::budget::chars(&many);
-        assert!(size <= coremcp_plugin_sdk::budget::RESULT_BUDGET, "{size}");
+        assert!(
+            size <= coremcp_plugin_sdk::budget::result_budget(),
+            "{size}"
+        );
         let kept = many["row_count"].as_u64().expect("count") as usize;
         assert!(kept > 40 && kept < 100, "{kept}");
         assert_eq!(many["rows_omitted"], 5000 - kept);
@@ -632,7 +635,7 @@ mod tests {
             "rows": [{"v": "é".repeat(100_000)}], "row_count": 1, "truncated": false});
         fit_rows(&mut one);
         assert!(
-            coremcp_plugin_sdk::budget::chars(&one) <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+            coremcp_plugin_sdk::budget::chars(&one) <= coremcp_plugin_sdk::budget::result_budget()
         );
         assert_eq!(
             one["rows"][0]["v"].as_str().map(|v| v.chars().count()),

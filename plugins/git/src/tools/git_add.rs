@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::git::Mode;
 use crate::parse::status;
 use crate::repo::{owned, Repo};
-use crate::text::{fit_array, RESULT_BUDGET};
+use crate::text::{fit_array, result_budget};
 
 pub const TOOL: Tool = Tool::typed("git_add", &typed(run)).hints(Hints::IDEMPOTENT);
 
@@ -66,7 +66,7 @@ fn run(ctx: &Ctx<'_>, args: Add) -> Result<Value, ToolError> {
         "staged_count": staged.len(),
         "staged": super::json(&staged)?,
     });
-    if fit_array(&mut value, "staged", RESULT_BUDGET) > 0 {
+    if fit_array(&mut value, "staged", result_budget()) > 0 {
         value["truncated"] = json!(true);
     }
     Ok(value)

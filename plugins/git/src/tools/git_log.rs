@@ -18,7 +18,7 @@ use coremcp_plugin_sdk::page::{decode_cursor, encode_cursor};
 use crate::git::{not_an_option, Mode};
 use crate::parse::log::{self, Commit};
 use crate::repo::owned;
-use crate::text::{self, fit_array, RESULT_BUDGET};
+use crate::text::{self, fit_array, result_budget};
 
 /// A body longer than this is cut (git_show gives the whole message).
 const MAX_BODY_CHARS: usize = 2000;
@@ -142,7 +142,7 @@ fn run(ctx: &Ctx<'_>, args: Log) -> Result<Value, ToolError> {
     // Room for the cursor before the commits are fitted.
     let placeholder = "0".repeat(2 * (pinned.iter().map(|p| p.len() + 4).sum::<usize>() + 32));
     value["next_cursor"] = json!(placeholder);
-    let dropped = fit_array(&mut value, "commits", RESULT_BUDGET);
+    let dropped = fit_array(&mut value, "commits", result_budget());
     let shown = commits.len() - dropped;
     if dropped > 0 {
         value["count"] = json!(shown);

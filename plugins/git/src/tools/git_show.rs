@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::git::{not_an_option, Mode};
 use crate::parse::{log, numstat};
 use crate::repo::{owned, Repo};
-use crate::text::{self, RESULT_BUDGET};
+use crate::text::{self, result_budget};
 
 const HINT: &str = "pass offset to read on, stat_only, or a larger max_chars (at most 19000); \
     git_diff with target REV~1..REV and paths shows part of a commit";
@@ -134,7 +134,7 @@ fn commit(
     let omitted = coremcp_plugin_sdk::budget::fit_array(
         &mut value,
         "files",
-        RESULT_BUDGET.saturating_sub(max_chars + 1_000),
+        result_budget().saturating_sub(max_chars + 1_000),
     );
     if omitted > 0 {
         value["files_omitted"] = json!(omitted);
@@ -164,7 +164,7 @@ fn commit(
         "text",
         (offset.min(total), total),
         max_chars,
-        RESULT_BUDGET,
+        result_budget(),
     );
     value["truncated"] = value.get("text_truncated").cloned().unwrap_or(json!(false));
     if value["truncated"] == true {
@@ -238,7 +238,7 @@ fn file_at(
                     "text",
                     (start, total),
                     max_chars,
-                    RESULT_BUDGET,
+                    result_budget(),
                 );
                 value["truncated"] = value.get("text_truncated").cloned().unwrap_or(json!(false));
             }

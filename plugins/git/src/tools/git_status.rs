@@ -10,7 +10,7 @@ use coremcp_plugin_sdk::{typed, Args, Hints, Tool};
 use serde_json::{json, Value};
 
 use crate::parse::status;
-use crate::text::{fit_array, RESULT_BUDGET};
+use crate::text::{fit_array, result_budget};
 
 pub const TOOL: Tool = Tool::typed("git_status", &typed(run)).hints(Hints::READ);
 
@@ -38,7 +38,7 @@ fn run(ctx: &Ctx<'_>, args: Status) -> Result<Value, ToolError> {
     value["counts"] = counts;
     let mut truncated = false;
     for list in ["untracked", "unstaged", "staged", "conflicted"] {
-        truncated |= fit_array(&mut value, list, RESULT_BUDGET) > 0;
+        truncated |= fit_array(&mut value, list, result_budget()) > 0;
     }
     if truncated {
         value["truncated"] = json!(true);

@@ -277,7 +277,7 @@ pub fn with_related(
             // the list without the related records shows it whole), then `<name>_omitted`
             // counts the related records left out.
             use coremcp_plugin_sdk::budget::{chars, cut_field, fit_array, LISTED_TEXT};
-            let room = coremcp_plugin_sdk::budget::RESULT_BUDGET - 300;
+            let room = coremcp_plugin_sdk::budget::result_budget() - 300;
             if chars(&item) > room {
                 cut_field(&mut item, "description", LISTED_TEXT);
             }

@@ -49,7 +49,7 @@ fn handler(_: &Ctx<'_>, get: Get) -> Result<Value, ToolError> {
         // A value escapes to more characters than it has (stored JSON doubles its quotes):
         // what does not fit is read on from value_next_offset.
         let mut note = Record::of(&row, fields)?.done();
-        budget::fit_fields(&mut note, &[("value", offset)], budget::RESULT_BUDGET);
+        budget::fit_fields(&mut note, &[("value", offset)], budget::result_budget());
         Ok(Some(note))
     })?;
     note.ok_or_else(|| {

@@ -48,11 +48,11 @@ const YIELDING: [&str; 7] = [
 ];
 
 fn fit(out: &mut Value) {
-    use coremcp_plugin_sdk::budget::{fit_array, RESULT_BUDGET};
+    use coremcp_plugin_sdk::budget::{fit_array, result_budget};
     // Room is kept for the counts of what was left out, which are added at the end.
     let omitted: Vec<(&str, usize)> = YIELDING
         .iter()
-        .map(|list| (*list, fit_array(out, list, RESULT_BUDGET - 400)))
+        .map(|list| (*list, fit_array(out, list, result_budget() - 400)))
         .collect();
     for (list, n) in omitted.into_iter().filter(|(_, n)| *n > 0) {
         out[format!("{list}_omitted")] = n.into();
@@ -140,7 +140,7 @@ mod tests {
         let mut out = select(&doc, &|_| true);
         fit(&mut out);
         assert!(
-            coremcp_plugin_sdk::budget::chars(&out) <= coremcp_plugin_sdk::budget::RESULT_BUDGET
+            coremcp_plugin_sdk::budget::chars(&out) <= coremcp_plugin_sdk::budget::result_budget()
         );
         let shown = out["hosts"].as_array().map_or(0, Vec::len);
         assert_eq!(out["hosts_omitted"], 3000 - shown);

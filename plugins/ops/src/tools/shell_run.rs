@@ -150,7 +150,7 @@ pub fn run_in(
         put_stream(&mut out, "stdout", &finished.stdout, shown);
         put_stream(&mut out, "stderr", &finished.stderr, shown);
         let size = coremcp_plugin_sdk::budget::chars(&out);
-        let budget = coremcp_plugin_sdk::budget::RESULT_BUDGET;
+        let budget = coremcp_plugin_sdk::budget::result_budget();
         if size <= budget || shown == 0 {
             break;
         }

@@ -15,7 +15,7 @@ use coremcp_docker_api::summary;
 use coremcp_docker_api::target::docker_hosts;
 use coremcp_docker_api::{resolve, Endpoint};
 use coremcp_plugin_sdk::args::invalid;
-use coremcp_plugin_sdk::budget::{chars, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{chars, result_budget};
 use coremcp_plugin_sdk::prelude::*;
 
 /// The name `hosts` and the answer give this machine's own daemon.
@@ -164,7 +164,7 @@ const KEPT: usize = 500;
 /// Drops listed containers from the largest host's list until the answer fits, counting them
 /// in that host's `more`.
 fn fit(out: &mut Value) {
-    while chars(out) > RESULT_BUDGET {
+    while chars(out) > result_budget() {
         let Some(hosts) = out["hosts"].as_array_mut() else {
             return;
         };

@@ -139,7 +139,7 @@ fn interpret(done: &Finished) -> Result<Value, ToolError> {
 /// in `{"truncated": true, "total_chars", "text"}` — the CLI owns its output's shape, so it
 /// is cut as text rather than pruned, and the answer says so and still parses.
 fn fit_output(output: Value) -> Value {
-    if budget::chars(&output) <= budget::RESULT_BUDGET {
+    if budget::chars(&output) <= budget::result_budget() {
         return output;
     }
     let text = output.to_string();
@@ -208,7 +208,7 @@ mod tests {
         let big = serde_json::json!({ "packages": rows });
         let answer = fit_output(big.clone());
         assert!(
-            budget::chars(&answer) <= budget::RESULT_BUDGET,
+            budget::chars(&answer) <= budget::result_budget(),
             "{}",
             budget::chars(&answer)
         );

@@ -2,7 +2,7 @@
 //! `max_chars` and the host's result limit, so it always arrives with its structured content
 //! (see [`coremcp_snapshot::view`]).
 
-use coremcp_plugin_sdk::budget::RESULT_BUDGET;
+use coremcp_plugin_sdk::budget::result_budget;
 use coremcp_plugin_sdk::prelude::*;
 use coremcp_store::plugin::{invalid, json_value, ts, TxError};
 use coremcp_store::{Row, StoreError};
@@ -47,7 +47,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
         .transpose()?;
     let prefixes: Vec<String> = args.paths.iter().map(|p| snap::path_prefix(p)).collect();
     let detail = args.detail;
-    let budget = args.max_chars.min(RESULT_BUDGET);
+    let budget = args.max_chars.min(result_budget());
     let (row, commits) = SERVICE.read(|tx| -> Result<(Row, Option<Vec<Value>>), TxError> {
         let source_id = SOURCE.id(tx, "source", &args.source.key(), false)?;
         let all = tx.query(

@@ -1,6 +1,6 @@
 //! `scrolls_agent_get`: one agent and its open assigned items.
 
-use coremcp_plugin_sdk::budget::{fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{fit_array, result_budget};
 use coremcp_plugin_sdk::prelude::*;
 
 use crate::agents::AGENT;
@@ -46,7 +46,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
             agent["work"] = Value::Array(work);
             // Whole items are left out from the end past the answer's room: the level lists
             // (with `assignee`) and scrolls_ready_list page them all.
-            let omitted = fit_array(&mut agent, "work", RESULT_BUDGET - 200);
+            let omitted = fit_array(&mut agent, "work", result_budget() - 200);
             if omitted > 0 || listed == MAX_WORK {
                 let count = tx.query_one(
                     &format!(

@@ -73,7 +73,7 @@ fn handler(_: &Ctx<'_>, args: Board) -> Result<Value, ToolError> {
 fn fit_columns(board: &mut Value) {
     // Sizes are subtracted as items go and measured again whenever the estimate fits.
     let mut size = budget::chars(board);
-    while size > budget::RESULT_BUDGET {
+    while size > budget::result_budget() {
         let Some(columns) = board["columns"].as_array_mut() else {
             return;
         };
@@ -90,7 +90,7 @@ fn fit_columns(board: &mut Value) {
         longest["shown"] = shown.into();
         board["truncated"] = true.into();
         size = size.saturating_sub(budget::chars(&item));
-        if size <= budget::RESULT_BUDGET {
+        if size <= budget::result_budget() {
             size = budget::chars(board);
         }
     }
@@ -112,7 +112,7 @@ mod tests {
             {"status": "done", "count": 3, "items": items(3)},
         ]});
         fit_columns(&mut board);
-        assert!(budget::chars(&board) <= budget::RESULT_BUDGET);
+        assert!(budget::chars(&board) <= budget::result_budget());
         assert_eq!(board["truncated"], true);
         assert_eq!(
             board["columns"][1]["items"].as_array().map(Vec::len),

@@ -26,7 +26,7 @@ fn handler(_: &Ctx<'_>, args: Claim) -> Result<Value, ToolError> {
         Ok(items::answer(
             &items::find(tx, "id", args.id.as_str())?,
             0,
-            coremcp_plugin_sdk::budget::RESULT_BUDGET,
+            coremcp_plugin_sdk::budget::result_budget(),
         )?)
     })
 }

@@ -31,7 +31,7 @@ fn handler(_: &Ctx<'_>, args: Move) -> Result<Value, ToolError> {
         Ok(items::answer(
             &items::find(tx, "id", key)?,
             0,
-            coremcp_plugin_sdk::budget::RESULT_BUDGET,
+            coremcp_plugin_sdk::budget::result_budget(),
         )?)
     })
 }

@@ -265,7 +265,7 @@ fn import(
         "folders_created": folders,
     });
     // Every node is listed while the answer fits the result limit; `more` counts the rest.
-    let room = budget::RESULT_BUDGET.saturating_sub(budget::chars(&out) + 40);
+    let room = budget::result_budget().saturating_sub(budget::chars(&out) + 40);
     let (mut used, mut shown) = (0, Vec::new());
     for entry in listed.iter() {
         used += budget::chars(entry) + 1;

@@ -114,7 +114,7 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
     // The links whole beside the body (an index page holds hundreds): half the answer at
     // most, whole ones, the rest counted.
     let links_total = links.len();
-    let shed = budget::fit_array(&mut out, "links", budget::RESULT_BUDGET / 2);
+    let shed = budget::fit_array(&mut out, "links", budget::result_budget() / 2);
     if shed > 0 {
         out["links_total"] = links_total.into();
         out["links_omitted"] = shed.into();
@@ -125,13 +125,13 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
     budget::fit_windows(
         &mut out,
         &[("body", args.offset, args.max_chars)],
-        budget::RESULT_BUDGET - 100,
+        budget::result_budget() - 100,
     );
     if args.include_children {
         let (children, total) = outline(tx, &node_path, args.depth)?;
         out["children"] = children.into();
         // Room for the counts of what was left out.
-        budget::fit_array(&mut out, "children", budget::RESULT_BUDGET - 100);
+        budget::fit_array(&mut out, "children", budget::result_budget() - 100);
         let shown = out["children"].as_array().map_or(0, Vec::len);
         if shown < total {
             out["children_truncated"] = true.into();

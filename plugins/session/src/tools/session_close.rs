@@ -72,7 +72,7 @@ fn closed(row: &Row) -> Result<Value, StoreError> {
     coremcp_plugin_sdk::budget::fit_fields(
         &mut out,
         &[("summary", 0)],
-        coremcp_plugin_sdk::budget::RESULT_BUDGET,
+        coremcp_plugin_sdk::budget::result_budget(),
     );
     Ok(out)
 }

@@ -75,7 +75,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
         // The session alone: its summary is what `offset` reads. Beside metadata at its 16 KiB
         // limit, a long cwd or repo yields too (each says so).
         let fields = [("summary", args.offset), ("cwd", 0), ("repo", 0)];
-        budget::fit_fields(&mut result, &fields, budget::RESULT_BUDGET);
+        budget::fit_fields(&mut result, &fields, budget::result_budget());
         return Ok(result);
     };
     // With a recording, `offset` reads its transcript; the summaries show their start (the
@@ -84,7 +84,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
     budget::cut_field(&mut recording, "summary", budget::LISTED_TEXT);
     recording["transcript"] = transcript.into();
     result["recording"] = json!({});
-    let room = budget::RESULT_BUDGET.saturating_sub(budget::chars(&result));
+    let room = budget::result_budget().saturating_sub(budget::chars(&result));
     budget::fit_windows(
         &mut recording,
         &[("transcript", args.offset, max_chars)],

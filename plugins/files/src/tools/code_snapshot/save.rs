@@ -11,7 +11,7 @@
 
 use coremcp_git_cli::{self as git, Mode};
 use coremcp_plugin_kit::Roots;
-use coremcp_plugin_sdk::budget::{chars, fit_array, RESULT_BUDGET};
+use coremcp_plugin_sdk::budget::{chars, fit_array, result_budget};
 use coremcp_plugin_sdk::{args::invalid, Ctx, ToolError};
 use serde_json::{json, Map, Value};
 
@@ -115,13 +115,13 @@ pub fn inline(snapshot: Snapshot) -> Value {
         Ok(whole) => whole,
         Err(e) => return json!({"error": e.to_string()}),
     };
-    if chars(&whole) <= RESULT_BUDGET {
+    if chars(&whole) <= result_budget() {
         return whole;
     }
     let mut out = summary(&snapshot);
     out["files"] = whole["files"].clone();
     // Room for the counts of what was left out and the hint.
-    let omitted = fit_array(&mut out, "files", RESULT_BUDGET - 600);
+    let omitted = fit_array(&mut out, "files", result_budget() - 600);
     out["truncated"] = true.into();
     out["files_omitted"] = omitted.into();
     out["hint"] = json!(
