@@ -11,6 +11,9 @@ use std::cell::Cell;
 
 use serde_json::{json, Map, Value};
 
+mod yielding;
+pub use yielding::{fit_record, TEXT_FLOOR};
+
 /// What a whole result may serialise to in the largest budget (a session of any client but
 /// Codex), in characters, leaving room under the host's 20 000. The running call's own is
 /// [`result_budget`].
@@ -149,6 +152,7 @@ pub fn fit_fields(record: &mut Value, fields: &[(&str, usize)], budget: usize) {
 /// [`fit_fields`] where each field also shows at most the `max_chars` given with it (a
 /// tool's own `max_chars` argument): `(field, offset, max_chars)`.
 pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: usize) {
+    make_room_for_windows(record, fields, budget);
     // (field, whole text, start, shown)
     let mut texts: Vec<(&str, String, usize, usize)> = Vec::new();
     for &(field, offset, max_chars) in fields {
@@ -199,6 +203,44 @@ pub fn fit_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: 
         }
     }
     place(record, &texts);
+}
+
+/// What the windowed texts of a record keep for themselves, however large its other parts:
+/// a read by `offset` always moves on.
+const WINDOW_ROOM: usize = 1_200;
+
+/// When a record's parts other than the windowed `fields` outgrow `budget` less
+/// [`WINDOW_ROOM`] — or, on a read that goes on (an offset past 0), less half the budget, as
+/// the caller saw those parts on its first read — they yield first ([`fit_record`]), each
+/// saying so.
+fn make_room_for_windows(record: &mut Value, fields: &[(&str, usize, usize)], budget: usize) {
+    let Some(map) = record.as_object() else {
+        return;
+    };
+    let windowed = |key: &str| {
+        fields
+            .iter()
+            .any(|(f, _, _)| key == *f || key.strip_prefix(f).is_some_and(|r| r.starts_with('_')))
+    };
+    let mut rest = Value::Object(
+        map.iter()
+            .filter(|(k, _)| !windowed(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    );
+    let reading_on = fields.first().is_some_and(|(_, offset, _)| *offset > 0);
+    let room = budget.saturating_sub(match reading_on {
+        true => WINDOW_ROOM.max(budget / 2),
+        false => WINDOW_ROOM,
+    });
+    if chars(&rest) <= room || !fit_record(&mut rest, room) {
+        return;
+    }
+    if let (Some(target), Value::Object(rest)) = (record.as_object_mut(), rest) {
+        for (key, value) in rest {
+            target.insert(key, value);
+        }
+    }
 }
 
 /// Sets (or removes) the fields that say `record[field]` shows `shown` characters from `start`
@@ -438,6 +480,35 @@ pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_by_offset_moves_on_beside_parts_larger_than_the_budget() {
+        let summary: String = "\"é\n".chars().cycle().take(20_000).collect();
+        let metadata: Map<String, Value> = (0..40)
+            .map(|i| (format!("k{i:02}"), json!("m".repeat(400))))
+            .collect();
+        let record = json!({"id": "S", "summary": summary, "metadata": metadata});
+        let mut read = String::new();
+        let mut offset = 0;
+        for _ in 0..200 {
+            let mut piece = record.clone();
+            fit_fields(&mut piece, &[("summary", offset)], 9_500);
+            assert!(chars(&piece) <= 9_500, "{}", chars(&piece));
+            read.push_str(piece["summary"].as_str().expect("summary"));
+            assert!(
+                piece["metadata_omitted_keys"].is_array(),
+                "the metadata yields"
+            );
+            match piece.get("summary_next_offset").and_then(Value::as_u64) {
+                Some(next) => {
+                    assert!(next as usize > offset, "a read moves on");
+                    offset = next as usize;
+                }
+                None => break,
+            }
+        }
+        assert_eq!(read, summary);
+    }
 
     #[test]
     fn a_call_fits_its_sessions_budget() {

@@ -4,6 +4,8 @@
 //! Invariants:
 //! - Every function the library exports runs inside `catch_unwind`: a panic in a tool becomes a
 //!   `panic` tool error, and the host keeps serving.
+//! - An object answer still over the call's result budget yields its largest parts
+//!   (`budget::fit_record`), each saying so, so the host never has to withhold one.
 //! - Arguments are checked against the tool's input schema before its handler runs, and every
 //!   schema is checked ([`crate::schema::check_schema`]) when the module is built: a plugin
 //!   with a schema the validator would not enforce refuses to load.
@@ -225,7 +227,23 @@ pub(crate) fn run(
     }
     let args = parse_args(args_json)?;
     validate_args(schema, &args).map_err(|e| ToolError::new(codes::INVALID_ARGUMENTS, e))?;
-    tool.handler.call(ctx, args)
+    let mut value = tool.handler.call(ctx, args)?;
+    // A tool fits its own answer; one that did not (a record at every limit in a small
+    // session's budget) yields its largest parts rather than being withheld by the host.
+    let budget = crate::budget::result_budget();
+    if value.is_object() && crate::budget::chars(&value) > budget {
+        let before = crate::budget::chars(&value);
+        crate::budget::fit_record(&mut value, budget);
+        log(
+            LogLevel::Warn,
+            &format!(
+                "{}: an answer of {before} characters outgrew the call's budget of {budget} and \
+                 its largest parts yielded",
+                tool.name
+            ),
+        );
+    }
+    Ok(value)
 }
 
 fn parse_args(text: &str) -> Result<Map<String, Value>, ToolError> {

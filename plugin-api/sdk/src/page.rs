@@ -94,6 +94,15 @@ pub fn encode_cursor(parts: &[&str]) -> String {
     json.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The one key a single-key cursor (`encode_cursor(&[key])`) carries, when one is given;
+/// anything but such a cursor names the `cursor` argument.
+pub fn cursor_key(cursor: Option<&str>) -> Result<Option<String>, ToolError> {
+    cursor
+        .map(|c| decode_cursor(c, 1))
+        .transpose()
+        .map(|parts| parts.and_then(|mut p| p.pop()))
+}
+
 /// The parts of a cursor this tool returned; anything else names the `cursor` argument.
 pub fn decode_cursor(cursor: &str, parts: usize) -> Result<Vec<String>, ToolError> {
     let bad = || {
@@ -129,6 +138,20 @@ mod tests {
 
     fn cursor(v: &Value) -> String {
         v["key"].as_str().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn a_single_key_cursor_round_trips_and_nothing_else_passes() {
+        let cursor = encode_cursor(&["shop-web-0007"]);
+        assert_eq!(
+            cursor_key(Some(&cursor)).expect("cursor").as_deref(),
+            Some("shop-web-0007")
+        );
+        assert_eq!(cursor_key(None).expect("none"), None);
+        for bad in ["zz", "7b", &encode_cursor(&["a", "b"])] {
+            let e = cursor_key(Some(bad)).expect_err(bad);
+            assert!(e.message.contains("cursor"), "{}", e.message);
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 pub use coremcp_git_cli as git;
 pub mod date;
 pub mod parse;
+pub mod patch;
 pub mod repo;
 pub mod text;
 pub mod tools;

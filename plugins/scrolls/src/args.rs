@@ -127,7 +127,7 @@ pub struct ItemFields {
     /// points
     #[arg(min = 0)]
     pub estimate: Option<f64>,
-    /// blockers (replaces all)
+    /// blocker keys
     #[arg(max_items = 100)]
     pub depends_on: Option<Vec<ItemId>>,
     /// URL ("" clears)
@@ -161,7 +161,7 @@ pub struct ListArgs {
 pub struct GetArgs {
     /// item key
     pub id: ItemId,
-    /// default: above story
+    /// default above story
     pub include_children: Option<bool>,
     /// levels (default 1)
     #[arg(min = 1, max = 3, default = 1)]
@@ -185,7 +185,7 @@ pub struct CloseArgs {
     /// closing comment
     #[arg(max_len = 20000)]
     pub comment: Option<Text>,
-    /// close descendants too
+    /// descendants too
     #[arg(default)]
     pub cascade: bool,
 }

@@ -35,13 +35,14 @@ const OWN: &[(&str, &str)] = &[
     ("shell_run", "each stream keeps its end (where errors are), cut at a line start with a marker (`stdout_truncated`, `stdout_total_bytes`): write long output to a file and read that."),
     ("registry_source_list", "with `include_checkouts`, a source keeps the checkouts that fit beside it (its description yields first, `description_truncated`: the list without them shows it whole) and counts the rest in `checkouts_omitted`."),
     ("registry_project_list", "with `include_sources`, a project keeps the sources that fit beside it (its description yields first) and counts the rest in `sources_omitted`; `registry_source_list` with `project` pages them all."),
-    ("registry_snapshot_get", "files are left out whole from the end (`truncated`, `omitted_files`); `omitted_by_folder` names their folders, one level below what they share, with how many: pass one as `paths` to read them, a level at a time, so every file is reached. `detail` chooses a smaller view."),
-    ("git_diff", "the patch is cut with a marker (`truncated`): narrow with `paths`, or ask `stat_only`."),
+    ("registry_snapshot_get", "files in path order, whole, as many as fit (`truncated`, `omitted_files`); `omitted_by_folder` names the folders of those left out, one level below what they share, with how many, for `paths`. `detail` chooses a smaller view."),
+    ("git_diff", "the patch reads on by `offset` (`text_next_offset`); the per-file list keeps the entries that fit beside it (`files_omitted`): narrow with `paths`, or ask `stat_only`."),
     ("git_status", "whole entries that fit (`truncated`): narrow by folder with git_diff `paths`."),
     ("git_add", "the staged paths that fit (`truncated`)."),
-    ("docker_container_list", "whole containers that fit (`truncated`): filter by name, label or status."),
+    ("docker_container_list", "in name order, whole containers that fit, `more` counting the rest; `label` `com.docker.compose.service=NAME` narrows a Compose project to one service."),
     ("docker_container_logs", "keeps the end of the logs with a marker: narrow with `since`, `until` or `tail`."),
-    ("docker_compose", "output keeps its end; containers are listed whole as many as fit."),
+    ("docker_compose", "output keeps its end; `ps` lists whole containers as many as fit and counts the rest in `more`: `docker_container_list` with `compose_project` pages them all."),
+    ("stale_containers_find", "host by host in the order they are looked at, by name within a host; a host listed on an earlier page says `listed_before`, and each counts what it did not show in `more`."),
     ("core_status", "at most 20 recent errors, each cut to 300 characters; a list too long for the answer (hosts first) keeps whole entries that fit and counts the rest in `<list>_omitted`: `include` asks for fewer parts."),
 ];
 

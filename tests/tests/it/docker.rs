@@ -954,3 +954,100 @@ fn compose_decides_on_what_compose_will_run() {
     down["action"] = "down".into();
     server.ok("docker_compose", down);
 }
+
+/// A daemon's containers in pages: `docker_container_list` walks one Compose project's 400
+/// containers by name with its cursor, and `stale_containers_find` walks two hosts' stale
+/// ones host by host, each container exactly once, in a Codex session whose every answer fits
+/// 10 000 characters. (The daemons are stand-ins speaking the Engine API's wire format, as
+/// above; they answer every list whole, so the filters are the real daemon's job.)
+#[test]
+fn container_lists_page_by_name_and_reach_every_container_once() {
+    let stand_in = |prefix: &str, n: usize| {
+        let entries: Vec<String> = (0..n)
+            // Created out of name order, so the pages' order is the tool's own.
+            .map(|i| {
+                let labels = format!(
+                    r#"{{"com.docker.compose.project":"shop","com.docker.compose.service":"web","note":"{}"}}"#,
+                    "n".repeat(150)
+                );
+                format!(
+                    r#"{{"Id":"{:064x}","Names":["/{prefix}-{:04}"],"Image":"shop/web:1","State":"exited","Status":"Exited (0)","Created":{},"Labels":{labels}}}"#,
+                    i + 1,
+                    (i * 7919) % n,
+                    1 + i
+                )
+            })
+            .collect();
+        coremcp_tests::docker::stand_in(format!("[{}]", entries.join(",")).into_bytes())
+    };
+    let (one, two) = (stand_in("shop-web", 400), stand_in("other", 120));
+    let root = TempDir::new("docker-pages");
+    let data = TempDir::new("docker-pages-data");
+    let dir = plugins(&["docker", "registry", "ops"]);
+    let (root_arg, data_arg) = (
+        root.path().to_string_lossy().into_owned(),
+        data.path().to_string_lossy().into_owned(),
+    );
+    let mut server = Server::start(dir.path(), &["--root", &root_arg, "--data", &data_arg], &[]);
+    server.initialize_as("2025-06-18", "codex-mcp-client");
+    for (name, endpoint) in [("one", &one), ("two", &two)] {
+        server.ok(
+            "registry_host_add",
+            json!({"name": name, "address": "127.0.0.1", "docker_endpoint": endpoint}),
+        );
+    }
+    let mut args = json!({"host": "one", "all": true, "compose_project": "shop"});
+    let mut walked: Vec<String> = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = server.ok("docker_container_list", args.clone());
+        assert_eq!(page["count"], 400);
+        walked.extend(
+            page["containers"]
+                .as_array()
+                .expect("containers")
+                .iter()
+                .map(|c| c["name"].as_str().expect("name").to_owned()),
+        );
+        pages += 1;
+        match page.get("next_cursor") {
+            Some(cursor) => {
+                assert!(page["more"].as_u64().unwrap_or(0) > 0, "{}", page["more"]);
+                args["cursor"] = cursor.clone();
+            }
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..400).map(|i| format!("shop-web-{i:04}")).collect();
+    assert_eq!(walked, expected, "every container once, by name");
+    assert!(pages >= 8, "{pages} pages");
+
+    let mut args = json!({"hosts": ["one", "two"], "older_than_s": 60});
+    let mut walked: Vec<(String, String)> = Vec::new();
+    loop {
+        let page = server.ok("stale_containers_find", args.clone());
+        assert_eq!(page["total"], 520);
+        for host in page["hosts"].as_array().expect("hosts") {
+            for c in host["containers"].as_array().into_iter().flatten() {
+                walked.push((
+                    host["host"].as_str().expect("host").to_owned(),
+                    c["name"].as_str().expect("name").to_owned(),
+                ));
+            }
+        }
+        match page.get("next_cursor") {
+            Some(cursor) => args["cursor"] = cursor.clone(),
+            None => break,
+        }
+    }
+    let mut expected: Vec<(String, String)> = (0..400)
+        .map(|i| ("one".to_owned(), format!("shop-web-{i:04}")))
+        .collect();
+    expected.extend((0..120).map(|i| ("two".to_owned(), format!("other-{i:04}"))));
+    assert_eq!(walked, expected, "every stale container once, host by host");
+    let bad = server.refused(
+        "docker_container_list",
+        json!({"host": "one", "cursor": "zz"}),
+    );
+    assert!(bad.contains("cursor"), "{bad}");
+}

@@ -362,11 +362,16 @@ fn a_huge_result_is_a_counted_defect_and_never_a_broken_document() {
     );
     assert!(shown.chars().count() <= 20_000, "{}", shown.chars().count());
     assert!(result.get("structuredContent").is_none());
-    // A JSON answer is withheld whole, named, rather than cut mid-document.
-    let result = server.call_raw("fixture_big", json!({"bytes": 30_000, "json": true}));
+    // An object answer over the budget yields its largest parts in the SDK, saying so.
+    let fitted = server.ok("fixture_big", json!({"bytes": 30_000, "json": true}));
+    assert_eq!(fitted["text_truncated"], true);
+    assert_eq!(fitted["text_total_chars"], 30_000);
+    server.wait_stderr("outgrew the call's budget", WAIT);
+    // Any other JSON answer is withheld whole, named, rather than cut mid-document.
+    let result = server.call_raw("fixture_big", json!({"bytes": 30_000, "array": true}));
     let shown = text(&result);
     assert!(
-        shown.starts_with("fixture_big ran, but its answer (30011 characters) is larger"),
+        shown.starts_with("fixture_big ran, but its answer (30004 characters) is larger"),
         "{shown}"
     );
     assert_eq!(result["isError"], true);

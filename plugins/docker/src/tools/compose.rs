@@ -179,6 +179,10 @@ fn handler(ctx: &Ctx<'_>, args: Compose) -> Result<Value, ToolError> {
                 - found.kept.len();
             if dropped > 0 {
                 out["more"] = dropped.into();
+                out["hint"] = "docker_container_list with compose_project pages every container \
+                               of the project (label com.docker.compose.service=NAME for one \
+                               service)"
+                    .into();
             }
         }
         ComposeAction::Config => {

@@ -1,5 +1,6 @@
 //! `docker_container_list`: a daemon's containers, running ones unless `all`, filtered by name,
-//! labels or Compose project, each as [`coremcp_docker_api::summary::summary`] shows it.
+//! labels or Compose project, each as [`coremcp_docker_api::summary::summary`] shows it, in
+//! name order and paged by name (`cursor`), so a walk returns every container once.
 
 use std::collections::HashMap;
 
@@ -35,6 +36,8 @@ pub struct List {
     /// Compose project
     #[arg(min_len = 1, max_len = 256)]
     compose_project: Option<String>,
+    /// next_cursor
+    cursor: Option<String>,
 }
 
 fn handler(ctx: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
@@ -61,17 +64,42 @@ fn handler(ctx: &Ctx<'_>, args: List) -> Result<Value, ToolError> {
             .or_default()
             .push(format!("{COMPOSE_PROJECT}={project}"));
     }
-    // Only what an answer can show is kept of the daemon's list; the rest is counted.
-    let found = summary::list(ctx, &target.endpoint, args.all, filters, KEPT, |_| true)?;
+    let after = coremcp_plugin_sdk::page::cursor_key(args.cursor.as_deref())?;
+    // Only what an answer can show is kept of the daemon's list, in name order after the
+    // cursor; the rest is counted.
+    let found = summary::list_by_name(
+        ctx,
+        &target.endpoint,
+        args.all,
+        filters,
+        (KEPT, after.as_deref()),
+        |_| true,
+    )?;
+    let names: Vec<&str> = found.kept.iter().map(summary::name_of).collect();
     let containers: Vec<Value> = found.kept.iter().map(summary::summary).collect();
     let mut out = answer(&target, json!({"count": found.matched}));
     out["containers"] = Value::Array(containers);
-    let dropped =
-        fit_array(&mut out, "containers", result_budget()) + found.matched - found.kept.len();
-    if dropped > 0 {
-        out["more"] = dropped.into();
-        out["hint"] =
-            "the list was cut to fit; narrow it with name, label or compose_project".into();
+    // Room for the cursor and the counts beside the containers.
+    let room = names.iter().map(|n| n.len()).max().unwrap_or(0) * 2 + 300;
+    fit_array(&mut out, "containers", result_budget().saturating_sub(room));
+    if out["containers"].as_array().is_some_and(Vec::is_empty) {
+        // Never an empty page while containers remain: the first stays, and yields its own
+        // largest parts if it must.
+        if let Some(first) = found.kept.first() {
+            out["containers"] = json!([summary::summary(first)]);
+        }
+    }
+    let shown = out["containers"].as_array().map_or(0, Vec::len);
+    let left = found.remaining - shown;
+    if left > 0 {
+        out["more"] = left.into();
+        if let Some(last) = shown.checked_sub(1).and_then(|i| names.get(i)) {
+            out["next_cursor"] = coremcp_plugin_sdk::page::encode_cursor(&[last]).into();
+        }
+        out["hint"] = "pass next_cursor as cursor for the next containers; narrow with name, \
+                       label (com.docker.compose.service=NAME for one service) or \
+                       compose_project"
+            .into();
     }
     Ok(out)
 }

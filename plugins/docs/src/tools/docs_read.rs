@@ -33,7 +33,7 @@ pub struct Read {
     /// without the body
     #[arg(default)]
     front_matter_only: bool,
-    /// cut the body here (default 20000)
+    /// cut at (default 20000)
     #[arg(min = 100, default = DEFAULT_MAX_CHARS)]
     max_chars: usize,
     /// body from this char

@@ -51,7 +51,7 @@ mod shared {
     allow(dead_code)
 )]
 pub struct Choice {
-    /// configured name or docs source PROJECT/name (default: the first)
+    /// name, or docs source PROJECT/name (default first)
     pub repo: Option<String>,
     /// Registry project key (its docs source)
     pub project: Option<String>,

@@ -40,12 +40,12 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
 /// never followed. Sorted by path.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
-    /// folder inside the roots (default the first root)
+    /// folder in the roots (default the first)
     pub path: Option<String>,
     /// levels (default 1)
     #[arg(min = 1, max = MAX_DEPTH, default = DEFAULT_DEPTH)]
     pub depth: usize,
-    /// only entries matching these globs (*.rs, src/**)
+    /// globs, e.g. *.rs, src/**
     pub include: Vec<String>,
     /// hidden too
     #[arg(default)]

@@ -2,8 +2,9 @@
 //! (`staged`), or a revision or range (`target`), as per-file stats plus the patch text.
 //!
 //! Invariants: pathspecs are confined and literal and follow `--`; `target` can never be read
-//! as an option; the patch text is cut at `max_chars` with a marker, and the whole result fits
-//! the host's limit.
+//! as an option; the patch is read in a window from `offset` of at most `max_chars` (the rest
+//! counted, never held), and `text_next_offset` reads on, so a diff of any size is read whole
+//! in pieces; the whole result fits the call's budget.
 
 use coremcp_plugin_sdk::Ctx;
 use coremcp_plugin_sdk::ToolError;
@@ -12,10 +13,10 @@ use serde_json::{json, Value};
 
 use crate::git::not_an_option;
 use crate::parse::numstat;
-use crate::text;
 
 /// How a cut diff says to get the rest.
-pub const HINT: &str = "pass paths or stat_only, or a larger max_chars (at most 19000)";
+pub const HINT: &str = "pass text_next_offset as offset to read on, or narrow with paths or \
+    stat_only";
 
 pub const TOOL: Tool = Tool::typed("git_diff", &typed(run)).hints(Hints::READ);
 
@@ -41,6 +42,9 @@ pub struct Diff {
     /// cut at (default 12000)
     #[arg(min = 200, max = 19000, default = crate::text::DEFAULT_MAX_CHARS)]
     max_chars: usize,
+    /// text from this char
+    #[arg(min = 0, default = 0)]
+    offset: usize,
 }
 fn run(ctx: &Ctx<'_>, args: Diff) -> Result<Value, ToolError> {
     let repo = super::open(ctx, &args.at)?;
@@ -55,6 +59,7 @@ fn run(ctx: &Ctx<'_>, args: Diff) -> Result<Value, ToolError> {
         .map(|p| repo.pathspec("paths", p))
         .collect::<Result<Vec<_>, _>>()?;
     let (context, stat_only, max_chars) = (args.context_lines, args.stat_only, args.max_chars);
+    let args_offset = args.offset;
 
     let (comparing, mut what) = match (target, staged) {
         (Some(t), _) if t.contains("..") => (format!("the range {t}"), vec![t.to_owned()]),
@@ -74,15 +79,6 @@ fn run(ctx: &Ctx<'_>, args: Diff) -> Result<Value, ToolError> {
     let files = numstat::parse(&repo.ok(crate::git::Mode::Read, &stat_args)?.text());
     let (insertions, deletions) = numstat::totals(&files);
 
-    let cut = if stat_only {
-        text::cut(&numstat::summary(&files), usize::MAX, 0, HINT)
-    } else {
-        let mut patch_args = crate::repo::owned(&["diff", "--no-color", "--no-ext-diff"]);
-        patch_args.push(format!("--unified={context}"));
-        patch_args.extend(what);
-        let out = repo.ok(crate::git::Mode::Read, &patch_args)?;
-        text::cut(&out.text(), max_chars, out.stdout.dropped, HINT)
-    };
     let mut value = json!({
         "repo": repo.top().display().to_string(),
         "comparing": comparing,
@@ -90,12 +86,17 @@ fn run(ctx: &Ctx<'_>, args: Diff) -> Result<Value, ToolError> {
         "insertions": insertions,
         "deletions": deletions,
         "files": super::json(&files)?,
-        "text": cut.text,
-        "truncated": cut.truncated,
     });
-    if cut.truncated {
-        value["total_chars"] = json!(cut.total_chars);
-    }
-    text::fit(&mut value, "text", Some("files"), HINT);
+    let mut patch_args = crate::repo::owned(&["diff", "--no-color", "--no-ext-diff"]);
+    patch_args.push(format!("--unified={context}"));
+    patch_args.extend(what);
+    let args: Vec<&str> = patch_args.iter().map(String::as_str).collect();
+    let window = crate::patch::Window {
+        args: &args,
+        offset: args_offset,
+        max_chars,
+        hint: HINT,
+    };
+    crate::patch::answer(&repo, &mut value, &files, stat_only, &window)?;
     Ok(value)
 }

@@ -119,34 +119,8 @@ fn commit(
         "deletions": deletions,
         "files": super::json(&files)?,
     });
-    if stat_only {
-        let cut = text::cut(&numstat::summary(&files), usize::MAX, 0, HINT);
-        value["text"] = json!(cut.text);
-        value["truncated"] = json!(cut.truncated);
-        if cut.truncated {
-            value["total_chars"] = json!(cut.total_chars);
-        }
-        text::fit(&mut value, "text", Some("files"), HINT);
-        return Ok(value);
-    }
-    // The per-file list leaves the patch at least its window: whole entries left out from
-    // the end first (`files_omitted`).
-    let omitted = coremcp_plugin_sdk::budget::fit_array(
-        &mut value,
-        "files",
-        result_budget().saturating_sub(max_chars + 1_000),
-    );
-    if omitted > 0 {
-        value["files_omitted"] = json!(omitted);
-    }
-    // The patch read in a window from `offset`: the rest is counted, never held, and
-    // `text_next_offset` reads on, so a commit of any size is read whole in pieces.
-    let window = coremcp_spawn::Window {
-        skip: offset,
-        keep: max_chars,
-    };
-    let out = repo.read_window(
-        &[
+    let window = crate::patch::Window {
+        args: &[
             "show",
             "--format=",
             "--no-color",
@@ -154,23 +128,11 @@ fn commit(
             "--patch",
             &sha,
         ],
-        window,
-    )?;
-    let read = &out.stdout;
-    let total = read.chars as usize;
-    value["text"] = json!(String::from_utf8_lossy(&read.bytes));
-    coremcp_plugin_sdk::budget::fit_piece(
-        &mut value,
-        "text",
-        (offset.min(total), total),
+        offset,
         max_chars,
-        result_budget(),
-    );
-    value["truncated"] = value.get("text_truncated").cloned().unwrap_or(json!(false));
-    if value["truncated"] == true {
-        value["total_chars"] = json!(total);
-        value["hint"] = json!(HINT);
-    }
+        hint: HINT,
+    };
+    crate::patch::answer(repo, &mut value, &files, stat_only, &window)?;
     Ok(value)
 }
 

@@ -68,10 +68,21 @@ where
 /// The containers of a list that a caller keeps, and how many its test took in all.
 #[derive(Debug, Default)]
 pub struct Listing {
-    /// The first `keep` containers the test took, in the daemon's order.
+    /// The first `keep` containers the test took: in the daemon's order, or by name after the
+    /// page's `after` ([`list_by_name`]).
     pub kept: Vec<Container>,
     /// Every container the test took, kept or not.
     pub matched: usize,
+    /// Those of them past the page's `after` ([`list_by_name`]; all of them otherwise).
+    pub remaining: usize,
+}
+
+/// The name a container is known by: its first, without the leading `/` (its id when it has
+/// none).
+pub fn name_of(c: &Container) -> &str {
+    c.names
+        .first()
+        .map_or(c.id.as_str(), |n| n.trim_start_matches('/'))
 }
 
 /// The daemon's containers matching `filters` (Engine API filter names: `label`, `name`,
@@ -85,6 +96,46 @@ pub fn list(
     keep: usize,
     select: impl Fn(&Container) -> bool,
 ) -> Result<Listing, DockerError> {
+    read_list(
+        ctx,
+        endpoint,
+        all,
+        filters,
+        Keep {
+            keep,
+            select: &select,
+            after: None,
+        },
+    )
+}
+
+/// [`list`] as a page in name order: of the containers `select` takes, the `keep` first by
+/// name after `after` (every one when `None`), sorted; [`Listing::remaining`] counts those
+/// after `after`. Names are unique on a daemon, so pages that go on from the last name shown
+/// return each container once.
+pub fn list_by_name(
+    ctx: &Ctx<'_>,
+    endpoint: &Endpoint,
+    all: bool,
+    filters: HashMap<String, Vec<String>>,
+    (keep, after): (usize, Option<&str>),
+    select: impl Fn(&Container) -> bool,
+) -> Result<Listing, DockerError> {
+    let keep = Keep {
+        keep,
+        select: &select,
+        after: Some(after.unwrap_or_default()),
+    };
+    read_list(ctx, endpoint, all, filters, keep)
+}
+
+fn read_list(
+    ctx: &Ctx<'_>,
+    endpoint: &Endpoint,
+    all: bool,
+    filters: HashMap<String, Vec<String>>,
+    keep: Keep<'_, '_>,
+) -> Result<Listing, DockerError> {
     let docker = crate::daemon(ctx, endpoint)?;
     let mut path = format!("/containers/json?all={all}");
     if !filters.is_empty() {
@@ -97,25 +148,23 @@ pub fn list(
         crate::transport::get(&target, &docker, &path).await
     })?;
     let mut reader = serde_json::Deserializer::from_slice(&body);
-    reader
-        .deserialize_seq(Keep {
-            keep,
-            select: &select,
-        })
-        .map_err(|e| DockerError::Api {
-            endpoint: endpoint.to_string(),
-            status: 200,
-            message: format!("its list of containers does not parse: {e}"),
-        })
+    reader.deserialize_seq(keep).map_err(|e| DockerError::Api {
+        endpoint: endpoint.to_string(),
+        status: 200,
+        message: format!("its list of containers does not parse: {e}"),
+    })
 }
 
-/// Reads a list of containers one at a time: kept while fewer than `keep` are, counted always.
-struct Keep<'a> {
+/// Reads a list of containers one at a time: kept while fewer than `keep` are (in name order
+/// past `after`, when it is given: the smallest names are kept, a bounded few at a time),
+/// counted always.
+struct Keep<'a, 'b> {
     keep: usize,
     select: &'a dyn Fn(&Container) -> bool,
+    after: Option<&'b str>,
 }
 
-impl<'de> Visitor<'de> for Keep<'_> {
+impl<'de> Visitor<'de> for Keep<'_, '_> {
     type Value = Listing;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -124,13 +173,35 @@ impl<'de> Visitor<'de> for Keep<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Listing, A::Error> {
         let mut listing = Listing::default();
+        let by_name = |list: &mut Vec<Container>, keep: usize| {
+            list.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+            list.truncate(keep);
+        };
         while let Some(container) = seq.next_element::<Container>()? {
-            if (self.select)(&container) {
-                listing.matched += 1;
-                if listing.kept.len() < self.keep {
-                    listing.kept.push(container);
-                }
+            if !(self.select)(&container) {
+                continue;
             }
+            listing.matched += 1;
+            match self.after {
+                None => {
+                    listing.remaining += 1;
+                    if listing.kept.len() < self.keep {
+                        listing.kept.push(container);
+                    }
+                }
+                Some(after) if name_of(&container) > after => {
+                    listing.remaining += 1;
+                    listing.kept.push(container);
+                    // Sorted down to `keep` whenever twice as many wait: bounded memory.
+                    if listing.kept.len() >= 2 * self.keep.max(1) {
+                        by_name(&mut listing.kept, self.keep);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        if self.after.is_some() {
+            by_name(&mut listing.kept, self.keep);
         }
         Ok(listing)
     }
@@ -195,9 +266,49 @@ mod tests {
     use super::*;
 
     fn read(text: &str, keep: usize, select: &dyn Fn(&Container) -> bool) -> Listing {
+        read_after(text, keep, None, select)
+    }
+
+    fn read_after(
+        text: &str,
+        keep: usize,
+        after: Option<&str>,
+        select: &dyn Fn(&Container) -> bool,
+    ) -> Listing {
         serde_json::Deserializer::from_str(text)
-            .deserialize_seq(Keep { keep, select })
+            .deserialize_seq(Keep {
+                keep,
+                select,
+                after,
+            })
             .expect("parses")
+    }
+
+    #[test]
+    fn a_page_by_name_keeps_the_first_names_after_the_cursor_in_bounded_memory() {
+        // 1 000 containers in a scrambled order; pages of 7 walk them all by name.
+        let entries: Vec<String> = (0..1_000)
+            .map(|i| format!(r#"{{"Id":"{i}","Names":["/c{:04}"]}}"#, (i * 389) % 1_000))
+            .collect();
+        let text = format!("[{}]", entries.join(","));
+        let mut after: Option<String> = None;
+        let mut walked = Vec::new();
+        loop {
+            let page = read_after(&text, 7, Some(after.as_deref().unwrap_or("")), &|_| true);
+            assert_eq!(page.matched, 1_000);
+            assert_eq!(page.remaining, 1_000 - walked.len());
+            let names: Vec<String> = page.kept.iter().map(|c| name_of(c).to_owned()).collect();
+            if names.is_empty() {
+                break;
+            }
+            after = names.last().cloned();
+            walked.extend(names);
+        }
+        let expected: Vec<String> = (0..1_000).map(|i| format!("c{i:04}")).collect();
+        assert_eq!(walked, expected);
+        // Without a page: the daemon's order, the first `keep`.
+        let first = read(&text, 3, &|_| true);
+        assert_eq!(name_of(&first.kept[1]), "c0389");
     }
 
     #[test]

@@ -314,6 +314,7 @@ pub fn view(
     mut base: Map<String, Value>,
     content: &str,
     prefixes: &[String],
+    after: Option<&str>,
     detail: Detail,
     budget: usize,
 ) -> Result<Value, String> {
@@ -322,19 +323,21 @@ pub fn view(
     let Value::Object(mut content) = content else {
         return Err("the stored content is not a JSON object".into());
     };
-    let files: Vec<Value> = match content.remove("files") {
+    let path_of = |f: &Value| f.get("path").and_then(Value::as_str).map(str::to_owned);
+    let mut files: Vec<Value> = match content.remove("files") {
         Some(Value::Array(files)) => files
             .into_iter()
-            .filter(|f| {
-                f.get("path")
-                    .and_then(Value::as_str)
-                    .is_some_and(|p| path_matches(p, prefixes))
-            })
+            .filter(|f| path_of(f).is_some_and(|p| path_matches(&p, prefixes)))
             .collect(),
         _ => Vec::new(),
     };
+    // In path order, so a page goes on after the last path it showed.
+    files.sort_by_key(|f| path_of(f).unwrap_or_default());
     base.insert("detail".into(), detail.as_str().into());
     base.insert("counts".into(), counts(&files));
+    if let Some(after) = after {
+        files.retain(|f| path_of(f).is_some_and(|p| p.as_str() > after));
+    }
     if !prefixes.is_empty() {
         base.insert("paths".into(), json!(prefixes));
     }
@@ -367,7 +370,8 @@ pub fn fit(base: Map<String, Value>, files: Option<Vec<Value>>, budget: usize) -
     let note = |omitted: usize| {
         format!(
             "{omitted} of {total} files left out to stay within max_chars ({budget}): pass \
-             paths with folders of omitted_by_folder to read them, or ask for less detail"
+             next_cursor as cursor for the next files, or paths with folders of \
+             omitted_by_folder to read them, or ask for less detail"
         )
     };
     let mut result = Value::Object(base);
@@ -379,17 +383,34 @@ pub fn fit(base: Map<String, Value>, files: Option<Vec<Value>>, budget: usize) -
         .iter()
         .map(|f| f["path"].as_str().unwrap_or_default().to_owned())
         .collect();
+    let first = files.first().cloned();
     result["files"] = Value::Array(files);
     // Room for the largest marker it might carry, so adding it keeps the result in budget.
     let marker = chars(
         &json!({"truncated": true, "omitted_files": total, "note": note(total),
                                "omitted_by_folder": {}, "omitted_folders_more": total}),
     ) + folders_room;
-    let omitted = fit_array(&mut result, "files", budget.saturating_sub(marker));
+    let cursor_room = paths.iter().map(String::len).max().unwrap_or(0) * 2 + 40;
+    let mut omitted = fit_array(
+        &mut result,
+        "files",
+        budget.saturating_sub(marker + cursor_room),
+    );
+    // A page is never empty while files remain: the first stays (a file too large for the
+    // answer yields its own largest parts, `coremcp_plugin_sdk::budget::fit_record`).
+    if let (Some(first), true) = (first, omitted == total && total > 0) {
+        result["files"] = json!([first]);
+        omitted -= 1;
+    }
     if omitted > 0 {
         result["truncated"] = json!(true);
         result["omitted_files"] = json!(omitted);
         result["note"] = json!(note(omitted));
+        // The path of the last file shown: the next page starts after it.
+        let shown = result["files"].as_array().map_or(0, Vec::len);
+        if let Some(last) = shown.checked_sub(1).and_then(|i| paths.get(i)) {
+            result["next_cursor"] = json!(coremcp_plugin_sdk::page::encode_cursor(&[last]));
+        }
     }
     if omitted > 0 && folders_room > 0 {
         // The files left out were cut from the end; name their folders (in path order) while
@@ -636,8 +657,18 @@ mod tests {
         assert_eq!(all["files"].as_array().expect("files").len(), 100);
         assert!(all.get("omitted_files").is_none() && all.get("note").is_none());
 
-        for budget in [300, 1000, 2500, 4000] {
+        for budget in [1000, 2500, 4000] {
             let cut = fit(base.clone(), Some(files.clone()), budget);
+            // The next page starts after the last file shown.
+            let last = cut["files"]
+                .as_array()
+                .and_then(|f| f.last())
+                .expect("a file");
+            let cursor = cut["next_cursor"].as_str().expect("next_cursor");
+            assert_eq!(
+                coremcp_plugin_sdk::page::decode_cursor(cursor, 1).expect("cursor"),
+                vec![last["path"].as_str().expect("path").to_owned()]
+            );
             let text = cut.to_string();
             assert!(
                 text.chars().count() <= budget,

@@ -44,7 +44,7 @@ pub fn what(scope: &str, key: &str) -> String {
 /// The arguments naming one note (`notepad_get`, `notepad_delete`).
 #[derive(Debug, Args)]
 pub struct NoteRef {
-    /// global, project:KEY, agent:NAME, session:ID or host:NAME
+    /// global, project:KEY, agent:NAME, session:ID, host:NAME
     pub scope: Scope,
     /// 1-200 of A-Z a-z 0-9 . _ : / -
     pub key: Key,

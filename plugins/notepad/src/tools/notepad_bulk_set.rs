@@ -38,7 +38,7 @@ pub const TOOL: Tool = Tool::typed("notepad_bulk_set", &typed(handler))
 /// replace_scope deletes the scope's other notes.
 #[derive(Debug, Args)]
 pub struct BulkSet {
-    /// global, project:KEY, agent:NAME, session:ID or host:NAME
+    /// global, project:KEY, agent:NAME, session:ID, host:NAME
     scope: Scope,
     /// each key once
     #[arg(required, max_items = MAX_ENTRIES)]

@@ -24,7 +24,7 @@ pub const TOOL: Tool = Tool::typed("notepad_set", &typed(handler)).hints(Hints::
 /// expected_version guards the write (0: only if absent).
 #[derive(Debug, Args)]
 pub struct Set {
-    /// global, project:KEY, agent:NAME, session:ID or host:NAME
+    /// global, project:KEY, agent:NAME, session:ID, host:NAME
     scope: Scope,
     /// 1-200 of A-Z a-z 0-9 . _ : / -
     key: Key,

@@ -7,7 +7,10 @@
 //! be read is reported (`registry_error`) beside the local answer; a host whose daemon is down
 //! (or whose endpoint cannot be used) is reported in its own entry and never fails the others; age is counted from the container's creation, as
 //! `docker container prune --filter until=` counts it; each container is shown in the summary
-//! `docker_container_list` uses (the same function), with its `age_s`.
+//! `docker_container_list` uses (the same function), with its `age_s`. The containers are
+//! listed host by host (in the order the hosts are looked at) and by name within a host, and
+//! an answer that cannot show them all goes on from `next_cursor` (the host and name of the
+//! last one shown), so a walk returns each stale container once.
 
 use std::collections::HashMap;
 
@@ -27,7 +30,7 @@ pub const TOOL: Tool = Tool::typed("stale_containers_find", &typed(handler)).hin
 /// older_than_s on this machine's daemon ("local") and the Registry's Docker hosts.
 #[derive(Debug, Args)]
 pub struct Find {
-    /// "local" or Registry hosts (default: local and every Docker host)
+    /// "local" or Registry hosts (default: all)
     #[arg(max_items = 50)]
     hosts: Vec<String>,
     /// min age (default 7 days)
@@ -42,6 +45,8 @@ pub struct Find {
     /// key or key=value
     #[arg(min_len = 1, max_len = 512)]
     label: Option<String>,
+    /// next_cursor
+    cursor: Option<String>,
 }
 
 /// A container state.
@@ -97,11 +102,30 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
     if let Some(label) = &args.label {
         filters.insert("label".to_owned(), vec![label.clone()]);
     }
+    let (cursor_host, cursor_name) = match args.cursor.as_deref() {
+        Some(cursor) => {
+            let mut parts = coremcp_plugin_sdk::page::decode_cursor(cursor, 2)?;
+            let name = parts.pop();
+            (parts.pop(), name)
+        }
+        None => (None, None),
+    };
+    // Hosts before the cursor's were listed on earlier pages: counted, not listed again.
+    let mut before_cursor = cursor_host.is_some();
     let mut total = 0;
     let mut reports = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new();
     for (host, endpoint) in targets {
         let mut report = json!({"host": host});
+        let is_cursor_host = cursor_host.as_deref() == Some(host.as_str());
+        if is_cursor_host {
+            before_cursor = false;
+        }
+        let (keep, after) = match (before_cursor, is_cursor_host) {
+            (true, _) => (0, None),
+            (false, true) => (KEPT, cursor_name.as_deref()),
+            (false, false) => (KEPT, None),
+        };
         if let Ok(endpoint) = &endpoint {
             let key = endpoint.to_string();
             if let Some((first, _)) = seen.iter().find(|(_, e)| *e == key) {
@@ -116,7 +140,7 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
         let stale = |c: &summary::Container| states.contains(&c.state) && c.created <= cutoff;
         let found = endpoint.and_then(|endpoint| {
             report["endpoint"] = endpoint.to_string().into();
-            summary::list(ctx, &endpoint, true, filters.clone(), KEPT, stale)
+            summary::list_by_name(ctx, &endpoint, true, filters.clone(), (keep, after), stale)
                 .map_err(ToolError::from)
         });
         match found {
@@ -133,9 +157,13 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
                 total += found.matched;
                 report["ok"] = true.into();
                 report["count"] = found.matched.into();
-                report["containers"] = shown.into();
-                if found.matched > found.kept.len() {
-                    report["more"] = (found.matched - found.kept.len()).into();
+                if before_cursor {
+                    report["listed_before"] = true.into();
+                } else {
+                    report["containers"] = shown.into();
+                    if found.remaining > found.kept.len() {
+                        report["more"] = (found.remaining - found.kept.len()).into();
+                    }
                 }
             }
             Err(e) => {
@@ -161,25 +189,54 @@ fn handler(ctx: &Ctx<'_>, args: Find) -> Result<Value, ToolError> {
 /// Stale containers kept of one daemon's list: more than one answer can show.
 const KEPT: usize = 500;
 
-/// Drops listed containers from the largest host's list until the answer fits, counting them
-/// in that host's `more`.
+/// Drops listed containers from the end (the last host's last ones first) until the answer
+/// fits, counting them in their host's `more`, and sets `next_cursor` to the host and name of
+/// the last one shown when any are left. A host whose list was cut short before (more than a
+/// daemon's list keeps) ends what is shown: the hosts after it wait for the next page.
 fn fit(out: &mut Value) {
-    while chars(out) > result_budget() {
+    let Some(hosts) = out["hosts"].as_array_mut() else {
+        return;
+    };
+    let listed = |h: &Value| h["containers"].as_array().map_or(0, Vec::len);
+    if let Some(cut) = hosts
+        .iter()
+        .position(|h| h["more"].as_u64().unwrap_or(0) > 0)
+    {
+        for host in hosts.iter_mut().skip(cut + 1) {
+            let dropped = listed(host);
+            if dropped > 0 {
+                host["containers"] = json!([]);
+                host["more"] = (host["more"].as_u64().unwrap_or(0) + dropped as u64).into();
+            }
+        }
+    }
+    // Room for the cursor beside the lists.
+    let budget = result_budget().saturating_sub(600);
+    let mut size = chars(out);
+    while size > budget {
         let Some(hosts) = out["hosts"].as_array_mut() else {
             return;
         };
-        let longest = hosts
-            .iter_mut()
-            .filter_map(|h| {
-                let n = h["containers"].as_array().map_or(0, Vec::len);
-                (n > 0).then_some((n, h))
-            })
-            .max_by_key(|(n, _)| *n);
-        let Some((_, host)) = longest else { return };
+        let Some(host) = hosts.iter_mut().rev().find(|h| listed(h) > 0) else {
+            break;
+        };
         if let Some(list) = host["containers"].as_array_mut() {
-            list.pop();
+            if let Some(dropped) = list.pop() {
+                size = size.saturating_sub(chars(&dropped) + 1);
+            }
         }
         let more = host["more"].as_u64().unwrap_or(0) + 1;
         host["more"] = more.into();
+    }
+    let hosts = out["hosts"].as_array().cloned().unwrap_or_default();
+    let left = hosts.iter().any(|h| h["more"].as_u64().unwrap_or(0) > 0);
+    let last = hosts.iter().rev().find_map(|h| {
+        let name = h["containers"].as_array()?.last()?["name"]
+            .as_str()?
+            .to_owned();
+        Some((h["host"].as_str()?.to_owned(), name))
+    });
+    if let (true, Some((host, name))) = (left, last) {
+        out["next_cursor"] = coremcp_plugin_sdk::page::encode_cursor(&[&host, &name]).into();
     }
 }

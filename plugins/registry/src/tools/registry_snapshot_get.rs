@@ -27,10 +27,12 @@ pub struct Get {
     /// only these files or folders
     #[arg(max_items = 100)]
     paths: Vec<String>,
+    /// next_cursor
+    cursor: Option<String>,
     /// default outline
     #[arg(default = Detail::Outline)]
     detail: Detail,
-    /// cut the answer here (default 20000)
+    /// cut at (default 20000)
     #[arg(min = 500, default = 20_000)]
     max_chars: usize,
 }
@@ -48,6 +50,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
     let prefixes: Vec<String> = args.paths.iter().map(|p| snap::path_prefix(p)).collect();
     let detail = args.detail;
     let budget = args.max_chars.min(result_budget());
+    let after = coremcp_plugin_sdk::page::cursor_key(args.cursor.as_deref())?;
     let (row, commits) = SERVICE.read(|tx| -> Result<(Row, Option<Vec<Value>>), TxError> {
         let source_id = SOURCE.id(tx, "source", &args.source.key(), false)?;
         let all = tx.query(
@@ -76,7 +79,7 @@ fn handler(_: &Ctx<'_>, args: Get) -> Result<Value, ToolError> {
     let content = row
         .get_text("content")
         .map_err(|e| internal(e.to_string()))?;
-    snap::view(base, &content, &prefixes, detail, budget).map_err(internal)
+    snap::view(base, &content, &prefixes, after.as_deref(), detail, budget).map_err(internal)
 }
 
 /// The one stored commit (latest first in `stored`) that `commit` names, or the latest.

@@ -31,7 +31,7 @@ pub struct Get {
     /// cut at (default 20000)
     #[arg(min = 0, default = DEFAULT_MAX_CHARS)]
     max_chars: usize,
-    /// summary (transcript with a recording) from char
+    /// summary (or transcript) from char
     #[arg(min = 0, default = 0)]
     offset: usize,
 }
