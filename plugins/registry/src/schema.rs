@@ -114,6 +114,7 @@ CREATE TABLE registry_snapshot (
 CREATE INDEX registry_snapshot_latest ON registry_snapshot (source_id, seq DESC);
 ",
         search: &[],
+        ranks: &[],
         tallies: &[],
     },
     // The URL a checkout was made from (repo_setup records it): a plain repo_setup restores
@@ -123,6 +124,7 @@ CREATE INDEX registry_snapshot_latest ON registry_snapshot (source_id, seq DESC)
         name: "checkout url",
         sql: "ALTER TABLE registry_checkout ADD COLUMN url TEXT;",
         search: &[],
+        ranks: &[],
         tallies: &[],
     },
 ];

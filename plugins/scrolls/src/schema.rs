@@ -147,6 +147,7 @@ CREATE INDEX scrolls_activity_item ON scrolls_activity (item_id, at);
 CREATE INDEX scrolls_activity_at ON scrolls_activity (at);
 ",
         search: &[ITEM_SEARCH, COMMENT_SEARCH],
+        ranks: &[],
         tallies: &[],
     },
     Migration {
@@ -168,6 +169,7 @@ CREATE INDEX scrolls_item_ready ON scrolls_item (status, (",
 "
         ),
         search: &[],
+        ranks: &[],
         tallies: &[ITEM_TALLY],
     },
     Migration {
@@ -180,6 +182,17 @@ UPDATE scrolls_item SET lead_id = assignee_id, assignee_id = NULL
     WHERE level = 'project' AND assignee_id IS NOT NULL;
 ",
         search: &[],
+        ranks: &[],
+        tallies: &[],
+    },
+    Migration {
+        version: 4,
+        name: "scrolls ranks by an item's head",
+        // PostgreSQL ranks by the start of an item and of a comment
+        // (`coremcp_store::search::RANK_HEAD`), as Seele does.
+        sql: "",
+        search: &[],
+        ranks: &[ITEM_SEARCH, COMMENT_SEARCH],
         tallies: &[],
     },
 ];

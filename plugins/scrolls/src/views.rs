@@ -445,6 +445,7 @@ pub fn search(
 ) -> Result<Vec<Row>, StoreError> {
     let words = search::words(query);
     let kind = tx.kind();
+    search::prefer_index(tx)?;
     // The exact tier, then (only when it does not fill the page) the forms tier.
     search::tiered(from, want, |tier, limit, offset| {
         // One parameter list for both halves and the filters; each is written with its own

@@ -86,6 +86,7 @@ CREATE TABLE seele_link (
 CREATE INDEX seele_link_to ON seele_link (to_path);
 ",
         search: &[NODE_SEARCH],
+        ranks: &[],
         tallies: &[],
     },
     Migration {
@@ -100,6 +101,17 @@ CREATE TABLE seele_alias (
 );
 ",
         search: &[],
+        ranks: &[],
+        tallies: &[],
+    },
+    Migration {
+        version: 3,
+        name: "seele ranks by a node's head",
+        // PostgreSQL ranks by the start of a node (`coremcp_store::search::RANK_HEAD`): a
+        // search of common words over large nodes read every match's whole text vector.
+        sql: "",
+        search: &[],
+        ranks: &[NODE_SEARCH],
         tallies: &[],
     },
 ];

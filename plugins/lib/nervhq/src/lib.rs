@@ -41,6 +41,7 @@ pub static MIGRATIONS: &[Migration] = &[
                   WHERE expires_at IS NOT NULL;
               CREATE INDEX notepad_entry_scope_updated ON notepad_entry (scope, updated_at);",
         search: &[],
+        ranks: &[],
         tallies: &[],
     },
     Migration {
@@ -71,6 +72,7 @@ pub static MIGRATIONS: &[Migration] = &[
               CREATE INDEX session_status_heartbeat ON session (status, last_heartbeat_at);
               CREATE INDEX session_project_started ON session (project_key, started_at);",
         search: &[],
+        ranks: &[],
         tallies: &[],
     },
     Migration {
@@ -94,6 +96,7 @@ pub static MIGRATIONS: &[Migration] = &[
               CREATE INDEX session_recording_recorded ON session_recording (recorded_at);
               CREATE INDEX session_recording_session ON session_recording (session_id);",
         search: &[],
+        ranks: &[],
         tallies: &[],
     },
     Migration {
@@ -104,6 +107,7 @@ pub static MIGRATIONS: &[Migration] = &[
         sql: "ALTER TABLE session_recording ADD COLUMN encoding TEXT NOT NULL DEFAULT 'text'
                   CHECK (encoding IN ('text', 'gzip+base64'));",
         search: &[],
+        ranks: &[],
         tallies: &[],
     },
 ];

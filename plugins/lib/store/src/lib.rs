@@ -128,6 +128,10 @@ pub struct Migration {
     pub sql: &'static str,
     /// Full-text indexes this migration creates after `sql`, each in its backend's own DDL.
     pub search: &'static [search::Index],
+    /// Full-text indexes whose rank column (PostgreSQL's `rank_tsv`, see
+    /// [`search::Index::rank_ddl`]) this migration adds after `search`; every index a search
+    /// runs on needs one before it is searched on PostgreSQL.
+    pub ranks: &'static [search::Index],
     /// Tallies this migration creates after `sql` and `search`, kept by triggers.
     pub tallies: &'static [tally::Tally],
 }
@@ -413,6 +417,7 @@ mod tests {
             name,
             sql: "",
             search: &[],
+            ranks: &[],
             tallies: &[],
         };
         assert!(check_migrations(&[m(1, "a"), m(2, "b")]).is_ok());

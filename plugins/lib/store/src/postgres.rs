@@ -247,6 +247,11 @@ fn migrate(
             .iter()
             .map(|index| index.ddl(crate::BackendKind::Postgres))
             .chain(
+                m.ranks
+                    .iter()
+                    .map(|index| index.rank_ddl(crate::BackendKind::Postgres)),
+            )
+            .chain(
                 m.tallies
                     .iter()
                     .map(|tally| tally.ddl(crate::BackendKind::Postgres)),

@@ -169,6 +169,23 @@ pub fn roots(word: &str) -> Vec<String> {
     out
 }
 
+/// How many characters of a row's text its rank reads on PostgreSQL (see [`Index::rank_ddl`]):
+/// the title, the tags and the start of a body, where the words that say what a text is about
+/// are; the whole text decides whether it matches.
+pub const RANK_HEAD: usize = 4_000;
+
+/// Makes the searches of the transaction `tx` find their rows through the full-text index on
+/// PostgreSQL, whatever share of the rows match: the planner, which does not count the cost of
+/// reading a large text vector, would otherwise scan the table and read every row's. Call it
+/// in a read transaction that only searches (it lasts until the transaction ends); nothing on
+/// SQLite.
+pub fn prefer_index(tx: &mut crate::Tx<'_>) -> Result<(), crate::StoreError> {
+    if tx.kind() == BackendKind::Postgres {
+        tx.execute("SET LOCAL enable_seqscan = off", &[])?;
+    }
+    Ok(())
+}
+
 impl Index {
     /// The FTS5 table of the index (SQLite).
     fn fts(&self) -> String {
@@ -215,6 +232,31 @@ impl Index {
                      (to_tsvector('simple', regexp_replace({}, '[^[:alnum:]]+', ' ', 'g'))) \
                      STORED;
                      CREATE INDEX {fts} ON {table} USING GIN (search_tsv);",
+                    text.join(" || ' ' || ")
+                )
+            }
+        }
+    }
+
+    /// The statement that adds the index's rank column, for `kind`: on PostgreSQL `rank_tsv`,
+    /// the text vector of the first [`RANK_HEAD`] characters of the columns, which a search
+    /// ranks by (reading a row's whole vector, as `ts_rank` over `search_tsv` did, costs a
+    /// search over large texts a detoast of every match); nothing on SQLite, whose FTS5 ranks
+    /// from its own index. Run it in a migration after [`Index::ddl`] (`Migration::ranks`).
+    pub fn rank_ddl(&self, kind: BackendKind) -> String {
+        match kind {
+            BackendKind::Sqlite => String::new(),
+            BackendKind::Postgres => {
+                let text: Vec<String> = self
+                    .columns
+                    .iter()
+                    .map(|c| format!("coalesce({c}, '')"))
+                    .collect();
+                format!(
+                    "ALTER TABLE {} ADD COLUMN rank_tsv tsvector GENERATED ALWAYS AS \
+                     (to_tsvector('simple', regexp_replace(left({}, {RANK_HEAD}), \
+                     '[^[:alnum:]]+', ' ', 'g'))) STORED",
+                    self.table,
                     text.join(" || ' ' || ")
                 )
             }
@@ -303,14 +345,17 @@ impl Index {
                         Match {
                             join: String::new(),
                             condition,
-                            rank: format!("ts_rank({table}.search_tsv, {exact})"),
+                            rank: format!("ts_rank({table}.rank_tsv, {exact})"),
                         }
                     }
                     Tier::Forms => {
                         let p = q.bind(expression(&groups, &|t| t.to_owned(), ":*", " | ", " & "));
+                        // The rows of the exact tier are left out through the index, not by
+                        // reading each candidate's vector.
                         let condition = format!(
                             "{table}.search_tsv @@ to_tsquery('simple', CAST({p} AS TEXT)) \
-                             AND NOT ({table}.search_tsv @@ {exact})"
+                             AND {table}.ctid NOT IN (SELECT ctid FROM {table} \
+                             WHERE search_tsv @@ {exact})"
                         );
                         q.and(condition.clone());
                         Match {

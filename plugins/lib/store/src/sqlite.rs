@@ -154,6 +154,11 @@ impl Conn {
                     .iter()
                     .map(|index| index.ddl(crate::BackendKind::Sqlite))
                     .chain(
+                        m.ranks
+                            .iter()
+                            .map(|index| index.rank_ddl(crate::BackendKind::Sqlite)),
+                    )
+                    .chain(
                         m.tallies
                             .iter()
                             .map(|tally| tally.ddl(crate::BackendKind::Sqlite)),

@@ -41,6 +41,7 @@ const LOG: Migration = Migration {
     sql: "CREATE TABLE applied (version BIGINT NOT NULL);
           INSERT INTO applied (version) VALUES (1);",
     search: &[],
+    ranks: &[],
     tallies: &[],
 };
 const LOG2: Migration = Migration {
@@ -48,6 +49,7 @@ const LOG2: Migration = Migration {
     name: "log two",
     sql: "INSERT INTO applied (version) VALUES (2);",
     search: &[],
+    ranks: &[],
     tallies: &[],
 };
 const LOG5: Migration = Migration {
@@ -55,6 +57,7 @@ const LOG5: Migration = Migration {
     name: "log five",
     sql: "INSERT INTO applied (version) VALUES (5);",
     search: &[],
+    ranks: &[],
     tallies: &[],
 };
 
@@ -67,6 +70,7 @@ const ITEMS: Migration = Migration {
               version BIGINT NOT NULL
           );",
     search: &[],
+    ranks: &[],
     tallies: &[],
 };
 
@@ -81,6 +85,7 @@ const VALUES: Migration = Migration {
               b BOOLEAN
           );",
     search: &[],
+    ranks: &[],
     tallies: &[],
 };
 
@@ -579,6 +584,7 @@ fn foreign_keys_are_enforced(env: &Env) {
         sql: "CREATE TABLE parent (id TEXT PRIMARY KEY);
               CREATE TABLE child (id TEXT PRIMARY KEY, parent TEXT NOT NULL REFERENCES parent (id));",
         search: &[],
+        ranks: &[],
         tallies: &[],
     }]);
     let result = store.transaction(|tx| {
@@ -618,6 +624,7 @@ fn failing_migration_leaves_nothing(env: &Env) {
         name: "broken",
         sql: "CREATE TABLE half (id BIGINT); INSERT INTO no_such_table VALUES (1);",
         search: &[],
+        ranks: &[],
         tallies: &[],
     };
     match Store::open(&env.url, &env.service, &[LOG, broken]) {
@@ -644,6 +651,7 @@ fn concurrent_writers_lose_nothing(env: &Env) {
               INSERT INTO counter (id, n) VALUES ('c', 0);
               CREATE TABLE hits (writer BIGINT NOT NULL, k BIGINT NOT NULL);",
         search: &[],
+        ranks: &[],
         tallies: &[],
     }]);
     let barrier = Barrier::new(WRITERS);
@@ -781,6 +789,7 @@ const DOCS: Migration = Migration {
     name: "docs",
     sql: "CREATE TABLE docs (id TEXT PRIMARY KEY, title TEXT NOT NULL, body TEXT);",
     search: &[DOCS_INDEX],
+    ranks: &[DOCS_INDEX],
     tallies: &[],
 };
 
@@ -836,6 +845,7 @@ fn search_ids(store: &Store, query: &str) -> Vec<String> {
         .transaction(|tx| {
             let words = search::words(query);
             let kind = tx.kind();
+            search::prefer_index(tx)?;
             search::tiered(0, 5, |tier, limit, offset| {
                 let mut q = Query::new();
                 let Some(m) = DOCS_INDEX.matching(kind, &mut q, &words, tier) else {
@@ -864,6 +874,7 @@ fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
         name: "docs",
         sql: DOCS.sql,
         search: &[],
+        ranks: &[],
         tallies: &[],
     };
     add_docs(&env.open(&[before]), &CORPUS[..3]);
@@ -872,6 +883,7 @@ fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
         name: "docs search",
         sql: "",
         search: &[DOCS_INDEX],
+        ranks: &[DOCS_INDEX],
         tallies: &[],
     };
     let store = env.open(&[before, with_index]);
@@ -902,6 +914,32 @@ fn full_text_search_ranks_the_same_on_both_backends(env: &Env) {
             env.kind()
         );
     }
+    // A word past the part a rank reads (`search::RANK_HEAD`) still matches, in either tier,
+    // and a match in a text's head ranks first on both backends.
+    let far = format!(
+        "{} zebrafish",
+        "filler words here ".repeat(search::RANK_HEAD / 10)
+    );
+    let near = format!("zebrafish zebrafish {}", "filler words here ".repeat(20));
+    add_docs(
+        &store,
+        &[
+            ("far", "Long", Some(far.as_str())),
+            ("near", "Short", Some(near.as_str())),
+        ],
+    );
+    assert_eq!(
+        search_ids(&store, "zebrafish"),
+        ["near", "far"],
+        "{:?}",
+        env.kind()
+    );
+    assert_eq!(
+        search_ids(&store, "zebrafishes"),
+        ["far", "near"],
+        "{:?}",
+        env.kind()
+    );
 }
 
 fn a_search_query_is_never_syntax(env: &Env) {
@@ -980,6 +1018,7 @@ const TASKS: Migration = Migration {
           INSERT INTO person (id) VALUES ('ada'), ('bob');
           INSERT INTO task (id, team, state, owner, hours) VALUES ('t0', 'core', 'open', 'ada', 1);",
     search: &[],
+    ranks: &[],
     tallies: &[TASKS_TALLY],
 };
 

@@ -64,6 +64,7 @@ fn handler(_: &Ctx<'_>, args: Search) -> Result<Value, ToolError> {
     // A snippet is cut around the first word found in any of its forms (by its roots).
     let around: Vec<String> = words.iter().flat_map(|w| search::roots(w)).collect();
     SERVICE.read(|tx| {
+        search::prefer_index(tx)?;
         let kind = tx.kind();
         // The exact tier, then (only when it does not fill the page) the forms tier.
         let rows = search::tiered(from, args.limit + 1, |tier, limit, offset| {
