@@ -221,21 +221,24 @@ impl Index {
                      INSERT INTO {fts} ({fts}) VALUES ('rebuild');"
                 )
             }
-            BackendKind::Postgres => {
-                let text: Vec<String> = self
-                    .columns
-                    .iter()
-                    .map(|c| format!("coalesce({c}, '')"))
-                    .collect();
-                format!(
-                    "ALTER TABLE {table} ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS \
-                     (to_tsvector('simple', regexp_replace({}, '[^[:alnum:]]+', ' ', 'g'))) \
-                     STORED;
-                     CREATE INDEX {fts} ON {table} USING GIN (search_tsv);",
-                    text.join(" || ' ' || ")
-                )
-            }
+            BackendKind::Postgres => format!(
+                "ALTER TABLE {table} ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS \
+                 (to_tsvector('simple', regexp_replace({}, '[^[:alnum:]]+', ' ', 'g'))) \
+                 STORED;
+                 CREATE INDEX {fts} ON {table} USING GIN (search_tsv);",
+                self.text()
+            ),
         }
+    }
+
+    /// The index's columns as one text on PostgreSQL (NULL read as empty).
+    fn text(&self) -> String {
+        let text: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| format!("coalesce({c}, '')"))
+            .collect();
+        text.join(" || ' ' || ")
     }
 
     /// The statement that adds the index's rank column, for `kind`: on PostgreSQL `rank_tsv`,
@@ -246,20 +249,13 @@ impl Index {
     pub fn rank_ddl(&self, kind: BackendKind) -> String {
         match kind {
             BackendKind::Sqlite => String::new(),
-            BackendKind::Postgres => {
-                let text: Vec<String> = self
-                    .columns
-                    .iter()
-                    .map(|c| format!("coalesce({c}, '')"))
-                    .collect();
-                format!(
-                    "ALTER TABLE {} ADD COLUMN rank_tsv tsvector GENERATED ALWAYS AS \
-                     (to_tsvector('simple', regexp_replace(left({}, {RANK_HEAD}), \
-                     '[^[:alnum:]]+', ' ', 'g'))) STORED",
-                    self.table,
-                    text.join(" || ' ' || ")
-                )
-            }
+            BackendKind::Postgres => format!(
+                "ALTER TABLE {} ADD COLUMN rank_tsv tsvector GENERATED ALWAYS AS \
+                 (to_tsvector('simple', regexp_replace(left({}, {RANK_HEAD}), \
+                 '[^[:alnum:]]+', ' ', 'g'))) STORED",
+                self.table,
+                self.text()
+            ),
         }
     }
 
