@@ -195,4 +195,14 @@ UPDATE scrolls_item SET lead_id = assignee_id, assignee_id = NULL
         ranks: &[ITEM_SEARCH, COMMENT_SEARCH],
         tallies: &[],
     },
+    Migration {
+        version: 5,
+        name: "scrolls search walks",
+        // The order a search found at its first page (`coremcp_store::walk`).
+        sql: "CREATE TABLE scrolls_walk (token TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, \
+              ids TEXT NOT NULL);",
+        search: &[],
+        ranks: &[],
+        tallies: &[],
+    },
 ];

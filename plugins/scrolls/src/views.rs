@@ -433,21 +433,62 @@ pub struct Within<'a> {
     pub include_closed: bool,
 }
 
+impl Within<'_> {
+    /// The conditions on the item `i` that keep what a search keeps, bound in `q`.
+    fn conditions(&self, q: &mut Query) -> Vec<String> {
+        let mut keep = Vec::new();
+        if !self.levels.is_empty() {
+            keep.push(format!("i.level IN {}", levels_in(q, self.levels)));
+        }
+        if let Some(project) = self.project {
+            keep.push(format!(
+                "(i.project_id = {0} OR i.id = {0})",
+                q.bind(project)
+            ));
+        }
+        if !self.statuses.is_empty() {
+            keep.push(format!("i.status IN {}", q.in_list(self.statuses)));
+        } else if !self.include_closed {
+            keep.push(format!("i.status NOT IN {CLOSED}"));
+        }
+        keep
+    }
+}
+
+/// The listed rows (with `i.id`) of the items `ids` that `within` still keeps, in no order.
+pub fn listed_by_ids(
+    tx: &mut Tx<'_>,
+    ids: &[String],
+    within: &Within<'_>,
+) -> Result<Vec<Row>, StoreError> {
+    let mut q = Query::new();
+    let list = q.in_list(ids);
+    let mut keep = vec![format!("i.id IN {list}")];
+    keep.extend(within.conditions(&mut q));
+    tx.query(
+        &format!(
+            "SELECT i.id, {LISTED} FROM scrolls_item i WHERE {}",
+            keep.join(" AND ")
+        ),
+        q.params(),
+    )
+}
+
 /// The items best matching `query` (see [`search::words`]) in their title and description or
-/// in a comment on them, among those `within` keeps, best first, at most `limit`; empty when
-/// the query has no words.
+/// in a comment on them, among those `within` keeps, best first, at most `want`, with the
+/// columns `columns` of `i` (the item); empty when the query has no words.
 pub fn search(
     tx: &mut Tx<'_>,
     query: &str,
     within: &Within<'_>,
-    from: usize,
     want: usize,
+    columns: &str,
 ) -> Result<Vec<Row>, StoreError> {
     let words = search::words(query);
     let kind = tx.kind();
     search::prefer_index(tx)?;
     // The exact tier, then (only when it does not fill the page) the forms tier.
-    search::tiered(from, want, |tier, limit, offset| {
+    search::tiered(0, want, |tier, limit, offset| {
         // One parameter list for both halves and the filters; each is written with its own
         // condition.
         let mut q = Query::new();
@@ -473,22 +514,9 @@ pub fn search(
                 own.join, own.condition, said.join, said.condition
             ));
         }
-        if !within.levels.is_empty() {
-            keep.push(format!("i.level IN {}", levels_in(&mut q, within.levels)));
-        }
-        if let Some(project) = within.project {
-            keep.push(format!(
-                "(i.project_id = {0} OR i.id = {0})",
-                q.bind(project)
-            ));
-        }
-        if !within.statuses.is_empty() {
-            keep.push(format!("i.status IN {}", q.in_list(within.statuses)));
-        } else if !within.include_closed {
-            keep.push(format!("i.status NOT IN {CLOSED}"));
-        }
+        keep.extend(within.conditions(&mut q));
         let sql = format!(
-            "SELECT {LISTED}, m.rank FROM ( \
+            "SELECT {columns}, m.rank FROM ( \
                  SELECT id, MAX(rank) AS rank FROM ( \
                      SELECT scrolls_item.id AS id, {} AS rank FROM scrolls_item{} WHERE {} \
                      UNION ALL \

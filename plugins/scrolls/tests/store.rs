@@ -797,7 +797,13 @@ fn search_ranks_items_by_their_text_and_comments(env: &Env) {
     );
     let search = |query: &str| {
         run_on(&store, |tx| {
-            Ok(views::search(tx, query, &views::Within::default(), 0, 10)?)
+            Ok(views::search(
+                tx,
+                query,
+                &views::Within::default(),
+                10,
+                views::LISTED,
+            )?)
         })
         .map(|r| keys_of(&r))
     };

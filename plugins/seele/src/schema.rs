@@ -114,4 +114,14 @@ CREATE TABLE seele_alias (
         ranks: &[NODE_SEARCH],
         tallies: &[],
     },
+    Migration {
+        version: 4,
+        name: "seele search walks",
+        // The order a search found at its first page (`coremcp_store::walk`).
+        sql: "CREATE TABLE seele_walk (token TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, \
+              ids TEXT NOT NULL);",
+        search: &[],
+        ranks: &[],
+        tallies: &[],
+    },
 ];

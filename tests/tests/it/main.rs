@@ -44,3 +44,4 @@ mod tls;
 mod trust;
 mod upstream;
 mod upstream_calls;
+mod walks;

@@ -68,6 +68,8 @@ pub mod tally;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
+#[cfg(feature = "plugin")]
+pub mod walk;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
