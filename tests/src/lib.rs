@@ -691,6 +691,7 @@ pub fn check_answer_within(tool: &str, result: &Value, budget: usize) {
         .filter_map(|c| c["text"].as_str())
         .collect();
     let size: usize = texts.iter().map(|t| t.chars().count()).sum();
+    record_size(tool, size, budget);
     assert!(
         size <= budget,
         "{tool}: {size} characters of text, over the session's result limit of {budget}"
@@ -711,6 +712,21 @@ pub fn check_answer_within(tool: &str, result: &Value, budget: usize) {
             _ => *structured == parsed,
         };
         assert!(same, "{tool}: structuredContent differs from the text");
+    }
+}
+
+/// With `COREMCP_TEST_SIZES` set to a file, each checked answer appends `tool size budget` to
+/// it: the figures of the largest answer each tool gave in a run.
+fn record_size(tool: &str, size: usize, budget: usize) {
+    let Some(path) = std::env::var_os("COREMCP_TEST_SIZES") else {
+        return;
+    };
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(file, "{tool} {size} {budget}");
     }
 }
 

@@ -113,7 +113,7 @@ pub struct ItemFields {
     /// Markdown
     #[arg(max_len = 20000)]
     pub description: Option<Text>,
-    /// close sets done/cancelled
+    /// done/cancelled close
     pub status: Option<Status>,
     /// default none
     pub priority: Option<Priority>,

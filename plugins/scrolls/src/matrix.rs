@@ -127,12 +127,7 @@ impl LevelTool {
                     );
                     o.property::<Priority>("priority", "default none", &[], Some(false));
                     if !create {
-                        o.property::<Status>(
-                            "status",
-                            "close sets done/cancelled",
-                            &[],
-                            Some(false),
-                        );
+                        o.property::<Status>("status", "done/cancelled close", &[], Some(false));
                     }
                 }
                 match self.level {
@@ -156,7 +151,7 @@ impl LevelTool {
                 if !create {
                     o.property::<u64>(
                         "expected_version",
-                        "version you read",
+                        "version read",
                         &[("minimum", json!(1))],
                         Some(false),
                     );

@@ -14,14 +14,15 @@ const OWN: &[(&str, &str)] = &[
     ("scrolls_story_get", "the description reads on by `offset` (`description_next_offset`), beside the dependencies whole; with `include_comments`, `comments_total` counts them and `comments_next_cursor` (as `cursor` to `scrolls_comment_list`) reads every one not shown; children and comments that do not fit are counted in `children_omitted` and `comments_omitted`."),
     ("scrolls_task_get", "the description reads on by `offset` (`description_next_offset`), beside the dependencies whole; with `include_comments`, `comments_total` counts them and `comments_next_cursor` (as `cursor` to `scrolls_comment_list`) reads every one not shown; children and comments that do not fit are counted in `children_omitted` and `comments_omitted`."),
     ("scrolls_subtask_get", "the description reads on by `offset` (`description_next_offset`), beside the dependencies whole; with `include_comments`, `comments_total` counts them and `comments_next_cursor` (as `cursor` to `scrolls_comment_list`) reads every one not shown; children and comments that do not fit are counted in `children_omitted` and `comments_omitted`."),
+    ("docs_read", "a document's front matter takes at most half the answer beside its body, keys in order with whole values: `front_matter_next_offset`, passed as `offset` with `front_matter_only`, reads its other keys (`front_matter_keys` counts them all); a folder's entry shows its front matter's first 2 000 characters and counts the keys left out in `front_matter_omitted`."),
     ("scrolls_comment_list", "a body over 1 000 characters shows its start with `body_truncated`; pass its `body_cursor` as `cursor` to read the rest of that body in pieces."),
     ("scrolls_agent_get", "the agent's open items (`work`) are whole items that fit; `work_total` and `work_omitted` count the rest, which the level lists with `assignee` page."),
     ("scrolls_board_get", "whole items that fit: `truncated` is set and a column's `shown` says how many of its `count` are listed; the level lists with `status` page the rest."),
     ("scrolls_agent_list", "a description shows its first 1 000 characters (`description_truncated`); `scrolls_agent_get` reads it whole."),
-    ("scrolls_search", "ranked; a page holds whole items that fit."),
+    ("scrolls_search", "ranked; the first page of a search that finds more keeps the order it found for an hour (up to 10 000 items), and every page goes on through that order, so a walk sees an item that stays in the list exactly once, whatever is claimed, closed or created between its pages; a page holds whole items that fit."),
     ("scrolls_ready_list", "in queue order; a page holds whole items that fit and goes on from the queue place of the last one shown, so a walk sees an item that stays ready exactly once, whatever is claimed, closed or created between its pages."),
-    ("seele_search", "ranked; a page holds whole nodes that fit."),
-    ("seele_read", "the links take at most half the answer, whole (`links_total`, `links_omitted` count the rest); with `include_children`, the outline holds whole nodes in the room the body leaves, and `children_omitted` counts every node below it did not show."),
+    ("seele_search", "ranked; the first page of a search that finds more keeps the order it found for an hour (up to 10 000 nodes), and every page goes on through that order, so a walk sees a node that stays exactly once, whatever is written between its pages; a page holds whole nodes that fit."),
+    ("seele_read", "the links take at most half the answer, whole, by rel then path (`links_total`, `links_omitted` count the rest; `links_next_offset`, passed as `links_offset`, reads on); with `include_children`, the outline holds whole nodes in the room the body leaves, and `children_omitted` counts every node below it did not show."),
     ("notepad_list", "with `include_values`, a value shows its first 1 000 characters (`value_truncated`); `notepad_get` reads it whole."),
     ("notepad_cleanup", "lists a sample of up to 200 notes, as many as fit beside the count, and counts the rest in `more`."),
     ("session_close_stale", "lists a sample of up to 200 sessions, as many as fit beside the count, and counts the rest in `more`."),
@@ -73,7 +74,7 @@ pub fn of(name: &str, schema: &Value) -> String {
         parts.push("a long text is shown from `offset` and cut with `<field>_truncated`, `<field>_total_chars` and `<field>_next_offset`: call again with `offset` set to it to read on.".to_owned());
     }
     if parts.is_empty() {
-        parts.push("one record of bounded size, always whole.".to_owned());
+        parts.push("one record, whole; should every field at its limit outgrow the session's budget (a Codex session's 10 000 characters), its largest parts yield and say so (`<field>_truncated`, `<field>_omitted`, `<field>_omitted_keys`).".to_owned());
     }
     format!("Answer larger than a result: {}", parts.join(" "))
 }

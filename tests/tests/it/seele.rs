@@ -319,7 +319,8 @@ fn an_import_at_its_limit_fits_one_line_and_one_over_it_is_refused_on_both_store
 }
 
 /// An index page — 400 links, a 100 000-character body, 300 nodes below — is read: the links
-/// whole in half the answer (the rest counted), the body read on by offset, and the outline's
+/// whole in half the answer (the rest counted, and read on by `links_offset`), the body read
+/// on by offset, and the outline's
 /// count of what it left out right (it said 18 when 118 were).
 #[test]
 fn an_index_page_with_hundreds_of_links_and_children_is_read_on_both_stores() {
@@ -348,6 +349,22 @@ fn an_index_page_with_hundreds_of_links_and_children_is_read_on_both_stores() {
         assert!(links_shown > 50, "{links_shown}");
         assert_eq!(read["links_total"], 400);
         assert_eq!(read["links_omitted"], 400 - links_shown);
+        // Every link is reached by links_offset, in order, each once.
+        let mut paths: Vec<String> = Vec::new();
+        let mut next = json!(0);
+        while next.is_u64() {
+            let page = s.ok("seele_read", json!({"path": "idx", "links_offset": next}));
+            paths.extend(
+                page["links"]
+                    .as_array()
+                    .expect("links")
+                    .iter()
+                    .map(|l| l["path"].as_str().expect("path").to_owned()),
+            );
+            next = page["links_next_offset"].clone();
+        }
+        let expected: Vec<String> = (0..400).map(|i| format!("idx/page-{i:03}")).collect();
+        assert_eq!(paths, expected, "every link once, by path");
         let children = read["children"].as_array().expect("children").len();
         assert_eq!(
             read["children_omitted"],

@@ -6,6 +6,9 @@
 //! - A body is shown from `offset`, cut at `max_chars` (and further, if needed, so the whole
 //!   result stays under the host's result limit and keeps its structured content), with
 //!   `body_truncated`, `body_total_chars` and `body_next_offset` (the `offset` that reads on).
+//! - The front matter takes at most half the answer beside a body, its keys in order with
+//!   whole values; the rest reads on with `front_matter_only` and `offset` (a key's index,
+//!   `front_matter_next_offset`), so a front matter of any size is reached.
 //! - A listing is sorted by name, skips hidden entries and non-Markdown files (counted in
 //!   `skipped`), reports a document whose front matter cannot be read with an `error` instead of
 //!   failing, and is cut to the result limit with `truncated`, `omitted` (of this page) and
@@ -36,7 +39,7 @@ pub struct Read {
     /// cut at (default 20000)
     #[arg(min = 100, default = DEFAULT_MAX_CHARS)]
     max_chars: usize,
-    /// body from this char
+    /// body from this char (front_matter_only: key)
     #[arg(min = 0, default = 0)]
     offset: usize,
     /// a folder's next_cursor
@@ -115,16 +118,59 @@ pub(crate) mod imp {
             ToolError::new(codes::FAILED, format!("{}: {m}", repo.relative(&target)))
         })?;
         let front = doc.front.map(|f| f.to_json()).unwrap_or_default();
+        let keys = front.len();
+        // The front matter takes half the answer beside a body, all of it alone; with
+        // `front_matter_only`, `offset` skips that many of its keys.
+        let (from, room) = match params.front_matter_only {
+            true => (params.offset, result_budget().saturating_sub(600)),
+            false => (0, result_budget() / 2),
+        };
+        let (kept, next) = front_matter_page(front, from, room);
         let mut result = json!({
             "repo": repo.name,
             "path": repo.relative(&target),
             "kind": "file",
-            "front_matter": front,
+            "front_matter": kept,
         });
+        if from > 0 {
+            result["front_matter_offset"] = from.into();
+        }
+        if let Some(next) = next {
+            result["front_matter_keys"] = keys.into();
+            result["front_matter_next_offset"] = next.into();
+            result["hint"] = "the front matter is larger than it may take of an answer: pass \
+                              front_matter_only: true and offset: front_matter_next_offset to \
+                              read its other keys"
+                .into();
+        }
         if !params.front_matter_only {
             fit_body(&mut result, doc.body, params.offset, params.max_chars);
         }
         Ok(result)
+    }
+
+    /// The keys of `front` from the `from`th, whole values, while they fit `room` characters
+    /// (at least one, which yields its own largest parts if it must), and the index of the first
+    /// key left out when any was.
+    fn front_matter_page(
+        front: Map<String, Value>,
+        from: usize,
+        room: usize,
+    ) -> (Map<String, Value>, Option<usize>) {
+        let total = front.len();
+        let mut kept = Map::new();
+        let mut size = 2;
+        let mut next = None;
+        for (at, (key, value)) in front.into_iter().enumerate().skip(from) {
+            let cost = budget::chars(&Value::String(key.clone())) + budget::chars(&value) + 2;
+            if !kept.is_empty() && size + cost > room {
+                next = Some(at);
+                break;
+            }
+            size += cost;
+            kept.insert(key, value);
+        }
+        (kept, next.filter(|n| *n < total))
     }
 
     /// Adds the body from `offset`, cut at `max_chars` and to [`result_budget`], with
@@ -254,19 +300,9 @@ pub(crate) mod imp {
     /// [`LISTED_FRONT_MATTER`], whole values only, and how many keys were left out, so one
     /// document with a huge front matter never keeps its folder from being listed.
     fn listed_front_matter(front: Map<String, Value>) -> (Map<String, Value>, usize) {
-        let mut kept = Map::new();
-        let mut left = 0;
-        let mut size = 2;
-        for (key, value) in front {
-            let cost = budget::chars(&Value::String(key.clone())) + budget::chars(&value) + 2;
-            if left == 0 && size + cost <= LISTED_FRONT_MATTER {
-                size += cost;
-                kept.insert(key, value);
-            } else {
-                left += 1;
-            }
-        }
-        (kept, left)
+        let total = front.len();
+        let (kept, next) = front_matter_page(front, 0, LISTED_FRONT_MATTER);
+        (kept, next.map_or(0, |n| total - n))
     }
 
     #[cfg(test)]
@@ -344,6 +380,45 @@ pub(crate) mod imp {
             assert!(left > 800, "{left}");
             assert_eq!(entries[1]["front_matter"]["title"], "Small");
             assert!(entries[1].get("front_matter_omitted").is_none());
+        }
+
+        #[test]
+        fn a_documents_huge_front_matter_reads_whole_by_key_offsets() {
+            let tree = Tree::new("read-huge-doc");
+            let keys: String = (0..900)
+                .map(|i| format!("key{i:03}: \"{}\"\n", "v\\\"".repeat(20)))
+                .collect();
+            tree.write("huge.md", format!("---\ntitle: Huge\n{keys}---\n# Huge\n"));
+            let repo = tree.open();
+            let first = read(&repo, &params("huge.md"), &never).expect("reads");
+            assert!(chars(&first) <= result_budget(), "{}", chars(&first));
+            assert_eq!(
+                first["body"], "# Huge\n",
+                "the body beside half the front matter"
+            );
+            assert_eq!(first["front_matter_keys"], 901);
+            let mut seen: Vec<String> = Vec::new();
+            let mut p = params("huge.md");
+            p.front_matter_only = true;
+            let mut next = Some(0);
+            while let Some(offset) = next {
+                p.offset = offset;
+                let page = read(&repo, &p, &never).expect("reads");
+                assert!(chars(&page) <= result_budget(), "{}", chars(&page));
+                seen.extend(
+                    page["front_matter"]
+                        .as_object()
+                        .expect("keys")
+                        .keys()
+                        .cloned(),
+                );
+                next = page["front_matter_next_offset"]
+                    .as_u64()
+                    .map(|n| n as usize);
+            }
+            let mut expected = vec!["title".to_owned()];
+            expected.extend((0..900).map(|i| format!("key{i:03}")));
+            assert_eq!(seen, expected, "every key once, in order");
         }
 
         #[test]

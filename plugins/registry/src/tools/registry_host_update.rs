@@ -37,7 +37,7 @@ pub struct Update {
     /// "" clears it
     #[arg(max_len = 4000)]
     description: Option<Clearable<Description>>,
-    /// version you read
+    /// version read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

@@ -32,7 +32,7 @@ pub struct Update {
     docs_source: Option<Clearable<SourceRef>>,
     /// archive or re-activate
     status: Option<Status>,
-    /// version you read
+    /// version read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

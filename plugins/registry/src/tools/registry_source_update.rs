@@ -36,7 +36,7 @@ pub struct Update {
     metadata: Option<Map<String, Value>>,
     /// archive or re-activate
     status: Option<Status>,
-    /// version you read
+    /// version read
     #[arg(min = 1)]
     expected_version: Option<u64>,
     /// host of checkout_path

@@ -22,7 +22,7 @@ pub struct Update {
     description: Option<Clearable<Description>>,
     /// archive or re-activate
     status: Option<Status>,
-    /// version you read
+    /// version read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

@@ -27,7 +27,7 @@ pub struct Update {
     description: Option<Clearable<Text>>,
     /// active, paused or retired
     status: Option<AgentStatus>,
-    /// version you read
+    /// version read
     #[arg(min = 1)]
     expected_version: Option<u64>,
 }

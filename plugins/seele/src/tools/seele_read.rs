@@ -5,7 +5,9 @@
 //! `max_chars` (and further if the whole answer would pass the result limit) with
 //! `body_truncated`, `body_total_chars` and `body_next_offset` (the `offset` that reads on);
 //! the outline lists at most [`MAX_OUTLINE`] nodes, in path order, whole nodes in the room the
-//! body leaves, with `children_truncated` when there were more.
+//! body leaves, with `children_truncated` when there were more; the links (by rel, then path)
+//! take at most half the answer, whole ones from `links_offset`, and `links_next_offset` reads
+//! on, so an index page's hundreds of links are all reached.
 
 use coremcp_plugin_sdk::args::invalid;
 use coremcp_plugin_sdk::budget;
@@ -46,6 +48,9 @@ pub struct Read {
     /// body from this char
     #[arg(min = 0, default = 0)]
     offset: usize,
+    /// links from this one
+    #[arg(min = 0, default = 0)]
+    links_offset: usize,
 }
 
 fn handler(_: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
@@ -106,18 +111,30 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
          WHERE l.from_id = $1 ORDER BY l.rel, path",
         &[id.as_str().into()],
     )?;
-    out["links"] = links
+    let from = args.links_offset.min(links.len());
+    out["links"] = links[from..]
         .iter()
         .map(|l| Ok(Record::of(l, "path rel id?")?.done()))
         .collect::<Result<Vec<Value>, TxError>>()?
         .into();
     // The links whole beside the body (an index page holds hundreds): half the answer at
-    // most, whole ones, the rest counted.
+    // most, whole ones from `links_offset`, the rest counted and read on by offset.
     let links_total = links.len();
-    let shed = budget::fit_array(&mut out, "links", budget::result_budget() / 2);
-    if shed > 0 {
+    let mut shed = budget::fit_array(&mut out, "links", budget::result_budget() / 2);
+    if shed > 0 && out["links"].as_array().is_some_and(Vec::is_empty) {
+        // A read by offset always moves on: the first link stays.
+        out["links"] = json!([Record::of(&links[from], "path rel id?")?.done()]);
+        shed -= 1;
+    }
+    if shed > 0 || from > 0 {
         out["links_total"] = links_total.into();
+    }
+    if from > 0 {
+        out["links_offset"] = from.into();
+    }
+    if shed > 0 {
         out["links_omitted"] = shed.into();
+        out["links_next_offset"] = (links_total - shed).into();
     }
     // The body first (what a read is for), cut to max_chars and to the answer's room; then
     // the outline in the room that is left, whole nodes only.
