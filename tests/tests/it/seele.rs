@@ -365,6 +365,26 @@ fn an_index_page_with_hundreds_of_links_and_children_is_read_on_both_stores() {
         }
         let expected: Vec<String> = (0..400).map(|i| format!("idx/page-{i:03}")).collect();
         assert_eq!(paths, expected, "every link once, by path");
+        // Every node below is reached by children_offset (the body kept short meanwhile).
+        let mut below: Vec<String> = Vec::new();
+        let mut next = json!(0);
+        while next.is_u64() {
+            let page = s.ok(
+                "seele_read",
+                json!({"path": "idx", "include_children": true, "children_offset": next,
+                       "max_chars": 100}),
+            );
+            below.extend(
+                page["children"]
+                    .as_array()
+                    .expect("children")
+                    .iter()
+                    .map(|c| c["path"].as_str().expect("path").to_owned()),
+            );
+            next = page["children_next_offset"].clone();
+        }
+        let expected: Vec<String> = (0..300).map(|i| format!("idx/page-{i:03}")).collect();
+        assert_eq!(below, expected, "every node below once, by path");
         let children = read["children"].as_array().expect("children").len();
         assert_eq!(
             read["children_omitted"],

@@ -55,7 +55,7 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     }
 }
 
-/// Structural snapshot of a code tree (.gitignore-aware): files with language and symbols
+/// Snapshot of a code tree (.gitignore-aware): files with language and symbols
 /// (kind, name, parent, signature, lines) for Rust, Python, TS, JS, Go. Too big: a summary;
 /// save_to stores it whole.
 #[derive(Debug, Clone, Args)]

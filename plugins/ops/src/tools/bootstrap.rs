@@ -40,10 +40,10 @@ pub struct Bootstrap {
     /// client whose MCP entry to write
     #[arg(default = ClientArg::None)]
     client: ClientArg,
-    /// secondary: run the secondary build (docs tools not built)
+    /// secondary: the build without docs tools
     #[arg(default = Profile::Default)]
     profile: Profile,
-    /// add this machine to the Registry at --advertise
+    /// add this machine at its --advertise URL
     #[arg(default)]
     register_host: bool,
     /// change nothing

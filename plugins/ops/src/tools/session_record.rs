@@ -24,13 +24,13 @@ use crate::transcript::{self, claude_project_dir, newest_jsonl, Format};
 pub const TOOL: Tool = Tool::typed("session_record", &typed(handler)).hints(Hints::ADD);
 
 /// Record an agent session from its Claude Code or Codex transcript (found, or
-/// transcript_path): stats, compressed, stored by the Session service. Idempotent.
+/// transcript_path): stats, compressed, stored. Idempotent.
 #[derive(Debug, Args)]
 pub struct Record {
     /// default: the transcript's
     #[arg(min_len = 1, max_len = 100)]
     session_id: Option<String>,
-    /// inside the roots (default the current session's)
+    /// in the roots (default: this session's)
     #[arg(min_len = 1, max_len = 4096)]
     transcript_path: Option<String>,
     /// the recording's title

@@ -7,8 +7,8 @@ use crate::{items, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_item_move", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Re-parent an item within the level rules (epic under project, story/task under epic or
-/// project, subtask under story/task, project under theme); position orders its siblings.
+/// Re-parent an item by the level rules (epic under project, story/task under epic or
+/// project, subtask under story/task, project under theme); position orders siblings.
 #[derive(Debug, Args)]
 pub struct Move {
     /// item key, e.g. CORE-42

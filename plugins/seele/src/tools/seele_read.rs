@@ -4,8 +4,9 @@
 //! Invariants: exactly one of `id` and `path`; the body is shown from `offset`, cut at
 //! `max_chars` (and further if the whole answer would pass the result limit) with
 //! `body_truncated`, `body_total_chars` and `body_next_offset` (the `offset` that reads on);
-//! the outline lists at most [`MAX_OUTLINE`] nodes, in path order, whole nodes in the room the
-//! body leaves, with `children_truncated` when there were more; the links (by rel, then path)
+//! the outline lists at most [`MAX_OUTLINE`] nodes, in path order from `children_offset`,
+//! whole nodes in the room the body leaves, with `children_truncated`, `children_omitted`
+//! and `children_next_offset` when there were more; the links (by rel, then path)
 //! take at most half the answer, whole ones from `links_offset`, and `links_next_offset` reads
 //! on, so an index page's hundreds of links are all reached.
 
@@ -51,6 +52,9 @@ pub struct Read {
     /// links from this one
     #[arg(min = 0, default = 0)]
     links_offset: usize,
+    /// outline from this one
+    #[arg(min = 0, default = 0)]
+    children_offset: usize,
 }
 
 fn handler(_: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
@@ -145,22 +149,33 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
         budget::result_budget() - 100,
     );
     if args.include_children {
-        let (children, total) = outline(tx, &node_path, args.depth)?;
+        let from = args.children_offset;
+        let (children, total) = outline(tx, &node_path, args.depth, from)?;
         out["children"] = children.into();
         // Room for the counts of what was left out.
-        budget::fit_array(&mut out, "children", budget::result_budget() - 100);
+        budget::fit_array(&mut out, "children", budget::result_budget() - 150);
         let shown = out["children"].as_array().map_or(0, Vec::len);
-        if shown < total {
+        if from > 0 {
+            out["children_offset"] = from.into();
+        }
+        let after = from + shown;
+        if after < total {
             out["children_truncated"] = true.into();
-            out["children_omitted"] = (total - shown).into();
+            out["children_omitted"] = (total - after).into();
+            out["children_next_offset"] = after.into();
         }
     }
     Ok(out)
 }
 
-/// The nodes below `at`, at most `depth` levels down, in path order: at most
+/// The nodes below `at`, at most `depth` levels down, in path order from the `from`th: at most
 /// [`MAX_OUTLINE`] of them, and how many there are in all.
-fn outline(tx: &mut Tx<'_>, at: &str, depth: usize) -> Result<(Vec<Value>, usize), TxError> {
+fn outline(
+    tx: &mut Tx<'_>,
+    at: &str,
+    depth: usize,
+    from: usize,
+) -> Result<(Vec<Value>, usize), TxError> {
     let base = path::depth(at);
     let n = at.chars().count() + 1;
     // A path's depth is its count of '/' plus one, the same on both backends.
@@ -173,11 +188,14 @@ fn outline(tx: &mut Tx<'_>, at: &str, depth: usize) -> Result<(Vec<Value>, usize
         i64::try_from(base + depth).unwrap_or(i64::MAX).into(),
     ];
     let rows = tx.query(
-        &format!("SELECT id, path, kind, title, version {below} ORDER BY path LIMIT {MAX_OUTLINE}"),
+        &format!(
+            "SELECT id, path, kind, title, version {below} ORDER BY path \
+             LIMIT {MAX_OUTLINE} OFFSET {from}"
+        ),
         &params,
     )?;
-    let total = if rows.len() < MAX_OUTLINE {
-        rows.len()
+    let total = if rows.len() < MAX_OUTLINE && (from == 0 || !rows.is_empty()) {
+        from + rows.len()
     } else {
         let count = tx.query_one(&format!("SELECT COUNT(*) AS n {below}"), &params)?;
         usize::try_from(count.get_i64("n")?).unwrap_or(0)
