@@ -337,6 +337,31 @@ pub fn fitting<T: serde::Serialize>(items: &[T], base: &Value) -> usize {
     fits
 }
 
+/// The members of the object `map` from the `from`th, whole values, while they fit `room`
+/// characters (at least one, which yields its own largest parts if it must), and the index of
+/// the first member left out when any was: how a record pages an object too large for its
+/// answer (a front matter), by the index as its tool's offset.
+pub fn object_page(
+    map: Map<String, Value>,
+    from: usize,
+    room: usize,
+) -> (Map<String, Value>, Option<usize>) {
+    let total = map.len();
+    let mut kept = Map::new();
+    let mut size = 2;
+    let mut next = None;
+    for (at, (key, value)) in map.into_iter().enumerate().skip(from) {
+        let cost = chars(&Value::String(key.clone())) + chars(&value) + 2;
+        if !kept.is_empty() && size + cost > room {
+            next = Some(at);
+            break;
+        }
+        size += cost;
+        kept.insert(key, value);
+    }
+    (kept, next.filter(|n| *n < total))
+}
+
 /// The default `max_chars` for patch and file text.
 pub const DEFAULT_MAX_CHARS: usize = 12_000;
 
@@ -480,6 +505,29 @@ pub fn fit(value: &mut Value, field: &str, list: Option<&str>, hint: &str) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn an_object_pages_by_member_and_every_member_is_reached_once() {
+        let map: Map<String, Value> = (0..300)
+            .map(|i| (format!("k{i:03}"), json!("v".repeat(i % 50 + 10))))
+            .collect();
+        let mut seen = Vec::new();
+        let mut next = Some(0);
+        while let Some(from) = next {
+            let (page, after) = object_page(map.clone(), from, 1_000);
+            assert!(chars(&Value::Object(page.clone())) <= 1_000);
+            assert!(!page.is_empty(), "a page moves on");
+            seen.extend(page.keys().cloned());
+            next = after;
+        }
+        assert_eq!(seen, map.keys().cloned().collect::<Vec<_>>());
+        // One member larger than the room still comes, alone.
+        let big: Map<String, Value> = [("a".to_owned(), json!("x".repeat(5_000)))]
+            .into_iter()
+            .collect();
+        let (page, next) = object_page(big, 0, 100);
+        assert_eq!((page.len(), next), (1, None));
+    }
 
     #[test]
     fn a_read_by_offset_moves_on_beside_parts_larger_than_the_budget() {

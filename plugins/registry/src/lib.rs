@@ -181,7 +181,7 @@ mod tests {
         ),
         (
             "registry_snapshot_get",
-            &["source", "commit", "paths", "detail", "max_chars"],
+            &["source", "commit", "paths", "cursor", "detail", "max_chars"],
         ),
     ];
 

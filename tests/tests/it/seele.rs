@@ -398,3 +398,46 @@ fn an_index_page_with_hundreds_of_links_and_children_is_read_on_both_stores() {
         );
     });
 }
+
+/// A node whose front matter is three answers long reads whole: a quarter of the answer shows
+/// its first keys beside the body, and `keys_offset` reads on through the rest, each key once.
+#[test]
+fn a_node_with_a_front_matter_larger_than_an_answer_reads_whole_by_key() {
+    let dir = plugins(&["seele"]);
+    on_both("seele-front", |env| {
+        let mut s = env.start(dir.path(), &[]);
+        let front: serde_json::Map<String, Value> = (0..400)
+            .map(|i| {
+                (
+                    format!("k{i:03}"),
+                    json!(format!("{i} \"{}\"", "v".repeat(140))),
+                )
+            })
+            .collect();
+        s.ok(
+            "seele_write",
+            json!({"path": "meta", "title": "Meta", "body": "short body", "front_matter": front}),
+        );
+        let first = s.ok("seele_read", json!({"path": "meta"}));
+        assert_eq!(
+            first["body"], "short body",
+            "the body beside the first keys"
+        );
+        assert_eq!(first["front_matter_keys"], 400);
+        let mut keys: Vec<String> = Vec::new();
+        let mut next = json!(0);
+        while next.is_u64() {
+            let page = s.ok("seele_read", json!({"path": "meta", "keys_offset": next}));
+            for (key, value) in page["front_matter"].as_object().expect("front matter") {
+                assert_eq!(value, &front[key], "{key} whole");
+                keys.push(key.clone());
+            }
+            next = page["front_matter_next_offset"].clone();
+        }
+        assert_eq!(
+            keys,
+            front.keys().cloned().collect::<Vec<_>>(),
+            "each key once"
+        );
+    });
+}

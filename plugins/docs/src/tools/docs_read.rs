@@ -125,7 +125,7 @@ pub(crate) mod imp {
             true => (params.offset, result_budget().saturating_sub(600)),
             false => (0, result_budget() / 2),
         };
-        let (kept, next) = front_matter_page(front, from, room);
+        let (kept, next) = budget::object_page(front, from, room);
         let mut result = json!({
             "repo": repo.name,
             "path": repo.relative(&target),
@@ -147,30 +147,6 @@ pub(crate) mod imp {
             fit_body(&mut result, doc.body, params.offset, params.max_chars);
         }
         Ok(result)
-    }
-
-    /// The keys of `front` from the `from`th, whole values, while they fit `room` characters
-    /// (at least one, which yields its own largest parts if it must), and the index of the first
-    /// key left out when any was.
-    fn front_matter_page(
-        front: Map<String, Value>,
-        from: usize,
-        room: usize,
-    ) -> (Map<String, Value>, Option<usize>) {
-        let total = front.len();
-        let mut kept = Map::new();
-        let mut size = 2;
-        let mut next = None;
-        for (at, (key, value)) in front.into_iter().enumerate().skip(from) {
-            let cost = budget::chars(&Value::String(key.clone())) + budget::chars(&value) + 2;
-            if !kept.is_empty() && size + cost > room {
-                next = Some(at);
-                break;
-            }
-            size += cost;
-            kept.insert(key, value);
-        }
-        (kept, next.filter(|n| *n < total))
     }
 
     /// Adds the body from `offset`, cut at `max_chars` and to [`result_budget`], with
@@ -301,7 +277,7 @@ pub(crate) mod imp {
     /// document with a huge front matter never keeps its folder from being listed.
     fn listed_front_matter(front: Map<String, Value>) -> (Map<String, Value>, usize) {
         let total = front.len();
-        let (kept, next) = front_matter_page(front, 0, LISTED_FRONT_MATTER);
+        let (kept, next) = budget::object_page(front, 0, LISTED_FRONT_MATTER);
         (kept, next.map_or(0, |n| total - n))
     }
 

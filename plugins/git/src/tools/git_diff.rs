@@ -21,7 +21,7 @@ pub const HINT: &str = "pass text_next_offset as offset to read on, or narrow wi
 pub const TOOL: Tool = Tool::typed("git_diff", &typed(run)).hints(Hints::READ);
 
 /// Diff of the work tree (default), index (staged) or revisions (target): per-file stats and
-/// patch, cut at max_chars.
+/// patch.
 #[derive(Debug, Args)]
 pub struct Diff {
     #[arg(flatten)]

@@ -23,8 +23,8 @@ use super::{expired, Scope};
 
 pub const TOOL: Tool = Tool::typed("notepad_cleanup", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
-/// Delete expired notes (with older_than_s, idle ones too); dry_run only lists. Returns deleted
-/// and the notes (up to 200) with reasons.
+/// Delete expired notes (with older_than_s, idle ones too); dry_run only lists. Returns the
+/// count and a sample, with reasons.
 #[derive(Debug, Args)]
 pub struct Cleanup {
     /// exact scope

@@ -14,8 +14,8 @@ use coremcp_snapshot::{self as snap, Detail};
 
 pub const TOOL: Tool = Tool::typed("registry_snapshot_get", &typed(handler)).hints(Hints::READ);
 
-/// Fetch a source's stored code snapshot (default the latest, with the stored commits). Cut to
-/// max_chars by leaving out whole files.
+/// Fetch a source's stored code snapshot (default the latest, with the stored commits): whole
+/// files, as many as fit.
 #[derive(Debug, Args)]
 pub struct Get {
     /// source ref PROJECT/name

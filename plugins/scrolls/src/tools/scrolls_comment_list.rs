@@ -7,8 +7,8 @@ use crate::{views, SERVICE};
 
 pub const TOOL: Tool = Tool::typed("scrolls_comment_list", &typed(handler)).hints(Hints::READ);
 
-/// List an item's comments, newest first. A body over 1000 chars is cut: pass its body_cursor as
-/// cursor to read on.
+/// List an item's comments, newest first. A body over 1000 chars is cut; its body_cursor as
+/// cursor reads on.
 #[derive(Debug, Args)]
 pub struct List {
     /// item key, e.g. CORE-42

@@ -6,7 +6,8 @@
 //! `body_truncated`, `body_total_chars` and `body_next_offset` (the `offset` that reads on);
 //! the outline lists at most [`MAX_OUTLINE`] nodes, in path order from `children_offset`,
 //! whole nodes in the room the body leaves, with `children_truncated`, `children_omitted`
-//! and `children_next_offset` when there were more; the links (by rel, then path)
+//! and `children_next_offset` when there were more; the front matter takes a quarter of the
+//! answer, keys in order, and `keys_offset` (`front_matter_next_offset`) reads its other keys; the links (by rel, then path)
 //! take at most half the answer, whole ones from `links_offset`, and `links_next_offset` reads
 //! on, so an index page's hundreds of links are all reached.
 
@@ -49,12 +50,15 @@ pub struct Read {
     /// body from this char
     #[arg(min = 0, default = 0)]
     offset: usize,
-    /// links from this one
+    /// links from
     #[arg(min = 0, default = 0)]
     links_offset: usize,
-    /// outline from this one
+    /// outline from
     #[arg(min = 0, default = 0)]
     children_offset: usize,
+    /// front matter keys from
+    #[arg(min = 0, default = 0)]
+    keys_offset: usize,
 }
 
 fn handler(_: &Ctx<'_>, args: Read) -> Result<Value, ToolError> {
@@ -103,6 +107,26 @@ fn read(tx: &mut Tx<'_>, args: &Read) -> Result<Value, TxError> {
         }
         out["current_version"] = current.into();
         body = rev.get_text("body")?;
+    }
+    // The front matter takes a quarter of the answer beside the links and the body (half when
+    // a read goes on through its keys), keys in order with whole values; `keys_offset` reads
+    // on.
+    if let Some(front) = out.get_mut("front_matter").map(Value::take) {
+        let front = match front {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let (keys, from) = (front.len(), args.keys_offset);
+        let room = budget::result_budget() / if from > 0 { 2 } else { 4 };
+        let (kept, next) = budget::object_page(front, from, room);
+        out["front_matter"] = Value::Object(kept);
+        if from > 0 {
+            out["front_matter_offset"] = from.into();
+        }
+        if let Some(next) = next {
+            out["front_matter_keys"] = keys.into();
+            out["front_matter_next_offset"] = next.into();
+        }
     }
     // A link resolves to the node at its path, else to the node that moved from there (its
     // path then shows where the node is now).

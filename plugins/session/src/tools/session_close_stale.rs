@@ -19,8 +19,8 @@ use super::STALE_AFTER_S;
 
 pub const TOOL: Tool = Tool::typed("session_close_stale", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Close active sessions idle at least older_than_s as stale; dry_run only lists. Returns closed
-/// and the sessions (up to 200).
+/// Close active sessions idle at least older_than_s as stale; dry_run only lists. Returns the
+/// count and a sample.
 #[derive(Debug, Args)]
 pub struct CloseStale {
     /// idle seconds (default 900)

@@ -12,8 +12,8 @@ use super::{listing_json, ACTIVE_COLUMNS, STALE_AFTER_S};
 
 pub const TOOL: Tool = Tool::typed("session_list_active", &typed(handler)).hints(Hints::READ);
 
-/// List active sessions, latest heartbeat first, with stale (no heartbeat for 900 s). Filter by
-/// host, agent and project.
+/// List active sessions, latest heartbeat first, with stale (no heartbeat for 900 s). Filters:
+/// host, agent, project.
 #[derive(Debug, Args)]
 pub struct ListActive {
     #[arg(flatten)]
