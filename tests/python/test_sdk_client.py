@@ -197,15 +197,23 @@ async def test_big_output_is_truncated(coremcp: CoreMcpServer) -> None:
 
 
 async def test_a_json_answer_over_the_limit_is_a_valid_result_never_a_broken_document(coremcp: CoreMcpServer) -> None:
-    """The host's guard: a built-in tool's JSON answer over the limit is withheld whole and
-    named, so the SDK gets a result it can parse rather than JSON cut in the middle."""
+    """A built-in tool's object answer over the limit yields its largest parts in the plugin
+    SDK, saying so, and arrives whole and structured; any other JSON answer over the limit is
+    withheld whole by the host's guard and named, so the SDK always gets a result it can parse
+    rather than JSON cut in the middle."""
     with anyio.fail_after(TEST_TIMEOUT):
         async with coremcp.client() as client:
-            result = await client.call_tool("fixture_big", {"bytes": 30_000, "json": True})
+            fitted = await client.call_tool("fixture_big", {"bytes": 30_000, "json": True})
+            result = await client.call_tool("fixture_big", {"bytes": 30_000, "array": True})
+    assert not fitted.is_error, describe(fitted)
+    assert fitted.structured_content is not None, describe(fitted)
+    assert fitted.structured_content["text_truncated"] is True, describe(fitted)
+    assert fitted.structured_content["text_total_chars"] == 30_000, describe(fitted)
+    assert len("".join(texts(fitted))) <= TEXT_CAP
     assert result.is_error, describe(result)
     assert result.structured_content is None, describe(result)
     text = "".join(texts(result))
-    assert text.startswith("fixture_big ran, but its answer (30011 characters)"), text
+    assert text.startswith("fixture_big ran, but its answer (30004 characters)"), text
     assert len(text) <= TEXT_CAP
 
 
