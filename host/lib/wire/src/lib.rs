@@ -3,8 +3,8 @@
 //! JSON-RPC framing ([`rpc`]), the MCP facts and limits ([`mcp`]), a session's result
 //! [`budget`], the 2026 envelope and the sealed `requestState` ([`modern`]), how tools and
 //! results are written ([`render`]), who may call what ([`policy`]), the names more than one
-//! part checks ([`names`], [`client_name`]), and the [`cork`] a thread holds over a burst of
-//! answers.
+//! part checks ([`names`], [`client_name`]), the [`cork`] a thread holds over a burst of
+//! answers, and the [`tasks`] extension's messages.
 //!
 //! This crate does no I/O — it never opens a file or a socket, starts a process or loads a
 //! library — and knows nothing of sessions, transports, plugins, relays or upstream servers:
@@ -22,5 +22,6 @@ pub mod names;
 pub mod policy;
 pub mod render;
 pub mod rpc;
+pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
