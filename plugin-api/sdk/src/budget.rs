@@ -21,7 +21,7 @@ pub const RESULT_BUDGET: usize = 19_500;
 /// The room a result keeps under the session's budget for the host's wrapper.
 const WRAPPER: usize = 500;
 /// The smallest budget: the host never gives a session less than 4 000 characters.
-const MIN_BUDGET: usize = 4_000 - WRAPPER;
+pub(crate) const MIN_BUDGET: usize = 4_000 - WRAPPER;
 
 thread_local! {
     /// The running call's budget, once asked; a new call forgets it.
@@ -222,17 +222,27 @@ fn make_room_for_windows(record: &mut Value, fields: &[(&str, usize, usize)], bu
             .iter()
             .any(|(f, _, _)| key == *f || key.strip_prefix(f).is_some_and(|r| r.starts_with('_')))
     };
+    let reading_on = fields.first().is_some_and(|(_, offset, _)| *offset > 0);
+    let room = budget.saturating_sub(match reading_on {
+        true => WINDOW_ROOM.max(budget / 2),
+        false => WINDOW_ROOM,
+    });
+    // What the other parts cost, measured in place: most records are nowhere near the room,
+    // and are neither copied nor changed.
+    let cost: usize = map
+        .iter()
+        .filter(|(k, _)| !windowed(k))
+        .map(|(k, v)| k.chars().count() + 4 + chars(v))
+        .sum();
+    if cost + 2 <= room {
+        return;
+    }
     let mut rest = Value::Object(
         map.iter()
             .filter(|(k, _)| !windowed(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     );
-    let reading_on = fields.first().is_some_and(|(_, offset, _)| *offset > 0);
-    let room = budget.saturating_sub(match reading_on {
-        true => WINDOW_ROOM.max(budget / 2),
-        false => WINDOW_ROOM,
-    });
     if chars(&rest) <= room || !fit_record(&mut rest, room) {
         return;
     }

@@ -190,21 +190,56 @@ extern "C" fn ffi_call(ctx: &CallCtx, tool: RStr<'_>, args_json: RStr<'_>) -> Ca
                     format!("the {} group has no tool \"{name}\"", state.group.id()),
                 )
             })?;
-        let value = run(
+        run(
             state.group,
             tool,
             schema,
             &Ctx { raw: ctx },
             args_json.as_str(),
-        )?;
-        serde_json::to_string(&value)
-            .map(RString::from)
-            .map_err(|e| ToolError::new(codes::INTERNAL, format!("result: {e}")))
+        )
+        .map(RString::from)
     })
 }
 
-/// Checks and runs one call of `tool`: the path every call takes, in a host or in a test.
+/// Checks and runs one call of `tool` and writes its answer: the path every call takes, in a
+/// host or in a test.
 pub(crate) fn run(
+    group: &Group,
+    tool: &crate::Tool,
+    schema: &Value,
+    ctx: &Ctx<'_>,
+    args_json: &str,
+) -> Result<String, ToolError> {
+    let value = answer(group, tool, schema, ctx, args_json)?;
+    let text = serde_json::to_string(&value)
+        .map_err(|e| ToolError::new(codes::INTERNAL, format!("result: {e}")))?;
+    // A tool fits its own answer; one that did not (a record at every limit in a small
+    // session's budget) yields its largest parts rather than being withheld by the host. An
+    // answer of fewer bytes than the smallest budget fits any, and never asks the host.
+    if text.len() <= crate::budget::MIN_BUDGET || !value.is_object() {
+        return Ok(text);
+    }
+    let budget = crate::budget::result_budget();
+    let before = text.chars().count();
+    if before <= budget {
+        return Ok(text);
+    }
+    let mut value = value;
+    crate::budget::fit_record(&mut value, budget);
+    log(
+        LogLevel::Warn,
+        &format!(
+            "{}: an answer of {before} characters outgrew the call's budget of {budget} and its \
+             largest parts yielded",
+            tool.name
+        ),
+    );
+    serde_json::to_string(&value)
+        .map_err(|e| ToolError::new(codes::INTERNAL, format!("result: {e}")))
+}
+
+/// The handler's answer to one call of `tool`, its arguments checked.
+fn answer(
     group: &Group,
     tool: &crate::Tool,
     schema: &Value,
@@ -227,23 +262,7 @@ pub(crate) fn run(
     }
     let args = parse_args(args_json)?;
     validate_args(schema, &args).map_err(|e| ToolError::new(codes::INVALID_ARGUMENTS, e))?;
-    let mut value = tool.handler.call(ctx, args)?;
-    // A tool fits its own answer; one that did not (a record at every limit in a small
-    // session's budget) yields its largest parts rather than being withheld by the host.
-    let budget = crate::budget::result_budget();
-    if value.is_object() && crate::budget::chars(&value) > budget {
-        let before = crate::budget::chars(&value);
-        crate::budget::fit_record(&mut value, budget);
-        log(
-            LogLevel::Warn,
-            &format!(
-                "{}: an answer of {before} characters outgrew the call's budget of {budget} and \
-                 its largest parts yielded",
-                tool.name
-            ),
-        );
-    }
-    Ok(value)
+    tool.handler.call(ctx, args)
 }
 
 fn parse_args(text: &str) -> Result<Map<String, Value>, ToolError> {

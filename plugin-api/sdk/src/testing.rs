@@ -96,7 +96,9 @@ pub fn call_with(
         .tool(tool)
         .unwrap_or_else(|| panic!("the {} group has no tool {tool}", group.id()));
     let schema = tool.handler.schema();
-    export::run(group, tool, &schema, &Ctx::new(&raw), &args.to_string())
+    let text = export::run(group, tool, &schema, &Ctx::new(&raw), &args.to_string())?;
+    serde_json::from_str(&text)
+        .map_err(|e| ToolError::new(crate::codes::INTERNAL, format!("result: {e}")))
 }
 
 /// The typed arguments `A` from `args` (a JSON object), checked as the host's call would check
