@@ -88,9 +88,13 @@ pub struct Envelope {
     pub log_level: Option<String>,
     /// `io.modelcontextprotocol/clientInfo` as sent (JSON text), when given.
     client: Option<String>,
-    /// `params.name` and `params.uri`, as strings, for the `Mcp-Name` check.
+    /// The client declared the tasks extension (`crate::tasks::EXTENSION`) in this request:
+    /// only then may a `tools/call` be answered with a task.
+    pub tasks: bool,
+    /// `params.name`, `params.uri` and `params.taskId`, as strings, for the `Mcp-Name` check.
     name: Option<String>,
     uri: Option<String>,
+    task_id: Option<String>,
 }
 
 impl Envelope {
@@ -121,6 +125,8 @@ struct WithMeta<'a> {
     name: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     uri: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default, rename = "taskId")]
+    task_id: Option<std::borrow::Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -176,12 +182,13 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         )
     };
     let params = params.ok_or_else(missing)?;
-    let (meta, name, uri) = match serde_json::from_str::<WithMeta<'_>>(params.get()) {
+    let (meta, name, uri, task_id) = match serde_json::from_str::<WithMeta<'_>>(params.get()) {
         Ok(WithMeta {
             meta: Some(meta),
             name,
             uri,
-        }) => (meta, name, uri),
+            task_id,
+        }) => (meta, name, uri, task_id),
         Ok(WithMeta { meta: None, .. }) => return Err(missing()),
         // Say which: `_meta` is not an object, or one of its keys has the wrong type.
         Err(e) => {
@@ -237,8 +244,17 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
             .ok()
             .and_then(|c| c.elicitation),
     };
+    // Built once, as the one above.
+    static TASKS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| {
+            memchr::memmem::Finder::new(concat!("\"", "io.modelcontextprotocol/tasks", "\""))
+        });
+    let tasks = TASKS.find(capabilities.as_bytes()).is_some()
+        && serde_json::from_str::<serde_json::Value>(capabilities)
+            .is_ok_and(|c| crate::tasks::declared(Some(&c)));
     Ok(Envelope {
         version,
+        tasks,
         // `{}` is form mode; an object naming only `url` cannot show our form.
         can_elicit: elicitation.is_some_and(|e| {
             let text = e.get();
@@ -248,6 +264,7 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         client: meta.client.map(|c| c.get().to_owned()),
         name: name.map(|n| n.into_owned()),
         uri: uri.map(|u| u.into_owned()),
+        task_id: task_id.map(|t| t.into_owned()),
     })
 }
 
@@ -331,11 +348,13 @@ pub fn check_headers(
     let key = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return Ok(()),
     };
     let named = match key {
         "name" => envelope.name.as_deref(),
-        _ => envelope.uri.as_deref(),
+        "uri" => envelope.uri.as_deref(),
+        _ => envelope.task_id.as_deref(),
     };
     let Some(value) = named else { return Ok(()) };
     if headers.name.and_then(decode_header_value).as_deref() != Some(value) {
@@ -392,11 +411,22 @@ pub fn discover_result(instructions: &str, surface: bool) -> String {
             "\"_meta\":{{\"{}\":{{\"name\":\"coremcp\",\"title\":\"Core MCP\",\"version\":{}}}}}}}"
         ),
         serde_json::Value::from(VERSIONS.to_vec()),
-        crate::mcp::capabilities(surface),
+        discover_capabilities(surface),
         json_string(instructions),
         TTL_MS,
         SERVER_INFO_KEY,
         json_string(env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// The capabilities `server/discover` lists: those of `initialize`, and the extensions served
+/// per request (tasks).
+fn discover_capabilities(surface: bool) -> String {
+    let base = crate::mcp::capabilities(surface);
+    let inner = base.strip_suffix('}').unwrap_or(base);
+    format!(
+        "{inner},\"extensions\":{{\"{}\":{{}}}}}}",
+        crate::tasks::EXTENSION
     )
 }
 
@@ -616,6 +646,22 @@ mod tests {
                 "io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}}"#,
         );
         assert!(!envelope(Some(&url_only)).expect("valid").can_elicit);
+        assert!(!env.tasks, "tasks are never assumed");
+        let tasks = raw(
+            r#"{"taskId":"t_1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities":{"extensions":
+                    {"io.modelcontextprotocol/tasks":{}}}}}"#,
+        );
+        let tasks = envelope(Some(&tasks)).expect("valid");
+        assert!(tasks.tasks);
+        assert_eq!(tasks.task_id.as_deref(), Some("t_1"));
+        // The name elsewhere (an argument, another capability's value) declares nothing.
+        let elsewhere = raw(
+            r#"{"arguments":{"x":"io.modelcontextprotocol/tasks"},"_meta":{
+                "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities":{"x":"\"io.modelcontextprotocol/tasks\""}}}"#,
+        );
+        assert!(!envelope(Some(&elsewhere)).expect("valid").tasks);
         let number = raw(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":7,
                 "io.modelcontextprotocol/clientCapabilities":{}}}"#);
         assert_eq!(
@@ -740,6 +786,29 @@ mod tests {
             ..Headers { ..good }
         };
         assert!(check_headers(&list, "tools/list", &env).is_ok());
+        // A task request names its task in Mcp-Name.
+        let task = Envelope {
+            version: "2026-07-28".into(),
+            task_id: Some("t_0a".into()),
+            ..Envelope::default()
+        };
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let named = |name| Headers {
+                version: Some("2026-07-28"),
+                method: Some(method),
+                name,
+                duplicated: None,
+            };
+            assert!(
+                check_headers(&named(Some("t_0a")), method, &task).is_ok(),
+                "{method}"
+            );
+            for name in [None, Some("t_0b")] {
+                let wrong = named(name);
+                let e = check_headers(&wrong, method, &task).expect_err(method);
+                assert!(e.message.contains("taskId"), "{}", e.message);
+            }
+        }
         assert_eq!(decode_header_value("plain").as_deref(), Some("plain"));
         assert_eq!(http_status(Some(-32601)), 404);
         assert_eq!(http_status(Some(-32022)), 400);
@@ -754,6 +823,8 @@ mod tests {
         assert_eq!(d["resultType"], "complete");
         assert_eq!(d["supportedVersions"][0], "2026-07-28");
         assert_eq!(d["_meta"][SERVER_INFO_KEY]["name"], "coremcp");
+        assert!(d["capabilities"]["extensions"][crate::tasks::EXTENSION].is_object());
+        assert!(d["capabilities"]["tools"]["listChanged"].as_bool() == Some(true));
         for text in [
             tagged_notification("notifications/tools/list_changed", "\"s\""),
             acknowledged(

@@ -1,0 +1,162 @@
+//! The task table on both stores: ownership, bounds, endings, cancels and an exit.
+
+use super::*;
+use coremcp_store::testing::Env;
+
+fn table(env: &Env, bounds: Bounds) -> Arc<Tasks> {
+    let tasks = Tasks::new(Settings {
+        store: Some(env.url.clone()),
+        bounds,
+        poll: Duration::from_millis(500),
+    });
+    let store = TaskStore::open_as(&env.url, &env.service).map_err(|e| e.to_string());
+    tasks.store.set(store).expect("first");
+    tasks
+}
+
+fn id_of(created: &Value) -> String {
+    created["taskId"].as_str().expect("taskId").to_owned()
+}
+
+fn a_task_is_created_read_and_ended_by_its_principal_only(env: &Env) {
+    let tasks = table(env, Bounds::default());
+    let (created, live) = tasks
+        .create("alice", "shell_run", Duration::from_secs(60))
+        .expect("created");
+    assert_eq!(created["resultType"], "task");
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["pollIntervalMs"], 500);
+    let id = id_of(&created);
+    assert!(wire::is_own_id(&id), "{id}");
+    assert_eq!(created["ttlMs"], (60 + KEPT_AFTER.as_secs()) * 1000);
+    live.push_output(b"listening on http://localhost:5173\n");
+    let working = tasks.get(&id, "alice").expect("get");
+    assert_eq!(working["status"], "working");
+    assert_eq!(working["resultType"], "complete");
+    let message = working["statusMessage"].as_str().expect("message");
+    assert!(
+        message.contains("listening on http://localhost:5173"),
+        "{message}"
+    );
+    let read = tasks.output(&id, "alice", 0, 1000).expect("output");
+    assert_eq!(read["output"], "listening on http://localhost:5173\n");
+    assert_eq!(read["next_offset"], 35);
+    // Another principal, a forged and a malformed id: one same answer.
+    let forged = wire::own_id([9; 16]);
+    for (id, who) in [
+        (id.as_str(), "bob"),
+        (forged.as_str(), "alice"),
+        ("t_1", "alice"),
+    ] {
+        for e in [
+            tasks.get(id, who).expect_err("get"),
+            tasks.cancel(id, who).expect_err("cancel"),
+            tasks.update(id, who).expect_err("update"),
+            tasks.output(id, who, 0, 10).expect_err("output"),
+        ] {
+            assert!(
+                matches!(&e, TaskError::NotFound(named) if named == id),
+                "{e}"
+            );
+        }
+    }
+    let result = r#"{"content":[{"type":"text","text":"ok"}],"isError":false}"#;
+    tasks.finish(&live, End::Result(result.to_owned()));
+    // The first ending wins.
+    tasks.finish(&live, End::Cancelled);
+    let done = tasks.get(&id, "alice").expect("get");
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "ok");
+    // A cancel of a finished task is acknowledged and changes nothing.
+    tasks.cancel(&id, "alice").expect("cancel");
+    assert_eq!(tasks.get(&id, "alice").expect("get")["status"], "completed");
+    let gone = tasks.output(&id, "alice", 0, 10).expect("output");
+    assert_eq!(gone["running_here"], false);
+}
+
+fn running_tasks_are_bounded_per_principal_and_in_all(env: &Env) {
+    let tasks = table(
+        env,
+        Bounds {
+            per_principal: 2,
+            total: 3,
+        },
+    );
+    let run = Duration::from_secs(60);
+    let a1 = tasks.create("alice", "shell_run", run).expect("a1").1;
+    tasks.create("alice", "shell_run", run).expect("a2");
+    let e = tasks.create("alice", "shell_run", run).expect_err("a3");
+    assert!(
+        matches!(&e, CreateError::Bounded(t) if t.contains("at most 2")),
+        "{e}"
+    );
+    tasks.create("bob", "shell_run", run).expect("b1");
+    let e = tasks.create("carol", "shell_run", run).expect_err("c1");
+    assert!(
+        matches!(&e, CreateError::Bounded(t) if t.contains("at most 3")),
+        "{e}"
+    );
+    // One ends: room again.
+    tasks.finish(&a1, End::Result("{}".into()));
+    tasks.create("carol", "shell_run", run).expect("c1 now");
+}
+
+fn a_cancel_stops_the_work_and_an_exit_fails_what_still_runs(env: &Env) {
+    let tasks = table(env, Bounds::default());
+    let run = Duration::from_secs(60);
+    let (created, live) = tasks.create("alice", "shell_run", run).expect("one");
+    let id = id_of(&created);
+    tasks.cancel(&id, "alice").expect("cancel");
+    assert!(live.stop.load(Ordering::Relaxed), "the work sees the stop");
+    assert!(tasks.get(&id, "alice").expect("get")["statusMessage"]
+        .as_str()
+        .is_some_and(|m| m.contains("cancelled")));
+    // The work then ends as it ends when stopped (a tool error): the cancel names it.
+    tasks.finish(
+        &live,
+        End::Result(r#"{"content":[],"isError":true}"#.into()),
+    );
+    let cancelled = tasks.get(&id, "alice").expect("get");
+    assert_eq!(cancelled["status"], "cancelled");
+    assert!(cancelled.get("result").is_none());
+    let (created, live) = tasks.create("alice", "shell_run", run).expect("two");
+    let id = id_of(&created);
+    let exiting = Arc::clone(&tasks);
+    let worker = std::thread::spawn(move || {
+        while !live.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        exiting.finish(&live, End::Cancelled);
+    });
+    tasks.stop_all(Duration::from_secs(10));
+    worker.join().expect("worker");
+    let failed = tasks.get(&id, "alice").expect("get");
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["error"]["message"], ORPHANED);
+}
+
+fn a_task_of_a_process_that_died_is_failed_once_its_lease_ends(env: &Env) {
+    let tasks = table(env, Bounds::default());
+    let (created, live) = tasks
+        .create("alice", "shell_run", Duration::from_secs(60))
+        .expect("one");
+    let id = id_of(&created);
+    // The process "dies": its table is gone and nobody renews; a new process reads the
+    // task after the lease.
+    std::mem::forget(live);
+    let store = TaskStore::open_as(&env.url, &env.service).expect("store");
+    let later = now_ms() + LEASE.as_millis() as i64 + 1;
+    let read = store
+        .get(&id, "alice", later, ORPHANED)
+        .expect("get")
+        .expect("found");
+    assert_eq!(read.status, Status::Failed);
+    assert_eq!(read.status_message.as_deref(), Some(ORPHANED));
+}
+
+coremcp_store::both!(
+    a_task_is_created_read_and_ended_by_its_principal_only,
+    running_tasks_are_bounded_per_principal_and_in_all,
+    a_cancel_stops_the_work_and_an_exit_fails_what_still_runs,
+    a_task_of_a_process_that_died_is_failed_once_its_lease_ends,
+);
