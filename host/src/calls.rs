@@ -40,8 +40,9 @@ pub struct Call {
     pub deadline: Instant,
     /// The deadline as wall-clock milliseconds, for the plugin's `CallCtx`.
     pub deadline_unix_ms: u64,
-    /// Set when the call must stop (deadline or client cancel); the plugin polls it.
-    pub cancelled: AtomicBool,
+    /// Set when the call must stop (deadline or client cancel); the plugin polls it. Shared
+    /// with a task's table for a call that runs as a task.
+    pub cancelled: Arc<AtomicBool>,
     /// For a 2026 request that asked for log messages: 1 + the rank of the least severe level
     /// it wants (0: none), since such a client has no session-wide level.
     pub log_floor: std::sync::atomic::AtomicU8,
@@ -50,6 +51,68 @@ pub struct Call {
     pub not_a_tool: AtomicBool,
     answered: AtomicBool,
     seq: u64,
+}
+
+impl Call {
+    /// A call that runs as a task (`coremcp-tasks`): in no session's table, so no watchdog
+    /// answers it and no cancel of a request reaches it; `stop` is the task's own flag and
+    /// `deadline` its work's deadline.
+    pub fn for_task(
+        id: &str,
+        tool: &str,
+        group: Option<&str>,
+        deadline: (Instant, u64),
+        origin: Origin<'_>,
+        stop: Arc<AtomicBool>,
+    ) -> Call {
+        let started = Instant::now();
+        let timeout = deadline.0.saturating_duration_since(started);
+        let times = Times {
+            started,
+            timeout,
+            deadline: deadline.0,
+            deadline_unix_ms: deadline.1,
+        };
+        Call::new(Arc::from(id), tool, group, times, origin, stop, 0)
+    }
+
+    /// A call of `tool` (served by `group`, when known) made for `origin`.
+    fn new(
+        id: Arc<str>,
+        tool: &str,
+        group: Option<&str>,
+        times: Times,
+        origin: Origin<'_>,
+        cancelled: Arc<AtomicBool>,
+        seq: u64,
+    ) -> Call {
+        Call {
+            id,
+            tool: tool.to_owned(),
+            principal: Arc::from(origin.caller.principal()),
+            caller: Arc::new(origin.caller.clone()),
+            client: origin.client.map(Arc::from),
+            budget: origin.budget,
+            subject: crate::metrics::Subject::of(tool, group),
+            started: times.started,
+            timeout: times.timeout,
+            deadline: times.deadline,
+            deadline_unix_ms: times.deadline_unix_ms,
+            cancelled,
+            log_floor: std::sync::atomic::AtomicU8::new(0),
+            not_a_tool: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
+            seq,
+        }
+    }
+}
+
+/// When a call started and must end.
+struct Times {
+    started: Instant,
+    timeout: Duration,
+    deadline: Instant,
+    deadline_unix_ms: u64,
 }
 
 /// Who a call is made for and what its answer may hold.
@@ -172,24 +235,21 @@ impl Calls {
         }
         table.seq += 1;
         let id: Arc<str> = Arc::from(id);
-        let call = Arc::new(Call {
-            id: Arc::clone(&id),
-            tool: tool.to_owned(),
-            principal: Arc::from(origin.caller.principal()),
-            caller: Arc::new(origin.caller.clone()),
-            client: origin.client.map(Arc::from),
-            budget: origin.budget,
-            subject: crate::metrics::Subject::of(tool, group),
+        let times = Times {
             started,
             timeout,
             deadline,
             deadline_unix_ms,
-            cancelled: AtomicBool::new(false),
-            log_floor: std::sync::atomic::AtomicU8::new(0),
-            not_a_tool: AtomicBool::new(false),
-            answered: AtomicBool::new(false),
-            seq: table.seq,
-        });
+        };
+        let call = Arc::new(Call::new(
+            Arc::clone(&id),
+            tool,
+            group,
+            times,
+            origin,
+            Arc::new(AtomicBool::new(false)),
+            table.seq,
+        ));
         let key = (deadline, call.seq);
         table.unanswered += 1;
         table.by_deadline.insert(key, Arc::clone(&call));

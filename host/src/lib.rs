@@ -31,3 +31,4 @@ pub mod session;
 pub mod state_key;
 pub mod status_files;
 pub mod stdio;
+pub mod tasks;

@@ -287,6 +287,23 @@ pub struct Spec {
     /// Keep only this window of stdout, read as UTF-8 text (a file read from an offset): the
     /// characters before it and after it are counted, never kept.
     pub stdout_window: Option<Window>,
+    /// Sees every piece of stdout and stderr as it is read, before the bound (a task's output,
+    /// read while it runs).
+    pub tap: Option<Tap>,
+}
+
+/// What sees a child's output as it is read ([`Spec::tap`]): both streams, in the order
+/// their pieces are read, split anywhere (a character may span two pieces).
+#[derive(Clone)]
+pub struct Tap(pub std::sync::Arc<TapFn>);
+
+/// The function a [`Tap`] calls with each piece read.
+pub type TapFn = dyn Fn(&[u8]) + Send + Sync;
+
+impl std::fmt::Debug for Tap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tap")
+    }
 }
 
 /// A window of a stream read as text: `keep` characters from character `skip`.
@@ -309,6 +326,7 @@ impl Spec {
             max_output: 8 * 1024 * 1024,
             keep_end: false,
             stdout_window: None,
+            tap: None,
         }
     }
 
@@ -415,12 +433,12 @@ pub fn run(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<Finished, SpawnEr
     }
     let stdout = child.stdout.take().map(|p| match spec.stdout_window {
         Some(window) => capture_window(p, window),
-        None => capture(p, spec.max_output, spec.keep_end),
+        None => capture(p, spec.max_output, spec.keep_end, spec.tap.clone()),
     });
     let stderr = child
         .stderr
         .take()
-        .map(|p| capture(p, spec.max_output, spec.keep_end));
+        .map(|p| capture(p, spec.max_output, spec.keep_end, spec.tap.clone()));
 
     let (done_tx, done_rx) = mpsc::channel();
     thread::spawn(move || {
@@ -657,13 +675,20 @@ fn capture(
     mut pipe: impl Read + Send + 'static,
     max: usize,
     keep_end: bool,
+    tap: Option<Tap>,
 ) -> mpsc::Receiver<Captured> {
     let (tx, rx) = mpsc::sync_channel(1);
     thread::spawn(move || {
         let mut captured = Captured::default();
         let mut buf = [0u8; 64 * 1024];
         loop {
-            match pipe.read(&mut buf) {
+            let read = pipe.read(&mut buf);
+            if let (Some(tap), Ok(n)) = (&tap, &read) {
+                if *n > 0 {
+                    (tap.0)(&buf[..*n]);
+                }
+            }
+            match read {
                 Ok(0) => break,
                 Ok(n) if keep_end => {
                     captured.bytes.extend_from_slice(&buf[..n]);
@@ -974,6 +999,23 @@ mod tests {
         assert_eq!(done.stdout.bytes.len(), 1000);
         assert_eq!(done.stdout.dropped, 300_004 - 1000);
         assert!(done.stdout.bytes.ends_with(b"\0END\n"));
+    }
+
+    #[test]
+    fn a_tap_sees_both_streams_whole_beyond_the_bound() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&seen);
+        let mut spec = sh("head -c 5000 /dev/zero; echo out; echo err >&2");
+        spec.max_output = 100;
+        spec.tap = Some(Tap(std::sync::Arc::new(move |bytes: &[u8]| {
+            sink.lock().expect("lock").extend_from_slice(bytes)
+        })));
+        let done = run(&spec, None).expect("runs");
+        assert_eq!(done.stdout.bytes.len(), 100);
+        let seen = seen.lock().expect("lock");
+        assert_eq!(seen.len(), 5000 + 4 + 4);
+        let text = String::from_utf8_lossy(&seen);
+        assert!(text.contains("out\n") && text.contains("err\n"), "{text:?}");
     }
 
     #[test]

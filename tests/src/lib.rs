@@ -157,6 +157,17 @@ pub fn scratch_data_dir() -> PathBuf {
     build_dir().join("test-scratch-data")
 }
 
+/// A tokens file (`NAME TOKEN` lines) of `entries` in `dir`; its path.
+pub fn tokens_file(dir: &TempDir, entries: &[(&str, &str)]) -> String {
+    let file = dir.path().join("tokens");
+    let lines: String = entries
+        .iter()
+        .map(|(name, token)| format!("{name} {token}\n"))
+        .collect();
+    std::fs::write(&file, lines).expect("tokens");
+    file.to_string_lossy().into_owned()
+}
+
 /// A folder removed on drop.
 pub struct TempDir(PathBuf);
 

@@ -52,8 +52,11 @@ pub fn run(config: Config, status_listen: Option<&str>) -> Result<ExitCode, Fail
                 crate::http::status::status(config, plugins, upstreams, 1, viewer)
             }),
         );
+        crate::tasks::init(&config);
         Session::new(config, plugins, upstreams, Caller::Stdio, out)
     });
+    // What runs as a task ends with the process, and says so.
+    crate::tasks::stop_all(SHUTDOWN);
     // Gone as the session ends: nobody should find a status that no longer answers.
     drop(status);
     if let Some(hub) = hub {

@@ -377,6 +377,7 @@ async fn run(
                     .map_or(serde_json::Value::Null, |service| service.status(viewer))
             }),
         );
+        crate::tasks::init(&recorder_config);
     }
     let (stop_tx, stop) = watch::channel(false);
     let acceptor = certs
@@ -411,6 +412,8 @@ async fn run(
     }
     let upstreams = Arc::clone(&upstreams);
     let _ = tokio::task::spawn_blocking(move || upstreams.shutdown(Duration::from_secs(2))).await;
+    // What runs as a task ends with the process, and says so.
+    let _ = tokio::task::spawn_blocking(|| crate::tasks::stop_all(Duration::from_secs(2))).await;
     Ok(())
 }
 

@@ -71,7 +71,16 @@ impl Session {
                 });
                 self.start_upstream(id, &request, target, origin, mrtr)
             }
-            Route::Run(run) => self.start_run(id, &request, run, origin, hop, modern),
+            Route::Run(run) => {
+                let run = match self.as_task(name, &run, modern) {
+                    Some(tasks) => match self.start_task(id, &request, run, origin, tasks) {
+                        Ok(()) => return,
+                        Err(run) => run,
+                    },
+                    None => run,
+                };
+                self.start_run(id, &request, run, origin, hop, modern)
+            }
         }
     }
 
@@ -209,7 +218,7 @@ impl Inner {
     }
 
     /// Runs the call in its group's plugin; the `CallToolResult` as JSON text.
-    fn run_plugin(self: &Arc<Self>, run: &Run, call: &Call) -> String {
+    pub(super) fn run_plugin(self: &Arc<Self>, run: &Run, call: &Call) -> String {
         let inner = Arc::clone(self);
         let floor = call.log_floor.load(Ordering::Relaxed);
         let request = call.id.clone();

@@ -24,6 +24,7 @@ mod outbox;
 mod outcome;
 mod search;
 mod surface;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod upstream;

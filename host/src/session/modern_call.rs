@@ -101,6 +101,9 @@ impl Session {
                 .tools_list(params, envelope.client().as_deref())
                 .map(|r| modern::cacheable(&r)),
             "tools/call" => return self.call_tool(id, params, Some(&envelope)),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                return self.task_request(id, method, params, &envelope)
+            }
             method
                 if coremcp_upstream::surface::serves(method) && inner.upstreams.has_servers() =>
             {

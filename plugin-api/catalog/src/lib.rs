@@ -53,6 +53,10 @@ pub struct Entry {
     /// every later commit), and what it hands over: over HTTP only a grant that names the tool
     /// itself allows it.
     pub escalation: Option<Escalation>,
+    /// When a call may run long, so that a client that takes tasks (MCP's tasks extension) is
+    /// answered with a task at once: the condition on the call's arguments, written as a
+    /// guard's ([`Guard::guarded`] is `Some` when it holds). `None`: never a task.
+    pub task: Option<Guard>,
 }
 
 /// Whether a call of a tool needs a grant when it comes over HTTP: it changes the machine it
@@ -287,6 +291,7 @@ pub const fn tool(name: &'static str) -> Entry {
         feature: None,
         guard: Guard::Reads,
         escalation: None,
+        task: None,
     }
 }
 
@@ -324,6 +329,20 @@ impl Entry {
             hands_over,
         });
         self
+    }
+
+    /// Runs a call as a task, for a client that takes tasks, when `when` holds of its
+    /// arguments ([`Guard::Always`]: every call).
+    pub const fn task(mut self, when: Guard) -> Self {
+        self.task = Some(when);
+        self
+    }
+
+    /// Whether a call with `args` runs as a task for a client that takes tasks.
+    pub fn runs_as_task(&self, args: &serde_json::Map<String, serde_json::Value>) -> bool {
+        self.task
+            .as_ref()
+            .is_some_and(|when| when.guarded(args).is_some())
     }
 
     pub const fn feature(mut self, feature: &'static str, description: &'static str) -> Self {
@@ -485,7 +504,7 @@ pub static SEELE: Group = Group {
         tool("seele_search"),
         tool("seele_read"),
         tool("seele_write"),
-        tool("seele_import"),
+        tool("seele_import").task(Guard::Always),
     ],
 };
 
@@ -619,7 +638,7 @@ pub static FILES: Group = Group {
     tools: &[
         tool("files_search"),
         tool("files_list"),
-        tool("code_snapshot"),
+        tool("code_snapshot").task(Guard::WhenGiven(&["save_to"])),
         tool("sql_query")
             .open_world(true)
             .guard(Guard::WhenFalse("read_only")),
@@ -635,7 +654,10 @@ pub static OPS: Group = Group {
     remote_host: true,
     open_world: false,
     tools: &[
-        tool("shell_run").open_world(true).guard(Guard::Always),
+        tool("shell_run")
+            .open_world(true)
+            .guard(Guard::Always)
+            .task(Guard::Always),
         tool("bootstrap")
             .open_world(true)
             .remote_host(false)
@@ -643,6 +665,7 @@ pub static OPS: Group = Group {
         tool("repo_setup")
             .open_world(true)
             .guard(Guard::Always)
+            .task(Guard::Always)
             .escalates_with(
                 "hooks",
                 "it makes the repository's own hook programs run on every later commit",
@@ -661,7 +684,7 @@ pub static PUBLISHING: Group = Group {
     runs: Runs::Local,
     remote_host: true,
     open_world: true,
-    tools: &[tool("publishing")],
+    tools: &[tool("publishing").task(Guard::Always)],
 };
 
 /// Docker: list, inspect, tail and act on containers, and run Compose.
@@ -678,6 +701,7 @@ pub static DOCKER: Group = Group {
         tool("docker_container_logs"),
         tool("docker_container_action").guard(Guard::Always),
         tool("docker_compose")
+            .task(Guard::UnlessOneOf("action", &["ps", "config", "logs"]))
             .guard(Guard::AnyOf(&[
                 Guard::UnlessOneOf("action", &["ps", "config", "logs"]),
                 Guard::WhenTrue("reach_outside_roots"),
@@ -694,6 +718,37 @@ pub static DOCKER: Group = Group {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn the_long_tools_run_as_tasks_and_only_when_they_run_long() {
+        let args = |v: serde_json::Value| v.as_object().cloned().expect("object");
+        let tasked: Vec<&str> = GROUPS
+            .iter()
+            .flat_map(|g| g.tools.iter())
+            .filter(|e| e.task.is_some())
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(
+            tasked,
+            [
+                "seele_import",
+                "code_snapshot",
+                "shell_run",
+                "repo_setup",
+                "publishing",
+                "docker_compose"
+            ]
+        );
+        let entry = |name: &str| find(name).expect(name).1;
+        assert!(entry("shell_run").runs_as_task(&args(serde_json::json!({"script": "x"}))));
+        let snapshot = entry("code_snapshot");
+        assert!(!snapshot.runs_as_task(&args(serde_json::json!({"path": "."}))));
+        assert!(snapshot.runs_as_task(&args(serde_json::json!({"save_to": "a/b"}))));
+        let compose = entry("docker_compose");
+        assert!(compose.runs_as_task(&args(serde_json::json!({"action": "up"}))));
+        assert!(!compose.runs_as_task(&args(serde_json::json!({"action": "ps"}))));
+        assert!(!entry("notepad_get").runs_as_task(&args(serde_json::json!({}))));
+    }
 
     #[test]
     fn catalog_has_107_unique_well_formed_names() {

@@ -36,6 +36,7 @@ mod group;
 pub mod page;
 pub mod rules;
 pub mod schema;
+pub mod task;
 pub mod testing;
 pub mod time;
 

@@ -895,7 +895,7 @@ macro_rules! level_tools {
 
 level_tools! {
     "scrolls_theme_list" Theme List READ
-        "List themes; open ones unless status or include_closed.";
+        "List themes; open unless status or include_closed.";
     "scrolls_theme_get" Theme Get READ
         "Get a theme with its projects.";
     "scrolls_theme_create" Theme Create ADD
@@ -905,9 +905,9 @@ level_tools! {
     "scrolls_theme_close" Theme Close IDEMPOTENT
         "Close a theme; refused while it has open descendants unless cascade.";
     "scrolls_theme_delete" Theme Delete DESTRUCTIVE
-        "Delete a theme; refused while it has children unless cascade. The feed keeps tombstones.";
+        "Delete a theme; refused while it has children unless cascade.";
     "scrolls_project_list" Project List READ
-        "List projects of a theme; open ones unless status or include_closed.";
+        "List projects of a theme; open unless status or include_closed.";
     "scrolls_project_get" Project Get READ
         "Get a project with its epics and direct stories and tasks.";
     "scrolls_project_create" Project Create ADD
@@ -919,7 +919,7 @@ level_tools! {
     "scrolls_project_delete" Project Delete DESTRUCTIVE
         "Delete a project; refused while it has items unless cascade.";
     "scrolls_epic_list" Epic List READ
-        "List epics of a project or theme; open ones unless status or include_closed.";
+        "List epics of a project or theme; open unless status or include_closed.";
     "scrolls_epic_get" Epic Get READ
         "Get an epic with its stories and tasks.";
     "scrolls_epic_create" Epic Create ADD
@@ -931,7 +931,7 @@ level_tools! {
     "scrolls_epic_delete" Epic Delete DESTRUCTIVE
         "Delete an epic; refused while it has children unless cascade.";
     "scrolls_story_list" Story List READ
-        "List stories of a project or epic; open ones unless status or include_closed.";
+        "List stories of a project or epic; open unless status or include_closed.";
     "scrolls_story_get" Story Get READ
         "Get a story with its criteria, dependencies, and optionally subtasks and comments.";
     "scrolls_story_create" Story Create ADD
@@ -943,7 +943,7 @@ level_tools! {
     "scrolls_story_delete" Story Delete DESTRUCTIVE
         "Delete a story; refused while it has subtasks unless cascade.";
     "scrolls_task_list" Task List READ
-        "List tasks of a project or epic; open ones unless status or include_closed.";
+        "List tasks of a project or epic; open unless status or include_closed.";
     "scrolls_task_get" Task Get READ
         "Get a task with its dependencies, and optionally subtasks and comments.";
     "scrolls_task_create" Task Create ADD
@@ -955,7 +955,7 @@ level_tools! {
     "scrolls_task_delete" Task Delete DESTRUCTIVE
         "Delete a task; refused while it has subtasks unless cascade.";
     "scrolls_subtask_list" Subtask List READ
-        "List a story's or task's subtasks; open ones unless status or include_closed.";
+        "List a story's or task's subtasks; open unless status or include_closed.";
     "scrolls_subtask_get" Subtask Get READ
         "Get a subtask with its dependencies.";
     "scrolls_subtask_create" Subtask Create ADD

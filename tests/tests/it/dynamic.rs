@@ -179,9 +179,7 @@ const BOB: &str = "bob-token-0123456789ab";
 
 /// A tokens file of alice and bob in `dir`.
 fn tokens(dir: &TempDir) -> String {
-    let file = dir.path().join("tokens");
-    std::fs::write(&file, format!("alice {ALICE}\nbob {BOB}\n")).expect("tokens");
-    file.to_string_lossy().into_owned()
+    coremcp_tests::tokens_file(dir, &[("alice", ALICE), ("bob", BOB)])
 }
 
 /// A repository with one commit and an untracked file, inside a fresh root.

@@ -39,6 +39,7 @@ mod sql;
 mod status;
 mod stores;
 mod swap;
+mod tasks;
 mod tidy;
 mod tls;
 mod trust;

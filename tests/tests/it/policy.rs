@@ -21,13 +21,13 @@ fn write_args(name: &str) -> Value {
 }
 
 fn tokens(dir: &TempDir) -> String {
-    let file = dir.path().join("tokens");
-    std::fs::write(
-        &file,
-        "ci ci-token-0123456789abcdef\nreader reader-token-0123456789ab\n",
+    coremcp_tests::tokens_file(
+        dir,
+        &[
+            ("ci", "ci-token-0123456789abcdef"),
+            ("reader", "reader-token-0123456789ab"),
+        ],
     )
-    .expect("tokens");
-    file.to_string_lossy().into_owned()
 }
 
 #[test]

@@ -15,9 +15,7 @@ const PEER: &str = "peer-token-0123456789a";
 
 /// A tokens file of alice, bob and peer in `dir`.
 fn tokens(dir: &TempDir) -> String {
-    let file = dir.path().join("tokens");
-    std::fs::write(&file, format!("alice {ALICE}\nbob {BOB}\npeer {PEER}\n")).expect("tokens");
-    file.to_string_lossy().into_owned()
+    coremcp_tests::tokens_file(dir, &[("alice", ALICE), ("bob", BOB), ("peer", PEER)])
 }
 
 /// A client of `serve` holding `token`, initialized.

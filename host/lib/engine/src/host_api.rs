@@ -40,6 +40,29 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
     /// The result budget (characters) of the plugin call running on this thread; 0 outside one.
     static CALL_BUDGET: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The task the plugin call running on this thread runs as, if it does.
+    static CALL_TASK: std::cell::RefCell<Option<Arc<str>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (one plugin call) as the work of task `task`: the host operations it asks for
+/// (`task.current`) name the task.
+pub fn with_task<T>(task: Arc<str>, f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CALL_TASK.with(|slot| slot.borrow_mut().take());
+        }
+    }
+    CALL_TASK.with(|slot| *slot.borrow_mut() = Some(task));
+    let _reset = Reset;
+    f()
+}
+
+/// The task the plugin call running on this thread runs as (`None` outside a call, or for a
+/// call that is not a task).
+pub fn call_task() -> Option<Arc<str>> {
+    CALL_TASK.with(|slot| slot.borrow().clone())
 }
 
 /// The principal of the plugin call running on this thread, as grants name it (`None`

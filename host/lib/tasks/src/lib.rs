@@ -92,7 +92,13 @@ pub enum TaskError {
     NotFound(String),
     #[error("the task store is unavailable: {0}")]
     Store(String),
+    /// The policy no longer lets the principal reach the task's tool: the text says why.
+    #[error("{0}")]
+    Refused(String),
 }
+
+/// Whether the policy lets the caller reach a task of the tool named: `Err` says why not.
+pub type Allowed<'a> = &'a dyn Fn(&str) -> Result<(), String>;
 
 /// How a task's work ended.
 #[derive(Debug)]
@@ -295,8 +301,9 @@ impl Tasks {
     }
 
     /// The task `id` of `principal` as `tasks/get` answers it.
-    pub fn get(&self, id: &str, principal: &str) -> Result<Value, TaskError> {
+    pub fn get(&self, id: &str, principal: &str, allowed: Allowed<'_>) -> Result<Value, TaskError> {
         let record = self.find(id, principal)?;
+        allowed(&record.tool).map_err(TaskError::Refused)?;
         let mut task = record.task();
         if !record.status.is_terminal() {
             if let Some(live) = lock(&self.live).get(id).cloned() {
@@ -310,8 +317,9 @@ impl Tasks {
     /// `tasks/cancel`: stops the work of `principal`'s task `id` if it still runs (here at
     /// once; in another process when it next renews its lease). A finished task stays as it
     /// ended.
-    pub fn cancel(&self, id: &str, principal: &str) -> Result<(), TaskError> {
+    pub fn cancel(&self, id: &str, principal: &str, allowed: Allowed<'_>) -> Result<(), TaskError> {
         let record = self.find(id, principal)?;
+        allowed(&record.tool).map_err(TaskError::Refused)?;
         if record.status.is_terminal() {
             return Ok(());
         }
@@ -329,8 +337,9 @@ impl Tasks {
 
     /// `tasks/update`: Core MCP's own tasks ask for nothing while they run, so answers are
     /// acknowledged and ignored, as the extension says of keys not outstanding.
-    pub fn update(&self, id: &str, principal: &str) -> Result<(), TaskError> {
-        self.find(id, principal).map(|_| ())
+    pub fn update(&self, id: &str, principal: &str, allowed: Allowed<'_>) -> Result<(), TaskError> {
+        let record = self.find(id, principal)?;
+        allowed(&record.tool).map_err(TaskError::Refused)
     }
 
     /// At most `max` bytes of the output of `principal`'s running (or finished here) task

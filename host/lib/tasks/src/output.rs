@@ -113,20 +113,7 @@ fn is_continuation(byte: u8) -> bool {
 
 /// How many bytes at the end of `bytes` begin a character that is not complete in it.
 fn incomplete_tail(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(3) {
-        let byte = bytes[bytes.len() - back];
-        if is_continuation(byte) {
-            continue;
-        }
-        let needs = match byte {
-            b if b >= 0xF0 => 4,
-            b if b >= 0xE0 => 3,
-            b if b >= 0xC0 => 2,
-            _ => 1,
-        };
-        return if needs > back { back } else { 0 };
-    }
-    0
+    bytes.len() - coremcp_plugin_sdk::task::whole_characters(bytes)
 }
 
 #[cfg(test)]

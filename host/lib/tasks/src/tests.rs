@@ -14,6 +14,10 @@ fn table(env: &Env, bounds: Bounds) -> Arc<Tasks> {
     tasks
 }
 
+fn any(_: &str) -> Result<(), String> {
+    Ok(())
+}
+
 fn id_of(created: &Value) -> String {
     created["taskId"].as_str().expect("taskId").to_owned()
 }
@@ -30,7 +34,7 @@ fn a_task_is_created_read_and_ended_by_its_principal_only(env: &Env) {
     assert!(wire::is_own_id(&id), "{id}");
     assert_eq!(created["ttlMs"], (60 + KEPT_AFTER.as_secs()) * 1000);
     live.push_output(b"listening on http://localhost:5173\n");
-    let working = tasks.get(&id, "alice").expect("get");
+    let working = tasks.get(&id, "alice", &any).expect("get");
     assert_eq!(working["status"], "working");
     assert_eq!(working["resultType"], "complete");
     let message = working["statusMessage"].as_str().expect("message");
@@ -49,9 +53,9 @@ fn a_task_is_created_read_and_ended_by_its_principal_only(env: &Env) {
         ("t_1", "alice"),
     ] {
         for e in [
-            tasks.get(id, who).expect_err("get"),
-            tasks.cancel(id, who).expect_err("cancel"),
-            tasks.update(id, who).expect_err("update"),
+            tasks.get(id, who, &any).expect_err("get"),
+            tasks.cancel(id, who, &any).expect_err("cancel"),
+            tasks.update(id, who, &any).expect_err("update"),
             tasks.output(id, who, 0, 10).expect_err("output"),
         ] {
             assert!(
@@ -64,13 +68,26 @@ fn a_task_is_created_read_and_ended_by_its_principal_only(env: &Env) {
     tasks.finish(&live, End::Result(result.to_owned()));
     // The first ending wins.
     tasks.finish(&live, End::Cancelled);
-    let done = tasks.get(&id, "alice").expect("get");
+    let done = tasks.get(&id, "alice", &any).expect("get");
     assert_eq!(done["status"], "completed");
     assert_eq!(done["result"]["content"][0]["text"], "ok");
     // A cancel of a finished task is acknowledged and changes nothing.
-    tasks.cancel(&id, "alice").expect("cancel");
-    assert_eq!(tasks.get(&id, "alice").expect("get")["status"], "completed");
+    tasks.cancel(&id, "alice", &any).expect("cancel");
+    assert_eq!(
+        tasks.get(&id, "alice", &any).expect("get")["status"],
+        "completed"
+    );
     let gone = tasks.output(&id, "alice", 0, 10).expect("output");
+    // The policy is asked on every request: a principal whose grant went is refused.
+    let e = tasks
+        .get(&id, "alice", &|tool| {
+            Err(format!("{tool} is no longer granted"))
+        })
+        .expect_err("refused");
+    assert!(
+        matches!(&e, TaskError::Refused(t) if t == "shell_run is no longer granted"),
+        "{e}"
+    );
     assert_eq!(gone["running_here"], false);
 }
 
@@ -106,9 +123,9 @@ fn a_cancel_stops_the_work_and_an_exit_fails_what_still_runs(env: &Env) {
     let run = Duration::from_secs(60);
     let (created, live) = tasks.create("alice", "shell_run", run).expect("one");
     let id = id_of(&created);
-    tasks.cancel(&id, "alice").expect("cancel");
+    tasks.cancel(&id, "alice", &any).expect("cancel");
     assert!(live.stop.load(Ordering::Relaxed), "the work sees the stop");
-    assert!(tasks.get(&id, "alice").expect("get")["statusMessage"]
+    assert!(tasks.get(&id, "alice", &any).expect("get")["statusMessage"]
         .as_str()
         .is_some_and(|m| m.contains("cancelled")));
     // The work then ends as it ends when stopped (a tool error): the cancel names it.
@@ -116,7 +133,7 @@ fn a_cancel_stops_the_work_and_an_exit_fails_what_still_runs(env: &Env) {
         &live,
         End::Result(r#"{"content":[],"isError":true}"#.into()),
     );
-    let cancelled = tasks.get(&id, "alice").expect("get");
+    let cancelled = tasks.get(&id, "alice", &any).expect("get");
     assert_eq!(cancelled["status"], "cancelled");
     assert!(cancelled.get("result").is_none());
     let (created, live) = tasks.create("alice", "shell_run", run).expect("two");
@@ -130,7 +147,7 @@ fn a_cancel_stops_the_work_and_an_exit_fails_what_still_runs(env: &Env) {
     });
     tasks.stop_all(Duration::from_secs(10));
     worker.join().expect("worker");
-    let failed = tasks.get(&id, "alice").expect("get");
+    let failed = tasks.get(&id, "alice", &any).expect("get");
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"]["message"], ORPHANED);
 }

@@ -104,9 +104,12 @@ impl Task {
     }
 
     /// The answer to the `tools/call` that created the task (a `CreateTaskResult`).
+    /// `resultType` comes first: the 2026 outbox adds `"complete"` to a result that does not
+    /// begin with one (`modern::completed`).
     pub fn create_result(&self) -> Value {
-        let mut map = self.fields();
+        let mut map = Map::new();
         map.insert("resultType".into(), "task".into());
+        map.extend(self.fields());
         Value::Object(map)
     }
 
@@ -140,9 +143,13 @@ impl Task {
 
     /// [`Task::detailed`] as the result of `tasks/get` (`resultType: "complete"`).
     pub fn get_result(&self, payload: Payload) -> Result<Value, String> {
-        let mut detailed = self.detailed(payload)?;
-        detailed["resultType"] = "complete".into();
-        Ok(detailed)
+        let Value::Object(detailed) = self.detailed(payload)? else {
+            unreachable!("a detailed task is an object")
+        };
+        let mut map = Map::new();
+        map.insert("resultType".into(), "complete".into());
+        map.extend(detailed);
+        Ok(Value::Object(map))
     }
 }
 
@@ -295,6 +302,7 @@ mod tests {
     fn a_created_task_is_a_task_result_with_no_null_but_an_unlimited_ttl() {
         let created = task(Status::Working).create_result();
         assert_eq!(created["resultType"], "task");
+        assert!(created.to_string().starts_with(r#"{"resultType":"task""#));
         assert_eq!(created["status"], "working");
         assert_eq!(created["ttlMs"], 3_600_000);
         assert!(created.get("statusMessage").is_none());

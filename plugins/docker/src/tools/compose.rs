@@ -85,10 +85,10 @@ pub struct Compose {
     /// logs: last lines (default 200)
     #[arg(min = 1, max = 5000, default = 200)]
     tail: u64,
-    /// ps/config/logs: reach outside the roots (needs up's grant)
+    /// ps/config/logs outside the roots (up's grant)
     #[arg(default)]
     reach_outside_roots: bool,
-    /// up: may give a container the host (HTTP: a grant naming the tool)
+    /// up: may give a container the host (HTTP: the tool's grant)
     #[arg(default)]
     allow_host_access: bool,
     /// kill Compose after, s

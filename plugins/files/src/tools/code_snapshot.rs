@@ -55,12 +55,11 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
     }
 }
 
-/// Snapshot of a code tree (.gitignore-aware): files with language and symbols
-/// (kind, name, parent, signature, lines) for Rust, Python, TS, JS, Go. Too big: a summary;
-/// save_to stores it whole.
+/// Snapshot of a code tree (.gitignore-aware): files, language, symbols (kind, name, parent,
+/// signature, lines) for Rust, Python, TS, JS, Go. Too big: a summary; save_to keeps it all.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
-    /// folder or file in the roots (default the first)
+    /// folder/file in the roots (default the first)
     pub path: Option<String>,
     /// globs, e.g. *.rs, src/**
     pub include: Vec<String>,

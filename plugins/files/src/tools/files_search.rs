@@ -54,12 +54,12 @@ fn handler(ctx: &Ctx<'_>, params: Params) -> Result<Value, ToolError> {
 }
 
 /// Search file contents like ripgrep: regex or literal, smart case, context lines; skips
-/// binary, hidden and .gitignore'd files. Sorted by path and line.
+/// binary, hidden and .gitignore'd files. By path and line.
 #[derive(Debug, Clone, Args)]
 pub struct Params {
     /// Rust regex (or text with literal)
     pub pattern: String,
-    /// folder or file in the roots (default the first)
+    /// folder/file in the roots (default the first)
     pub path: Option<String>,
     /// pattern is plain text
     #[arg(default)]

@@ -6,7 +6,7 @@ use coremcp_plugin_sdk::prelude::*;
 pub const TOOL: Tool = Tool::typed("core_status", &typed(handler)).hints(Hints::READ);
 
 /// This Core MCP's state: version, mode, groups, relays and routes, remote_host targets,
-/// upstream servers, your recent failed calls (as /api/status).
+/// upstream servers, your recent failed calls.
 #[derive(Debug, Args)]
 pub struct Status {
     /// default all

@@ -37,8 +37,8 @@ use coremcp_plugin_sdk::prelude::*;
 
 pub const TOOL: Tool = Tool::typed("repo_setup", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// This machine's checkout of a Registry git or docs source: cloned if absent, else origin
-/// reset to its clone URL, default branch set (changes listed); recorded.
+/// This machine's checkout of a Registry git/docs source: cloned if absent, else origin reset
+/// to its URL, default branch set (changes listed); recorded.
 #[derive(Debug, Args)]
 pub struct Setup {
     /// source ref, e.g. CORE/core-mcp
@@ -53,7 +53,7 @@ pub struct Setup {
     /// default: the source's default
     #[arg(min_len = 1, max_len = 255)]
     branch: Option<String>,
-    /// enable its .githooks (run each commit; HTTP: a grant naming the tool)
+    /// enable its .githooks (run each commit; HTTP: the tool's grant)
     #[arg(default)]
     hooks: bool,
     /// move origin to this new source URL

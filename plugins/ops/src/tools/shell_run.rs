@@ -17,6 +17,9 @@
 //!   line start with a marker naming how much was left out.
 //! - A non-zero exit is a result (`exit_code`, `ok: false`), not a tool error: the output is
 //!   what the agent needs. A timeout, a cancel or a shell that cannot start are tool errors.
+//! - Run as a task (a client that takes tasks; the host decides), the script may run up to a
+//!   day (`timeout_s`, else at most [`MAX_TIMEOUT_S`]), and everything it writes reaches the
+//!   task's output as it is written, which `task` + `offset` read back and `stop` ends.
 
 mod script;
 
@@ -39,23 +42,33 @@ const SHELL_KEY: &str = "shell.cmd";
 pub const KEPT_BYTES: usize = 1024 * 1024;
 /// Characters of each stream the answer shows at most.
 const SHOWN_CHARS: usize = 8_000;
+/// The longest `timeout_s` of a call that does not run as a task.
+pub const MAX_TIMEOUT_S: u64 = 600;
+/// Output bytes one read of a task's output returns at most.
+const READ_BYTES: usize = 12_000;
 
-/// Run a script in pwsh where installed, else COREMCP_SHELL (default bash); no stdin. Returns
-/// stdout, stderr, exit code, duration; a non-zero exit is not an error.
+/// Run a script in pwsh if installed, else COREMCP_SHELL (default bash); no stdin. Returns
+/// stdout, stderr, exit code, duration (a non-zero exit is no error).
 #[derive(Debug, Args)]
 pub struct Run {
     /// the script
     #[arg(min_len = 1, max_len = 1000000)]
-    script: String,
+    script: Option<String>,
     /// inside the roots (default the first)
     cwd: Option<String>,
-    /// kill after, s
-    #[arg(min = 1, max = 600, default = 120)]
+    /// kill after, s (>600: tasks)
+    #[arg(min = 1, max = 86400, default = 120)]
     timeout_s: u64,
     /// extra variables (credential names refused)
     env: Option<Map<String, Value>>,
     /// default: pwsh, else COREMCP_SHELL
     shell: Option<Shell>,
+    /// a running task: read its output
+    task: Option<String>,
+    /// task: bytes read (next_offset)
+    offset: Option<u64>,
+    /// task: cancel it
+    stop: Option<bool>,
 }
 
 /// A shell `shell_run` can use.
@@ -94,8 +107,48 @@ impl Shell {
 }
 
 fn shell_run(ctx: &Ctx<'_>, args: Run) -> Result<Value, ToolError> {
+    if let Some(task) = args.task.as_deref() {
+        return read_task(task, &args);
+    }
+    let task = coremcp_plugin_sdk::task::current();
+    if task.is_none() && args.timeout_s > MAX_TIMEOUT_S {
+        return Err(invalid(
+            "timeout_s",
+            format!(
+                "{} s is longer than a call may run ({MAX_TIMEOUT_S} s); it may run longer as a \
+                 task, when the client takes tasks",
+                args.timeout_s
+            ),
+        ));
+    }
     let roots = Roots::from_host()?;
-    run_in(&roots, args, ctx.remaining(), ctx.raw().cancelled)
+    let tap = task.map(|task| {
+        let writer = task.writer();
+        coremcp_spawn::Tap(std::sync::Arc::new(move |bytes: &[u8]| writer.write(bytes)))
+    });
+    run_tapped(&roots, args, ctx.remaining(), ctx.raw().cancelled, tap)
+}
+
+/// Reads (or, with `stop`, cancels) the caller's running shell_run task `task`.
+fn read_task(task: &str, args: &Run) -> Result<Value, ToolError> {
+    if args.script.is_some() {
+        return Err(invalid(
+            "task",
+            "give script to run one, or task to read a running one, not both",
+        ));
+    }
+    if args.stop == Some(true) {
+        coremcp_plugin_sdk::task::cancel(task)?;
+    }
+    let mut read = coremcp_plugin_sdk::task::read(task, args.offset.unwrap_or(0), READ_BYTES)?;
+    if args.stop == Some(true) {
+        read["cancel"] = "asked: its processes are being stopped".into();
+    }
+    if read["running_here"] == true {
+        let next = read["next_offset"].clone();
+        read["next"] = format!("shell_run with task and offset {next} reads on").into();
+    }
+    Ok(read)
 }
 
 /// Runs `args` with `roots` as the roots, within `remaining`, stopped when `cancelled` is set.
@@ -105,13 +158,30 @@ pub fn run_in(
     remaining: Duration,
     cancelled: &AtomicBool,
 ) -> Result<Value, ToolError> {
+    run_tapped(roots, args, remaining, cancelled, None)
+}
+
+/// [`run_in`], with `tap` seeing the output as it is written.
+fn run_tapped(
+    roots: &Roots,
+    args: Run,
+    remaining: Duration,
+    cancelled: &AtomicBool,
+    tap: Option<coremcp_spawn::Tap>,
+) -> Result<Value, ToolError> {
+    let Some(script) = args.script.as_deref() else {
+        return Err(invalid(
+            "script",
+            "is required: the script to run (or task, to read a running shell_run task)",
+        ));
+    };
     let shell = choose(
         args.shell,
         coremcp_plugin_sdk::config(SHELL_KEY).as_deref(),
         &on_path,
     )?;
     let (program, flags) = shell.command();
-    let file = script::File::write(&args.script, shell.extension())
+    let file = script::File::write(script, shell.extension())
         .map_err(|e| ToolError::new(codes::FAILED, format!("cannot write the script: {e}")))?;
     let mut spec = Spec::new(program)
         .args(flags)
@@ -126,6 +196,7 @@ pub fn run_in(
     spec.stdin = None;
     spec.max_output = KEPT_BYTES;
     spec.keep_end = true;
+    spec.tap = tap;
     // The call's deadline wins over a longer limit; keep a moment to answer in.
     let remaining = remaining.saturating_sub(Duration::from_millis(200));
     spec.timeout = Duration::from_secs(args.timeout_s).min(remaining.max(Duration::from_millis(1)));

@@ -27,7 +27,7 @@ const LOCAL: &str = "local";
 pub const TOOL: Tool = Tool::typed("stale_containers_find", &typed(handler)).hints(Hints::READ);
 
 /// Stale containers (exited, dead, created; running with include_running) older than
-/// older_than_s on this machine's daemon ("local") and the Registry's Docker hosts.
+/// older_than_s on the local daemon and the Registry's Docker hosts.
 #[derive(Debug, Args)]
 pub struct Find {
     /// "local" or Registry hosts (default: all)

@@ -9,7 +9,7 @@ use crate::SERVICE;
 pub const TOOL: Tool =
     Tool::typed("scrolls_agent_delete", &typed(handler)).hints(Hints::DESTRUCTIVE);
 
-/// Delete an agent; its open items go to reassign_to, or back to nobody (claims released to open).
+/// Delete an agent; its open items go to reassign_to, else to nobody (released to open).
 /// Returns how many moved.
 #[derive(Debug, Args)]
 pub struct Delete {

@@ -10,7 +10,7 @@ use crate::SERVICE;
 pub const TOOL: Tool =
     Tool::typed("scrolls_agent_update", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Patch an agent: only given fields change; pause or retire with status. Returns the agent.
+/// Patch an agent: only given fields change; pause or retire with status.
 #[derive(Debug, Args)]
 pub struct Update {
     /// agent name

@@ -15,7 +15,7 @@ pub const TOOL: Tool = Tool::typed("scrolls_progress_get", &typed(handler)).hint
 /// The most recently closed items listed with `since` (`closed_since` counts them all).
 const RECENTLY_CLOSED: usize = 20;
 
-/// Rollup of what is under an item: counts and estimates by status, level, assignee or label; % done;
+/// Rollup under an item: counts and estimates by status, level, assignee or label; % done;
 /// blocked and overdue; closed since (with the newest).
 #[derive(Debug, Args)]
 pub struct Progress {

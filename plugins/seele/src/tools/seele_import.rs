@@ -29,8 +29,8 @@ pub const MAX_NODES: usize = 200;
 /// them): with the JSON around them, one request stays inside the host's 8 MB line limit.
 pub const MAX_IMPORT_BYTES: usize = 4_000_000;
 
-/// Import up to 200 documents (4 MB in all) under root_path in one transaction, matched by
-/// path: unchanged ones skipped, changed ones per on_conflict; dry_run writes nothing.
+/// Import up to 200 documents (4 MB in all) under root_path in one transaction, by path:
+/// unchanged skipped, changed per on_conflict; dry_run writes nothing.
 #[derive(Debug, Args)]
 pub struct Import {
     /// the documents

@@ -20,8 +20,8 @@ use crate::SERVICE;
 
 pub const TOOL: Tool = Tool::typed("seele_write", &typed(handler)).hints(Hints::IDEMPOTENT);
 
-/// Create a node (no id; path and title) or update one by id (what is left out stays); each
-/// change is a revision; missing parents are created; front_matter merges (null removes).
+/// Create a node (no id; path, title) or update one by id (omitted fields stay); each change
+/// is a revision; missing parents are created; front_matter merges (null removes).
 #[derive(Debug, Args)]
 pub struct Write {
     /// omit to create

@@ -308,6 +308,22 @@ pub fn missing_capability(capability: &str, why: &str) -> Refusal {
     }
 }
 
+/// -32021: the request needs the extension `extension` (for one, tasks), which it did not
+/// declare.
+pub fn missing_extension(extension: &str, why: &str) -> Refusal {
+    Refusal {
+        code: MISSING_CAPABILITY,
+        message: format!(
+            "this request needs the extension \"{extension}\", which its \"{CAPABILITIES_KEY}\" \
+             does not declare under \"extensions\": {why}"
+        ),
+        data: Some(format!(
+            "{{\"requiredCapabilities\":{{\"extensions\":{{{}:{{}}}}}}}}",
+            json_string(extension)
+        )),
+    }
+}
+
 /// The routing headers of a modern HTTP request, as received.
 #[derive(Debug, Default)]
 pub struct Headers<'h> {
@@ -837,8 +853,12 @@ mod tests {
             ),
             listen_ended("4"),
             missing_capability("elicitation", "why").to_message(Some("1")),
+            missing_extension(crate::tasks::EXTENSION, "why").to_message(Some("1")),
         ] {
             serde_json::from_str::<serde_json::Value>(&text).expect(&text);
         }
+        let data = missing_extension(crate::tasks::EXTENSION, "why").data;
+        let data: serde_json::Value = serde_json::from_str(&data.expect("data")).expect("json");
+        assert!(data["requiredCapabilities"]["extensions"][crate::tasks::EXTENSION].is_object());
     }
 }

@@ -1,0 +1,221 @@
+//! Core MCP's own long calls as tasks (MCP's tasks extension): a `tools/call` of a tool the
+//! catalog marks, from a request that declared the extension, is recorded in the process's
+//! task table (`crate::tasks`) and answered with the task at once; its work runs on a thread
+//! of its own and its ending is written to the task. `tasks/get`, `tasks/update` and
+//! `tasks/cancel` are answered here.
+//!
+//! Invariants:
+//! - A task is created only for a request that declared the extension, for a tool this
+//!   process runs itself; everything else runs as it always did.
+//! - The task is in the store before its id is sent; the work starts after that.
+//! - Every `tasks/*` request is for the session's principal, and judged by the policy for the
+//!   task's tool; an unknown, forged or another's id gets the one same -32602.
+//! - A task's work runs on its own thread, never a pool thread or a group's gate: a dev server
+//!   that runs for hours holds no slot a quick call needs, and its processes (killed when the
+//!   thread that started them ends, `coremcp-spawn`) live exactly as long as its work.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use coremcp_tasks::{CreateError, End, Live, TaskError, Tasks};
+use coremcp_wire::modern::{self, Envelope, Refusal};
+use coremcp_wire::{rpc, tasks as wire};
+use serde_json::value::RawValue;
+
+use super::call::Request;
+use super::{Inner, Session};
+use crate::calls::{Call, Origin};
+use crate::route::{self, Run, To};
+
+/// The shortest time a task's work gets: running as a task is for work that takes long.
+const MIN_RUN: Duration = Duration::from_secs(600);
+/// The longest a task's work may take (a dev server, a watcher): a day.
+pub const MAX_RUN: Duration = Duration::from_secs(24 * 3600);
+
+impl Session {
+    /// The task table, when the call `name` with `run` from a request with `modern` runs as a
+    /// task.
+    pub(super) fn as_task(
+        &self,
+        name: &str,
+        run: &Run,
+        modern: Option<&Envelope>,
+    ) -> Option<&'static Arc<Tasks>> {
+        if !modern.is_some_and(|m| m.tasks) || !matches!(run.to, To::Plugin) {
+            return None;
+        }
+        let (_, entry) = coremcp_catalog::find(name)?;
+        entry.task?;
+        let args: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&run.args).ok()?;
+        if !entry.runs_as_task(&args) {
+            return None;
+        }
+        crate::tasks::table()
+    }
+
+    /// Records the call as a task and answers with it, then starts its work; `Err` gives the
+    /// call back when the task could not be recorded (it then runs as it always did).
+    pub(super) fn start_task(
+        &self,
+        id: &str,
+        request: &Request<'_>,
+        run: Run,
+        origin: Origin<'_>,
+        tasks: &'static Arc<Tasks>,
+    ) -> Result<(), Run> {
+        let inner = &self.inner;
+        let name = request.name.as_ref();
+        let slot = &inner.plugins.slots()[run.index];
+        let declared = || slot.listing().and_then(|l| l.declared_timeout(name));
+        let work = task_run(&request.args, self.timeout_for(&request.args, declared));
+        let principal = origin.caller.principal();
+        let (created, live) = match tasks.create(&principal, name, work) {
+            Ok(created) => created,
+            Err(CreateError::Bounded(text)) => {
+                crate::metrics::refused(&crate::metrics::Subject::of(name, Some(&slot.id)));
+                self.tool_error(id, &text);
+                return Ok(());
+            }
+            Err(e @ CreateError::Unavailable(_)) => {
+                tracing::warn!(tool = name, "{e}; the call runs without a task");
+                return Err(run);
+            }
+        };
+        tracing::info!(tool = name, task = %live.id, principal = %principal, "started a task");
+        inner.out.send(rpc::response(id, &created.to_string()));
+        let call = Call::for_task(
+            &live.id,
+            name,
+            Some(&slot.id),
+            (live.deadline, live.deadline_unix_ms),
+            origin,
+            Arc::clone(&live.stop),
+        );
+        let job = Arc::clone(inner);
+        let worker = Arc::clone(&live);
+        let started = std::thread::Builder::new()
+            .name("coremcp-task".into())
+            .spawn(move || job.run_task(&call, &run, &worker, tasks));
+        if let Err(e) = started {
+            tasks.finish(
+                &live,
+                End::Error {
+                    code: rpc::INTERNAL_ERROR,
+                    message: format!("{name} could not start: no thread for its task ({e})"),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// `tasks/get`, `tasks/update` and `tasks/cancel` of a 2026 request.
+    pub(super) fn task_request(
+        &self,
+        id: &str,
+        method: &str,
+        params: Option<&RawValue>,
+        envelope: &Envelope,
+    ) {
+        let inner = &self.inner;
+        let refuse = |refusal: Refusal| inner.out.send(refusal.to_message(Some(id)));
+        if !envelope.tasks {
+            return refuse(modern::missing_extension(
+                wire::EXTENSION,
+                &format!("{method} is part of the tasks extension; declare it to use tasks"),
+            ));
+        }
+        let request = match wire::request(method, params) {
+            Ok(request) => request,
+            Err(message) => return refuse(Refusal::new(rpc::INVALID_PARAMS, message)),
+        };
+        let task_id = request.task_id.as_str();
+        let principal = inner.caller.principal();
+        let (grants, caller) = (&inner.config.grants, &inner.caller);
+        let allowed = |tool: &str| -> Result<(), String> {
+            let group = coremcp_catalog::group_of(tool).map_or("", |g| g.id);
+            match route::may_call(grants, caller, group, tool) {
+                true => Ok(()),
+                false => Err(format!(
+                    "{method} is refused: {principal} may no longer call {tool}, whose task this is"
+                )),
+            }
+        };
+        let answer = match crate::tasks::table() {
+            None => Err(TaskError::NotFound(task_id.to_owned())),
+            Some(tasks) => match method {
+                "tasks/get" => tasks
+                    .get(task_id, &principal, &allowed)
+                    .map(|task| task.to_string()),
+                "tasks/update" => tasks
+                    .update(task_id, &principal, &allowed)
+                    .map(|()| "{}".to_owned()),
+                _ => tasks
+                    .cancel(task_id, &principal, &allowed)
+                    .map(|()| "{}".to_owned()),
+            },
+        };
+        inner.out.send(match answer {
+            Ok(result) => rpc::response(id, &result),
+            Err(e @ (TaskError::NotFound(_) | TaskError::Refused(_))) => {
+                if let TaskError::NotFound(_) = e {
+                    tracing::debug!(task = task_id, "{method} of no task of {principal}'s");
+                }
+                rpc::error(Some(id), rpc::INVALID_PARAMS, &format!("{method}: {e}"))
+            }
+            Err(e @ TaskError::Store(_)) => {
+                rpc::error(Some(id), rpc::INTERNAL_ERROR, &format!("{method}: {e}"))
+            }
+        });
+    }
+}
+
+impl Inner {
+    /// Runs a task's call in its group's plugin and writes how it ended.
+    fn run_task(self: &Arc<Self>, call: &Call, run: &Run, live: &Live, tasks: &Tasks) {
+        let task: Arc<str> = Arc::clone(&call.id);
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            coremcp_engine::host_api::with_task(task, || self.run_plugin(run, call))
+        }));
+        let end = match ran {
+            Ok(result) => End::Result(result),
+            Err(_) => End::Error {
+                code: rpc::INTERNAL_ERROR,
+                message: format!("{}: Core MCP failed while running it", call.tool),
+            },
+        };
+        tasks.finish(live, end);
+    }
+}
+
+/// How long a task's work may take: the call's own timeout (its `timeout_s` given, up to a
+/// day, or the tool's declared one), and never less than [`MIN_RUN`].
+fn task_run(args: &str, call_timeout: Duration) -> Duration {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        timeout_s: Option<u64>,
+    }
+    let given = serde_json::from_str::<Probe>(args)
+        .ok()
+        .and_then(|p| p.timeout_s)
+        .map(|s| Duration::from_secs(s) + Duration::from_secs(5));
+    given
+        .unwrap_or(call_timeout)
+        .max(call_timeout)
+        .clamp(MIN_RUN, MAX_RUN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tasks_work_gets_its_own_timeout_within_bounds() {
+        let secs = Duration::from_secs;
+        let run = |args: &str, timeout| task_run(args, timeout);
+        assert_eq!(run("{}", secs(30)), MIN_RUN);
+        assert_eq!(run(r#"{"timeout_s":3600}"#, secs(605)), secs(3605));
+        assert_eq!(run(r#"{"timeout_s":999999}"#, secs(605)), MAX_RUN);
+        assert_eq!(run(r#"{"timeout_s":10}"#, secs(700)), secs(700));
+    }
+}

@@ -1,0 +1,393 @@
+//! Core MCP's own long calls as tasks (MCP's tasks extension), through the real binary on
+//! both stores: a `shell_run` task polled to its result over stdio and over sessionless HTTP,
+//! a dev server whose output is read while it runs and which a cancel stops with all its
+//! processes, tasks that belong to their principal, a task whose process died, and a client
+//! that does not take tasks getting what it always got.
+
+use std::time::{Duration, Instant};
+
+use coremcp_tests::http::{request, Response, Serve};
+use coremcp_tests::{none_left_with, plugins, text, unique_sleep, Server, TempDir, WAIT};
+use serde_json::{json, Value};
+
+const VERSION: &str = "2026-07-28";
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// The 2026 envelope; `tasks`: the request declares the extension.
+fn envelope(tasks: bool) -> Value {
+    let capabilities = match tasks {
+        true => json!({"extensions": {TASKS: {}}}),
+        false => json!({}),
+    };
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "coremcp-tests", "version": "0"}
+    })
+}
+
+fn message(id: u64, method: &str, mut params: Value, tasks: bool) -> Value {
+    params["_meta"] = envelope(tasks);
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A 2026 stdio client of one `coremcp stdio`.
+struct Client {
+    server: Server,
+    next: u64,
+}
+
+impl Client {
+    fn start(data: &TempDir, store: Option<&str>) -> Client {
+        let dir = plugins(&["ops"]);
+        let data = data.path().to_string_lossy().into_owned();
+        let mut args = vec!["--data", data.as_str()];
+        if let Some(store) = store {
+            args.extend(["--store", store]);
+        }
+        let server = Server::start(dir.path(), &args, &[]);
+        // The plugins folder lives as long as the process needs it.
+        std::mem::forget(dir);
+        Client { server, next: 1 }
+    }
+
+    fn ask(&mut self, method: &str, params: Value, tasks: bool) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.server.send(&message(id, method, params, tasks));
+        self.server.answer(&json!(id), WAIT)
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value, tasks: bool) -> Value {
+        self.ask(
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+            tasks,
+        )
+    }
+
+    fn get(&mut self, task: &str) -> Value {
+        self.ask("tasks/get", json!({"taskId": task}), true)
+    }
+
+    /// Polls `tasks/get` until `done` holds of the task (at most `wait`).
+    fn poll(&mut self, task: &str, wait: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + wait;
+        loop {
+            let answer = self.get(task);
+            let task_state = &answer["result"];
+            if done(task_state) {
+                return task_state.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the task never got there: {answer}\n{}",
+                self.server.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn terminal(task: &Value) -> bool {
+    matches!(
+        task["status"].as_str(),
+        Some("completed" | "failed" | "cancelled")
+    )
+}
+
+fn started(answer: &Value) -> String {
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "task", "{answer}");
+    assert_eq!(result["status"], "working", "{answer}");
+    assert_eq!(result["pollIntervalMs"], 1000, "{answer}");
+    assert!(
+        result["ttlMs"].as_u64().is_some_and(|t| t > 3_600_000),
+        "{answer}"
+    );
+    let id = result["taskId"].as_str().expect("taskId").to_owned();
+    assert!(id.starts_with("t_") && id.len() == 34, "{id}");
+    id
+}
+
+fn a_shell_run_task_is_polled_to_its_result(store: Option<&str>) {
+    let data = TempDir::new("tasks-stdio");
+    let mut client = Client::start(&data, store);
+    let discover = client.ask("server/discover", json!({}), true);
+    assert!(
+        discover["result"]["capabilities"]["extensions"][TASKS].is_object(),
+        "{discover}"
+    );
+    let script = "echo first; sleep 1; echo done; exit 3";
+    let answer = client.call("shell_run", json!({"script": script}), true);
+    let id = started(&answer);
+    let done = client.poll(&id, WAIT, terminal);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["resultType"], "complete");
+    // What the call would have answered: a non-zero exit is a result, not an error.
+    let result = &done["result"]["structuredContent"];
+    assert_eq!(result["exit_code"], 3, "{done}");
+    assert!(
+        result["stdout"]
+            .as_str()
+            .is_some_and(|s| s.contains("first\ndone")),
+        "{done}"
+    );
+    // Read again: the same, until its time to live ends.
+    assert_eq!(client.get(&id)["result"]["result"], done["result"]);
+
+    // A request that does not declare the extension gets what it always got …
+    let plain = client.call("shell_run", json!({"script": "echo now"}), false);
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert!(text(&plain["result"]).contains("now"), "{plain}");
+    // … and a quick tool is never a task.
+    let quick = client.call("core_status", json!({}), true);
+    assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
+    // tasks/* without the extension: -32021, naming it.
+    let undeclared = client.ask("tasks/get", json!({"taskId": id}), false);
+    assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
+    assert!(
+        undeclared["error"]["data"]["requiredCapabilities"]["extensions"][TASKS].is_object(),
+        "{undeclared}"
+    );
+    // Unknown, forged and malformed ids: one same -32602.
+    for bad in [
+        "t_00000000000000000000000000000000",
+        "nonsense",
+        &id.to_uppercase(),
+    ] {
+        let answer = client.get(bad);
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let message = answer["error"]["message"].as_str().expect("message");
+        assert!(
+            message.contains(&format!("no task {bad} of yours")),
+            "{message}"
+        );
+    }
+    let missing = client.ask("tasks/get", json!({}), true);
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    // An ordinary call cannot ask for a day; a task can.
+    let long = client.call(
+        "shell_run",
+        json!({"script": "true", "timeout_s": 3600}),
+        false,
+    );
+    assert!(text(&long["result"]).contains("timeout_s"), "{long}");
+}
+
+#[test]
+fn a_shell_run_task_is_polled_to_its_result_on_sqlite() {
+    a_shell_run_task_is_polled_to_its_result(None);
+}
+
+#[test]
+fn a_shell_run_task_is_polled_to_its_result_on_postgres() {
+    if let Some(url) = coremcp_tests::postgres_half() {
+        a_shell_run_task_is_polled_to_its_result(Some(&url));
+    }
+}
+
+#[test]
+fn a_dev_server_task_is_read_while_it_runs_and_a_cancel_stops_all_of_it() {
+    let data = TempDir::new("tasks-dev");
+    let mut client = Client::start(&data, None);
+    let sleep = unique_sleep();
+    // A "server": a banner, a child that outlives the script's own line, then it waits.
+    let script = format!(
+        "echo 'listening on http://localhost:5173'; sleep {sleep} & \
+         for i in $(seq 1 3); do echo \"request $i\"; done; wait"
+    );
+    let answer = client.call(
+        "shell_run",
+        json!({"script": script, "timeout_s": 3600}),
+        true,
+    );
+    let id = started(&answer);
+    let running = client.poll(&id, WAIT, |t| {
+        t["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("request 3"))
+    });
+    assert_eq!(running["status"], "working", "{running}");
+    let message = running["statusMessage"].as_str().expect("message");
+    assert!(
+        message.contains("listening on http://localhost:5173"),
+        "{message}"
+    );
+    // Its output so far, by offset, through an ordinary call.
+    let read = client.call("shell_run", json!({"task": id}), false);
+    let read = &read["result"]["structuredContent"];
+    assert_eq!(read["running_here"], true, "{read}");
+    let output = read["output"].as_str().expect("output");
+    assert!(
+        output.starts_with("listening on http://localhost:5173\nrequest 1"),
+        "{output}"
+    );
+    let next = read["next_offset"].as_u64().expect("next");
+    assert_eq!(next as usize, output.len());
+    let again = client.call("shell_run", json!({"task": id, "offset": next}), false);
+    assert_eq!(
+        again["result"]["structuredContent"]["output"], "",
+        "{again}"
+    );
+    assert!(!coremcp_tests::processes_with(&sleep).is_empty());
+    // Cancelled: acknowledged at once, then the task ends cancelled and nothing it started
+    // is left.
+    let cancel = client.ask("tasks/cancel", json!({"taskId": id}), true);
+    assert_eq!(
+        cancel["result"],
+        json!({"resultType": "complete"}),
+        "{cancel}"
+    );
+    let ended = client.poll(&id, WAIT, terminal);
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    assert!(
+        none_left_with(&sleep),
+        "the server's child outlived its cancel"
+    );
+    // `stop` through the tool does the same.
+    let sleep = unique_sleep();
+    let answer = client.call(
+        "shell_run",
+        json!({"script": format!("sleep {sleep}")}),
+        true,
+    );
+    let id = started(&answer);
+    let stopped = client.call("shell_run", json!({"task": id, "stop": true}), false);
+    assert!(
+        stopped["result"]["structuredContent"]["cancel"].is_string(),
+        "{stopped}"
+    );
+    assert_eq!(client.poll(&id, WAIT, terminal)["status"], "cancelled");
+    assert!(none_left_with(&sleep));
+}
+
+#[test]
+fn a_task_whose_process_died_is_failed_when_read_again() {
+    let data = TempDir::new("tasks-restart");
+    let mut first = Client::start(&data, None);
+    let sleep = unique_sleep();
+    let answer = first.call(
+        "shell_run",
+        json!({"script": format!("sleep {sleep}")}),
+        true,
+    );
+    let id = started(&answer);
+    first.poll(&id, WAIT, |t| t["status"] == "working");
+    // Killed outright: nothing of it can say how the task ended, and its processes die with
+    // it.
+    first.server.signal(libc::SIGKILL);
+    first.server.finish(WAIT);
+    assert!(none_left_with(&sleep));
+    let mut second = Client::start(&data, None);
+    // Within a lease (15 s) of the last renewal, it is failed, never `working` forever.
+    let failed = second.poll(&id, Duration::from_secs(30), terminal);
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let why = failed["error"]["message"].as_str().expect("error");
+    assert!(
+        why.contains("Core MCP stopped while this task ran"),
+        "{why}"
+    );
+    // An exit that can say so fails what still runs at once.
+    let answer = second.call("shell_run", json!({"script": "sleep 600"}), true);
+    let id = started(&answer);
+    // The agent goes: stdin closes.
+    second.server.finish(WAIT);
+    let mut third = Client::start(&data, None);
+    let failed = third.get(&id);
+    assert_eq!(failed["result"]["status"], "failed", "{failed}");
+}
+
+const CI: &str = "ci-token-0123456789abcdef";
+const READER: &str = "reader-token-0123456789ab";
+
+fn post(serve: &Serve, token: &str, body: &Value, name: Option<&str>) -> Response {
+    let bearer = format!("Bearer {token}");
+    let method = body["method"].as_str().expect("method");
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", VERSION),
+        ("Mcp-Method", method),
+        ("Authorization", bearer.as_str()),
+    ];
+    if let Some(name) = name {
+        headers.push(("Mcp-Name", name));
+    }
+    request(
+        serve.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        body.to_string().as_bytes(),
+    )
+}
+
+#[test]
+fn over_http_a_task_is_its_principals_and_named_in_mcp_name() {
+    let lib = plugins(&["ops"]);
+    let data = TempDir::new("tasks-http");
+    let secrets = TempDir::new("tasks-tokens");
+    let tokens = coremcp_tests::tokens_file(&secrets, &[("ci", CI), ("reader", READER)]);
+    let data_arg = data.path().to_string_lossy().into_owned();
+    let serve = Serve::start_on(
+        lib.path(),
+        "127.0.0.1:0",
+        &[
+            "--data",
+            &data_arg,
+            "--tokens",
+            &tokens,
+            "--grants",
+            "ci=shell_run",
+        ],
+        &[],
+    );
+    let (ci, reader) = (CI, READER);
+    let call = message(
+        1,
+        "tools/call",
+        json!({"name": "shell_run", "arguments": {"script": "sleep 1; echo over http"}}),
+        true,
+    );
+    let created = post(&serve, ci, &call, Some("shell_run"));
+    assert_eq!(created.status, 200, "{}", created.text());
+    let id = started(&created.json());
+    let get = message(2, "tasks/get", json!({"taskId": id}), true);
+    // Another principal: the same answer as an unknown id.
+    let theirs = post(&serve, reader, &get, Some(&id)).json();
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    assert!(
+        theirs["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("of yours")),
+        "{theirs}"
+    );
+    let cancel = message(3, "tasks/cancel", json!({"taskId": id}), true);
+    assert_eq!(
+        post(&serve, reader, &cancel, Some(&id)).json()["error"]["code"],
+        -32602
+    );
+    // Mcp-Name must carry the task id.
+    let wrong = post(&serve, ci, &get, Some("t_other"));
+    assert_eq!(wrong.status, 400, "{}", wrong.text());
+    assert_eq!(wrong.json()["error"]["code"], -32020);
+    let deadline = Instant::now() + WAIT;
+    let done = loop {
+        let answer = post(&serve, ci, &get, Some(&id)).json();
+        if answer["result"]["status"] == "completed" {
+            break answer;
+        }
+        assert!(Instant::now() < deadline, "{answer}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        text(&done["result"]["result"]).contains("over http"),
+        "{done}"
+    );
+    // The reader's cancel changed nothing: it ran to its end.
+    assert_eq!(
+        done["result"]["result"]["structuredContent"]["exit_code"],
+        0
+    );
+}
