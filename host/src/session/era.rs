@@ -91,14 +91,26 @@ impl EraOutbox {
         }
     }
 
-    /// Opens subscription `id`: acknowledged first, then its notifications.
-    pub fn listen(&self, id: &str, filter: Filter) {
+    /// Opens subscription `id`: acknowledged first (granting the task ids `tasks`), then its
+    /// notifications.
+    pub fn listen(&self, id: &str, filter: Filter, tasks: &[String]) {
         let mut listens = self.lock();
         listens.retain(|(open, _)| open != id);
         // The acknowledgment is sent under the lock, so no notification of this subscription
         // can overtake it.
-        self.inner.send(modern::acknowledged(id, filter));
+        self.inner.send(modern::acknowledged(id, filter, tasks));
         listens.push((id.to_owned(), filter));
+    }
+
+    /// Sends `message`, a notification of subscription `id`, if that subscription is still
+    /// open; false once it is not.
+    pub fn notify(&self, id: &str, message: String) -> bool {
+        let listens = self.lock();
+        if !listens.iter().any(|(open, _)| open == id) {
+            return false;
+        }
+        self.inner.send(message);
+        true
     }
 
     /// Closes subscription `id` (the client cancelled it); true if it was open.
@@ -174,8 +186,9 @@ mod tests {
                 tools: true,
                 ..Filter::default()
             },
+            &[],
         );
-        out.listen("8", Filter::default());
+        out.listen("8", Filter::default(), &[]);
         out.send(rpc::notification_without_params(LIST_CHANGED));
         out.send(rpc::response("2", "{}"));
         assert!(out.unlisten("7"));

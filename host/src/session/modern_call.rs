@@ -109,17 +109,28 @@ impl Session {
             {
                 return self.surface_request(id, method, params, Some(&envelope))
             }
-            "subscriptions/listen" => match modern::listen_filter(params) {
-                Ok(mut filter) => {
-                    // Only what is served is granted: prompts and resources come from
-                    // upstream servers.
-                    let surface = inner.upstreams.has_servers();
-                    filter.prompts &= surface;
-                    filter.resources &= surface;
-                    return inner.era.listen(id, filter);
+            "subscriptions/listen" => {
+                let asked = modern::listen_filter(params)
+                    .and_then(|filter| Ok((filter, modern::listen_task_ids(params)?)));
+                match asked {
+                    Ok((mut filter, tasks)) => {
+                        // Only what is served is granted: prompts and resources come from
+                        // upstream servers.
+                        let surface = inner.upstreams.has_servers();
+                        filter.prompts &= surface;
+                        filter.resources &= surface;
+                        if !tasks.is_empty() && !envelope.tasks {
+                            return refuse(modern::missing_extension(
+                                coremcp_wire::tasks::EXTENSION,
+                                "notifications of tasks (taskIds) are part of the tasks \
+                                 extension",
+                            ));
+                        }
+                        return self.listen(id, filter, &tasks);
+                    }
+                    Err(refusal) => return refuse(refusal),
                 }
-                Err(refusal) => return refuse(refusal),
-            },
+            }
             _ => Err((rpc::METHOD_NOT_FOUND, format!("method not found: {method}"))),
         };
         inner.out.send(match answer {

@@ -131,16 +131,7 @@ impl Session {
         };
         let task_id = request.task_id.as_str();
         let principal = inner.caller.principal();
-        let (grants, caller) = (&inner.config.grants, &inner.caller);
-        let allowed = |tool: &str| -> Result<(), String> {
-            let group = coremcp_catalog::group_of(tool).map_or("", |g| g.id);
-            match route::may_call(grants, caller, group, tool) {
-                true => Ok(()),
-                false => Err(format!(
-                    "{method} is refused: {principal} may no longer call {tool}, whose task this is"
-                )),
-            }
-        };
+        let allowed = self.task_policy();
         let answer = match crate::tasks::table() {
             None => Err(TaskError::NotFound(task_id.to_owned())),
             Some(tasks) => match method {
@@ -167,6 +158,57 @@ impl Session {
                 rpc::error(Some(id), rpc::INTERNAL_ERROR, &format!("{method}: {e}"))
             }
         });
+    }
+}
+
+impl Session {
+    /// Opens subscription `id` for `filter` and the task ids `asked`: only the caller's own
+    /// tasks are granted (another's, like an unknown one, is left out of the acknowledgment),
+    /// each one's state is sent at once, and again when a task of this process ends.
+    pub(super) fn listen(&self, id: &str, filter: modern::Filter, asked: &[String]) {
+        let inner = &self.inner;
+        let Some(tasks) = crate::tasks::table().filter(|_| !asked.is_empty()) else {
+            return inner.era.listen(id, filter, &[]);
+        };
+        let principal = inner.caller.principal();
+        let allowed = self.task_policy();
+        let granted: Vec<String> = asked
+            .iter()
+            .filter(|task| tasks.get(task, &principal, &allowed).is_ok())
+            .cloned()
+            .collect();
+        // Acknowledged before any state of a task goes out on it.
+        inner.era.listen(id, filter, &granted);
+        for task in &granted {
+            let era = Arc::downgrade(&inner.era);
+            let subscription = id.to_owned();
+            let watcher: coremcp_tasks::Watcher = Box::new(move |state| {
+                era.upgrade().is_some_and(|era| {
+                    era.notify(
+                        &subscription,
+                        modern::task_notification(&subscription, state),
+                    )
+                })
+            });
+            if let Err(e) = tasks.watch(task, &principal, &allowed, watcher) {
+                tracing::debug!(task = %task, "a listened task is no longer there: {e}");
+            }
+        }
+    }
+
+    /// The policy on a task of the session's caller: may it still call the task's tool?
+    fn task_policy(&self) -> impl Fn(&str) -> Result<(), String> + '_ {
+        let inner = &self.inner;
+        move |tool: &str| {
+            let group = coremcp_catalog::group_of(tool).map_or("", |g| g.id);
+            match route::may_call(&inner.config.grants, &inner.caller, group, tool) {
+                true => Ok(()),
+                false => Err(format!(
+                    "refused: {} may no longer call {tool}, whose task this is",
+                    inner.caller.principal()
+                )),
+            }
+        }
     }
 }
 

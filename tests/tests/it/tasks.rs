@@ -136,6 +136,43 @@ fn a_shell_run_task_is_polled_to_its_result(store: Option<&str>) {
     // Read again: the same, until its time to live ends.
     assert_eq!(client.get(&id)["result"]["result"], done["result"]);
 
+    // Notifications instead of polling: the state now, then the end, on the subscription.
+    let answer = client.call("shell_run", json!({"script": "sleep 1; echo heard"}), true);
+    let heard = started(&answer);
+    let unknown = "t_00000000000000000000000000000000";
+    client.server.send(&message(
+        900,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [heard, unknown]}}),
+        true,
+    ));
+    let ack = client
+        .server
+        .notification("notifications/subscriptions/acknowledged", WAIT);
+    // Only the caller's own task is granted.
+    assert_eq!(ack["params"]["notifications"], json!({"taskIds": [heard]}), "{ack}");
+    let mut told = Vec::new();
+    while told.last().is_none_or(|s: &Value| !terminal(s)) {
+        let note = client.server.notification("notifications/tasks", WAIT);
+        assert_eq!(note["params"]["taskId"], heard.as_str(), "{note}");
+        assert_eq!(
+            note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 900,
+            "{note}"
+        );
+        told.push(note["params"].clone());
+    }
+    assert_eq!(told[0]["status"], "working", "{told:?}");
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert_eq!(told[1]["status"], "completed");
+    assert!(text(&told[1]["result"]).contains("heard"), "{told:?}");
+    // Without the extension, taskIds are refused.
+    let undeclared = client.ask(
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [heard]}}),
+        false,
+    );
+    assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
+
     // A request that does not declare the extension gets what it always got …
     let plain = client.call("shell_run", json!({"script": "echo now"}), false);
     assert_eq!(plain["result"]["resultType"], "complete", "{plain}");

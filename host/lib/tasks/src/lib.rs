@@ -97,6 +97,10 @@ pub enum TaskError {
     Refused(String),
 }
 
+/// Told a task's whole state (as `tasks/get` answers it) when it ends; false once whoever
+/// listened is gone.
+pub type Watcher = Box<dyn Fn(&Value) -> bool + Send + Sync>;
+
 /// Whether the policy lets the caller reach a task of the tool named: `Err` says why not.
 pub type Allowed<'a> = &'a dyn Fn(&str) -> Result<(), String>;
 
@@ -172,6 +176,8 @@ pub struct Tasks {
     instance: String,
     store: OnceLock<Result<TaskStore, String>>,
     live: Mutex<HashMap<String, Arc<Live>>>,
+    /// Who listens for the end of a task of this process, by task id.
+    watchers: Mutex<HashMap<String, Vec<Watcher>>>,
     keeper: std::sync::Once,
 }
 
@@ -204,6 +210,7 @@ impl Tasks {
             instance: format!("p{}", &instance[wire::OWN_PREFIX.len()..]),
             store: OnceLock::new(),
             live: Mutex::new(HashMap::new()),
+            watchers: Mutex::new(HashMap::new()),
             keeper: std::sync::Once::new(),
         })
     }
@@ -314,6 +321,47 @@ impl Tasks {
             .map_err(|e| TaskError::Store(format!("task {id}: {e}")))
     }
 
+    /// Tells `watcher` the state of `principal`'s task `id` now and, for a task of this
+    /// process that still runs, again when it ends — in that order, never the other. A task
+    /// that ended, or runs in another process, is told once: its state now is all there is
+    /// to tell here.
+    pub fn watch(
+        &self,
+        id: &str,
+        principal: &str,
+        allowed: Allowed<'_>,
+        watcher: Watcher,
+    ) -> Result<(), TaskError> {
+        let now = self.get(id, principal, allowed)?;
+        let terminal = |state: &Value| {
+            state["status"]
+                .as_str()
+                .and_then(Status::parse)
+                .is_some_and(Status::is_terminal)
+        };
+        if !terminal(&now) {
+            // Under the table's lock: `finish` writes the ending first and takes the task out
+            // of the table (under this lock) before it tells the watchers, so the state now
+            // goes out before the ending does.
+            let live = lock(&self.live);
+            if live.contains_key(id) {
+                watcher(&now);
+                lock(&self.watchers)
+                    .entry(id.to_owned())
+                    .or_default()
+                    .push(watcher);
+                return Ok(());
+            }
+        }
+        // Ended (meanwhile, its ending written), or running in another process.
+        let now = match terminal(&now) {
+            true => now,
+            false => self.get(id, principal, allowed)?,
+        };
+        watcher(&now);
+        Ok(())
+    }
+
     /// `tasks/cancel`: stops the work of `principal`'s task `id` if it still runs (here at
     /// once; in another process when it next renews its lease). A finished task stays as it
     /// ended.
@@ -390,7 +438,6 @@ impl Tasks {
         if live.ended.swap(true, Ordering::AcqRel) {
             return;
         }
-        lock(&self.live).remove(&live.id);
         let stopped = *lock(&live.stopped);
         let ending = match (end, stopped) {
             (_, Some(Stop::Exiting)) => Ending {
@@ -428,6 +475,19 @@ impl Tasks {
             }
             // Its lease runs out, and a reader then fails it: never `working` forever.
             Err(e) => tracing::error!(task = %live.id, "the end of a task was not recorded: {e}"),
+        }
+        // Out of the table only once its ending is written (see `watch`).
+        lock(&self.live).remove(&live.id);
+        let watchers = lock(&self.watchers).remove(&live.id).unwrap_or_default();
+        if !watchers.is_empty() {
+            match self.get(&live.id, &live.principal, &|_| Ok(())) {
+                Ok(state) => {
+                    for watcher in watchers {
+                        watcher(&state);
+                    }
+                }
+                Err(e) => tracing::warn!(task = %live.id, "listeners were not told its end: {e}"),
+            }
         }
     }
 

@@ -91,6 +91,48 @@ fn a_task_is_created_read_and_ended_by_its_principal_only(env: &Env) {
     assert_eq!(gone["running_here"], false);
 }
 
+fn a_watcher_hears_the_end_of_its_principals_task_once(env: &Env) {
+    let tasks = table(env, Bounds::default());
+    let (created, live) = tasks
+        .create("alice", "shell_run", Duration::from_secs(60))
+        .expect("created");
+    let id = id_of(&created);
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let watcher: Watcher = Box::new(move |state: &Value| {
+        sink.lock().expect("lock").push(state.clone());
+        true
+    });
+    tasks.watch(&id, "alice", &any, watcher).expect("watch");
+    // Another's task is not watched, and says so as an unknown one.
+    let nobody: Watcher = Box::new(|_: &Value| panic!("told another's task"));
+    assert!(matches!(
+        tasks.watch(&id, "bob", &any, nobody),
+        Err(TaskError::NotFound(_))
+    ));
+    tasks.finish(
+        &live,
+        End::Result(r#"{"content":[],"isError":false}"#.into()),
+    );
+    tasks.finish(&live, End::Cancelled);
+    {
+        // Its state then, and its end, once.
+        let heard = heard.lock().expect("lock");
+        let statuses: Vec<&str> = heard.iter().filter_map(|s| s["status"].as_str()).collect();
+        assert_eq!(statuses, ["working", "completed"]);
+        assert!(heard[1]["result"].is_object());
+    }
+    // A finished task is told once, at once.
+    let late = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&late);
+    let watcher: Watcher = Box::new(move |state: &Value| {
+        sink.lock().expect("lock").push(state["status"].clone());
+        true
+    });
+    tasks.watch(&id, "alice", &any, watcher).expect("watch");
+    assert_eq!(*late.lock().expect("lock"), [json!("completed")]);
+}
+
 fn running_tasks_are_bounded_per_principal_and_in_all(env: &Env) {
     let tasks = table(
         env,
@@ -173,6 +215,7 @@ fn a_task_of_a_process_that_died_is_failed_once_its_lease_ends(env: &Env) {
 
 coremcp_store::both!(
     a_task_is_created_read_and_ended_by_its_principal_only,
+    a_watcher_hears_the_end_of_its_principals_task_once,
     running_tasks_are_bounded_per_principal_and_in_all,
     a_cancel_stops_the_work_and_an_exit_fails_what_still_runs,
     a_task_of_a_process_that_died_is_failed_once_its_lease_ends,

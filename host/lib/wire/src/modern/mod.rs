@@ -606,12 +606,69 @@ pub fn listen_filter(params: Option<&RawValue>) -> Result<Filter, Refusal> {
     })
 }
 
-/// `notifications/subscriptions/acknowledged` for subscription `id` with what we grant.
-pub fn acknowledged(id: &str, filter: Filter) -> String {
+/// The most task ids one `subscriptions/listen` may ask for.
+pub const MAX_LISTENED_TASKS: usize = 100;
+
+/// The task ids `subscriptions/listen` asks `notifications/tasks` for (tasks extension).
+pub fn listen_task_ids(params: Option<&RawValue>) -> Result<Vec<String>, Refusal> {
+    #[derive(Deserialize)]
+    struct Listen {
+        #[serde(default)]
+        notifications: Option<Notifications>,
+    }
+    #[derive(Deserialize)]
+    struct Notifications {
+        #[serde(default, rename = "taskIds")]
+        task_ids: Option<Vec<String>>,
+    }
+    let Some(params) = params else {
+        return Ok(Vec::new());
+    };
+    let listen: Listen = serde_json::from_str(params.get()).map_err(|e| {
+        Refusal::new(
+            rpc::INVALID_PARAMS,
+            format!("subscriptions/listen: \"notifications.taskIds\" must be task id strings: {e}"),
+        )
+    })?;
+    let ids = listen
+        .notifications
+        .and_then(|n| n.task_ids)
+        .unwrap_or_default();
+    if ids.len() > MAX_LISTENED_TASKS {
+        return Err(Refusal::new(
+            rpc::INVALID_PARAMS,
+            format!(
+                "subscriptions/listen: {} taskIds; at most {MAX_LISTENED_TASKS} in one subscription",
+                ids.len()
+            ),
+        ));
+    }
+    Ok(ids)
+}
+
+/// `notifications/tasks` with the whole state of a task (`detailed`, an object), for
+/// subscription `id`.
+pub fn task_notification(id: &str, detailed: &serde_json::Value) -> String {
+    let mut params = detailed.clone();
+    if let Some(map) = params.as_object_mut() {
+        map.remove("resultType");
+        let tag: serde_json::Value = serde_json::from_str(id).unwrap_or_default();
+        map.insert("_meta".into(), serde_json::json!({ SUBSCRIPTION_KEY: tag }));
+    }
+    serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tasks", "params": params})
+        .to_string()
+}
+
+/// `notifications/subscriptions/acknowledged` for subscription `id` with what we grant (the
+/// task ids `tasks`, when any).
+pub fn acknowledged(id: &str, filter: Filter, tasks: &[String]) -> String {
+    let task_ids = (!tasks.is_empty())
+        .then(|| format!("\"taskIds\":{}", serde_json::Value::from(tasks.to_vec())));
     let granted: Vec<&str> = [
         (filter.tools, "\"toolsListChanged\":true"),
         (filter.prompts, "\"promptsListChanged\":true"),
         (filter.resources, "\"resourcesListChanged\":true"),
+        (task_ids.is_some(), task_ids.as_deref().unwrap_or_default()),
     ]
     .into_iter()
     .filter_map(|(on, text)| on.then_some(text))
@@ -850,6 +907,12 @@ mod tests {
                     prompts: true,
                     resources: false,
                 },
+                &[],
+            ),
+            acknowledged("5", Filter::default(), &["t_1".to_owned()]),
+            task_notification(
+                "5",
+                &serde_json::json!({"resultType": "complete", "taskId": "t_1"}),
             ),
             listen_ended("4"),
             missing_capability("elicitation", "why").to_message(Some("1")),
@@ -857,6 +920,30 @@ mod tests {
         ] {
             serde_json::from_str::<serde_json::Value>(&text).expect(&text);
         }
+        let ack: serde_json::Value =
+            serde_json::from_str(&acknowledged("5", Filter::default(), &["t_1".to_owned()]))
+                .expect("json");
+        assert_eq!(
+            ack["params"]["notifications"],
+            serde_json::json!({"taskIds": ["t_1"]})
+        );
+        let note: serde_json::Value = serde_json::from_str(&task_notification(
+            "\"s\"",
+            &serde_json::json!({"resultType": "complete", "taskId": "t_1", "status": "completed"}),
+        ))
+        .expect("json");
+        assert_eq!(note["params"]["_meta"][SUBSCRIPTION_KEY], "s");
+        assert!(note["params"].get("resultType").is_none());
+        assert_eq!(note["params"]["status"], "completed");
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).expect("json");
+        assert_eq!(
+            listen_task_ids(Some(&raw(r#"{"notifications":{"taskIds":["t_1","t_2"]}}"#)))
+                .expect("ids"),
+            ["t_1", "t_2"]
+        );
+        assert!(listen_task_ids(Some(&raw(r#"{"notifications":{"taskIds":[1]}}"#))).is_err());
+        let many = serde_json::json!({"notifications": {"taskIds": vec!["t"; 101]}});
+        assert!(listen_task_ids(Some(&raw(&many.to_string()))).is_err());
         let data = missing_extension(crate::tasks::EXTENSION, "why").data;
         let data: serde_json::Value = serde_json::from_str(&data.expect("data")).expect("json");
         assert!(data["requiredCapabilities"]["extensions"][crate::tasks::EXTENSION].is_object());
