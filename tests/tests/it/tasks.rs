@@ -150,7 +150,11 @@ fn a_shell_run_task_is_polled_to_its_result(store: Option<&str>) {
         .server
         .notification("notifications/subscriptions/acknowledged", WAIT);
     // Only the caller's own task is granted.
-    assert_eq!(ack["params"]["notifications"], json!({"taskIds": [heard]}), "{ack}");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"taskIds": [heard]}),
+        "{ack}"
+    );
     let mut told = Vec::new();
     while told.last().is_none_or(|s: &Value| !terminal(s)) {
         let note = client.server.notification("notifications/tasks", WAIT);

@@ -575,65 +575,50 @@ pub struct Filter {
     pub resources: bool,
 }
 
-/// Reads the filter of `subscriptions/listen`; the types we do not serve are left out of the
-/// acknowledgment.
-pub fn listen_filter(params: Option<&RawValue>) -> Result<Filter, Refusal> {
-    #[derive(Deserialize)]
-    struct Listen {
-        #[serde(default)]
-        notifications: Option<Notifications>,
-    }
-    #[derive(Deserialize)]
-    struct Notifications {
-        #[serde(default, rename = "toolsListChanged")]
-        tools: Option<bool>,
-        #[serde(default, rename = "promptsListChanged")]
-        prompts: Option<bool>,
-        #[serde(default, rename = "resourcesListChanged")]
-        resources: Option<bool>,
-    }
-    let listen: Listen = match params {
-        None => return Ok(Filter::default()),
-        Some(p) => serde_json::from_str(p.get())
-            .map_err(|e| Refusal::new(rpc::INVALID_PARAMS, format!("subscriptions/listen: {e}")))?,
-    };
-    let n = listen.notifications;
-    let asked = |f: fn(&Notifications) -> Option<bool>| n.as_ref().and_then(f).unwrap_or(false);
-    Ok(Filter {
-        tools: asked(|n| n.tools),
-        prompts: asked(|n| n.prompts),
-        resources: asked(|n| n.resources),
-    })
-}
-
 /// The most task ids one `subscriptions/listen` may ask for.
 pub const MAX_LISTENED_TASKS: usize = 100;
 
-/// The task ids `subscriptions/listen` asks `notifications/tasks` for (tasks extension).
-pub fn listen_task_ids(params: Option<&RawValue>) -> Result<Vec<String>, Refusal> {
+/// What `subscriptions/listen` asks for, as read.
+#[derive(Deserialize, Default)]
+struct Asked {
+    #[serde(default, rename = "toolsListChanged")]
+    tools: Option<bool>,
+    #[serde(default, rename = "promptsListChanged")]
+    prompts: Option<bool>,
+    #[serde(default, rename = "resourcesListChanged")]
+    resources: Option<bool>,
+    #[serde(default, rename = "taskIds")]
+    task_ids: Option<Vec<String>>,
+}
+
+fn listen_asked(params: Option<&RawValue>) -> Result<Asked, Refusal> {
     #[derive(Deserialize)]
     struct Listen {
         #[serde(default)]
-        notifications: Option<Notifications>,
-    }
-    #[derive(Deserialize)]
-    struct Notifications {
-        #[serde(default, rename = "taskIds")]
-        task_ids: Option<Vec<String>>,
+        notifications: Option<Asked>,
     }
     let Some(params) = params else {
-        return Ok(Vec::new());
+        return Ok(Asked::default());
     };
-    let listen: Listen = serde_json::from_str(params.get()).map_err(|e| {
-        Refusal::new(
-            rpc::INVALID_PARAMS,
-            format!("subscriptions/listen: \"notifications.taskIds\" must be task id strings: {e}"),
-        )
-    })?;
-    let ids = listen
-        .notifications
-        .and_then(|n| n.task_ids)
-        .unwrap_or_default();
+    let listen: Listen = serde_json::from_str(params.get())
+        .map_err(|e| Refusal::new(rpc::INVALID_PARAMS, format!("subscriptions/listen: {e}")))?;
+    Ok(listen.notifications.unwrap_or_default())
+}
+
+/// Reads the filter of `subscriptions/listen`; the types we do not serve are left out of the
+/// acknowledgment.
+pub fn listen_filter(params: Option<&RawValue>) -> Result<Filter, Refusal> {
+    let asked = listen_asked(params)?;
+    Ok(Filter {
+        tools: asked.tools.unwrap_or(false),
+        prompts: asked.prompts.unwrap_or(false),
+        resources: asked.resources.unwrap_or(false),
+    })
+}
+
+/// The task ids `subscriptions/listen` asks `notifications/tasks` for (tasks extension).
+pub fn listen_task_ids(params: Option<&RawValue>) -> Result<Vec<String>, Refusal> {
+    let ids = listen_asked(params)?.task_ids.unwrap_or_default();
     if ids.len() > MAX_LISTENED_TASKS {
         return Err(Refusal::new(
             rpc::INVALID_PARAMS,
