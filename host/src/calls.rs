@@ -49,6 +49,9 @@ pub struct Call {
     /// Not a `tools/call` (a `prompts/get`, …): its timeout is a JSON-RPC error, not a tool
     /// error result.
     pub not_a_tool: AtomicBool,
+    /// The request's `_meta.progressToken` (JSON text), for an upstream call whose server runs
+    /// it as a task that Core MCP waits for (its progress is reported with it).
+    pub progress: std::sync::OnceLock<String>,
     answered: AtomicBool,
     seq: u64,
 }
@@ -101,6 +104,7 @@ impl Call {
             cancelled,
             log_floor: std::sync::atomic::AtomicU8::new(0),
             not_a_tool: AtomicBool::new(false),
+            progress: std::sync::OnceLock::new(),
             answered: AtomicBool::new(false),
             seq,
         }

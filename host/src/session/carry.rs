@@ -66,6 +66,7 @@ impl Session {
             Route::Upstream(target) => {
                 let mrtr = modern.map(|envelope| Mrtr {
                     can_elicit: envelope.can_elicit,
+                    tasks: envelope.tasks,
                     responses: request.input_responses.clone(),
                     state: request.request_state.clone(),
                 });
@@ -103,6 +104,9 @@ impl Session {
         let Some(call) = inner.calls.start(id, &request.name, None, timeout, origin) else {
             return self.reject(id, rpc::INVALID_REQUEST, &duplicate(id));
         };
+        if let Some(token) = progress_token(request.meta) {
+            let _ = call.progress.set(token);
+        }
         let job_inner = Arc::clone(inner);
         let args = request.args.clone().into_owned();
         if mrtr.is_none() {
@@ -368,6 +372,17 @@ fn forwarded_answer(
             &coremcp_wire::render::call_error_text(&format!("{tool} could not be forwarded: {e}")),
         ),
     }
+}
+
+/// The `progressToken` of a request's `_meta`, as JSON text.
+fn progress_token(meta: Option<&serde_json::value::RawValue>) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, default, rename = "progressToken")]
+        token: Option<&'a serde_json::value::RawValue>,
+    }
+    let meta: Meta<'_> = serde_json::from_str(meta?.get()).ok()?;
+    meta.token.map(|t| t.get().to_owned())
 }
 
 /// How long before the call's own deadline a peer must have answered, so the answer names

@@ -28,6 +28,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 mod upstream;
+mod upstream_tasks;
 
 pub use outbox::Outbox;
 

@@ -22,6 +22,8 @@ pub(super) enum Outcome {
 pub(super) struct Mrtr {
     /// The request declared elicitation.
     pub can_elicit: bool,
+    /// The request declared the tasks extension: an upstream server's task is passed on.
+    pub tasks: bool,
     /// `inputResponses`, on a retry.
     pub responses: Option<Value>,
     /// `requestState`, on a retry.

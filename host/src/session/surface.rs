@@ -124,6 +124,7 @@ impl Session {
                 });
             Mrtr {
                 can_elicit: envelope.can_elicit,
+                tasks: false,
                 responses: retry.responses,
                 state: retry.state,
             }

@@ -129,6 +129,9 @@ impl Session {
             Ok(request) => request,
             Err(message) => return refuse(Refusal::new(rpc::INVALID_PARAMS, message)),
         };
+        if let Some(ids) = wire::parse_upstream_id(&request.task_id) {
+            return self.upstream_task_request(id, method, request, ids);
+        }
         let task_id = request.task_id.as_str();
         let principal = inner.caller.principal();
         let allowed = self.task_policy();
@@ -146,18 +149,15 @@ impl Session {
                     .map(|()| "{}".to_owned()),
             },
         };
-        inner.out.send(match answer {
-            Ok(result) => rpc::response(id, &result),
-            Err(e @ (TaskError::NotFound(_) | TaskError::Refused(_))) => {
+        match answer {
+            Ok(result) => inner.out.send(rpc::response(id, &result)),
+            Err(e) => {
                 if let TaskError::NotFound(_) = e {
                     tracing::debug!(task = task_id, "{method} of no task of {principal}'s");
                 }
-                rpc::error(Some(id), rpc::INVALID_PARAMS, &format!("{method}: {e}"))
+                self.task_error(id, method, e)
             }
-            Err(e @ TaskError::Store(_)) => {
-                rpc::error(Some(id), rpc::INTERNAL_ERROR, &format!("{method}: {e}"))
-            }
-        });
+        }
     }
 }
 
@@ -197,11 +197,25 @@ impl Session {
     }
 
     /// The policy on a task of the session's caller: may it still call the task's tool?
-    fn task_policy(&self) -> impl Fn(&str) -> Result<(), String> + '_ {
+    pub(super) fn task_policy(&self) -> impl Fn(&str) -> Result<(), String> + '_ {
         let inner = &self.inner;
         move |tool: &str| {
-            let group = coremcp_catalog::group_of(tool).map_or("", |g| g.id);
-            match route::may_call(&inner.config.grants, &inner.caller, group, tool) {
+            let may = match tool.starts_with("mcp__") {
+                true => inner.upstreams.resolve(tool).is_ok_and(|target| {
+                    let subject = coremcp_wire::policy::Subject::Upstream {
+                        server: target.server.id(),
+                        tool: &target.tool,
+                        full: tool,
+                    };
+                    inner.config.grants.decide(&inner.caller, subject)
+                        == coremcp_wire::policy::Decision::Allow
+                }),
+                false => {
+                    let group = coremcp_catalog::group_of(tool).map_or("", |g| g.id);
+                    route::may_call(&inner.config.grants, &inner.caller, group, tool)
+                }
+            };
+            match may {
                 true => Ok(()),
                 false => Err(format!(
                     "refused: {} may no longer call {tool}, whose task this is",

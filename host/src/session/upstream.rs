@@ -32,7 +32,7 @@ use coremcp_wire::render;
 use coremcp_wire::rpc;
 
 /// Time kept back from the call's deadline so the server's timeout is reported first.
-const MARGIN: Duration = Duration::from_millis(250);
+pub(super) const MARGIN: Duration = Duration::from_millis(250);
 
 impl Inner {
     /// Runs one upstream call: its result, or how it goes on.
@@ -97,8 +97,13 @@ impl Inner {
         if call.cancelled.load(Ordering::Relaxed) {
             return Err(None); // cancelled, or past its deadline, while it was being prepared
         }
-        let modern = mrtr.filter(|_| conn.client.is_modern());
-        let params = call_params(&target.tool, args, modern, opened.as_ref());
+        let params = call_params(
+            &target.tool,
+            args,
+            mrtr,
+            opened.as_ref(),
+            conn.client.is_modern(),
+        );
         // (A 2026 client's call waits: an `input_required` answer is relayed from here.)
         if mrtr.is_none() && detachable(&conn, left) {
             return self.send_detached(call, &conn, id, &params.to_string());
@@ -126,7 +131,7 @@ impl Inner {
                         }
                     }
                 }
-                answer => return self.upstream_answer(answer, call, target, args, mrtr),
+                answer => return self.upstream_answer(answer, call, &conn, target, args, mrtr),
             }
         }
     }
@@ -173,12 +178,16 @@ impl Inner {
         &self,
         answer: Result<Value, UpstreamError>,
         call: &Call,
+        conn: &Arc<Connection>,
         target: &Target,
         args: &str,
         mrtr: Option<&Mrtr>,
     ) -> Result<Outcome, Option<String>> {
         let (full, id) = (call.tool.as_str(), target.server.id());
         match answer {
+            Ok(result) if super::upstream_tasks::is_task(&result) => {
+                self.upstream_task(call, conn, target, result, mrtr)
+            }
             Ok(result) if is_input_required(&result) => match mrtr {
                 Some(mrtr) => Ok(match super::outcome::undeclared(&result, mrtr, id) {
                     Some(refusal) => Outcome::Refused(refusal),
@@ -346,7 +355,7 @@ fn detachable(conn: &Connection, left: std::time::Duration) -> bool {
     conn.client.timeout() >= left && conn.client.stdio().is_some() && !conn.client.is_modern()
 }
 
-fn failed(full: &str, server: &str, e: &UpstreamError) -> String {
+pub(super) fn failed(full: &str, server: &str, e: &UpstreamError) -> String {
     if let UpstreamError::TooLarge { bytes, .. } = e {
         tracing::warn!(server = %server, tool = %full, bytes, "an upstream answer over the size limit was discarded: {e}");
     }
@@ -434,7 +443,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
 
 /// The server's result as agents get it: optional `null`s left out, text capped at `limit`
 /// (the session's budget).
-fn finish(mut result: Value, limit: usize) -> String {
+pub(super) fn finish(mut result: Value, limit: usize) -> String {
     if let Some(object) = result.as_object_mut() {
         object.retain(|_, v| !v.is_null());
         if let Some(items) = object.get_mut("content").and_then(Value::as_array_mut) {
@@ -469,20 +478,28 @@ fn published(target: &Target, full: &str) -> Result<(), String> {
     ))
 }
 
-/// The `tools/call` params sent to the server; for a 2026 server (`modern`), what our client
-/// could answer, and on a retry the server's own state with the answers.
+/// The params of an upstream `tools/call`: to a 2026 server (`modern`), the capabilities our
+/// client declared that we pass on (elicitation), the tasks extension always — a task is
+/// passed on to a client that takes tasks, and waited for by Core MCP for one that does not
+/// (`upstream_tasks.rs`) — and on a retry the server's own state with the answers.
 fn call_params(
     tool: &str,
     args: &str,
-    modern: Option<&Mrtr>,
+    mrtr: Option<&Mrtr>,
     opened: Option<&coremcp_wire::modern::state::Claims>,
+    modern: bool,
 ) -> Value {
     let arguments: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
     let mut params = json!({"name": tool, "arguments": arguments});
-    if let Some(mrtr) = modern {
-        if mrtr.can_elicit {
-            params["_meta"] = json!({coremcp_wire::modern::CAPABILITIES_KEY: {"elicitation": {}}});
-        }
+    if !modern {
+        return params;
+    }
+    let mut capabilities = super::upstream_tasks::task_capabilities();
+    if mrtr.is_some_and(|m| m.can_elicit) {
+        capabilities["elicitation"] = json!({});
+    }
+    params["_meta"] = json!({ coremcp_wire::modern::CAPABILITIES_KEY: capabilities });
+    if let Some(mrtr) = mrtr {
         if let Some(upstream) = opened.and_then(|c| c.u.clone()) {
             if let Some(responses) = &mrtr.responses {
                 params["inputResponses"] = responses.clone();

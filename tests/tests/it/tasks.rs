@@ -4,6 +4,7 @@
 //! processes, tasks that belong to their principal, a task whose process died, and a client
 //! that does not take tasks getting what it always got.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use coremcp_tests::http::{request, Response, Serve};
@@ -39,13 +40,17 @@ struct Client {
 
 impl Client {
     fn start(data: &TempDir, store: Option<&str>) -> Client {
+        Client::start_with(data, store, &[])
+    }
+
+    fn start_with(data: &TempDir, store: Option<&str>, env: &[(&str, &str)]) -> Client {
         let dir = plugins(&["ops"]);
         let data = data.path().to_string_lossy().into_owned();
         let mut args = vec!["--data", data.as_str()];
         if let Some(store) = store {
             args.extend(["--store", store]);
         }
-        let server = Server::start(dir.path(), &args, &[]);
+        let server = Server::start(dir.path(), &args, env);
         // The plugins folder lives as long as the process needs it.
         std::mem::forget(dir);
         Client { server, next: 1 }
@@ -431,4 +436,182 @@ fn over_http_a_task_is_its_principals_and_named_in_mcp_name() {
         done["result"]["result"]["structuredContent"]["exit_code"],
         0
     );
+}
+
+/// `mcp.json` in `dir` with the task-speaking fixture server as "t", logging to `log`.
+fn task_server_config(dir: &TempDir, log: &Path) -> String {
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/upstream/task_server.py");
+    let config = dir.path().join("mcp.json");
+    let servers = json!({"servers": [{"id": "t", "command": "python3",
+        "args": [fixture.to_string_lossy()], "env": {"CALL_LOG": log.to_string_lossy()}}]});
+    std::fs::write(&config, servers.to_string()).expect("mcp.json");
+    config.to_string_lossy().into_owned()
+}
+
+/// What the fixture server was asked, a line each.
+fn asked(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Waits until the server lists `tool`.
+fn wait_listed(client: &mut Client, tool: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let listed = client.ask("tools/list", json!({}), true);
+        let names: Vec<&str> = listed["result"]["tools"]
+            .as_array()
+            .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
+            .unwrap_or_default();
+        if names.contains(&tool) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{tool} never listed: {names:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_upstream_servers_tasks_are_passed_on_under_our_ids_or_waited_for() {
+    let data = TempDir::new("tasks-upstream");
+    let log = data.path().join("calls.log");
+    let config = task_server_config(&data, &log);
+    let env = [
+        ("COREMCP_MCP_CONFIG", config.as_str()),
+        ("COREMCP_MCP_SERVERS", ""),
+        ("COREMCP_MCP_GRANTS", "stdio=t"),
+        ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+        ("COREMCP_CALL_TIMEOUT", "3"),
+    ];
+    let mut client = Client::start_with(&data, None, &env);
+    wait_listed(&mut client, "mcp__t__slow");
+
+    // Passed on: the client sees the task under an id of ours, and polls it through us.
+    let answer = client.call("mcp__t__slow", json!({"seconds": 1, "message": "a"}), true);
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "task", "{answer}");
+    let id = result["taskId"].as_str().expect("taskId").to_owned();
+    assert!(id.starts_with("u_") && !id.contains("task-1"), "{id}");
+    assert_eq!(result["pollIntervalMs"], 200);
+    let done = client.poll(&id, WAIT, terminal);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["taskId"], id.as_str());
+    assert_eq!(text(&done["result"]), "slow: a", "{done}");
+    let log_now = asked(&log);
+    assert!(
+        log_now.contains(&"tools/call slow declared".to_owned()),
+        "{log_now:?}"
+    );
+    assert!(
+        log_now.contains(&"tasks/get task-1 declared".to_owned()),
+        "{log_now:?}"
+    );
+    // Its failure is the server's error, inlined.
+    let broken = client.call("mcp__t__broken", json!({}), true);
+    let broken_id = broken["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    let failed = client.poll(&broken_id, WAIT, terminal);
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["message"], "the upstream broke");
+    // Cancelled through us.
+    let long = client.call("mcp__t__slow", json!({"seconds": 60}), true);
+    let long_id = long["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    let ack = client.ask("tasks/cancel", json!({"taskId": long_id}), true);
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    assert_eq!(client.poll(&long_id, WAIT, terminal)["status"], "cancelled");
+    // An id of the form that was never handed to this principal: unknown, as any other.
+    let forged = format!("u_{}.{}", hex("t"), hex("task-99"));
+    let unknown = client.get(&forged);
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    // Waited for: a client that does not take tasks gets the result, and its progress.
+    client.next += 1;
+    let call_id = client.next;
+    let mut waited = message(
+        call_id,
+        "tools/call",
+        json!({"name": "mcp__t__slow", "arguments": {"seconds": 1, "message": "b"}}),
+        false,
+    );
+    waited["params"]["_meta"]["progressToken"] = json!("p-1");
+    client.server.send(&waited);
+    let answer = client.server.answer(&json!(call_id), WAIT);
+    assert_eq!(text(&answer["result"]), "slow: b", "{answer}");
+    let progress = client.server.notification("notifications/progress", WAIT);
+    assert_eq!(progress["params"]["progressToken"], "p-1", "{progress}");
+    assert!(
+        progress["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("task working")),
+        "{progress}"
+    );
+    let broken = client.call("mcp__t__broken", json!({}), false);
+    assert!(
+        text(&broken["result"]).contains("the upstream broke"),
+        "{broken}"
+    );
+    // Past the call's deadline (3 s here) the task is cancelled, and the error says so.
+    let late = client.call("mcp__t__slow", json!({"seconds": 60}), false);
+    let why = text(&late["result"]);
+    assert!(
+        why.contains("did not finish within its") && why.contains("cancelled"),
+        "{why}"
+    );
+    let deadline = Instant::now() + WAIT;
+    while !asked(&log)
+        .iter()
+        .any(|l| l.starts_with("tasks/cancel") && !l.contains(&long_id))
+    {
+        assert!(Instant::now() < deadline, "{:?}", asked(&log));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A server that runs a tool only as a task is waited for too.
+    let only = client.call("mcp__t__needs_tasks", json!({"message": "c"}), false);
+    assert_eq!(text(&only["result"]), "slow: c", "{only}");
+}
+
+#[test]
+fn a_2025_client_waits_for_an_upstream_task_with_progress() {
+    let data = TempDir::new("tasks-upstream-2025");
+    let log = data.path().join("calls.log");
+    let config = task_server_config(&data, &log);
+    let dir = plugins(&["ops"]);
+    let data_arg = data.path().to_string_lossy().into_owned();
+    let mut server = Server::start(
+        dir.path(),
+        &["--data", &data_arg],
+        &[
+            ("COREMCP_MCP_CONFIG", config.as_str()),
+            ("COREMCP_MCP_SERVERS", ""),
+            ("COREMCP_MCP_GRANTS", "stdio=t"),
+            ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
+        ],
+    );
+    server.initialize();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !server.tool_names().iter().any(|n| n == "mcp__t__slow") {
+        assert!(Instant::now() < deadline, "mcp__t__slow never listed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+        "params": {"name": "mcp__t__slow", "arguments": {"seconds": 1, "message": "old"},
+                   "_meta": {"progressToken": 5}}}));
+    let answer = server.answer(&json!(77), WAIT);
+    assert_eq!(text(&answer["result"]), "slow: old", "{answer}");
+    let progress = server.notification("notifications/progress", WAIT);
+    assert_eq!(progress["params"]["progressToken"], 5, "{progress}");
+    assert!(asked(&log).contains(&"tools/call slow declared".to_owned()));
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
 }

@@ -100,6 +100,7 @@ pub fn routing_headers(message: &Value) -> Vec<(String, String)> {
     let key = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return headers,
     };
     if let Some(value) = message["params"][key].as_str() {
@@ -239,6 +240,13 @@ mod tests {
         assert_eq!(get("Mcp-Session-Id"), None);
         assert_eq!(get("Mcp-Method"), Some("tools/call"));
         assert_eq!(get("Mcp-Name"), Some("=?base64?aMOpbGxv?="));
+        // A task request names its task.
+        let task = json!({"method": "tasks/get", "params": {"taskId": "task-1"}});
+        let named = routing_headers(&task);
+        assert!(
+            named.contains(&("Mcp-Name".to_owned(), "task-1".to_owned())),
+            "{named:?}"
+        );
         let legacy = super::headers(None, Some("s1"), None);
         assert!(legacy
             .iter()

@@ -46,6 +46,9 @@ const STOP_GRACE: Duration = Duration::from_secs(10);
 pub const ORPHANED: &str = "Core MCP stopped while this task ran (its process ended, or was \
                             restarted): the work did not finish, and nothing of it runs now";
 
+/// The owner an upstream server's task is recorded under ([`Tasks::adopt`]).
+const UPSTREAM_OWNER: &str = "upstream";
+
 /// How many tasks may run at once.
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
@@ -282,21 +285,8 @@ impl Tasks {
             }
             table.insert(id.clone(), Arc::clone(&live));
         }
-        let record = Record {
-            id: id.clone(),
-            principal: principal.to_owned(),
-            tool: tool.to_owned(),
-            status: Status::Working,
-            status_message: None,
-            payload: None,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: ttl.as_millis() as i64,
-            expires_ms: now + ttl.as_millis() as i64,
-            poll_ms: self.settings.poll.as_millis() as i64,
-            owner: self.instance.clone(),
-            lease_ms: now + LEASE.as_millis() as i64,
-        };
+        let lease = Some(now + LEASE.as_millis() as i64);
+        let record = self.new_record(&id, principal, tool, (now, ttl), &self.instance, lease);
         if let Err(e) = store.create(&record) {
             lock(&self.live).remove(&id);
             return Err(CreateError::Unavailable(e.to_string()));
@@ -307,9 +297,72 @@ impl Tasks {
         Ok((task.create_result(), live))
     }
 
+    /// A new running task's row, created at `now` and kept for `ttl`; `lease`: until when
+    /// its owner vouches for it (`None`: for all its time to live).
+    fn new_record(
+        &self,
+        id: &str,
+        principal: &str,
+        tool: &str,
+        (now, ttl): (i64, Duration),
+        owner: &str,
+        lease: Option<i64>,
+    ) -> Record {
+        let expires = now + ttl.as_millis() as i64;
+        Record {
+            id: id.to_owned(),
+            principal: principal.to_owned(),
+            tool: tool.to_owned(),
+            status: Status::Working,
+            status_message: None,
+            payload: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: ttl.as_millis() as i64,
+            expires_ms: expires,
+            poll_ms: self.settings.poll.as_millis() as i64,
+            owner: owner.to_owned(),
+            lease_ms: lease.unwrap_or(expires),
+        }
+    }
+
+    /// Records that `principal` owns the upstream server's task the client knows as `id` (a
+    /// namespaced id, `coremcp_wire::tasks::upstream_id`), a call of `tool` kept for `ttl`:
+    /// its state stays the server's, asked on every request; the record is what binds it to
+    /// its principal. It is never a task of this process: no lease runs out on it.
+    pub fn adopt(
+        &self,
+        id: &str,
+        principal: &str,
+        tool: &str,
+        ttl: Duration,
+    ) -> Result<(), CreateError> {
+        let store = self.store().map_err(CreateError::Unavailable)?;
+        let record = self.new_record(id, principal, tool, (now_ms(), ttl), UPSTREAM_OWNER, None);
+        store
+            .create(&record)
+            .map_err(|e| CreateError::Unavailable(e.to_string()))
+    }
+
+    /// The tool of the upstream task `id` that `principal` owns ([`Tasks::adopt`]), if the
+    /// policy still lets it reach it.
+    pub fn adopted(
+        &self,
+        id: &str,
+        principal: &str,
+        allowed: Allowed<'_>,
+    ) -> Result<String, TaskError> {
+        let record = self.find(id, principal)?;
+        if record.owner != UPSTREAM_OWNER {
+            return Err(TaskError::NotFound(id.to_owned()));
+        }
+        allowed(&record.tool).map_err(TaskError::Refused)?;
+        Ok(record.tool)
+    }
+
     /// The task `id` of `principal` as `tasks/get` answers it.
     pub fn get(&self, id: &str, principal: &str, allowed: Allowed<'_>) -> Result<Value, TaskError> {
-        let record = self.find(id, principal)?;
+        let record = self.own(id, principal)?;
         allowed(&record.tool).map_err(TaskError::Refused)?;
         let mut task = record.task();
         if !record.status.is_terminal() {
@@ -366,7 +419,7 @@ impl Tasks {
     /// once; in another process when it next renews its lease). A finished task stays as it
     /// ended.
     pub fn cancel(&self, id: &str, principal: &str, allowed: Allowed<'_>) -> Result<(), TaskError> {
-        let record = self.find(id, principal)?;
+        let record = self.own(id, principal)?;
         allowed(&record.tool).map_err(TaskError::Refused)?;
         if record.status.is_terminal() {
             return Ok(());
@@ -386,7 +439,7 @@ impl Tasks {
     /// `tasks/update`: Core MCP's own tasks ask for nothing while they run, so answers are
     /// acknowledged and ignored, as the extension says of keys not outstanding.
     pub fn update(&self, id: &str, principal: &str, allowed: Allowed<'_>) -> Result<(), TaskError> {
-        let record = self.find(id, principal)?;
+        let record = self.own(id, principal)?;
         allowed(&record.tool).map_err(TaskError::Refused)
     }
 
@@ -402,7 +455,7 @@ impl Tasks {
         let live = lock(&self.live).get(id).cloned();
         let Some(live) = live.filter(|l| l.principal == principal) else {
             // Known, but not running here: say so rather than pretend it has no output.
-            let record = self.find(id, principal)?;
+            let record = self.own(id, principal)?;
             return Ok(json!({
                 "task": id,
                 "status": record.status.as_str(),
@@ -511,9 +564,17 @@ impl Tasks {
         }
     }
 
+    /// `principal`'s task `id` of this Core MCP's own (not an upstream server's).
+    fn own(&self, id: &str, principal: &str) -> Result<Record, TaskError> {
+        match wire::is_own_id(id) {
+            true => self.find(id, principal),
+            false => Err(TaskError::NotFound(id.to_owned())),
+        }
+    }
+
     /// `principal`'s task `id` from the store.
     fn find(&self, id: &str, principal: &str) -> Result<Record, TaskError> {
-        if !wire::is_own_id(id) {
+        if !wire::is_own_id(id) && wire::parse_upstream_id(id).is_none() {
             return Err(TaskError::NotFound(id.to_owned()));
         }
         let store = self.store().map_err(TaskError::Store)?;

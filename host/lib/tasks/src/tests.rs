@@ -133,6 +133,44 @@ fn a_watcher_hears_the_end_of_its_principals_task_once(env: &Env) {
     assert_eq!(*late.lock().expect("lock"), [json!("completed")]);
 }
 
+fn an_upstream_task_is_bound_to_its_principal_and_never_orphaned(env: &Env) {
+    let tasks = table(env, Bounds::default());
+    let id = wire::upstream_id("gh", "786512e2");
+    tasks
+        .adopt(&id, "alice", "mcp__gh__build", Duration::from_secs(60))
+        .expect("adopt");
+    assert_eq!(
+        tasks.adopted(&id, "alice", &any).expect("adopted"),
+        "mcp__gh__build"
+    );
+    assert!(matches!(
+        tasks.adopted(&id, "bob", &any),
+        Err(TaskError::NotFound(_))
+    ));
+    // It is not one of ours: our own requests do not find it.
+    assert!(matches!(
+        tasks.get(&id, "alice", &any),
+        Err(TaskError::NotFound(_))
+    ));
+    // Long past a lease, it is still the server's to tell.
+    let store = TaskStore::open_as(&env.url, &env.service).expect("store");
+    let later = now_ms() + 2 * LEASE.as_millis() as i64;
+    let read = store
+        .get(&id, "alice", later, ORPHANED)
+        .expect("get")
+        .expect("found");
+    assert_eq!(read.status, Status::Working);
+    // And an own task is no upstream one.
+    let (created, _live) = tasks
+        .create("alice", "shell_run", Duration::from_secs(60))
+        .expect("created");
+    let own = id_of(&created);
+    assert!(matches!(
+        tasks.adopted(&own, "alice", &any),
+        Err(TaskError::NotFound(_))
+    ));
+}
+
 fn running_tasks_are_bounded_per_principal_and_in_all(env: &Env) {
     let tasks = table(
         env,
@@ -216,6 +254,7 @@ fn a_task_of_a_process_that_died_is_failed_once_its_lease_ends(env: &Env) {
 coremcp_store::both!(
     a_task_is_created_read_and_ended_by_its_principal_only,
     a_watcher_hears_the_end_of_its_principals_task_once,
+    an_upstream_task_is_bound_to_its_principal_and_never_orphaned,
     running_tasks_are_bounded_per_principal_and_in_all,
     a_cancel_stops_the_work_and_an_exit_fails_what_still_runs,
     a_task_of_a_process_that_died_is_failed_once_its_lease_ends,
