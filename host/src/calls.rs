@@ -131,6 +131,13 @@ pub struct Origin<'a> {
 }
 
 impl Call {
+    /// Whether it runs as a task's work ([`Call::for_task`]): its answer goes to the task,
+    /// never to a session's client.
+    pub fn is_task(&self) -> bool {
+        // A session's table numbers its calls from 1.
+        self.seq == 0
+    }
+
     /// Takes the right to answer; true for exactly one caller.
     pub fn claim(&self) -> bool {
         !self.answered.swap(true, Ordering::AcqRel)

@@ -25,7 +25,7 @@ use coremcp_wire::modern::{self, state, Refusal};
 use coremcp_wire::rpc;
 
 /// The key of our one input request: the human's approval.
-const APPROVAL_KEY: &str = "approval";
+pub(super) const APPROVAL_KEY: &str = "approval";
 
 impl Session {
     /// Handles one request of a modern session.

@@ -142,7 +142,15 @@ impl Session {
                     .get(task_id, &principal, &allowed)
                     .map(|task| task.to_string()),
                 "tasks/update" => tasks
-                    .update(task_id, &principal, &allowed)
+                    .update(
+                        task_id,
+                        &principal,
+                        &allowed,
+                        request
+                            .input_responses
+                            .as_ref()
+                            .unwrap_or(&Default::default()),
+                    )
                     .map(|()| "{}".to_owned()),
                 _ => tasks
                     .cancel(task_id, &principal, &allowed)

@@ -82,6 +82,12 @@ impl Inner {
                 Some(mrtr) => {
                     // Only a state of our own question answers it (a server's goes back to it).
                     let ours = opened.as_ref().filter(|c| c.u.is_none());
+                    // A client that takes tasks is asked in one: it goes on meanwhile.
+                    if ours.is_none() && mrtr.tasks && mrtr.can_elicit {
+                        if let Some(outcome) = self.approval_task(call, &conn, target, args) {
+                            return Ok(outcome);
+                        }
+                    }
                     if let Some(outcome) =
                         self.approve_modern(call, &conn, id, &target.tool, args, mrtr, ours)?
                     {
@@ -105,7 +111,7 @@ impl Inner {
             conn.client.is_modern(),
         );
         // (A 2026 client's call waits: an `input_required` answer is relayed from here.)
-        if mrtr.is_none() && detachable(&conn, left) {
+        if mrtr.is_none() && !call.is_task() && detachable(&conn, left) {
             return self.send_detached(call, &conn, id, &params.to_string());
         }
         let timeout = conn.client.timeout().min(left);

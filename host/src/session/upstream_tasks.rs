@@ -23,12 +23,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::modern_call::APPROVAL_KEY;
 use super::outcome::{Mrtr, Outcome};
 use super::upstream::{failed, finish, MARGIN};
 use super::{Inner, Session};
-use crate::calls::Call;
+use crate::calls::{Call, Origin};
 use coremcp_engine::pool;
-use coremcp_tasks::TaskError;
+use coremcp_tasks::{CreateError, End, Live, OnInput, TaskError, Waiting};
+use coremcp_upstream::approval::{self, Answer};
 use coremcp_upstream::hub::Target;
 use coremcp_upstream::rpc::UpstreamError;
 use coremcp_upstream::supervisor::Connection;
@@ -74,7 +76,136 @@ fn rewritten(result: &Value, result_type: &str, id: &str) -> String {
     Value::Object(out).to_string()
 }
 
+/// The least time a call waiting for its approval in a task gets: a human answers in minutes.
+const APPROVAL_TASK_RUN: Duration = Duration::from_secs(600);
+
 impl Inner {
+    /// The first call to a server that needs a human's approval, from a client that takes
+    /// tasks and can show the question: answered with a task of ours that waits for it
+    /// (`input_required`, the question under "approval" in its `inputRequests`); the answer,
+    /// given with `tasks/update`, runs the call in that task — or ends it, declined, with
+    /// nothing called. `None`: no task could be recorded (the question is asked as before).
+    pub(super) fn approval_task(
+        self: &Arc<Self>,
+        call: &Arc<Call>,
+        conn: &Arc<Connection>,
+        target: &Target,
+        args: &str,
+    ) -> Option<Outcome> {
+        let tasks = crate::tasks::table()?;
+        let (full, server) = (call.tool.as_str(), target.server.id());
+        let mut question = approval::request(
+            server,
+            conn.client.server_info.as_deref(),
+            &target.tool,
+            args,
+        );
+        question["mode"] = json!("form");
+        let requests =
+            json!({ APPROVAL_KEY: {"method": "elicitation/create", "params": question} });
+        let job = Arc::clone(self);
+        let (call_now, conn_now) = (Arc::clone(call), Arc::clone(conn));
+        let target_now = Target {
+            server: Arc::clone(&target.server),
+            tool: target.tool.clone(),
+        };
+        let args_now = args.to_owned();
+        let on_input: OnInput = Box::new(move |answers, live| {
+            let started = std::thread::Builder::new()
+                .name("coremcp-task".into())
+                .spawn(move || {
+                    let end = job.approved_work(
+                        &call_now,
+                        &conn_now,
+                        &target_now,
+                        &args_now,
+                        &answers,
+                        &live,
+                    );
+                    tasks.finish(&live, end);
+                });
+            if let Err(e) = started {
+                tracing::error!("no thread for an approved task's work: {e}");
+            }
+        });
+        let waiting = Waiting {
+            requests,
+            message: format!(
+                "waiting for a human's approval of the MCP server \"{server}\" (answer the \
+                 approval input request with tasks/update)"
+            ),
+            on_input,
+        };
+        let run = call.timeout.max(APPROVAL_TASK_RUN);
+        match tasks.create_waiting(&call.principal, full, run, waiting) {
+            Ok((created, live)) => {
+                tracing::info!(server, tool = full, task = %live.id, "asking the human for approval (a task)");
+                Some(Outcome::Result(created.to_string()))
+            }
+            Err(CreateError::Bounded(text)) => {
+                Some(Outcome::Result(render::call_error_text(&text)))
+            }
+            Err(e @ CreateError::Unavailable(_)) => {
+                tracing::warn!(tool = full, "{e}; the approval is asked without a task");
+                None
+            }
+        }
+    }
+
+    /// The work of an approval task once answered: the call made, or why it was not.
+    fn approved_work(
+        self: &Arc<Self>,
+        call: &Call,
+        conn: &Arc<Connection>,
+        target: &Target,
+        args: &str,
+        answers: &Map<String, Value>,
+        live: &Live,
+    ) -> End {
+        let (full, server) = (call.tool.as_str(), target.server.id());
+        match answers.get(APPROVAL_KEY).map(approval::answer) {
+            Some(Answer::Approved) => {
+                tracing::info!(server, principal = %self.caller.principal(), "the human approved the server");
+                conn.approve(&self.caller);
+            }
+            Some(Answer::Declined) => {
+                tracing::info!(server, "the human declined the server");
+                self.declined_lock()
+                    .insert((server.to_owned(), conn.generation));
+                return End::Result(render::call_error_text(&approval::declined(server, full)));
+            }
+            Some(Answer::Dismissed) | None => {
+                return End::Result(render::call_error_text(&approval::dismissed(server, full)))
+            }
+        }
+        let origin = Origin {
+            caller: &call.caller,
+            client: call.client.as_deref(),
+            budget: call.budget,
+        };
+        let work = Arc::new(Call::for_task(
+            &live.id,
+            full,
+            None,
+            (live.deadline, live.deadline_unix_ms),
+            origin,
+            Arc::clone(&live.stop),
+        ));
+        match self.run_upstream(&work, target, args, None) {
+            Outcome::Result(result) => End::Result(result),
+            Outcome::Refused(refusal) => End::Error {
+                code: refusal.code,
+                message: refusal.message,
+            },
+            Outcome::Cancelled => End::Cancelled,
+            // A task's call is never sent detached (`Call::is_task`).
+            Outcome::Detached => End::Error {
+                code: rpc::INTERNAL_ERROR,
+                message: format!("{full}: its answer went astray"),
+            },
+        }
+    }
+
     /// An upstream server answered `call` with the task `task`: passed on to a client that
     /// takes tasks, else waited for.
     pub(super) fn upstream_task(

@@ -615,3 +615,76 @@ fn a_2025_client_waits_for_an_upstream_task_with_progress() {
 fn hex(text: &str) -> String {
     text.bytes().map(|b| format!("{b:02x}")).collect()
 }
+
+/// `message`, declaring elicitation too.
+fn eliciting(mut message: Value) -> Value {
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
+        json!({});
+    message
+}
+
+#[test]
+fn a_first_calls_approval_is_asked_in_a_task_and_answered_with_tasks_update() {
+    let data = TempDir::new("tasks-approval");
+    let log = data.path().join("calls.log");
+    let config = task_server_config(&data, &log);
+    let env = [
+        ("COREMCP_MCP_CONFIG", config.as_str()),
+        ("COREMCP_MCP_SERVERS", ""),
+        ("COREMCP_MCP_GRANTS", "stdio=t"),
+    ];
+    let calls = || asked(&log).iter().filter(|l| l.starts_with("tools/call")).count();
+    for answer in ["accept", "decline"] {
+        let mut client = Client::start_with(&data, None, &env);
+        wait_listed(&mut client, "mcp__t__slow");
+        let before = calls();
+        client.next += 1;
+        let call_id = client.next;
+        let arguments = json!({"seconds": 0.5, "message": answer});
+        client.server.send(&eliciting(message(
+            call_id,
+            "tools/call",
+            json!({"name": "mcp__t__slow", "arguments": arguments}),
+            true,
+        )));
+        let created = client.server.answer(&json!(call_id), WAIT);
+        let result = &created["result"];
+        assert_eq!(result["resultType"], "task", "{created}");
+        assert_eq!(result["status"], "input_required", "{created}");
+        let id = result["taskId"].as_str().expect("taskId").to_owned();
+        assert!(id.starts_with("t_"), "{id}");
+        let asking = client.get(&id);
+        let request = &asking["result"]["inputRequests"]["approval"];
+        assert_eq!(request["method"], "elicitation/create", "{asking}");
+        assert!(
+            request["params"]["message"].as_str().is_some_and(|m| m.contains("\"t\"")),
+            "{asking}"
+        );
+        // Nothing reached the server while the question waits.
+        assert_eq!(calls(), before, "{:?}", asked(&log));
+        let ack = client.ask(
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"approval": {"action": answer, "content": {}}}}),
+            true,
+        );
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        let done = client.poll(&id, WAIT, terminal);
+        assert_eq!(done["status"], "completed", "{done}");
+        match answer {
+            "accept" => {
+                assert_eq!(text(&done["result"]), "slow: accept", "{done}");
+                // Approved for the connection: the next call is passed on at once.
+                let next = client.call("mcp__t__slow", json!({"seconds": 0}), true);
+                assert!(
+                    next["result"]["taskId"].as_str().is_some_and(|t| t.starts_with("u_")),
+                    "{next}"
+                );
+            }
+            _ => {
+                assert_eq!(done["result"]["isError"], true, "{done}");
+                assert!(text(&done["result"]).contains("declined"), "{done}");
+                assert_eq!(calls(), before, "a declined call reached the server");
+            }
+        }
+    }
+}

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use coremcp_plugin_sdk::time::now_ms;
 use coremcp_store::StoreUrl;
-use coremcp_wire::tasks::{self as wire, Status};
+use coremcp_wire::tasks::{self as wire, Payload, Status};
 use serde_json::{json, Value};
 
 pub use output::Output;
@@ -104,6 +104,19 @@ pub enum TaskError {
 /// listened is gone.
 pub type Watcher = Box<dyn Fn(&Value) -> bool + Send + Sync>;
 
+/// What a task waiting for input does with the answers (`tasks/update`'s `inputResponses` for
+/// the keys it asked), once: start its work.
+pub type OnInput = Box<dyn FnOnce(serde_json::Map<String, Value>, Arc<Live>) + Send>;
+
+/// A task that waits for input before its work starts: the requests it shows
+/// (`inputRequests`, by key), what its status message says meanwhile, and what it does with
+/// the answers.
+pub struct Waiting {
+    pub requests: Value,
+    pub message: String,
+    pub on_input: OnInput,
+}
+
 /// Whether the policy lets the caller reach a task of the tool named: `Err` says why not.
 pub type Allowed<'a> = &'a dyn Fn(&str) -> Result<(), String>;
 
@@ -119,7 +132,6 @@ pub enum End {
 }
 
 /// A task that runs in this process.
-#[derive(Debug)]
 pub struct Live {
     pub id: String,
     pub principal: String,
@@ -135,6 +147,17 @@ pub struct Live {
     /// Why it was stopped, once it was.
     stopped: Mutex<Option<Stop>>,
     ended: AtomicBool,
+    /// While it waits for input: what starts its work.
+    input: Mutex<Option<OnInput>>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("id", &self.id)
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a task's work was stopped.
@@ -247,6 +270,29 @@ impl Tasks {
         tool: &str,
         run: Duration,
     ) -> Result<(Value, Arc<Live>), CreateError> {
+        self.create_with(principal, tool, run, None)
+    }
+
+    /// [`Tasks::create`] for a task that first waits for input (`input_required`, its
+    /// requests shown by `tasks/get`), and starts its work when `tasks/update` answers them;
+    /// unanswered at its deadline, it ends with a tool error and nothing done.
+    pub fn create_waiting(
+        self: &Arc<Self>,
+        principal: &str,
+        tool: &str,
+        run: Duration,
+        waiting: Waiting,
+    ) -> Result<(Value, Arc<Live>), CreateError> {
+        self.create_with(principal, tool, run, Some(waiting))
+    }
+
+    fn create_with(
+        self: &Arc<Self>,
+        principal: &str,
+        tool: &str,
+        run: Duration,
+        waiting: Option<Waiting>,
+    ) -> Result<(Value, Arc<Live>), CreateError> {
         let store = self.store().map_err(CreateError::Unavailable)?;
         let bounds = self.settings.bounds;
         let id = wire::own_id(random16());
@@ -263,6 +309,7 @@ impl Tasks {
             output: Mutex::new(Output::default()),
             stopped: Mutex::new(None),
             ended: AtomicBool::new(false),
+            input: Mutex::new(None),
         });
         {
             // Counted and reserved under one lock, so two calls at once cannot both pass.
@@ -286,14 +333,21 @@ impl Tasks {
             table.insert(id.clone(), Arc::clone(&live));
         }
         let lease = Some(now + LEASE.as_millis() as i64);
-        let record = self.new_record(&id, principal, tool, (now, ttl), &self.instance, lease);
+        let mut record = self.new_record(&id, principal, tool, (now, ttl), &self.instance, lease);
+        if let Some(waiting) = waiting {
+            record.status = Status::InputRequired;
+            record.status_message = Some(waiting.message);
+            record.payload = Some(waiting.requests.to_string());
+            *lock(&live.input) = Some(waiting.on_input);
+        }
         if let Err(e) = store.create(&record) {
             lock(&self.live).remove(&id);
             return Err(CreateError::Unavailable(e.to_string()));
         }
         self.start_keeper();
         let mut task = record.task();
-        task.status_message = Some(format!("{tool} started"));
+        task.status_message
+            .get_or_insert_with(|| format!("{tool} started"));
         Ok((task.create_result(), live))
     }
 
@@ -436,11 +490,46 @@ impl Tasks {
         Ok(())
     }
 
-    /// `tasks/update`: Core MCP's own tasks ask for nothing while they run, so answers are
-    /// acknowledged and ignored, as the extension says of keys not outstanding.
-    pub fn update(&self, id: &str, principal: &str, allowed: Allowed<'_>) -> Result<(), TaskError> {
+    /// `tasks/update`: answers to the input a task waits for. Only the keys it asked count
+    /// (others are ignored, as the extension says); the first answer starts its work, here
+    /// when the task waits in this process. Acknowledged either way: what follows shows in
+    /// `tasks/get`.
+    pub fn update(
+        &self,
+        id: &str,
+        principal: &str,
+        allowed: Allowed<'_>,
+        responses: &serde_json::Map<String, Value>,
+    ) -> Result<(), TaskError> {
         let record = self.own(id, principal)?;
-        allowed(&record.tool).map_err(TaskError::Refused)
+        allowed(&record.tool).map_err(TaskError::Refused)?;
+        if record.status != Status::InputRequired {
+            return Ok(());
+        }
+        let asked: serde_json::Map<String, Value> = match record.payload() {
+            Payload::InputRequests(Value::Object(requests)) => responses
+                .iter()
+                .filter(|(key, _)| requests.contains_key(*key))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            _ => serde_json::Map::new(),
+        };
+        if asked.is_empty() {
+            return Ok(());
+        }
+        let Some(live) = self.live(id) else {
+            return Ok(());
+        };
+        let Some(on_input) = lock(&live.input).take() else {
+            return Ok(());
+        };
+        let store = self.store().map_err(TaskError::Store)?;
+        let message = format!("{} answered; running", record.tool);
+        store
+            .set_running(id, Status::Working, Some(&message), None, now_ms())
+            .map_err(|e| TaskError::Store(e.to_string()))?;
+        on_input(asked, live);
+        Ok(())
     }
 
     /// At most `max` bytes of the output of `principal`'s running (or finished here) task
@@ -607,6 +696,17 @@ impl Tasks {
         for live in &running {
             if now >= live.deadline {
                 live.stop(Stop::Deadline);
+                // Still waiting for its input: nothing was done, and nothing will be.
+                if lock(&live.input).take().is_some() {
+                    let text = format!(
+                        "{} did not run: the input it waited for was not given in time",
+                        live.tool
+                    );
+                    let result =
+                        json!({"content": [{"type": "text", "text": text}], "isError": true});
+                    self.finish(live, End::Result(result.to_string()));
+                    continue;
+                }
             }
             if now >= live.deadline + STOP_GRACE {
                 tracing::error!(task = %live.id, tool = %live.tool, "a task's work did not stop at its deadline");

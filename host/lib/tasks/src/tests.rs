@@ -55,7 +55,9 @@ fn a_task_is_created_read_and_ended_by_its_principal_only(env: &Env) {
         for e in [
             tasks.get(id, who, &any).expect_err("get"),
             tasks.cancel(id, who, &any).expect_err("cancel"),
-            tasks.update(id, who, &any).expect_err("update"),
+            tasks
+                .update(id, who, &any, &serde_json::Map::new())
+                .expect_err("update"),
             tasks.output(id, who, 0, 10).expect_err("output"),
         ] {
             assert!(
@@ -171,6 +173,53 @@ fn an_upstream_task_is_bound_to_its_principal_and_never_orphaned(env: &Env) {
     ));
 }
 
+fn a_waiting_task_starts_its_work_on_the_answer_to_what_it_asked(env: &Env) {
+    let tasks = table(env, Bounds::default());
+    let answers = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&answers);
+    let waiting = Waiting {
+        requests: json!({"approval": {"method": "elicitation/create", "params": {}}}),
+        message: "waiting for a human".into(),
+        on_input: Box::new(move |given, _| sink.lock().expect("lock").push(given)),
+    };
+    let (created, live) = tasks
+        .create_waiting("alice", "mcp__gh__build", Duration::from_secs(60), waiting)
+        .expect("created");
+    assert_eq!(created["status"], "input_required");
+    assert_eq!(created["statusMessage"], "waiting for a human");
+    let id = id_of(&created);
+    let asking = tasks.get(&id, "alice", &any).expect("get");
+    assert_eq!(asking["status"], "input_required");
+    assert!(asking["inputRequests"]["approval"].is_object(), "{asking}");
+    // A key it did not ask is ignored; another principal is not found.
+    let other = json!({"other": {"action": "accept"}});
+    tasks
+        .update(&id, "alice", &any, other.as_object().expect("map"))
+        .expect("ack");
+    assert!(answers.lock().expect("lock").is_empty());
+    let accept = json!({"approval": {"action": "accept"}, "other": 1});
+    let accept = accept.as_object().expect("map");
+    assert!(tasks.update(&id, "bob", &any, accept).is_err());
+    tasks.update(&id, "alice", &any, accept).expect("ack");
+    // Answered once: the work starts with exactly the keys asked.
+    tasks.update(&id, "alice", &any, accept).expect("ack");
+    assert_eq!(
+        *answers.lock().expect("lock"),
+        [json!({"approval": {"action": "accept"}})
+            .as_object()
+            .cloned()
+            .expect("map")]
+    );
+    assert_eq!(
+        tasks.get(&id, "alice", &any).expect("get")["status"],
+        "working"
+    );
+    tasks.finish(
+        &live,
+        End::Result(r#"{"content":[],"isError":false}"#.into()),
+    );
+}
+
 fn running_tasks_are_bounded_per_principal_and_in_all(env: &Env) {
     let tasks = table(
         env,
@@ -255,6 +304,7 @@ coremcp_store::both!(
     a_task_is_created_read_and_ended_by_its_principal_only,
     a_watcher_hears_the_end_of_its_principals_task_once,
     an_upstream_task_is_bound_to_its_principal_and_never_orphaned,
+    a_waiting_task_starts_its_work_on_the_answer_to_what_it_asked,
     running_tasks_are_bounded_per_principal_and_in_all,
     a_cancel_stops_the_work_and_an_exit_fails_what_still_runs,
     a_task_of_a_process_that_died_is_failed_once_its_lease_ends,
