@@ -449,6 +449,23 @@ fn task_server_config(dir: &TempDir, log: &Path) -> String {
     config.to_string_lossy().into_owned()
 }
 
+/// A data folder with the fixture's `mcp.json`: the folder, the fixture's log, the config.
+fn upstream_setup(label: &str) -> (TempDir, PathBuf, String) {
+    let data = TempDir::new(label);
+    let log = data.path().join("calls.log");
+    let config = task_server_config(&data, &log);
+    (data, log, config)
+}
+
+/// The environment that serves `config`'s fixture to the stdio principal.
+fn upstream_env(config: &str) -> [(&str, &str); 3] {
+    [
+        ("COREMCP_MCP_CONFIG", config),
+        ("COREMCP_MCP_SERVERS", ""),
+        ("COREMCP_MCP_GRANTS", "stdio=t"),
+    ]
+}
+
 /// What the fixture server was asked, a line each.
 fn asked(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
@@ -477,16 +494,12 @@ fn wait_listed(client: &mut Client, tool: &str) {
 
 #[test]
 fn an_upstream_servers_tasks_are_passed_on_under_our_ids_or_waited_for() {
-    let data = TempDir::new("tasks-upstream");
-    let log = data.path().join("calls.log");
-    let config = task_server_config(&data, &log);
-    let env = [
-        ("COREMCP_MCP_CONFIG", config.as_str()),
-        ("COREMCP_MCP_SERVERS", ""),
-        ("COREMCP_MCP_GRANTS", "stdio=t"),
+    let (data, log, config) = upstream_setup("tasks-upstream");
+    let mut env = upstream_env(&config).to_vec();
+    env.extend([
         ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
         ("COREMCP_CALL_TIMEOUT", "3"),
-    ];
+    ]);
     let mut client = Client::start_with(&data, None, &env);
     wait_listed(&mut client, "mcp__t__slow");
 
@@ -581,21 +594,12 @@ fn an_upstream_servers_tasks_are_passed_on_under_our_ids_or_waited_for() {
 
 #[test]
 fn a_2025_client_waits_for_an_upstream_task_with_progress() {
-    let data = TempDir::new("tasks-upstream-2025");
-    let log = data.path().join("calls.log");
-    let config = task_server_config(&data, &log);
+    let (data, log, config) = upstream_setup("tasks-upstream-2025");
     let dir = plugins(&["ops"]);
     let data_arg = data.path().to_string_lossy().into_owned();
-    let mut server = Server::start(
-        dir.path(),
-        &["--data", &data_arg],
-        &[
-            ("COREMCP_MCP_CONFIG", config.as_str()),
-            ("COREMCP_MCP_SERVERS", ""),
-            ("COREMCP_MCP_GRANTS", "stdio=t"),
-            ("COREMCP_MCP_REQUIRE_APPROVAL", "false"),
-        ],
-    );
+    let mut env = upstream_env(&config).to_vec();
+    env.push(("COREMCP_MCP_REQUIRE_APPROVAL", "false"));
+    let mut server = Server::start(dir.path(), &["--data", &data_arg], &env);
     server.initialize();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !server.tool_names().iter().any(|n| n == "mcp__t__slow") {
@@ -625,15 +629,14 @@ fn eliciting(mut message: Value) -> Value {
 
 #[test]
 fn a_first_calls_approval_is_asked_in_a_task_and_answered_with_tasks_update() {
-    let data = TempDir::new("tasks-approval");
-    let log = data.path().join("calls.log");
-    let config = task_server_config(&data, &log);
-    let env = [
-        ("COREMCP_MCP_CONFIG", config.as_str()),
-        ("COREMCP_MCP_SERVERS", ""),
-        ("COREMCP_MCP_GRANTS", "stdio=t"),
-    ];
-    let calls = || asked(&log).iter().filter(|l| l.starts_with("tools/call")).count();
+    let (data, log, config) = upstream_setup("tasks-approval");
+    let env = upstream_env(&config);
+    let calls = || {
+        asked(&log)
+            .iter()
+            .filter(|l| l.starts_with("tools/call"))
+            .count()
+    };
     for answer in ["accept", "decline"] {
         let mut client = Client::start_with(&data, None, &env);
         wait_listed(&mut client, "mcp__t__slow");
@@ -657,7 +660,9 @@ fn a_first_calls_approval_is_asked_in_a_task_and_answered_with_tasks_update() {
         let request = &asking["result"]["inputRequests"]["approval"];
         assert_eq!(request["method"], "elicitation/create", "{asking}");
         assert!(
-            request["params"]["message"].as_str().is_some_and(|m| m.contains("\"t\"")),
+            request["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("\"t\"")),
             "{asking}"
         );
         // Nothing reached the server while the question waits.
@@ -676,7 +681,9 @@ fn a_first_calls_approval_is_asked_in_a_task_and_answered_with_tasks_update() {
                 // Approved for the connection: the next call is passed on at once.
                 let next = client.call("mcp__t__slow", json!({"seconds": 0}), true);
                 assert!(
-                    next["result"]["taskId"].as_str().is_some_and(|t| t.starts_with("u_")),
+                    next["result"]["taskId"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("u_")),
                     "{next}"
                 );
             }
