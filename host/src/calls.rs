@@ -52,6 +52,9 @@ pub struct Call {
     /// The request's `_meta.progressToken` (JSON text), for an upstream call whose server runs
     /// it as a task that Core MCP waits for (its progress is reported with it).
     pub progress: std::sync::OnceLock<String>,
+    /// Why the plugin failed inside (it panicked, or broke its own rules), not the tool: a
+    /// task's work that ends so fails with a JSON-RPC error, not a tool error result.
+    pub crashed: std::sync::OnceLock<String>,
     answered: AtomicBool,
     seq: u64,
 }
@@ -105,6 +108,7 @@ impl Call {
             log_floor: std::sync::atomic::AtomicU8::new(0),
             not_a_tool: AtomicBool::new(false),
             progress: std::sync::OnceLock::new(),
+            crashed: std::sync::OnceLock::new(),
             answered: AtomicBool::new(false),
             seq,
         }

@@ -1,8 +1,9 @@
 //! The process's task table (`coremcp-tasks`), built once from the configuration by the
 //! command that serves, and the `host_call` operations a plugin's task work uses:
 //! `task.current` (the task the asking call runs as), `task.output` (what its processes wrote,
-//! appended to the task's output), `task.read` (a task's output from an offset, for its
-//! principal) and `task.cancel`.
+//! appended to the task's output), `task.ask` (the work asks its client for input and waits
+//! for the answers, given with `tasks/update`), `task.read` (a task's output from an offset,
+//! for its principal) and `task.cancel`.
 //!
 //! Invariants: `task.read` and `task.cancel` act for the principal of the call that asks, so a
 //! plugin can never read or stop another principal's task for its caller; without a serving
@@ -114,6 +115,30 @@ fn register_ops() {
                 live.push_output(text.as_bytes());
             }
             Ok(json!({}))
+        }),
+    );
+    register_op(
+        "task.ask",
+        Arc::new(|payload: &Value| {
+            let id = task_arg(payload)?;
+            // Only the work of that very task asks its client.
+            if host_api::call_task().as_deref() != Some(id) {
+                return Err(ToolError::new(
+                    codes::INVALID_ARGUMENTS,
+                    "only a task's own work asks its client for input",
+                ));
+            }
+            let message = payload["message"].as_str().unwrap_or("waiting for input");
+            match tasks()?.ask(id, payload["requests"].clone(), message) {
+                Ok(answers) => Ok(Value::Object(answers)),
+                Err(e @ coremcp_tasks::AskError::Stopped) => {
+                    Err(ToolError::new(codes::CANCELLED, e.to_string()))
+                }
+                Err(e @ coremcp_tasks::AskError::Malformed) => {
+                    Err(ToolError::new(codes::INVALID_ARGUMENTS, e.to_string()))
+                }
+                Err(e) => Err(ToolError::new(codes::FAILED, e.to_string())),
+            }
         }),
     );
     register_op(

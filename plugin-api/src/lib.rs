@@ -21,7 +21,9 @@ pub mod manifest;
 pub mod version;
 
 pub use abi::{CallCtx, HostApi, HostApiRef, LogLevel, PluginMod, PluginModRef, ToolError};
-pub use manifest::{Annotations, EscalationSpec, FeatureGate, GuardSpec, Manifest, Runs, ToolSpec};
+pub use manifest::{
+    Annotations, EscalationSpec, FeatureGate, GuardSpec, Manifest, Runs, TaskSpec, ToolSpec,
+};
 pub use version::{ApiVersion, API_VERSION};
 
 /// Re-exports the SDK's `export_plugin!` builds the library header with; not for plugin code.

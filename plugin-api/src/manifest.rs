@@ -36,6 +36,21 @@ pub struct ToolSpec {
     /// grant naming the tool allows it over HTTP), and what it hands over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationSpec>,
+    /// When a call runs as a task for a client that takes tasks (MCP's tasks extension), for a
+    /// tool outside Core MCP's catalog (a catalog tool's is the catalog's). Absent: never.
+    /// Added in 1.0 without a version change: a manifest without it reads as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskSpec>,
+}
+
+/// When a tool's call runs as a task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    /// The condition on the call's arguments, written as a guard's.
+    pub when: GuardSpec,
+    /// Only as a task: a request that does not take tasks is refused.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// A tool's guard as the manifest carries it (the catalog's `Guard`, as data).

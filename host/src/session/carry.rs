@@ -21,6 +21,7 @@ use coremcp_wire::{render, rpc};
 
 use super::call::{Request, APPROVAL_WAIT};
 use super::outcome::{Mrtr, Outcome};
+use super::tasks::Fate;
 use super::{duplicate, log_rank, Inner, Session};
 use crate::calls::{Call, Origin};
 use crate::registry;
@@ -73,12 +74,16 @@ impl Session {
                 self.start_upstream(id, &request, target, origin, mrtr)
             }
             Route::Run(run) => {
-                let run = match self.as_task(name, &run, modern) {
-                    Some(tasks) => match self.start_task(id, &request, run, origin, tasks) {
+                let run = match self.task_fate(name, &run, modern) {
+                    Fate::Task(tasks) => match self.start_task(id, &request, run, origin, tasks) {
                         Ok(()) => return,
                         Err(run) => run,
                     },
-                    None => run,
+                    Fate::Refused(refusal) => {
+                        return self.inner.out.send(refusal.to_message(Some(id)))
+                    }
+                    Fate::Cannot(text) => return self.tool_error(id, &text),
+                    Fate::Plain => run,
                 };
                 self.start_run(id, &request, run, origin, hop, modern)
             }
@@ -299,7 +304,15 @@ impl Inner {
                     replaced
                 }
             },
-            Err(e) => render::call_error(&call.tool, &e),
+            Err(e) => {
+                use coremcp_plugin_api::codes::{INTERNAL, PANIC};
+                if matches!(e.code.as_str(), PANIC | INTERNAL) {
+                    let _ = call
+                        .crashed
+                        .set(format!("{} failed ({}): {}", call.tool, e.code, e.message));
+                }
+                render::call_error(&call.tool, &e)
+            }
         }
     }
 

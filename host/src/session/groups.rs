@@ -64,6 +64,7 @@ pub fn spec(
         feature: None,
         guard: None,
         escalation: None,
+        task: None,
     }
 }
 

@@ -864,6 +864,7 @@ fn missing_gated_tools(catalog: Option<&coremcp_catalog::Group>) -> Vec<ToolSpec
             }),
             guard: None,
             escalation: None,
+            task: None,
         })
         .collect()
 }

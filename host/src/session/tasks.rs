@@ -27,31 +27,64 @@ use super::{Inner, Session};
 use crate::calls::{Call, Origin};
 use crate::route::{self, Run, To};
 
+/// What becomes of a call, as far as tasks go.
+pub(super) enum Fate {
+    /// It runs as it always did.
+    Plain,
+    /// It runs as a task of this table.
+    Task(&'static Arc<Tasks>),
+    /// It runs only as a task, and a 2026 request that does not take tasks gets -32021.
+    Refused(Refusal),
+    /// It runs only as a task and cannot be one here: the tool error's text.
+    Cannot(String),
+}
+
 /// The shortest time a task's work gets: running as a task is for work that takes long.
 const MIN_RUN: Duration = Duration::from_secs(600);
 /// The longest a task's work may take (a dev server, a watcher): a day.
 pub const MAX_RUN: Duration = Duration::from_secs(24 * 3600);
 
 impl Session {
-    /// The task table, when the call `name` with `run` from a request with `modern` runs as a
-    /// task.
-    pub(super) fn as_task(
-        &self,
-        name: &str,
-        run: &Run,
-        modern: Option<&Envelope>,
-    ) -> Option<&'static Arc<Tasks>> {
-        if !modern.is_some_and(|m| m.tasks) || !matches!(run.to, To::Plugin) {
-            return None;
+    /// What becomes of the call `name` with `run` from a request with `modern`, as far as tasks
+    /// go: the catalog's entry says for its tools, a group outside it says in its manifest
+    /// (read from its sidecar before it loads).
+    pub(super) fn task_fate(&self, name: &str, run: &Run, modern: Option<&Envelope>) -> Fate {
+        if !matches!(run.to, To::Plugin) {
+            return Fate::Plain;
         }
-        let (_, entry) = coremcp_catalog::find(name)?;
-        entry.task?;
+        let entry = match coremcp_catalog::find(name) {
+            Some((_, entry)) => Some(entry),
+            None => self.inner.plugins.slots()[run.index]
+                .listing()
+                .and_then(|listing| listing.task_entry(name)),
+        };
+        let Some(entry) = entry.filter(|e| e.task.is_some()) else {
+            return Fate::Plain;
+        };
         let args: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&run.args).ok()?;
+            serde_json::from_str(&run.args).unwrap_or_default();
         if !entry.runs_as_task(&args) {
-            return None;
+            return Fate::Plain;
         }
-        crate::tasks::table()
+        let declared = modern.is_some_and(|m| m.tasks);
+        match (declared, crate::tasks::table()) {
+            (true, Some(tasks)) => Fate::Task(tasks),
+            (_, None) | (false, _) if !entry.task_required => Fate::Plain,
+            (false, _) => match modern {
+                Some(_) => Fate::Refused(modern::missing_extension(
+                    wire::EXTENSION,
+                    &format!("{name} runs only as a task; nothing was called"),
+                )),
+                None => Fate::Cannot(format!(
+                    "{name} runs only as an MCP task, which this client does not take (the \
+                     tasks extension of MCP 2026-07-28); nothing was called"
+                )),
+            },
+            (true, None) => Fate::Cannot(format!(
+                "{name} runs only as a task, and tasks are off here (Core MCP has no store to \
+                 record them in); nothing was called"
+            )),
+        }
     }
 
     /// Records the call as a task and answers with it, then starts its work; `Err` gives the
@@ -242,6 +275,11 @@ impl Inner {
             coremcp_engine::host_api::with_task(task, || self.run_plugin(run, call))
         }));
         let end = match ran {
+            // A plugin that failed inside is a protocol error, not the tool's answer.
+            Ok(_) if call.crashed.get().is_some() => End::Error {
+                code: rpc::INTERNAL_ERROR,
+                message: call.crashed.get().cloned().unwrap_or_default(),
+            },
             Ok(result) => End::Result(result),
             Err(_) => End::Error {
                 code: rpc::INTERNAL_ERROR,

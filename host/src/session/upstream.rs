@@ -191,7 +191,7 @@ impl Inner {
     ) -> Result<Outcome, Option<String>> {
         let (full, id) = (call.tool.as_str(), target.server.id());
         match answer {
-            Ok(result) if super::upstream_tasks::is_task(&result) => {
+            Ok(result) if coremcp_wire::tasks::is_task(&result) => {
                 self.upstream_task(call, conn, target, result, mrtr)
             }
             Ok(result) if is_input_required(&result) => match mrtr {
@@ -500,7 +500,7 @@ fn call_params(
     if !modern {
         return params;
     }
-    let mut capabilities = super::upstream_tasks::task_capabilities();
+    let mut capabilities = coremcp_wire::tasks::capabilities();
     if mrtr.is_some_and(|m| m.can_elicit) {
         capabilities["elicitation"] = json!({});
     }

@@ -48,16 +48,6 @@ const MAX_POLL: Duration = Duration::from_secs(5);
 /// How long a `tasks/*` request passed on to a server may take.
 const TASK_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Whether an upstream result is a task (`resultType: "task"`).
-pub(super) fn is_task(result: &Value) -> bool {
-    result.get("resultType").and_then(Value::as_str) == Some("task")
-}
-
-/// The client capabilities that declare the tasks extension.
-pub(super) fn task_capabilities() -> Value {
-    json!({"extensions": {wire::EXTENSION: {}}})
-}
-
 /// `result` with `resultType` first and the task id `id` (the outbox adds `"complete"` to a
 /// result that does not begin with a `resultType`).
 fn rewritten(result: &Value, result_type: &str, id: &str) -> String {
@@ -390,7 +380,7 @@ fn poll_interval(state: &Value) -> Duration {
 fn task_params(inner_id: &str, responses: Option<&Map<String, Value>>) -> Value {
     let mut params = json!({
         "taskId": inner_id,
-        "_meta": {coremcp_wire::modern::CAPABILITIES_KEY: task_capabilities()},
+        "_meta": {coremcp_wire::modern::CAPABILITIES_KEY: wire::capabilities()},
     });
     if let Some(responses) = responses {
         params["inputResponses"] = Value::Object(responses.clone());

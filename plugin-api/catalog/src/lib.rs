@@ -57,6 +57,8 @@ pub struct Entry {
     /// answered with a task at once: the condition on the call's arguments, written as a
     /// guard's ([`Guard::guarded`] is `Some` when it holds). `None`: never a task.
     pub task: Option<Guard>,
+    /// The tool runs only as a task: a request that does not take tasks is refused.
+    pub task_required: bool,
 }
 
 /// Whether a call of a tool needs a grant when it comes over HTTP: it changes the machine it
@@ -226,14 +228,11 @@ impl From<&Guard> for coremcp_plugin_api::GuardSpec {
     }
 }
 
-/// The entry of tool `name` of a group outside the catalog, from what its manifest declares:
-/// its guard and escalation, judged as the catalog's are. Its strings are leaked: entries are
-/// made once per loaded library, which is never unloaded either.
-pub fn entry_from_manifest(
-    name: &str,
-    guard: Option<&coremcp_plugin_api::GuardSpec>,
-    escalation: Option<&coremcp_plugin_api::EscalationSpec>,
-) -> &'static Entry {
+/// The entry of a tool of a group outside the catalog, from what its manifest declares: its
+/// guard, escalation and when it runs as a task, judged as the catalog's are. Its strings are
+/// leaked: entries are made once per loaded library, which is never unloaded either.
+pub fn entry_from_manifest(spec: &coremcp_plugin_api::ToolSpec) -> &'static Entry {
+    let (name, guard, escalation) = (&spec.name, spec.guard.as_ref(), spec.escalation.as_ref());
     fn leak(text: &str) -> &'static str {
         Box::leak(text.to_owned().into_boxed_str())
     }
@@ -270,7 +269,29 @@ pub fn entry_from_manifest(
     if let Some(escalation) = escalation {
         entry = entry.escalates_with(leak(&escalation.argument), leak(&escalation.hands_over));
     }
+    if let Some(task) = &spec.task {
+        entry = entry.task(guard_of(&task.when));
+        entry.task_required = task.required;
+    }
     Box::leak(Box::new(entry))
+}
+
+/// An entry that says only when tool `name` runs as a task, as a manifest declares it (leaked,
+/// as [`entry_from_manifest`]'s).
+pub fn task_entry(name: &str, task: &coremcp_plugin_api::TaskSpec) -> &'static Entry {
+    let spec = coremcp_plugin_api::ToolSpec {
+        name: name.to_owned(),
+        description: String::new(),
+        input_schema: serde_json::Value::Null,
+        annotations: Default::default(),
+        runs: Runs::Local,
+        remote_host: false,
+        feature: None,
+        guard: None,
+        escalation: None,
+        task: Some(task.clone()),
+    };
+    entry_from_manifest(&spec)
 }
 
 /// A catalog entry with its group's defaults filled in.
@@ -292,6 +313,7 @@ pub const fn tool(name: &'static str) -> Entry {
         guard: Guard::Reads,
         escalation: None,
         task: None,
+        task_required: false,
     }
 }
 
@@ -335,6 +357,13 @@ impl Entry {
     /// arguments ([`Guard::Always`]: every call).
     pub const fn task(mut self, when: Guard) -> Self {
         self.task = Some(when);
+        self
+    }
+
+    /// Runs every call as a task only: a request that does not take tasks is refused.
+    pub const fn task_required(mut self) -> Self {
+        self.task = Some(Guard::Always);
+        self.task_required = true;
         self
     }
 

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::std_types::{RResult, RStr, RString};
 use coremcp_plugin_api::abi::{CallCtx, CallResult, HostApiRef, PluginMod, PluginModRef};
-use coremcp_plugin_api::{EscalationSpec, FeatureGate, LogLevel, Manifest, ToolSpec};
+use coremcp_plugin_api::{EscalationSpec, FeatureGate, LogLevel, Manifest, TaskSpec, ToolSpec};
 use serde_json::{Map, Value};
 
 use crate::group::Group;
@@ -142,6 +142,12 @@ pub fn manifest(group: &Group, schemas: &[Value]) -> Manifest {
                     escalation: entry.and_then(|e| e.escalation).map(|e| EscalationSpec {
                         argument: e.argument.to_owned(),
                         hands_over: e.hands_over.to_owned(),
+                    }),
+                    task: entry.and_then(|e| {
+                        Some(TaskSpec {
+                            when: e.task.as_ref()?.into(),
+                            required: e.task_required,
+                        })
                     }),
                 }
             })

@@ -2,7 +2,7 @@
 //! host decides which calls run as tasks (the catalog marks the tools, the client must take
 //! tasks); a handler only asks [`current`] whether it runs as one, and then reports what its
 //! work writes ([`Task::writer`]: the task's status and output, which its client reads while
-//! it runs). It sees a cancel as it sees any stop (`Ctx::is_cancelled`), and returns its
+//! it runs) and may ask its client for input ([`Task::ask`]). It sees a cancel as it sees any stop (`Ctx::is_cancelled`), and returns its
 //! result as always: the host records it in the task.
 //!
 //! Invariants: everything goes through the host's `task.*` operations, so a plugin never
@@ -11,7 +11,7 @@
 
 use std::sync::Mutex;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::ToolError;
 
@@ -31,6 +31,25 @@ impl Task {
     /// The task's id, as its client knows it.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Asks the task's client for input — `requests` are server-to-client requests by key
+    /// (`{"confirm": {"method": "elicitation/create", "params": {…}}}`) — and waits for every
+    /// answer (the task shows `input_required` meanwhile; the client answers with
+    /// `tasks/update`, in one or several): the answers by key. A cancel ends the wait with a
+    /// `cancelled` error.
+    pub fn ask(&self, requests: Value, message: &str) -> Result<Map<String, Value>, ToolError> {
+        let answer = crate::host_call(
+            "task.ask",
+            &json!({"task": self.id, "requests": requests, "message": message}),
+        )?;
+        match answer {
+            Value::Object(answers) => Ok(answers),
+            other => Err(ToolError::new(
+                crate::codes::INTERNAL,
+                format!("task.ask answered {other}, not answers by key"),
+            )),
+        }
     }
 
     /// A sink for what the work writes (its processes' output), which may be fed from any

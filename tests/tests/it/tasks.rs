@@ -44,7 +44,16 @@ impl Client {
     }
 
     fn start_with(data: &TempDir, store: Option<&str>, env: &[(&str, &str)]) -> Client {
-        let dir = plugins(&["ops"]);
+        Client::start_groups(&["ops"], data, store, env)
+    }
+
+    fn start_groups(
+        groups: &[&str],
+        data: &TempDir,
+        store: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Client {
+        let dir = plugins(groups);
         let data = data.path().to_string_lossy().into_owned();
         let mut args = vec!["--data", data.as_str()];
         if let Some(store) = store {
@@ -694,4 +703,56 @@ fn a_first_calls_approval_is_asked_in_a_task_and_answered_with_tasks_update() {
             }
         }
     }
+}
+
+#[test]
+fn a_group_outside_the_catalog_declares_its_task_tools_in_its_manifest() {
+    let data = TempDir::new("tasks-outside");
+    let mut client = Client::start_groups(&["fixture_tasks"], &data, None, &[]);
+    // Before the group loads, its sidecar tells: the first call is a task already.
+    let created = client.call("slow_compute", json!({"seconds": 0.2}), true);
+    let id = started(&created);
+    assert_eq!(client.poll(&id, WAIT, terminal)["status"], "completed");
+    // Never a task: answered as ever.
+    let greet = client.call("greet", json!({"name": "Ada"}), true);
+    assert_eq!(text(&greet["result"]), "Hello, Ada!", "{greet}");
+    // Only as a task: a request that does not take tasks gets -32021.
+    let refused = client.call("failing_job", json!({}), false);
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    // A tool error is a completed task; a plugin that fails inside, a failed one.
+    let failing = started(&client.call("failing_job", json!({}), true));
+    let done = client.poll(&failing, WAIT, terminal);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true);
+    let broken = started(&client.call("protocol_error_job", json!({}), true));
+    let failed = client.poll(&broken, WAIT, terminal);
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603);
+    assert!(failed.get("result").is_none());
+    // A task's work asks its client, answered with tasks/update, in parts.
+    let asking = client.call("multi_input", json!({}), true);
+    let id = asking["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    let both = client.poll(&id, WAIT, |t| {
+        t["inputRequests"].as_object().is_some_and(|r| r.len() == 2)
+    });
+    assert_eq!(both["status"], "input_required");
+    let first = json!({"taskId": id, "inputResponses": {"first": {"action": "accept"}}});
+    client.ask("tasks/update", first, true);
+    let partly = client.get(&id);
+    let left: Vec<&String> = partly["result"]["inputRequests"]
+        .as_object()
+        .expect("requests")
+        .keys()
+        .collect();
+    assert_eq!(left, ["second"], "{partly}");
+    let second = json!({"taskId": id, "inputResponses": {"second": {"action": "decline"}}});
+    client.ask("tasks/update", second, true);
+    let done = client.poll(&id, WAIT, terminal);
+    assert_eq!(
+        done["result"]["structuredContent"]["second"]["action"], "decline",
+        "{done}"
+    );
 }

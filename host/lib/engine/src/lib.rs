@@ -172,6 +172,15 @@ pub enum Listing {
 }
 
 impl Listing {
+    /// The entry that says when `tool`'s call runs as a task, for a tool of a group outside
+    /// the catalog whose manifest declares it (a catalog tool's is the catalog's).
+    pub fn task_entry(&self, tool: &str) -> Option<&'static coremcp_catalog::Entry> {
+        match self {
+            Self::Loaded(loaded) => loaded.entry(tool).filter(|e| e.task.is_some()),
+            Self::Listed(tools) => tools.iter().find(|t| t.name == tool)?.task,
+        }
+    }
+
     /// The default of `tool`'s `timeout_s` argument, if it declares one: the time the tool
     /// runs for when the call does not say, which the call's deadline honours.
     pub fn declared_timeout(&self, tool: &str) -> Option<u64> {
@@ -584,13 +593,7 @@ impl PluginSet {
                 .manifest
                 .tools
                 .iter()
-                .map(|t| {
-                    coremcp_catalog::entry_from_manifest(
-                        &t.name,
-                        t.guard.as_ref(),
-                        t.escalation.as_ref(),
-                    )
-                })
+                .map(coremcp_catalog::entry_from_manifest)
                 .collect(),
         };
         let loaded = Loaded {

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use coremcp_plugin_api::{ApiVersion, FeatureGate, Manifest};
+use coremcp_plugin_api::{ApiVersion, FeatureGate, Manifest, TaskSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::digest::file_sha256 as sha256;
@@ -100,6 +100,14 @@ pub struct ListedTool {
     pub entry: Option<Entry>,
     /// The cargo feature it is built behind, and whether this build has it.
     pub feature: Option<FeatureGate>,
+    /// When its call runs as a task, as its manifest declares it (a group outside the
+    /// catalog), so the route knows before the group loads.
+    pub task: Option<&'static coremcp_catalog::Entry>,
+}
+
+/// The entry that judges when `name`'s call runs as a task, if its manifest says it may.
+fn task_entry(name: &str, task: Option<&TaskSpec>) -> Option<&'static coremcp_catalog::Entry> {
+    task.map(|task| coremcp_catalog::task_entry(name, task))
 }
 
 impl ListedTool {
@@ -116,6 +124,7 @@ impl ListedTool {
             .map(|spec| Self {
                 name: spec.name.clone(),
                 feature: spec.feature.clone(),
+                task: task_entry(&spec.name, spec.task.as_ref()),
                 entry: match coremcp_wire::render::tool_entry(spec) {
                     Ok(entry) => Some(Entry::new(entry)),
                     Err(why) => {
@@ -161,6 +170,10 @@ struct Head {
     /// Each tool's cargo feature gate, in the same order (`core_status` shows them before the
     /// group loads).
     features: Vec<Option<FeatureGate>>,
+    /// Each tool's task declaration, in the same order; empty when no tool declares one (as
+    /// in a sidecar written before tools could).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tasks: Vec<Option<TaskSpec>>,
     /// Whether `sha256` records the bytes that were installed (`plugins install`, `plugins
     /// index`, `scripts/build`): then a library with other bytes is refused at load. A sidecar
     /// the host wrote after loading a library nobody recorded only lists.
@@ -193,6 +206,10 @@ impl Head {
                 .collect(),
             manifest_len,
             features: tools.iter().map(|t| t.feature.clone()).collect(),
+            tasks: match manifest.tools.iter().any(|t| t.task.is_some()) {
+                true => manifest.tools.iter().map(|t| t.task.clone()).collect(),
+                false => Vec::new(),
+            },
             installed,
         };
         (head, tools)
@@ -212,15 +229,22 @@ impl Head {
         if self.tools.len() != self.entry_lens.len() || self.tools.len() != self.features.len() {
             return None;
         }
+        let mut tasks = std::mem::take(&mut self.tasks);
+        match tasks.len() {
+            0 => tasks.resize(self.tools.len(), None),
+            n if n != self.tools.len() => return None,
+            _ => {}
+        }
         let bytes = text.as_bytes();
         let mut at = lines.start;
         let mut tools = Vec::with_capacity(self.tools.len());
         let names = std::mem::take(&mut self.tools);
         let features = std::mem::take(&mut self.features);
-        for ((name, entry_len), feature) in names
+        for (((name, entry_len), feature), task) in names
             .into_iter()
             .zip(self.entry_lens.iter().copied())
             .zip(features)
+            .zip(tasks)
         {
             let entry = match entry_len {
                 None => None,
@@ -242,10 +266,12 @@ impl Head {
                     Some(entry)
                 }
             };
+            let task = task_entry(&name, task.as_ref());
             tools.push(ListedTool {
                 name,
                 entry,
                 feature,
+                task,
             });
         }
         (at == lines.end).then_some(tools)

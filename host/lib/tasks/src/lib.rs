@@ -149,6 +149,31 @@ pub struct Live {
     ended: AtomicBool,
     /// While it waits for input: what starts its work.
     input: Mutex<Option<OnInput>>,
+    /// While its work waits for answers ([`Tasks::ask`]): what is still asked, and where the
+    /// answers go once all are in.
+    asking: Mutex<Option<Asking>>,
+}
+
+/// The questions a task's work waits on.
+struct Asking {
+    /// The requests not answered yet, by key.
+    remaining: serde_json::Map<String, Value>,
+    /// The answers so far, by key.
+    answers: serde_json::Map<String, Value>,
+    done: std::sync::mpsc::Sender<serde_json::Map<String, Value>>,
+}
+
+/// Why a task's question got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error("the task was stopped while it waited for an answer")]
+    Stopped,
+    #[error("no running task {0} here")]
+    NoTask(String),
+    #[error("the requests must be an object of requests by key, and not empty")]
+    Malformed,
+    #[error("the task store is unavailable: {0}")]
+    Store(String),
 }
 
 impl std::fmt::Debug for Live {
@@ -310,6 +335,7 @@ impl Tasks {
             stopped: Mutex::new(None),
             ended: AtomicBool::new(false),
             input: Mutex::new(None),
+            asking: Mutex::new(None),
         });
         {
             // Counted and reserved under one lock, so two calls at once cannot both pass.
@@ -419,7 +445,7 @@ impl Tasks {
         let record = self.own(id, principal)?;
         allowed(&record.tool).map_err(TaskError::Refused)?;
         let mut task = record.task();
-        if !record.status.is_terminal() {
+        if record.status == Status::Working {
             if let Some(live) = lock(&self.live).get(id).cloned() {
                 task.status_message = Some(live.running_message());
             }
@@ -520,16 +546,99 @@ impl Tasks {
         let Some(live) = self.live(id) else {
             return Ok(());
         };
+        let store = self.store().map_err(TaskError::Store)?;
+        if let Some(asking) = lock(&live.asking).as_mut() {
+            for (key, answer) in asked {
+                if asking.remaining.remove(&key).is_some() {
+                    asking.answers.insert(key, answer);
+                }
+            }
+            if asking.remaining.is_empty() {
+                let answers = std::mem::take(&mut asking.answers);
+                let message = format!("{} answered; running", record.tool);
+                store
+                    .set_running(id, Status::Working, Some(&message), None, now_ms())
+                    .map_err(|e| TaskError::Store(e.to_string()))?;
+                let _ = asking.done.send(answers);
+            } else {
+                // Some answered: the rest is still asked, under the keys it had.
+                let remaining = Value::Object(asking.remaining.clone()).to_string();
+                store
+                    .set_running(
+                        id,
+                        Status::InputRequired,
+                        record.status_message.as_deref(),
+                        Some(&remaining),
+                        now_ms(),
+                    )
+                    .map_err(|e| TaskError::Store(e.to_string()))?;
+            }
+            return Ok(());
+        }
         let Some(on_input) = lock(&live.input).take() else {
             return Ok(());
         };
-        let store = self.store().map_err(TaskError::Store)?;
         let message = format!("{} answered; running", record.tool);
         store
             .set_running(id, Status::Working, Some(&message), None, now_ms())
             .map_err(|e| TaskError::Store(e.to_string()))?;
         on_input(asked, live);
         Ok(())
+    }
+
+    /// The work of running task `id` asks `requests` (server-to-client requests by key, as
+    /// `inputRequests` carries them) and waits for every answer, given with `tasks/update`,
+    /// in one or several: the answers by key. Meanwhile the task is `input_required` and shows
+    /// what is still asked. A stop (a cancel, the deadline, the process exiting) ends the wait.
+    pub fn ask(
+        &self,
+        id: &str,
+        requests: Value,
+        message: &str,
+    ) -> Result<serde_json::Map<String, Value>, AskError> {
+        let Value::Object(remaining) = requests else {
+            return Err(AskError::Malformed);
+        };
+        if remaining.is_empty() {
+            return Err(AskError::Malformed);
+        }
+        let live = self
+            .live(id)
+            .ok_or_else(|| AskError::NoTask(id.to_owned()))?;
+        let store = self.store().map_err(AskError::Store)?;
+        let (done, answered) = std::sync::mpsc::channel();
+        let payload = Value::Object(remaining.clone()).to_string();
+        *lock(&live.asking) = Some(Asking {
+            remaining,
+            answers: serde_json::Map::new(),
+            done,
+        });
+        let asked = store.set_running(
+            id,
+            Status::InputRequired,
+            Some(message),
+            Some(&payload),
+            now_ms(),
+        );
+        if let Err(e) = asked {
+            lock(&live.asking).take();
+            return Err(AskError::Store(e.to_string()));
+        }
+        let outcome = loop {
+            match answered.recv_timeout(Duration::from_millis(50)) {
+                Ok(answers) => break Ok(answers),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if live.stop.load(Ordering::Relaxed) {
+                        break Err(AskError::Stopped);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    break Err(AskError::Stopped)
+                }
+            }
+        };
+        lock(&live.asking).take();
+        outcome
     }
 
     /// At most `max` bytes of the output of `principal`'s running (or finished here) task

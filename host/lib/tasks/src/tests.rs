@@ -220,6 +220,73 @@ fn a_waiting_task_starts_its_work_on_the_answer_to_what_it_asked(env: &Env) {
     );
 }
 
+fn a_tasks_work_asks_and_gets_every_answer_in_parts(env: &Env) {
+    let tasks = table(env, Bounds::default());
+    let (created, live) = tasks
+        .create("alice", "multi_input", Duration::from_secs(60))
+        .expect("created");
+    let id = id_of(&created);
+    let asker = Arc::clone(&tasks);
+    let asking_id = id.clone();
+    let work = std::thread::spawn(move || {
+        asker.ask(
+            &asking_id,
+            json!({"first": {"method": "elicitation/create"}, "second": {"method": "elicitation/create"}}),
+            "two questions",
+        )
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tasks.get(&id, "alice", &any).expect("get")["status"] != "input_required" {
+        assert!(Instant::now() < deadline, "never asked");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let first = json!({"first": {"action": "accept"}, "nope": 1});
+    tasks
+        .update(&id, "alice", &any, first.as_object().expect("map"))
+        .expect("ack");
+    let partly = tasks.get(&id, "alice", &any).expect("get");
+    assert_eq!(partly["status"], "input_required");
+    let keys: Vec<&String> = partly["inputRequests"]
+        .as_object()
+        .expect("map")
+        .keys()
+        .collect();
+    assert_eq!(keys, ["second"], "{partly}");
+    let second = json!({"second": {"action": "decline"}});
+    tasks
+        .update(&id, "alice", &any, second.as_object().expect("map"))
+        .expect("ack");
+    let answers = work.join().expect("work").expect("answered");
+    assert_eq!(
+        Value::Object(answers),
+        json!({"first": {"action": "accept"}, "second": {"action": "decline"}})
+    );
+    assert_eq!(
+        tasks.get(&id, "alice", &any).expect("get")["status"],
+        "working"
+    );
+    // A cancel ends a wait.
+    let waiter = Arc::clone(&tasks);
+    let waiting_id = id.clone();
+    let work = std::thread::spawn(move || {
+        waiter.ask(
+            &waiting_id,
+            json!({"third": {"method": "elicitation/create"}}),
+            "one more",
+        )
+    });
+    while tasks.get(&id, "alice", &any).expect("get")["status"] != "input_required" {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    tasks.cancel(&id, "alice", &any).expect("cancel");
+    assert!(matches!(work.join().expect("work"), Err(AskError::Stopped)));
+    tasks.finish(&live, End::Cancelled);
+    assert_eq!(
+        tasks.get(&id, "alice", &any).expect("get")["status"],
+        "cancelled"
+    );
+}
+
 fn running_tasks_are_bounded_per_principal_and_in_all(env: &Env) {
     let tasks = table(
         env,
@@ -305,6 +372,7 @@ coremcp_store::both!(
     a_watcher_hears_the_end_of_its_principals_task_once,
     an_upstream_task_is_bound_to_its_principal_and_never_orphaned,
     a_waiting_task_starts_its_work_on_the_answer_to_what_it_asked,
+    a_tasks_work_asks_and_gets_every_answer_in_parts,
     running_tasks_are_bounded_per_principal_and_in_all,
     a_cancel_stops_the_work_and_an_exit_fails_what_still_runs,
     a_task_of_a_process_that_died_is_failed_once_its_lease_ends,

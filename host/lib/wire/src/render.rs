@@ -311,6 +311,7 @@ mod tests {
             feature: None,
             guard: None,
             escalation: None,
+            task: None,
         }
     }
 

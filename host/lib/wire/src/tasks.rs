@@ -186,6 +186,17 @@ pub fn declared(client_capabilities: Option<&Value>) -> bool {
         .is_some_and(|v| !v.is_null())
 }
 
+/// Whether a `tools/call` result is a task (`resultType: "task"`).
+pub fn is_task(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("task")
+}
+
+/// The client capabilities that declare the extension (a request's
+/// `io.modelcontextprotocol/clientCapabilities`).
+pub fn capabilities() -> Value {
+    json!({"extensions": {EXTENSION: {}}})
+}
+
 /// Whether `id` has the form of one of our own task ids. (Whether such a task exists, and
 /// belongs to the caller, is the store's to say: a malformed id and another's get the same
 /// answer as an unknown one.)
@@ -368,6 +379,9 @@ mod tests {
         assert!(!declared(Some(&json!({"extensions": {"other": {}}}))));
         assert!(!declared(Some(&json!({}))));
         assert!(!declared(None));
+        assert!(declared(Some(&capabilities())));
+        assert!(is_task(&json!({"resultType": "task", "taskId": "t"})));
+        assert!(!is_task(&json!({"resultType": "complete"})));
     }
 
     #[test]
