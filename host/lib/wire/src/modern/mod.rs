@@ -249,9 +249,7 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         std::sync::LazyLock::new(|| {
             memchr::memmem::Finder::new(concat!("\"", "io.modelcontextprotocol/tasks", "\""))
         });
-    let tasks = TASKS.find(capabilities.as_bytes()).is_some()
-        && serde_json::from_str::<serde_json::Value>(capabilities)
-            .is_ok_and(|c| crate::tasks::declared(Some(&c)));
+    let tasks = TASKS.find(capabilities.as_bytes()).is_some() && declares_tasks(capabilities);
     Ok(Envelope {
         version,
         tasks,
@@ -266,6 +264,27 @@ pub fn envelope(params: Option<&RawValue>) -> Result<Envelope, Refusal> {
         uri: uri.map(|u| u.into_owned()),
         task_id: task_id.map(|t| t.into_owned()),
     })
+}
+
+/// Whether capabilities (an object's JSON text) declare the tasks extension, read without
+/// building a value of them (`crate::tasks::declared` says the same of a built one).
+fn declares_tasks(capabilities: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Caps<'a> {
+        #[serde(borrow, default)]
+        extensions: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Extensions<'a> {
+        #[serde(borrow, default, rename = "io.modelcontextprotocol/tasks")]
+        tasks: Option<&'a RawValue>,
+    }
+    serde_json::from_str::<Caps<'_>>(capabilities)
+        .ok()
+        .and_then(|c| c.extensions)
+        .and_then(|e| serde_json::from_str::<Extensions<'_>>(e.get()).ok())
+        .and_then(|e| e.tasks)
+        .is_some_and(|t| t.get() != "null")
 }
 
 /// The last rung: the envelope's version is one we serve, else -32022 with what we support.
