@@ -53,12 +53,23 @@ impl Client {
         store: Option<&str>,
         env: &[(&str, &str)],
     ) -> Client {
+        Client::start_args(groups, data, store, &[], env)
+    }
+
+    fn start_args(
+        groups: &[&str],
+        data: &TempDir,
+        store: Option<&str>,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Client {
         let dir = plugins(groups);
         let data = data.path().to_string_lossy().into_owned();
         let mut args = vec!["--data", data.as_str()];
         if let Some(store) = store {
             args.extend(["--store", store]);
         }
+        args.extend_from_slice(extra);
         let server = Server::start(dir.path(), &args, env);
         // The plugins folder lives as long as the process needs it.
         std::mem::forget(dir);
@@ -755,4 +766,58 @@ fn a_group_outside_the_catalog_declares_its_task_tools_in_its_manifest() {
         done["result"]["structuredContent"]["second"]["action"], "decline",
         "{done}"
     );
+}
+
+#[test]
+fn docker_compose_up_runs_as_a_task_on_the_real_daemon() {
+    let Some(d) = coremcp_tests::docker::daemon() else {
+        return;
+    };
+    let data = TempDir::new("tasks-compose");
+    let root = TempDir::new("tasks-compose-root");
+    let project = format!("cmtask{}", std::process::id());
+    let folder = root.path().join("app");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    std::fs::write(
+        folder.join("docker-compose.yml"),
+        format!(
+            "version: \"2.4\"\nservices:\n  web:\n    image: {}\n    network_mode: none\n    \
+             command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; echo web up; sleep 1000 & wait\"]\n",
+            d.image
+        ),
+    )
+    .expect("compose file");
+    let root_arg = root.path().to_string_lossy().into_owned();
+    let env = [
+        ("DOCKER_HOST", d.host.as_str()),
+        ("COREMCP_COMPOSE", "docker-compose"),
+    ];
+    let mut client = Client::start_args(
+        &["docker", "registry"],
+        &data,
+        None,
+        &["--root", &root_arg],
+        &env,
+    );
+    let args =
+        |action: &str| json!({"action": action, "project_dir": "app", "project_name": project});
+    // `ps` is quick: never a task.
+    let ps = client.call("docker_compose", args("ps"), true);
+    assert_eq!(ps["result"]["resultType"], "complete", "{ps}");
+    let id = started(&client.call("docker_compose", args("up"), true));
+    let done = client.poll(&id, Duration::from_secs(120), terminal);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_ne!(done["result"]["isError"], true, "{done}");
+    let ps = client.call("docker_compose", args("ps"), true);
+    assert_eq!(
+        ps["result"]["structuredContent"]["containers"][0]["state"], "running",
+        "{ps}"
+    );
+    let down = started(&client.call("docker_compose", args("down"), true));
+    assert_eq!(
+        client.poll(&down, Duration::from_secs(120), terminal)["status"],
+        "completed"
+    );
+    let ps = client.call("docker_compose", args("ps"), true);
+    assert_eq!(ps["result"]["structuredContent"]["count"], 0, "{ps}");
 }
