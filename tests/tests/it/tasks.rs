@@ -821,3 +821,42 @@ fn docker_compose_up_runs_as_a_task_on_the_real_daemon() {
     let ps = client.call("docker_compose", args("ps"), true);
     assert_eq!(ps["result"]["structuredContent"]["count"], 0, "{ps}");
 }
+
+fn seele_import_runs_as_a_task(store: Option<&str>) {
+    let data = TempDir::new("tasks-seele");
+    let mut client = Client::start_groups(&["seele"], &data, store, &[]);
+    let nodes: Vec<Value> = (0..50)
+        .map(|i| json!({"path": format!("doc-{i}"), "body": format!("# Doc {i}\nimported as a task")}))
+        .collect();
+    let root = format!("tasks-{}", std::process::id());
+    let id = started(&client.call(
+        "seele_import",
+        json!({"nodes": nodes, "root_path": root}),
+        true,
+    ));
+    let done = client.poll(&id, WAIT, terminal);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["structuredContent"]["created"], 50, "{done}");
+    // Written: read back through an ordinary call.
+    let read = client.call(
+        "seele_read",
+        json!({"path": format!("{root}/doc-7")}),
+        false,
+    );
+    assert!(
+        text(&read["result"]).contains("imported as a task"),
+        "{read}"
+    );
+}
+
+#[test]
+fn seele_import_runs_as_a_task_on_sqlite() {
+    seele_import_runs_as_a_task(None);
+}
+
+#[test]
+fn seele_import_runs_as_a_task_on_postgres() {
+    if let Some(url) = coremcp_tests::postgres_half() {
+        seele_import_runs_as_a_task(Some(&url));
+    }
+}
