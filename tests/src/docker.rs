@@ -32,6 +32,21 @@ pub fn daemon() -> Option<Daemon> {
 }
 
 impl Daemon {
+    /// A Compose project in `folder` (created): one service, `web`, of this daemon's image,
+    /// without a network, that says "web up" and waits until it is stopped.
+    pub fn web_project(&self, folder: &std::path::Path) {
+        std::fs::create_dir_all(folder).expect("mkdir");
+        std::fs::write(
+            folder.join("docker-compose.yml"),
+            format!(
+                "version: \"2.4\"\nservices:\n  web:\n    image: {}\n    network_mode: none\n    \
+                 command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; echo web up; sleep 1000 & wait\"]\n",
+                self.image
+            ),
+        )
+        .expect("compose file");
+    }
+
     /// Runs `docker ARGS` against this daemon; returns stdout (panics when it fails).
     pub fn cli(&self, args: &[&str]) -> String {
         #[allow(clippy::disallowed_methods)] // Test setup drives the real CLI directly.

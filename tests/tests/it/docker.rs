@@ -252,16 +252,7 @@ fn a_compose_project_goes_up_and_down() {
     let root = TempDir::new("docker-root");
     let project = unique("proj").replace('-', "");
     let folder = root.path().join("app");
-    std::fs::create_dir_all(&folder).expect("mkdir");
-    std::fs::write(
-        folder.join("docker-compose.yml"),
-        format!(
-            "version: \"2.4\"\nservices:\n  web:\n    image: {}\n    network_mode: none\n    \
-             command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; echo web up; sleep 1000 & wait\"]\n",
-            d.image
-        ),
-    )
-    .expect("compose file");
+    d.web_project(&folder);
     let (_dir, mut server) = server(&d, &root);
     let base = json!({"project_dir": "app", "project_name": project});
     let call = |server: &mut Server, action: &str, extra: Value| {

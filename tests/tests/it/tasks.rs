@@ -311,6 +311,30 @@ fn a_dev_server_task_is_read_while_it_runs_and_a_cancel_stops_all_of_it() {
         none_left_with(&sleep),
         "the server's child outlived its cancel"
     );
+    // Output heavy with escapes is read whole, in reads that each fit the answer's budget.
+    let quoted = format!("{}\n", "\"\t".repeat(99));
+    let script = r#"line=$(printf '"\t%.0s' $(seq 1 99)); for i in $(seq 1 600); do printf '%s\n' "$line"; done; sleep 600"#;
+    let noisy = started(&client.call("shell_run", json!({"script": script}), true));
+    let total = quoted.len() * 600;
+    client.poll(&noisy, WAIT, |t| {
+        t["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("{total} bytes")))
+    });
+    let (mut offset, mut whole) = (0u64, String::new());
+    while (offset as usize) < total {
+        let read = client.call("shell_run", json!({"task": noisy, "offset": offset}), false);
+        coremcp_tests::check_answer_within("shell_run", &read["result"], 20_000);
+        let read = &read["result"]["structuredContent"];
+        assert_eq!(read["offset"], offset, "{read}");
+        whole.push_str(read["output"].as_str().expect("output"));
+        let next = read["next_offset"].as_u64().expect("next");
+        assert!(next > offset, "{read}");
+        offset = next;
+    }
+    assert_eq!(whole, quoted.repeat(600));
+    client.ask("tasks/cancel", json!({"taskId": noisy}), true);
+    assert_eq!(client.poll(&noisy, WAIT, terminal)["status"], "cancelled");
     // `stop` through the tool does the same.
     let sleep = unique_sleep();
     let answer = client.call(
@@ -776,17 +800,7 @@ fn docker_compose_up_runs_as_a_task_on_the_real_daemon() {
     let data = TempDir::new("tasks-compose");
     let root = TempDir::new("tasks-compose-root");
     let project = format!("cmtask{}", std::process::id());
-    let folder = root.path().join("app");
-    std::fs::create_dir_all(&folder).expect("mkdir");
-    std::fs::write(
-        folder.join("docker-compose.yml"),
-        format!(
-            "version: \"2.4\"\nservices:\n  web:\n    image: {}\n    network_mode: none\n    \
-             command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; echo web up; sleep 1000 & wait\"]\n",
-            d.image
-        ),
-    )
-    .expect("compose file");
+    d.web_project(&root.path().join("app"));
     let root_arg = root.path().to_string_lossy().into_owned();
     let env = [
         ("DOCKER_HOST", d.host.as_str()),

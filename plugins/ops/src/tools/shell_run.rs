@@ -140,7 +140,18 @@ fn read_task(task: &str, args: &Run) -> Result<Value, ToolError> {
     if args.stop == Some(true) {
         coremcp_plugin_sdk::task::cancel(task)?;
     }
-    let mut read = coremcp_plugin_sdk::task::read(task, args.offset.unwrap_or(0), READ_BYTES)?;
+    // As much as fits the call's budget whole: escapes (quotes, control characters) make a
+    // byte cost up to six characters, so a read that does not fit is made again, smaller —
+    // never cut, which would leave its `next_offset` past what was shown.
+    let budget = coremcp_plugin_sdk::budget::result_budget();
+    let mut max = READ_BYTES.min(budget / 2);
+    let mut read = loop {
+        let read = coremcp_plugin_sdk::task::read(task, args.offset.unwrap_or(0), max)?;
+        if coremcp_plugin_sdk::budget::chars(&read) + 300 <= budget || max <= 256 {
+            break read;
+        }
+        max /= 2;
+    };
     if args.stop == Some(true) {
         read["cancel"] = "asked: its processes are being stopped".into();
     }
